@@ -1,0 +1,19 @@
+#include "cli/commands.h"
+
+#include <array>
+
+namespace iotail::cli {
+
+std::span<const CommandInfo> Commands() {
+  static constexpr std::array<CommandInfo, 3> kCommands{{
+      {"run", "drive I/O at a file or block device and write fio-format histogram logs",
+       &RunCommand},
+      {"pctiles", "per-interval latency percentiles and SLC factors from histogram logs",
+       &PctilesCommand},
+      {"merge", "align and merge histogram logs into one fio-format histogram log",
+       &MergeCommand},
+  }};
+  return kCommands;
+}
+
+}  // namespace iotail::cli

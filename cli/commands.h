@@ -1,0 +1,27 @@
+// The iotail subcommands. Each takes the arguments after its name (argv[0] is the subcommand
+// name), writes to the given streams, and returns the process exit status. Errors are thrown
+// (UsageError, LogFormatError, std::system_error) and mapped to exit codes by main.
+#pragma once
+
+#include <ostream>
+#include <span>
+#include <string_view>
+
+namespace iotail::cli {
+
+using CommandArgs = std::span<char* const>;
+
+int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err);
+int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err);
+int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err);
+
+struct CommandInfo {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(CommandArgs, std::ostream&, std::ostream&);
+};
+
+// All subcommands, in the order `iotail --help` lists them.
+std::span<const CommandInfo> Commands();
+
+}  // namespace iotail::cli
