@@ -9,8 +9,8 @@ namespace iotail::stats {
 HistogramLayout::HistogramLayout(FioGeneration generation, int coarseness)
     : generation_(generation), coarseness_(coarseness) {
   if (coarseness < 0 || coarseness > kMaxCoarseness) {
-    throw std::invalid_argument(fmt::format("histogram coarseness {} is outside 0..{}", coarseness,
-                                            kMaxCoarseness));
+    throw std::invalid_argument(
+        fmt::format("histogram coarseness {} is outside 0..{}", coarseness, kMaxCoarseness));
   }
 }
 

@@ -13,6 +13,9 @@
 // With undo_client_sums, the alternating-sum corruption of `fio --client` logs is undone per
 // segment and direction (true delta d_k = r_k - r_(k-2) from the third record on).
 //
+// With only_direction set the reader returns the records of one direction and skips the other
+// lines cheaply, so that each direction of a file can be streamed on its own, in time order.
+//
 // The reader reads the file in large blocks; it owns its buffers and is not thread-safe (use one
 // reader per thread). A record's counts stay valid until the next call to Next().
 #pragma once
@@ -38,16 +41,19 @@ struct LogReaderOptions {
   uint64_t begin_offset = 0;
   uint64_t end_offset = std::numeric_limits<uint64_t>::max();
   uint64_t first_line = 1;
-  // Stop with LogFormatError on a torn last line instead of warning.
-  bool strict = false;
+  // Return only the records of this direction; lines of the others are skipped unchecked
+  // (beyond their time and ddir fields), for a reader of the other direction to validate.
+  std::optional<Direction> only_direction;
+  // Size of the read buffer; it grows if a line is longer.
+  size_t buffer_size = size_t{4} << 20;
 };
 
 struct LogRecord {
   int64_t end_ms = 0;  // time at the end of the interval, ms (relative or Unix epoch)
   Direction direction = Direction::kRead;
-  uint64_t block_size = 0;  // fio's `bs` column: meaningless, kept for round trips
-  uint64_t line = 0;        // 1-based line number in the file
-  uint32_t segment = 0;     // job index inside a per_job_logs=0 file, from 0
+  uint64_t block_size = 0;           // fio's `bs` column: meaningless, kept for round trips
+  uint64_t line = 0;                 // 1-based line number in the file
+  uint32_t segment = 0;              // job index inside a per_job_logs=0 file, from 0
   std::span<const uint64_t> counts;  // layout().size() bucket counts
 };
 

@@ -1,0 +1,70 @@
+#include "cli/log_input_options.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "stats/errors.h"
+
+namespace po = boost::program_options;
+
+namespace iotail::cli {
+
+void LogInputOptions::Register(po::options_description& description) {
+  description.add_options()("time-quantum", po::value(&time_quantum)->default_value(time_quantum),
+                            "interval length: 500ms, 2s, or bare seconds; any whole number of ms")(
+      "log-hist-msec", po::value(&log_hist_msec),
+      "log period in ms of Unix-epoch logs, to place their first interval (else inferred)")(
+      "fio-client-logs", po::bool_switch(&fio_client_logs),
+      "undo the alternating sums that 'fio --client' writes into its histogram logs")(
+      "threads", po::value(&threads)->default_value(0), "parser threads (0: one per core)");
+}
+
+int64_t ParseQuantumMs(std::string_view text, std::string_view option) {
+  std::string_view number = text;
+  double scale = 1000;  // bare numbers are seconds
+  if (number.ends_with("ms")) {
+    number.remove_suffix(2);
+    scale = 1;
+  } else if (number.ends_with("s")) {
+    number.remove_suffix(1);
+  }
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  const double ms = value * scale;
+  if (number.empty() || ec != std::errc() || ptr != number.data() + number.size() ||
+      !std::isfinite(ms) || ms < 1 || ms != std::floor(ms) || ms > 1e15) {
+    throw stats::UsageError(fmt::format(
+        "{}: expected a positive whole number of milliseconds such as 500ms, 2s or 1.5, got '{}'",
+        option, text));
+  }
+  return static_cast<int64_t>(ms);
+}
+
+stats::MergeOptions LogInputOptions::ToMergeOptions() const {
+  stats::MergeOptions options;
+  options.quantum_ms = ParseQuantumMs(time_quantum, "--time-quantum");
+  if (log_hist_msec < 0) throw stats::UsageError("--log-hist-msec: must be positive");
+  if (log_hist_msec > 0) options.log_hist_msec = log_hist_msec;
+  options.undo_client_sums = fio_client_logs;
+  options.threads = threads;
+  if (files.empty()) throw stats::UsageError("no input files given");
+  return options;
+}
+
+SplitArgs SplitAtDashes(CommandArgs args) {
+  SplitArgs split;
+  bool after = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string arg = args[i];
+    if (!after && arg == "--") {
+      after = true;
+      continue;
+    }
+    (after ? split.after_dashes : split.options).push_back(arg);
+  }
+  return split;
+}
+
+}  // namespace iotail::cli

@@ -1,0 +1,128 @@
+// iotail merge: aligns and merges histogram logs into one fio-format histogram log.
+//
+// One line per quantum and direction present in the input, stamped with the quantum's end (the
+// logs' own time base: ms since job start or Unix-epoch ms), every quantum from the first to the
+// last, empty ones included, so that each line covers exactly (previous line, this line]. Counts
+// split over quanta are fractional; each bucket is rounded so that its running total stays the
+// rounded running total of the exact counts, which keeps every bucket's whole-run sum exact.
+#include <fmt/format.h>
+
+#include <boost/program_options.hpp>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <system_error>
+
+#include "cli/commands.h"
+#include "cli/log_input_options.h"
+#include "stats/errors.h"
+#include "stats/merger.h"
+
+namespace po = boost::program_options;
+
+namespace iotail::cli {
+namespace {
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+}  // namespace
+
+int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
+  LogInputOptions input;
+  std::string output;
+  bool combine = false;
+  po::options_description description(
+      "usage: iotail merge -o OUT [options] FILES...\n\n"
+      "Aligns fio-format histogram logs on time quanta, adds them up across files, and writes one\n"
+      "fio-format histogram log (one line per quantum and direction, end-of-interval times).\n\n"
+      "options");
+  description.add_options()("help,h", "show this help")(
+      "output,o", po::value(&output), "the merged log to write ('-' for standard output)")(
+      "combine", po::bool_switch(&combine),
+      "add read, write and trim together into one direction (written as ddir 0)");
+  input.Register(description);
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&input.files)->multitoken());
+  po::options_description all;
+  all.add(description).add(hidden);
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  const SplitArgs split = SplitAtDashes(args);
+  po::variables_map vm;
+  po::store(po::command_line_parser(split.options).options(all).positional(positional).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    out << description << '\n';
+    return 0;
+  }
+  input.files.insert(input.files.end(), split.after_dashes.begin(), split.after_dashes.end());
+  if (output.empty()) throw stats::UsageError("--output: the merged log's path is required");
+  const stats::MergeOptions merge_options = input.ToMergeOptions();
+  stats::Merger merger(input.files, merge_options);
+  for (const auto& w : merger.warnings()) err << "iotail merge: warning: " << w << '\n';
+
+  std::unique_ptr<std::FILE, FileCloser> file;
+  std::FILE* sink = stdout;
+  if (output != "-") {
+    file.reset(std::fopen(output.c_str(), "w"));
+    if (!file) throw std::system_error(errno, std::generic_category(), "open '" + output + "'");
+    sink = file.get();
+  }
+  if (merger.Empty()) {
+    err << "iotail merge: warning: the input holds no histogram records; wrote an empty log\n";
+    return 0;
+  }
+  const size_t buckets = merger.layout().size();
+  // Per output direction: running exact sum and running emitted sum of each bucket.
+  struct Running {
+    std::vector<double> exact;
+    std::vector<uint64_t> emitted;
+  };
+  std::array<Running, stats::kDirectionCount> running;
+  for (auto& r : running) {
+    r.exact.assign(buckets, 0.0);
+    r.emitted.assign(buckets, 0);
+  }
+  fmt::memory_buffer line;
+  std::vector<double> combined(buckets);
+  auto write = [&](int64_t time, int ddir, std::span<const double> counts) {
+    Running& r = running[ddir];
+    line.clear();
+    fmt::format_to(std::back_inserter(line), "{}, {}, 0", time, ddir);
+    for (size_t i = 0; i < buckets; ++i) {
+      r.exact[i] += counts[i];
+      const auto target = static_cast<uint64_t>(std::llround(r.exact[i]));
+      const uint64_t n = target > r.emitted[i] ? target - r.emitted[i] : 0;
+      r.emitted[i] += n;
+      fmt::format_to(std::back_inserter(line), ", {}", n);
+    }
+    line.push_back('\n');
+    if (std::fwrite(line.data(), 1, line.size(), sink) != line.size()) {
+      throw std::system_error(errno, std::generic_category(), "write '" + output + "'");
+    }
+  };
+  merger.Run([&](const stats::MergedQuantum& q) {
+    if (combine) {
+      std::fill(combined.begin(), combined.end(), 0.0);
+      for (int d = 0; d < stats::kDirectionCount; ++d) {
+        for (size_t i = 0; i < buckets; ++i) combined[i] += q.counts[d][i];
+      }
+      write(q.end_ms, 0, combined);
+      return;
+    }
+    for (int d = 0; d < stats::kDirectionCount; ++d) {
+      if (merger.HasDirection(static_cast<stats::Direction>(d))) write(q.end_ms, d, q.counts[d]);
+    }
+  });
+  if (std::fflush(sink) != 0) {
+    throw std::system_error(errno, std::generic_category(), "write '" + output + "'");
+  }
+  err << fmt::format("iotail merge: {} files, {} records -> '{}' ({})\n", input.files.size(),
+                     merger.records(), output, merger.layout().Describe());
+  return 0;
+}
+
+}  // namespace iotail::cli

@@ -1,0 +1,222 @@
+// iotail pctiles: per-interval percentiles, min/max/mean and SLC factors from histogram logs.
+#include <fmt/format.h>
+
+#include <boost/program_options.hpp>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/log_input_options.h"
+#include "stats/errors.h"
+#include "stats/merger.h"
+#include "stats/pctiles_report.h"
+
+namespace po = boost::program_options;
+
+namespace iotail::cli {
+namespace {
+
+constexpr std::string_view kCompatPrefix = "--compat";
+
+// Which rows to print: per direction and/or all selected directions combined ("all").
+struct DirectionSelection {
+  std::array<bool, stats::kDirectionCount> each{};
+  bool combined = false;
+};
+
+DirectionSelection ParseDirections(std::string_view text, bool combine) {
+  DirectionSelection selection;
+  for (char c : text) {
+    switch (c) {
+      case 'r':
+        selection.each[0] = true;
+        break;
+      case 'w':
+        selection.each[1] = true;
+        break;
+      case 't':
+        selection.each[2] = true;
+        break;
+      case 'm':
+        selection.combined = true;
+        break;
+      default:
+        throw stats::UsageError(fmt::format(
+            "--directions: expected letters r (read), w (write), t (trim) and m (all combined), "
+            "got '{}'",
+            text));
+    }
+  }
+  if (combine) {
+    selection.combined = true;
+    if (text == "rwt") selection.each = {};  // --combine alone: only the combined rows
+  }
+  if (!selection.combined && selection.each == std::array<bool, 3>{}) {
+    throw stats::UsageError("--directions: select at least one direction");
+  }
+  return selection;
+}
+
+std::vector<double> SlcList(const std::vector<std::string>& args, std::string* name) {
+  if (args.size() == 1 && args[0] == "sbk") {
+    *name = "sbk";
+    const auto l = stats::SbkSlcPercentiles();
+    return {l.begin(), l.end()};
+  }
+  if (args.size() == 1 && args[0] == "paper") {
+    *name = "paper";
+    const auto l = stats::PaperSlcPercentiles();
+    return {l.begin(), l.end()};
+  }
+  *name = "custom";
+  auto list = stats::ParsePercentileList(args, "--slc-percentiles");
+  if (list.size() < 2)
+    throw stats::UsageError("--slc-percentiles: expected at least 2 percentiles");
+  std::sort(list.begin(), list.end());
+  return list;
+}
+
+}  // namespace
+
+int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
+  // Drop-in mode for fio's fio-histo-log-pctiles.py.
+  if (args.size() >= 2 && std::string_view(args[1]).starts_with(kCompatPrefix)) {
+    std::string_view arg = args[1];
+    std::string_view name;
+    size_t rest = 2;
+    if (arg == kCompatPrefix && args.size() >= 3) {
+      name = args[2];
+      rest = 3;
+    } else if (arg.starts_with("--compat=")) {
+      name = arg.substr(9);
+    }
+    if (name != "fio-histo-log-pctiles") {
+      throw stats::UsageError(
+          fmt::format("--compat: expected 'fio-histo-log-pctiles', got '{}'", name));
+    }
+    std::vector<char*> compat_args{args[0]};
+    compat_args.insert(compat_args.end(), args.begin() + static_cast<ptrdiff_t>(rest), args.end());
+    return PctilesCompatCommand(compat_args, out, err);
+  }
+
+  LogInputOptions input;
+  std::vector<std::string> percentile_args, slc_args{"sbk"};
+  std::string unit = "us", method = "fio", directions = "rwt", format = "table";
+  bool combine = false;
+  po::options_description description(
+      "usage: iotail pctiles [options] FILES...\n"
+      "       iotail pctiles --compat fio-histo-log-pctiles [that script's arguments]\n\n"
+      "Reads fio-format histogram logs (fio 2 or 3, any coarseness, fio's or iotail's), aligns\n"
+      "them on time quanta, merges them across files, and prints per-interval statistics and a\n"
+      "whole-run line per direction.\n\noptions");
+  description.add_options()("help,h", "show this help")(
+      "percentiles", po::value(&percentile_args)->multitoken(),
+      "percentiles to show: '50 99 99.9' or '50:99:99.9' (default: fio's list)")(
+      "slc-percentiles", po::value(&slc_args)->multitoken(),
+      "percentile list for SLC: sbk (default, 28 entries), paper (21 entries) or a list")(
+      "method", po::value(&method)->default_value(method),
+      "percentile rule: fio (fio's printed bucket values, exact) or interpolate")(
+      "output-unit", po::value(&unit)->default_value(unit), "latency unit: ns, us or ms")(
+      "directions", po::value(&directions)->default_value(directions),
+      "letters: r read, w write, t trim, m all directions combined")(
+      "combine", po::bool_switch(&combine), "print only the combined rows (dir 'all')")(
+      "format", po::value(&format)->default_value(format), "table, csv or json");
+  input.Register(description);
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&input.files)->multitoken());
+  po::options_description visible_and_hidden;
+  visible_and_hidden.add(description).add(hidden);
+  po::positional_options_description positional;
+  positional.add("file", -1);
+
+  const SplitArgs split = SplitAtDashes(args);
+  po::variables_map vm;
+  po::store(po::command_line_parser(split.options)
+                .options(visible_and_hidden)
+                .positional(positional)
+                .run(),
+            vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    out << description << '\n';
+    return 0;
+  }
+  // Like the Python script, --percentiles takes the following words; the ones that are not
+  // percentile lists are file names.
+  while (!percentile_args.empty() &&
+         percentile_args.back().find_first_not_of("0123456789.:,") != std::string::npos) {
+    input.files.insert(input.files.begin(), percentile_args.back());
+    percentile_args.pop_back();
+  }
+  input.files.insert(input.files.end(), split.after_dashes.begin(), split.after_dashes.end());
+
+  stats::ReportOptions options;
+  options.format = stats::ParseReportFormat(format, "--format");
+  options.unit = stats::ParseLatencyUnit(unit, "--output-unit");
+  options.method = stats::ParsePercentileMethod(method, "--method");
+  if (vm.count("percentiles")) {
+    options.percentiles = stats::ParsePercentileList(percentile_args, "--percentiles");
+  } else {
+    const auto d = stats::FioDefaultPercentiles();
+    options.percentiles.assign(d.begin(), d.end());
+  }
+  options.slc_percentiles = SlcList(slc_args, &options.slc_list_name);
+  const DirectionSelection selection = ParseDirections(directions, combine);
+  const stats::MergeOptions merge_options = input.ToMergeOptions();
+
+  stats::Merger merger(input.files, merge_options);
+  for (const auto& w : merger.warnings()) err << "iotail pctiles: warning: " << w << '\n';
+  if (merger.Empty()) {
+    err << "iotail pctiles: warning: the input holds no histogram records\n";
+  }
+  std::vector<std::pair<std::string, std::string>> context = {
+      {"files", fmt::format("{}", input.files.size())},
+      {"layout", merger.Empty() ? "none" : merger.layout().Describe()},
+      {"time_quantum_ms", fmt::format("{}", merge_options.quantum_ms)},
+      {"time_base", merger.epoch_times() ? "unix_epoch_ms" : "ms_since_job_start"}};
+  if (options.format == stats::ReportFormat::kCsv) {
+    err << fmt::format("iotail pctiles: SLC over the {} list ({} percentiles)\n",
+                       options.slc_list_name, options.slc_percentiles.size());
+  }
+  stats::PctilesReport report(out, options, context);
+  report.Begin();
+  if (merger.Empty()) {
+    report.End();
+    return 0;
+  }
+  const auto& layout = merger.layout();
+  std::vector<double> combined(layout.size());
+  merger.Run([&](const stats::MergedQuantum& q) {
+    std::fill(combined.begin(), combined.end(), 0.0);
+    for (int d = 0; d < stats::kDirectionCount; ++d) {
+      if (!selection.each[d] && !selection.combined) continue;
+      const auto dir = static_cast<stats::Direction>(d);
+      if (!merger.HasDirection(dir)) continue;
+      if (selection.each[d]) {
+        report.Row(q.start_ms, stats::DirectionName(dir),
+                   stats::ComputeIntervalStats(q.counts[d], layout, options));
+      }
+      for (size_t i = 0; i < combined.size(); ++i) combined[i] += q.counts[d][i];
+    }
+    if (selection.combined) {
+      report.Row(q.start_ms, "all",
+                 stats::ComputeIntervalStats(std::span<const double>(combined), layout, options));
+    }
+  });
+  stats::Histogram all(layout.size());
+  for (int d = 0; d < stats::kDirectionCount; ++d) {
+    const auto dir = static_cast<stats::Direction>(d);
+    if (!merger.HasDirection(dir)) continue;
+    if (selection.each[d]) {
+      report.Row(std::nullopt, stats::DirectionName(dir),
+                 stats::ComputeIntervalStats(merger.Total(dir).counts(), layout, options));
+    }
+    all.Merge(merger.Total(dir));
+  }
+  if (selection.combined) {
+    report.Row(std::nullopt, "all", stats::ComputeIntervalStats(all.counts(), layout, options));
+  }
+  report.End();
+  return 0;
+}
+
+}  // namespace iotail::cli

@@ -1,0 +1,283 @@
+#include "stats/log_reader.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "stats/errors.h"
+
+namespace iotail::stats {
+namespace {
+
+// No valid line comes close: 1859 fields of at most 20 digits and a separator.
+constexpr size_t kMaxLineLength = size_t{1} << 20;
+constexpr int kFixedFields = 3;
+
+std::string Excerpt(const char* begin, const char* end) {
+  const char* stop = begin;
+  while (stop < end && *stop != ',' && *stop != '\n' && stop - begin < 24) ++stop;
+  return std::string(begin, stop);
+}
+
+// Whether the line starting at p (its time field) has ddir d; lines whose ddir field cannot be
+// read count as matching, so that the full parse reports them.
+bool OfDirection(const char* p, const char* end, Direction d) {
+  const char* comma = static_cast<const char*>(std::memchr(p, ',', end - p));
+  if (comma == nullptr) return true;
+  p = comma + 1;
+  while (p < end && *p == ' ') ++p;
+  if (p + 1 >= end || *p < '0' || *p > '2' || (p[1] != ',' && p[1] != ' ')) return true;
+  return *p - '0' == static_cast<int>(d);
+}
+
+}  // namespace
+
+struct LogReader::Input {
+  int fd = -1;
+  std::string data;    // the whole input, when reading from memory
+  uint64_t remaining;  // bytes still to read from fd (end_offset - position)
+  std::vector<char> buffer;
+  size_t pos = 0;  // next unconsumed byte in buffer
+  size_t len = 0;  // bytes valid in buffer
+  bool eof = false;
+
+  ~Input() {
+    if (fd >= 0) ::close(fd);
+  }
+  const char* base() const { return fd >= 0 ? buffer.data() : data.data(); }
+};
+
+LogReader::LogReader(std::string path, LogReaderOptions options)
+    : LogReader(path, std::make_unique<Input>(), options) {
+  input_->fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (input_->fd < 0)
+    throw std::system_error(errno, std::generic_category(), "open '" + path_ + "'");
+  if (options_.begin_offset > 0 &&
+      ::lseek(input_->fd, static_cast<off_t>(options_.begin_offset), SEEK_SET) < 0) {
+    throw std::system_error(errno, std::generic_category(), "seek in '" + path_ + "'");
+  }
+  input_->remaining = options_.end_offset - options_.begin_offset;
+  input_->buffer.resize(std::max<size_t>(options_.buffer_size, 4096));
+  ::posix_fadvise(input_->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+}
+
+LogReader::LogReader(std::string path, std::unique_ptr<Input> input, LogReaderOptions options)
+    : path_(std::move(path)), input_(std::move(input)), options_(options) {
+  line_ = options_.first_line - 1;
+}
+
+LogReader LogReader::FromString(std::string name, std::string data, LogReaderOptions options) {
+  auto input = std::make_unique<Input>();
+  const uint64_t begin = std::min<uint64_t>(options.begin_offset, data.size());
+  const uint64_t end = std::min<uint64_t>(options.end_offset, data.size());
+  input->data = data.substr(begin, end > begin ? end - begin : 0);
+  input->len = input->data.size();
+  input->eof = true;
+  input->remaining = 0;
+  return LogReader(std::move(name), std::move(input), options);
+}
+
+LogReader::~LogReader() = default;
+LogReader::LogReader(LogReader&&) noexcept = default;
+LogReader& LogReader::operator=(LogReader&&) noexcept = default;
+
+void LogReader::Fail(const std::string& what) const { throw LogFormatError(path_, line_, what); }
+
+bool LogReader::FillLine(const char** begin, const char** end, bool* has_newline) {
+  Input& in = *input_;
+  while (true) {
+    const char* base = in.base();
+    const void* nl = std::memchr(base + in.pos, '\n', in.len - in.pos);
+    if (nl != nullptr) {
+      *begin = base + in.pos;
+      *end = static_cast<const char*>(nl);
+      *has_newline = true;
+      const size_t consumed = static_cast<size_t>(*end - *begin) + 1;
+      in.pos += consumed;
+      bytes_consumed_ += consumed;
+      return true;
+    }
+    if (in.eof) {
+      if (in.pos == in.len) return false;
+      *begin = base + in.pos;
+      *end = base + in.len;
+      *has_newline = false;
+      bytes_consumed_ += in.len - in.pos;
+      in.pos = in.len;
+      return true;
+    }
+    // Keep the partial line, refill the rest of the buffer.
+    if (in.pos > 0) {
+      std::memmove(in.buffer.data(), in.buffer.data() + in.pos, in.len - in.pos);
+      in.len -= in.pos;
+      in.pos = 0;
+    }
+    if (in.len == in.buffer.size()) {
+      if (in.buffer.size() >= 2 * kMaxLineLength) {
+        ++line_;
+        Fail(fmt::format("line longer than {} bytes: not a histogram log", kMaxLineLength));
+      }
+      in.buffer.resize(in.buffer.size() * 2);
+    }
+    const size_t want =
+        static_cast<size_t>(std::min<uint64_t>(in.buffer.size() - in.len, in.remaining));
+    ssize_t got = 0;
+    if (want > 0) {
+      do {
+        got = ::read(in.fd, in.buffer.data() + in.len, want);
+      } while (got < 0 && errno == EINTR);
+      if (got < 0) throw std::system_error(errno, std::generic_category(), "read '" + path_ + "'");
+    }
+    if (got == 0) in.eof = true;
+    in.len += static_cast<size_t>(got);
+    in.remaining -= static_cast<uint64_t>(got);
+  }
+}
+
+bool LogReader::Next() {
+  const char* begin;
+  const char* end;
+  bool has_newline;
+  while (FillLine(&begin, &end, &has_newline)) {
+    ++line_;
+    if (end > begin && end[-1] == '\r') --end;
+    // Skip empty (or all-blank) lines.
+    const char* p = begin;
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+    if (p == end) continue;
+    if (options_.only_direction && !OfDirection(p, end, *options_.only_direction)) continue;
+    if (ParseLine(begin, end, !has_newline)) return true;
+  }
+  return false;
+}
+
+// Parses one line into record_; returns false when a torn last line was skipped.
+bool LogReader::ParseLine(const char* begin, const char* end, bool last_without_newline) {
+  // Count fields first: cheap (memchr-speed) and lets every error name the real count.
+  size_t fields = 1;
+  for (const char* p = begin; (p = static_cast<const char*>(std::memchr(p, ',', end - p)));) {
+    ++fields;
+    ++p;
+  }
+  if (!layout_) {
+    const auto layout = fields > kFixedFields
+                            ? HistogramLayout::FromColumnCount(fields - kFixedFields)
+                            : std::nullopt;
+    if (!layout) {
+      if (last_without_newline) {
+        warnings_.push_back(
+            fmt::format("{}:{}: torn last line ({} fields) ignored", path_, line_, fields));
+        return false;
+      }
+      if (fields == 5) {
+        Fail(
+            "5 fields: this looks like a compressed (log_compression) or non-histogram fio log, "
+            "not a histogram log");
+      }
+      Fail(
+          fmt::format("{} fields: not a fio histogram log (expected 3 + 1856, 928, 464, 232, 116, "
+                      "58 or 29 columns for fio 3, or 3 + 1216 >> c for fio 2)",
+                      fields));
+    }
+    layout_ = layout;
+    counts_.resize(layout_->size());
+    for (auto& state : directions_) {
+      state.raw_prev1.assign(layout_->size(), 0);
+      state.raw_prev2.assign(layout_->size(), 0);
+    }
+  }
+  const size_t expected = layout_->size() + kFixedFields;
+  if (fields != expected) {
+    if (last_without_newline && fields < expected) {
+      warnings_.push_back(fmt::format("{}:{}: torn last line ({} of {} fields) ignored", path_,
+                                      line_, fields, expected));
+      return false;
+    }
+    Fail(fmt::format("{} fields, expected {} as on the first line ({})", fields, expected,
+                     layout_->Describe()));
+  }
+
+  const char* p = begin;
+  size_t field = 0;
+  auto parse = [&]() -> uint64_t {
+    ++field;
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+    const char* start = p;
+    uint64_t value = 0;
+    while (p < end) {
+      const unsigned digit = static_cast<unsigned char>(*p) - unsigned{'0'};
+      if (digit > 9) break;
+      if (__builtin_mul_overflow(value, uint64_t{10}, &value) ||
+          __builtin_add_overflow(value, uint64_t{digit}, &value)) {
+        Fail(fmt::format("field {}: number '{}' is out of range", field, Excerpt(start, end)));
+      }
+      ++p;
+    }
+    if (p == start) {
+      if (p < end && *p == '-')
+        Fail(fmt::format("field {}: negative value '{}'", field, Excerpt(start, end)));
+      Fail(fmt::format("field {}: expected a non-negative integer, got '{}'", field,
+                       Excerpt(start, end)));
+    }
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+    if (p < end) {
+      if (*p != ',') {
+        Fail(fmt::format("field {}: expected a non-negative integer, got '{}'", field,
+                         Excerpt(start, end)));
+      }
+      ++p;
+    }
+    return value;
+  };
+
+  const uint64_t time = parse();
+  if (time > static_cast<uint64_t>(INT64_MAX)) Fail("field 1: time is out of range");
+  const uint64_t ddir = parse();
+  if (ddir > 2) Fail(fmt::format("field 2: ddir {} is not 0 (read), 1 (write) or 2 (trim)", ddir));
+  record_.block_size = parse();
+  for (size_t i = 0; i < counts_.size(); ++i) counts_[i] = parse();
+
+  record_.end_ms = static_cast<int64_t>(time);
+  record_.direction = static_cast<Direction>(ddir);
+  record_.line = line_;
+
+  DirectionState* state = &directions_[ddir];
+  if (state->last_end_ms && record_.end_ms < *state->last_end_ms) {
+    // Time jumped back: the next job of a per_job_logs=0 file.
+    ++segment_;
+    for (auto& s : directions_) {
+      s.last_end_ms.reset();
+      s.records = 0;
+    }
+  }
+  state->last_end_ms = record_.end_ms;
+  record_.segment = segment_;
+  ++state->records;
+
+  if (options_.undo_client_sums) {
+    // Line k holds d_k + d_(k-2) + ...; so d_k = r_k - r_(k-2) from the third record on.
+    for (size_t i = 0; i < counts_.size(); ++i) {
+      const uint64_t raw = counts_[i];
+      if (state->records >= 3) {
+        if (raw < state->raw_prev2[i]) {
+          Fail(
+              fmt::format("bucket {}: count {} is below {} two records earlier: not the "
+                          "alternating sums of an fio --client log",
+                          i, raw, state->raw_prev2[i]));
+        }
+        counts_[i] = raw - state->raw_prev2[i];
+      }
+      state->raw_prev2[i] = state->raw_prev1[i];
+      state->raw_prev1[i] = raw;
+    }
+  }
+  record_.counts = counts_;
+  return true;
+}
+
+}  // namespace iotail::stats

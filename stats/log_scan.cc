@@ -1,0 +1,111 @@
+#include "stats/log_scan.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace iotail::stats {
+namespace {
+
+// Parses a leading unsigned integer (after blanks); nullopt if there is none.
+std::optional<uint64_t> LeadingNumber(const char*& p, const char* end) {
+  while (p < end && (*p == ' ' || *p == '\t')) ++p;
+  const char* start = p;
+  uint64_t v = 0;
+  while (p < end && *p >= '0' && *p <= '9' && p - start < 19)
+    v = v * 10 + static_cast<uint64_t>(*p++ - '0');
+  if (p == start) return std::nullopt;
+  return v;
+}
+
+class SegmentBuilder {
+ public:
+  void Line(const char* begin, const char* end, uint64_t offset, uint64_t line) {
+    const char* p = begin;
+    const auto time = LeadingNumber(p, end);
+    if (!time) return;
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+    if (p == end || *p != ',') return;
+    ++p;
+    const auto ddir = LeadingNumber(p, end);
+    if (!ddir || *ddir > 2) return;
+    const auto t = static_cast<int64_t>(*time);
+    auto& last = last_[*ddir];
+    if (segments_.empty() || (last && t < *last)) {
+      if (!segments_.empty()) segments_.back().end_offset = offset;
+      segments_.push_back({offset, 0, line, t, std::nullopt, 0});
+      for (auto& l : last_) l.reset();
+    }
+    last = t;
+    LogSegment& s = segments_.back();
+    if (!s.second_end_ms && t > s.first_end_ms) s.second_end_ms = t;
+    s.directions |= static_cast<uint8_t>(1u << *ddir);
+  }
+  std::vector<LogSegment> Finish(uint64_t size) {
+    if (!segments_.empty()) segments_.back().end_offset = size;
+    return std::move(segments_);
+  }
+
+ private:
+  std::vector<LogSegment> segments_;
+  std::optional<int64_t> last_[3];
+};
+
+}  // namespace
+
+std::vector<LogSegment> ScanLogSegments(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open '" + path + "'");
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  std::vector<char> buffer(size_t{1} << 20);
+  SegmentBuilder builder;
+  size_t len = 0;     // bytes in buffer
+  uint64_t base = 0;  // file offset of buffer[0]
+  uint64_t line = 0;
+  while (true) {
+    ssize_t got;
+    do {
+      got = ::read(fd, buffer.data() + len, buffer.size() - len);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw std::system_error(error, std::generic_category(), "read '" + path + "'");
+    }
+    len += static_cast<size_t>(got);
+    const bool eof = got == 0;
+    size_t pos = 0;
+    while (pos < len) {
+      const char* nl = static_cast<const char*>(std::memchr(buffer.data() + pos, '\n', len - pos));
+      if (nl == nullptr && !eof) break;
+      const size_t stop = nl ? static_cast<size_t>(nl - buffer.data()) : len;
+      ++line;
+      builder.Line(buffer.data() + pos, buffer.data() + stop, base + pos, line);
+      pos = stop + 1;
+    }
+    if (eof) {
+      ::close(fd);
+      return builder.Finish(base + len);
+    }
+    if (pos > len) pos = len;
+    const size_t keep = len - pos;
+    if (keep == buffer.size()) {
+      // A line longer than the buffer: no valid log has one. Stop here and leave the error to
+      // LogReader, which reads this range and names the line.
+      if (buffer.size() >= (size_t{64} << 20)) {
+        const off_t size = ::lseek(fd, 0, SEEK_END);
+        ::close(fd);
+        return builder.Finish(static_cast<uint64_t>(size));
+      }
+      buffer.resize(buffer.size() * 2);
+    }
+    std::memmove(buffer.data(), buffer.data() + pos, keep);
+    base += pos;
+    len = keep;
+  }
+}
+
+}  // namespace iotail::stats

@@ -1,0 +1,29 @@
+// ScanLogSegments: a quick pass over a histogram log that finds its segments (the jobs of a
+// per_job_logs=0 file, each starting where a direction's time jumps back) and, for each, the
+// byte range, first line number and first two distinct end times. It reads only the first two
+// fields of each line; LogReader validates everything when the segment is read. Used to turn one
+// file into independent time-ordered sources so that merging stays streaming.
+// Free function; thread-safe. Throws std::system_error if the file cannot be read.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace iotail::stats {
+
+struct LogSegment {
+  uint64_t begin_offset = 0;
+  uint64_t end_offset = 0;
+  uint64_t first_line = 1;
+  int64_t first_end_ms = 0;
+  std::optional<int64_t> second_end_ms;  // the first end time greater than first_end_ms
+  uint8_t directions = 0;                // bit d set when a line of ddir d was seen
+};
+
+// Segments of the file in order; an empty vector for a file without records. Lines it cannot
+// make sense of are left for LogReader to report.
+std::vector<LogSegment> ScanLogSegments(const std::string& path);
+
+}  // namespace iotail::stats
