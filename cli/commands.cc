@@ -10,8 +10,7 @@ std::span<const CommandInfo> Commands() {
        &RunCommand},
       {"pctiles", "per-interval latency percentiles and SLC factors from histogram logs",
        &PctilesCommand},
-      {"merge", "align and merge histogram logs into one fio-format histogram log",
-       &MergeCommand},
+      {"merge", "align and merge histogram logs into one fio-format histogram log", &MergeCommand},
   }};
   return kCommands;
 }

@@ -1,8 +1,8 @@
 // iotail: storage load generator and latency-analysis toolkit. Dispatches to a subcommand and
 // maps errors to exit codes: 2 for bad input (options, damaged logs), 1 for system failures.
-#include <boost/program_options/errors.hpp>
 #include <fmt/format.h>
 
+#include <boost/program_options/errors.hpp>
 #include <cstring>
 #include <iostream>
 #include <system_error>
