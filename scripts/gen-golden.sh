@@ -66,11 +66,29 @@ run_pctiles() {
   local dir="$out/$name/pctiles"
   printf '%s\n' "$@" >"$dir/$label.args"
   local rc=0
-  (cd "$out/$name" && "$PYTHON" "$work/fio-histo-log-pctiles.py" "$@") \
+  (cd "$out/$name" && TZ=UTC "$PYTHON" "$work/fio-histo-log-pctiles.py" "$@") \
     >"$dir/$label.stdout" 2>"$work/stderr" || rc=$?
   echo "$rc" >"$dir/$label.rc"
   tail -n 1 "$work/stderr" >"$dir/$label.stderr"
   echo "gen-golden:   pctiles $label: rc=$rc $(cat "$dir/$label.stderr")" >&2
+}
+
+# run_equivalent NAME LABEL DERIVED_DIR "ORIGINAL_FILES" "DERIVED_FILES" [OPTIONS...]: for an
+# input the script rejects, runs the script on an equivalent input it accepts (made in DERIVED_DIR,
+# not checked in) and records its result under pctiles/LABEL.*, with the arguments OPTIONS --
+# ORIGINAL_FILES: what iotail must print when given the original files.
+run_equivalent() {
+  local name=$1 label=$2 derived=$3 originals=$4 deriveds=$5
+  shift 5
+  local dir="$out/$name/pctiles" rc=0
+  # shellcheck disable=SC2086  # the file lists are space-separated on purpose
+  printf '%s\n' "$@" -- $originals >"$dir/$label.args"
+  # shellcheck disable=SC2086
+  (cd "$derived" && TZ=UTC "$PYTHON" "$work/fio-histo-log-pctiles.py" "$@" -- $deriveds) \
+    >"$dir/$label.stdout" 2>"$work/stderr" || rc=$?
+  echo "$rc" >"$dir/$label.rc"
+  tail -n 1 "$work/stderr" >"$dir/$label.stderr"
+  echo "gen-golden:   pctiles $label (equivalent input): rc=$rc" >&2
 }
 
 # The two option sets every case is run with.
@@ -141,6 +159,12 @@ rw=trimwrite
 EOF
       run_pctiles_sets trim $(logs_of trim)
       run_pctiles trim trimwrite -- hist_clat_hist.2.log
+      # The pure-trim log with ddir 2 rewritten as 0 is what iotail must match on the original.
+      mkdir -p "$work/trim-derived"
+      sed -E 's/^([0-9]+), 2,/\1, 0,/' "$out/trim/hist_clat_hist.1.log" \
+        >"$work/trim-derived/hist_clat_hist.1.log"
+      run_equivalent trim equiv-randtrim "$work/trim-derived" hist_clat_hist.1.log \
+        hist_clat_hist.1.log
       ;;
     perjob0)  # per_job_logs=0: two jobs appended to one file, the time jumps back between them.
       run_case perjob0 <<EOF
@@ -152,6 +176,16 @@ ioengine=psync
 numjobs=2
 EOF
       run_pctiles_sets perjob0 $(logs_of perjob0)
+      # The same file split into one file per job (where a direction's time goes back) is what
+      # iotail must match on the original.
+      mkdir -p "$work/perjob0-derived"
+      awk -v dir="$work/perjob0-derived" -F', ' '
+        { if ($1 + 0 < last[$2]) { job++; delete last } last[$2] = $1 + 0
+          print > (dir "/job" (job + 0) ".log") }' "$out/perjob0/hist_clat_hist.log"
+      run_equivalent perjob0 equiv-split "$work/perjob0-derived" hist_clat_hist.log \
+        "job0.log job1.log"
+      run_equivalent perjob0 equiv-split-p4 "$work/perjob0-derived" hist_clat_hist.log \
+        "job0.log job1.log" --percentiles 50 90 99 99.9 --time-quantum 2 --output-unit usec
       ;;
     epoch)  # log_unix_epoch=1: Unix-epoch ms time stamps, two jobs of mixed I/O.
       run_case epoch <<EOF
