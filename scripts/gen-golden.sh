@@ -135,11 +135,13 @@ EOF
       run_pctiles randrw one-file -- hist_clat_hist.2.log
       run_pctiles randrw msec5 --output-unit msec --time-quantum 5 -- $(logs_of randrw)
       ;;
-    coarse)  # log_hist_coarseness 2 (464 columns) and 6 (29 columns).
+    coarse)  # log_hist_coarseness 2 (464 columns) and 6 (29 columns); group_reporting, so fio.json
+      # holds the two jobs' summed histogram and its percentiles.
       run_case coarse <<EOF
 $common_global
 rw=randrw
 ioengine=psync
+group_reporting=1
 [coarse2]
 log_hist_coarseness=2
 [coarse6]

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   g++ clang cmake make pkg-config git
   liburing-dev libaio-dev libboost-program-options-dev libfmt-dev
-  googletest libgtest-dev libblkid-dev
+  googletest libgtest-dev libblkid-dev nlohmann-json3-dev
   fio python3 python3-numpy python3-pandas
   util-linux hyperfine
 )
