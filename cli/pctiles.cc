@@ -16,6 +16,8 @@ namespace iotail::cli {
 namespace {
 
 constexpr std::string_view kCompatPrefix = "--compat";
+// Exit status when an SLA target was violated (1: system error, 2: bad input).
+constexpr int kExitSlaViolated = 3;
 
 // Which rows to print: per direction and/or all selected directions combined ("all").
 struct DirectionSelection {
@@ -99,7 +101,7 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   }
 
   LogInputOptions input;
-  std::vector<std::string> percentile_args, slc_args{"sbk"};
+  std::vector<std::string> percentile_args, slc_args{"sbk"}, sla_args;
   std::string unit = "us", method = "fio", directions = "rwt", format = "table";
   bool combine = false;
   po::options_description description(
@@ -108,18 +110,24 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       "Reads fio-format histogram logs (fio 2 or 3, any coarseness, fio's or iotail's), aligns\n"
       "them on time quanta, merges them across files, and prints per-interval statistics and a\n"
       "whole-run line per direction.\n\noptions");
-  description.add_options()("help,h", "show this help")(
-      "percentiles", po::value(&percentile_args)->multitoken(),
-      "percentiles to show: '50 99 99.9' or '50:99:99.9' (default: fio's list)")(
-      "slc-percentiles", po::value(&slc_args)->multitoken(),
-      "percentile list for SLC: sbk (default, 28 entries), paper (21 entries) or a list")(
-      "method", po::value(&method)->default_value(method),
-      "percentile rule: fio (fio's printed bucket values, exact) or interpolate")(
-      "output-unit", po::value(&unit)->default_value(unit), "latency unit: ns, us or ms")(
-      "directions", po::value(&directions)->default_value(directions),
-      "letters: r read, w write, t trim, m all directions combined")(
-      "combine", po::bool_switch(&combine), "print only the combined rows (dir 'all')")(
-      "format", po::value(&format)->default_value(format), "table, csv or json");
+  // clang-format off
+  description.add_options()
+      ("help,h", "show this help")
+      ("percentiles", po::value(&percentile_args)->multitoken(),
+       "percentiles to show: '50 99 99.9' or '50:99:99.9' (default: fio's list)")
+      ("slc-percentiles", po::value(&slc_args)->multitoken(),
+       "percentile list for SLC: sbk (default, 28 entries), paper (21 entries) or a list")
+      ("method", po::value(&method)->default_value(method),
+       "percentile rule: fio (fio's printed bucket values, exact) or interpolate")
+      ("output-unit", po::value(&unit)->default_value(unit), "latency unit: ns, us or ms")
+      ("directions", po::value(&directions)->default_value(directions),
+       "letters: r read, w write, t trim, m all directions combined")
+      ("combine", po::bool_switch(&combine), "print only the combined rows (dir 'all')")
+      ("format", po::value(&format)->default_value(format), "table, csv or json")
+      ("sla", po::value(&sla_args)->multitoken(),
+       "latency targets checked on every interval: [read|write|trim|all:]p99<=2ms, mean<500us,\n"
+       "max<1s (no direction: each direction); exit status 3 when any is violated");
+  // clang-format on
   input.Register(description);
   po::options_description hidden;
   hidden.add_options()("file", po::value(&input.files)->multitoken());
@@ -161,6 +169,8 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   }
   options.slc_percentiles = SlcList(slc_args, &options.slc_list_name);
   const DirectionSelection selection = ParseDirections(directions, combine);
+  stats::SlaChecker sla(stats::ParseSlaTargets(sla_args, "--sla"), options.method);
+  options.sla_column = !sla.empty();
   const stats::MergeOptions merge_options = input.ToMergeOptions();
 
   stats::Merger merger(input.files, merge_options);
@@ -185,21 +195,25 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   }
   const auto& layout = merger.layout();
   std::vector<double> combined(layout.size());
+  // SLA targets are checked on every direction present (and on all combined), whichever rows are
+  // shown; a shown row carries the verdict of its own direction.
   merger.Run([&](const stats::MergedQuantum& q) {
     std::fill(combined.begin(), combined.end(), 0.0);
     for (int d = 0; d < stats::kDirectionCount; ++d) {
-      if (!selection.each[d] && !selection.combined) continue;
       const auto dir = static_cast<stats::Direction>(d);
       if (!merger.HasDirection(dir)) continue;
+      const auto verdict = sla.Check(q.start_ms, stats::DirectionName(dir), q.counts[d], layout);
       if (selection.each[d]) {
         report.Row(q.start_ms, stats::DirectionName(dir),
-                   stats::ComputeIntervalStats(q.counts[d], layout, options));
+                   stats::ComputeIntervalStats(q.counts[d], layout, options), verdict);
       }
       for (size_t i = 0; i < combined.size(); ++i) combined[i] += q.counts[d][i];
     }
+    const auto verdict = sla.Check(q.start_ms, "all", combined, layout);
     if (selection.combined) {
       report.Row(q.start_ms, "all",
-                 stats::ComputeIntervalStats(std::span<const double>(combined), layout, options));
+                 stats::ComputeIntervalStats(std::span<const double>(combined), layout, options),
+                 verdict);
     }
   });
   stats::Histogram all(layout.size());
@@ -215,8 +229,9 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   if (selection.combined) {
     report.Row(std::nullopt, "all", stats::ComputeIntervalStats(all.counts(), layout, options));
   }
-  report.End();
-  return 0;
+  report.End(sla.empty() ? nullptr : &sla);
+  if (!sla.empty() && options.format == stats::ReportFormat::kCsv) sla.WriteSummary(err, "time_ms");
+  return sla.AnyViolated() ? kExitSlaViolated : 0;
 }
 
 }  // namespace iotail::cli

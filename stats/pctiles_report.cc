@@ -109,6 +109,7 @@ PctilesReport::PctilesReport(std::ostream& out, ReportOptions options,
   columns_ = {"time_ms", "dir", "samples", "min", "max", "mean"};
   for (double p : options_.percentiles) columns_.push_back(PercentileLabel(p));
   for (const char* c : {"slc1", "slc2", "slc1_mean", "slc2_mean"}) columns_.emplace_back(c);
+  if (options_.sla_column) columns_.emplace_back("sla");
 }
 
 std::string PctilesReport::Value(double ns) const {
@@ -160,7 +161,7 @@ void PctilesReport::Begin() {
 }
 
 void PctilesReport::Row(std::optional<int64_t> time_ms, std::string_view dir,
-                        const IntervalStats& row) {
+                        const IntervalStats& row, std::string_view sla) {
   const bool json = options_.format == ReportFormat::kJson;
   if (json && !time_ms && !in_totals_) {
     out_ << "\n],\n\"total\": [";
@@ -188,6 +189,15 @@ void PctilesReport::Row(std::optional<int64_t> time_ms, std::string_view dir,
                                                             : Exact(row.slc.slc1_mean));
     cells.push_back(options_.format == ReportFormat::kTable ? Readable(row.slc.slc2_mean)
                                                             : Exact(row.slc.slc2_mean));
+  }
+  if (options_.sla_column) {
+    if (json) {
+      cells.push_back(JsonString(sla));
+    } else if (options_.format == ReportFormat::kTable) {
+      cells.push_back(sla.empty() ? (time_ms && !empty ? "ok" : "") : std::string(sla));
+    } else {
+      cells.push_back(std::string(sla));
+    }
   }
 
   line_.clear();
@@ -217,10 +227,17 @@ void PctilesReport::Row(std::optional<int64_t> time_ms, std::string_view dir,
   out_ << line_;
 }
 
-void PctilesReport::End() {
+void PctilesReport::End(const SlaChecker* sla) {
   if (options_.format == ReportFormat::kJson) {
     if (!in_totals_) out_ << "\n],\n\"total\": [";
-    out_ << "\n]}\n";
+    out_ << "\n]";
+    if (sla != nullptr) {
+      out_ << ",\n\"sla\": ";
+      sla->WriteJson(out_);
+    }
+    out_ << "}\n";
+  } else if (options_.format == ReportFormat::kTable && sla != nullptr) {
+    sla->WriteSummary(out_, "time_ms");
   }
   out_.flush();
 }

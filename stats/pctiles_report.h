@@ -4,8 +4,9 @@
 // Column names are stable and shared by CSV and JSON: time_ms (interval start; "total" on
 // whole-run rows), dir (read, write, trim or all), samples, min, max, mean, one p<percentile>
 // column per requested percentile (p50, p99.9), then slc1, slc2 (SBK's integer form) and
-// slc1_mean, slc2_mean. Latencies are printed in the chosen unit; an interval without samples has
-// empty (CSV), null (JSON) or "-" (table) statistics. Not thread-safe; one report per stream.
+// slc1_mean, slc2_mean, and `sla` when SLA targets are checked. Latencies are printed in the chosen
+// unit; an interval without samples has empty (CSV), null (JSON) or "-" (table) statistics. Not
+// thread-safe; one report per stream.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 
 #include "stats/histogram_layout.h"
 #include "stats/percentiles.h"
+#include "stats/sla.h"
 #include "stats/slc.h"
 
 namespace iotail::stats {
@@ -38,6 +40,7 @@ struct ReportOptions {
   std::vector<double> percentiles;      // shown columns
   std::vector<double> slc_percentiles;  // ascending; SBK's list by default
   std::string slc_list_name;            // "sbk", "paper" or "custom", for the header
+  bool sla_column = false;              // add an `sla` column: the targets a row violates
 };
 
 // One row's statistics, in ns.
@@ -62,9 +65,12 @@ class PctilesReport {
   // Writes the header (CSV header row, table preamble and header, JSON opening).
   void Begin();
   // One interval row; time_ms nullopt marks a whole-run row.
-  void Row(std::optional<int64_t> time_ms, std::string_view dir, const IntervalStats& row);
-  // Closes the output (JSON closing brackets).
-  void End();
+  // `sla` is the text of the targets the row violates (only with sla_column).
+  void Row(std::optional<int64_t> time_ms, std::string_view dir, const IntervalStats& row,
+           std::string_view sla = {});
+  // Closes the output (JSON closing brackets). With an SLA checker, the table ends with its
+  // summary and the JSON object holds it under "sla"; CSV leaves it to the caller.
+  void End(const SlaChecker* sla = nullptr);
 
  private:
   std::string Value(double ns) const;
