@@ -1,0 +1,343 @@
+#include "cli/run_options.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <functional>
+
+#include "stats/errors.h"
+#include "stats/percentiles.h"
+
+namespace iotail::cli {
+
+using stats::UsageError;
+
+namespace {
+
+double ParseNumber(std::string_view text, std::string_view option, size_t* used) {
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr == text.data() || v < 0 || !std::isfinite(v)) {
+    throw UsageError(fmt::format("--{}: expected a number, got '{}'", option, text));
+  }
+  *used = static_cast<size_t>(ptr - text.data());
+  return v;
+}
+
+uint32_t ParseU32(std::string_view text, std::string_view option) {
+  uint32_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size()) {
+    throw UsageError(fmt::format("--{}: expected a whole number, got '{}'", option, text));
+  }
+  return v;
+}
+
+uint32_t ParseBs(std::string_view text, std::string_view option) {
+  const uint64_t v = ParseSize(text, option);
+  if (v == 0 || v > UINT32_MAX)
+    throw UsageError(fmt::format("--{}: bad block size '{}'", option, text));
+  return static_cast<uint32_t>(v);
+}
+
+struct OptionDef {
+  const char* name;
+  bool boolean;
+  const char* help;
+  std::function<void(RunOptions&, const std::string&)> apply;
+};
+
+const std::vector<OptionDef>& Table() {
+  using engine::JobSpec;
+  static const std::vector<OptionDef> table = {
+      {"help", true, "show this help",
+       [](RunOptions& o, const std::string& v) { o.help = ParseBool(v, "help"); }},
+      {"name", false, "job name", [](RunOptions& o, const std::string& v) { o.spec.name = v; }},
+      {"filename", false, "target file(s) or block device(s), colon-separated",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.filenames.clear();
+         size_t start = 0;
+         for (;;) {
+           const size_t colon = v.find(':', start);
+           o.spec.filenames.push_back(v.substr(start, colon - start));
+           if (colon == std::string::npos) break;
+           start = colon + 1;
+         }
+       }},
+      {"size", false, "bytes per file (created if missing); default: whole file/device",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.size = ParseSize(v, "size");
+         o.size_given = true;
+       }},
+      {"offset", false, "start offset in each file",
+       [](RunOptions& o, const std::string& v) { o.spec.offset = ParseSize(v, "offset"); }},
+      {"rw", false, "read|write|randread|randwrite|rw|randrw (default read)",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.rw = engine::ParseRwMode(v);
+         o.rw_given = true;
+       }},
+      {"readwrite", false, "same as --rw",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.rw = engine::ParseRwMode(v);
+         o.rw_given = true;
+       }},
+      {"rwmixread", false, "% reads in rw/randrw (default 50)",
+       [](RunOptions& o, const std::string& v) { o.spec.rwmixread = ParseU32(v, "rwmixread"); }},
+      {"rwmixwrite", false, "% writes in rw/randrw",
+       [](RunOptions& o, const std::string& v) {
+         const uint32_t w = ParseU32(v, "rwmixwrite");
+         if (w > 100) throw UsageError("--rwmixwrite: expected 0..100");
+         o.spec.rwmixread = 100 - w;
+       }},
+      {"bs", false, "block size (default 4k)",
+       [](RunOptions& o, const std::string& v) { o.spec.bs = ParseBs(v, "bs"); }},
+      {"bsrange", false, "MIN-MAX block sizes (multiples of MIN)",
+       [](RunOptions& o, const std::string& v) {
+         const size_t dash = v.find('-');
+         if (dash == std::string::npos)
+           throw UsageError("--bsrange: expected MIN-MAX, e.g. 4k-64k");
+         o.spec.bs_min = ParseBs(v.substr(0, dash), "bsrange");
+         o.spec.bs_max = ParseBs(v.substr(dash + 1), "bsrange");
+       }},
+      {"bssplit", false, "block size shares, e.g. 4k/70:64k/30",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.bssplit.clear();
+         size_t start = 0;
+         for (;;) {
+           const size_t colon = v.find(':', start);
+           const std::string part = v.substr(start, colon - start);
+           const size_t slash = part.find('/');
+           if (slash == std::string::npos)
+             throw UsageError("--bssplit: expected BS/PERCENT[:BS/PERCENT...]");
+           o.spec.bssplit.push_back({ParseBs(part.substr(0, slash), "bssplit"),
+                                     ParseU32(part.substr(slash + 1), "bssplit")});
+           if (colon == std::string::npos) break;
+           start = colon + 1;
+         }
+       }},
+      {"direct", true, "O_DIRECT (default 0)",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.direct = ParseBool(v, "direct");
+         o.direct_given = true;
+       }},
+      {"iodepth", false, "I/Os in flight per job (default 1)",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.iodepth = ParseU32(v, "iodepth");
+         o.iodepth_given = true;
+       }},
+      {"iodepth_batch_complete_min", false, "min completions per wait (default iodepth/4)",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.iodepth_batch_complete = ParseU32(v, "iodepth_batch_complete_min");
+       }},
+      {"numjobs", false, "worker threads (default 1)",
+       [](RunOptions& o, const std::string& v) { o.spec.numjobs = ParseU32(v, "numjobs"); }},
+      {"cpus_allowed", false, "CPUs for the workers, e.g. 0-1,3",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.cpus_allowed = ParseCpuList(v, "cpus_allowed");
+       }},
+      {"randseed", false, "random seed",
+       [](RunOptions& o, const std::string& v) {
+         uint64_t s = 0;
+         const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), s);
+         if (ec != std::errc() || p != v.data() + v.size())
+           throw UsageError("--randseed: expected a whole number");
+         o.spec.randseed = s;
+       }},
+      {"zero_buffers", true, "write zeros instead of random data",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.zero_buffers = ParseBool(v, "zero_buffers");
+       }},
+      {"runtime", false, "run time (3s, 500ms; bare = seconds)",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.runtime_ns = ParseTimeNs(v, "runtime");
+         o.runtime_given = true;
+       }},
+      {"time_based", true, "run for --runtime, looping over the region",
+       [](RunOptions& o, const std::string& v) { o.spec.time_based = ParseBool(v, "time_based"); }},
+      {"io_size", false, "bytes per job (default one pass over size)",
+       [](RunOptions& o, const std::string& v) { o.spec.io_size = ParseSize(v, "io_size"); }},
+      {"ramp_time", false, "warm-up time not recorded",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.ramp_time_ns = ParseTimeNs(v, "ramp_time");
+       }},
+      {"end_fsync", true, "fsync files at the end",
+       [](RunOptions& o, const std::string& v) { o.spec.end_fsync = ParseBool(v, "end_fsync"); }},
+      {"ioengine", false, "io_uring|libaio|psync|null (default: best available)",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.ioengine = engine::ParseEngineKind(v);
+         o.ioengine_given = true;
+       }},
+      {"sqthread_poll", true, "io_uring: kernel submission thread (SQPOLL)",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.sqthread_poll = ParseBool(v, "sqthread_poll");
+       }},
+      {"hipri", true, "io_uring: polled completions (IOPOLL; NVMe poll queues)",
+       [](RunOptions& o, const std::string& v) { o.spec.hipri = ParseBool(v, "hipri"); }},
+      {"continue_on_error", true, "count I/O errors and keep going",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.continue_on_error = ParseBool(v, "continue_on_error") || v == "all" || v == "io";
+       }},
+      {"allow_destructive", true, "allow writing over a device with a signature or mount",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.allow_destructive = ParseBool(v, "allow_destructive");
+       }},
+      {"write_hist_log", false, "write PREFIX_clat_hist.N.log histogram logs",
+       [](RunOptions& o, const std::string& v) { o.spec.write_hist_log = v; }},
+      {"log_hist_msec", false, "log period in ms (default 1000), epoch-aligned",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.log_hist_msec = ParseU32(v, "log_hist_msec");
+       }},
+      {"log_hist_coarseness", false, "0..6: sum 2^c buckets per column",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.log_hist_coarseness = static_cast<int>(ParseU32(v, "log_hist_coarseness"));
+       }},
+      {"log_unix_epoch", true, "log times as Unix epoch ms",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.log_unix_epoch = ParseBool(v, "log_unix_epoch");
+       }},
+      {"output_format", false, "normal|json|json+ (json always carries the bins)",
+       [](RunOptions& o, const std::string& v) {
+         if (v == "normal" || v == "terse")
+           o.output_format = OutputFormat::kNormal;
+         else if (v == "json" || v == "json+")
+           o.output_format = OutputFormat::kJson;
+         else
+           throw UsageError(
+               fmt::format("--output-format: expected normal, json or json+, got '{}'", v));
+       }},
+      {"output", false, "write the summary to FILE",
+       [](RunOptions& o, const std::string& v) { o.output = v; }},
+      {"percentile_list", false, "percentiles, e.g. 50:99:99.9 (default fio's list)",
+       [](RunOptions& o, const std::string& v) {
+         const std::string args[] = {v};
+         o.percentiles = stats::ParsePercentileList(args, "--percentile_list");
+       }},
+  };
+  return table;
+}
+
+}  // namespace
+
+uint64_t ParseSize(std::string_view text, std::string_view option) {
+  size_t used = 0;
+  const double v = ParseNumber(text, option, &used);
+  std::string suffix(text.substr(used));
+  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (suffix.size() > 1 && (suffix.back() == 'b')) suffix.pop_back();
+  if (suffix.size() > 1 && (suffix.back() == 'i')) suffix.pop_back();
+  double mult = 1;
+  if (suffix.empty() || suffix == "b")
+    mult = 1;
+  else if (suffix == "k")
+    mult = 1024.0;
+  else if (suffix == "m")
+    mult = 1024.0 * 1024;
+  else if (suffix == "g")
+    mult = 1024.0 * 1024 * 1024;
+  else if (suffix == "t")
+    mult = 1024.0 * 1024 * 1024 * 1024;
+  else
+    throw UsageError(
+        fmt::format("--{}: unknown size suffix in '{}' (use k, m, g, t)", option, text));
+  return static_cast<uint64_t>(v * mult);
+}
+
+uint64_t ParseTimeNs(std::string_view text, std::string_view option) {
+  size_t used = 0;
+  const double v = ParseNumber(text, option, &used);
+  const std::string_view unit = text.substr(used);
+  double mult;
+  if (unit.empty() || unit == "s" || unit == "sec")
+    mult = 1e9;
+  else if (unit == "ms" || unit == "msec")
+    mult = 1e6;
+  else if (unit == "us" || unit == "usec")
+    mult = 1e3;
+  else if (unit == "ns" || unit == "nsec")
+    mult = 1;
+  else if (unit == "m" || unit == "min")
+    mult = 60e9;
+  else if (unit == "h")
+    mult = 3600e9;
+  else
+    throw UsageError(
+        fmt::format("--{}: unknown time unit in '{}' (use ns, us, ms, s, m, h)", option, text));
+  return static_cast<uint64_t>(std::llround(v * mult));
+}
+
+bool ParseBool(std::string_view text, std::string_view option) {
+  if (text == "1" || text == "true" || text == "yes" || text == "on") return true;
+  if (text == "0" || text == "false" || text == "no" || text == "off") return false;
+  if (option == "continue_on_error" && (text == "all" || text == "io" || text == "none"))
+    return false;
+  throw UsageError(fmt::format("--{}: expected 0 or 1, got '{}'", option, text));
+}
+
+std::vector<int> ParseCpuList(std::string_view text, std::string_view option) {
+  std::vector<int> cpus;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    const std::string_view part = text.substr(start, comma - start);
+    const size_t dash = part.find('-');
+    const uint32_t lo = ParseU32(part.substr(0, dash), option);
+    const uint32_t hi =
+        dash == std::string_view::npos ? lo : ParseU32(part.substr(dash + 1), option);
+    if (hi < lo || hi >= 1024)
+      throw UsageError(fmt::format("--{}: bad CPU range '{}'", option, part));
+    for (uint32_t c = lo; c <= hi; ++c) cpus.push_back(static_cast<int>(c));
+    start = comma + 1;
+  }
+  return cpus;
+}
+
+RunOptions ParseRunOptions(std::span<char* const> args) {
+  RunOptions o;
+  o.percentiles.assign(stats::FioDefaultPercentiles().begin(),
+                       stats::FioDefaultPercentiles().end());
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg == "-h") arg = "--help";
+    if (arg.rfind("--", 0) != 0) {
+      throw UsageError(fmt::format("unexpected argument '{}' (options start with --)", arg));
+    }
+    arg = arg.substr(2);
+    const size_t eq = arg.find('=');
+    std::string name = arg.substr(0, eq);
+    for (char& c : name) c = c == '-' ? '_' : c;
+    const OptionDef* def = nullptr;
+    for (const OptionDef& d : Table()) {
+      if (name == d.name) def = &d;
+    }
+    if (def == nullptr) throw UsageError(fmt::format("unknown option '--{}' (see --help)", name));
+    std::string value;
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (def->boolean) {
+      value = "1";
+    } else {
+      if (i + 1 >= args.size()) throw UsageError(fmt::format("--{}: needs a value", name));
+      value = args[++i];
+    }
+    def->apply(o, value);
+    o.given.emplace_back(name, value);
+  }
+  return o;
+}
+
+std::string RunUsage() {
+  std::string out =
+      "usage: iotail run [options]\n"
+      "Drives I/O at files or block devices and reports latency as fio does. Without --filename\n"
+      "it runs a short default benchmark (4k random reads, QD32, 3 s, on a 64 MiB temporary file\n"
+      "in the current directory, removed afterwards; logs to "
+      "iotail_clat_hist.1.log).\n\noptions:\n";
+  for (const OptionDef& d : Table()) {
+    out += fmt::format("  --{:<28} {}\n", std::string(d.name) + (d.boolean ? "" : "=V"), d.help);
+  }
+  return out;
+}
+
+}  // namespace iotail::cli

@@ -1,0 +1,85 @@
+#include "engine/interval_clock.h"
+
+#include <chrono>
+
+#include "engine/clock.h"
+
+namespace iotail::engine {
+
+IntervalClock::IntervalClock(std::vector<const stats::Recorder*> recorders,
+                             std::vector<std::unique_ptr<stats::HistLogWriter>> logs,
+                             IntervalClockOptions options, Callback callback)
+    : logs_(std::move(logs)), options_(std::move(options)), callback_(std::move(callback)) {
+  samplers_.reserve(recorders.size());
+  for (const stats::Recorder* r : recorders) samplers_.emplace_back(*r);
+  deltas_.resize(recorders.size());
+}
+
+IntervalClock::~IntervalClock() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+}
+
+void IntervalClock::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void IntervalClock::Loop() {
+  try {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      const uint64_t boundary = NextBoundaryNs(Clock::RealtimeNs(), options_.period_ms);
+      const auto deadline = std::chrono::system_clock::time_point(
+          std::chrono::duration_cast<std::chrono::system_clock::duration>(
+              std::chrono::nanoseconds(boundary)));
+      if (cv_.wait_until(lock, deadline, [this] { return stop_; })) return;
+      if (Clock::RealtimeNs() < boundary) continue;  // woke early (clock step): wait again
+      Close(boundary);
+    }
+  } catch (...) {
+    failure_ = std::current_exception();
+  }
+}
+
+void IntervalClock::Close(uint64_t end_ns) {
+  const uint64_t time_ms = LogTimeMs(end_ns, options_.start_realtime_ns, options_.unix_epoch);
+  for (size_t w = 0; w < samplers_.size(); ++w) {
+    samplers_[w].Next(deltas_[w]);
+    if (w < logs_.size()) {
+      for (stats::Direction d : options_.directions) {
+        logs_[w]->Write(time_ms, d, options_.bs, deltas_[w].dirs[stats::DirectionIndex(d)].clat);
+      }
+    }
+  }
+  ++intervals_;
+  if (callback_) callback_(time_ms, deltas_);
+}
+
+void IntervalClock::Finish(uint64_t end_realtime_ns) {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  if (failure_) std::rethrow_exception(failure_);
+  Close(end_realtime_ns);
+  for (auto& log : logs_) log->Close();
+}
+
+std::vector<stats::RecorderSnapshot> IntervalClock::Totals() const {
+  std::vector<stats::RecorderSnapshot> out;
+  out.reserve(samplers_.size());
+  for (const auto& s : samplers_) out.push_back(s.cumulative());
+  return out;
+}
+
+}  // namespace iotail::engine

@@ -1,0 +1,89 @@
+// IntervalClock: the one thread that closes every worker's logging interval at the same instants.
+//
+// Boundaries are the wall-clock (CLOCK_REALTIME) instants that are multiples of the period since
+// the Unix epoch, so every worker of a run, and every host running at the same time with
+// synchronized clocks, closes its intervals at identical instants. At each boundary the clock
+// samples every recorder (RecorderSampler: exact deltas, nothing lost or counted twice), writes one
+// fio-format histogram-log line per worker and logged direction, and calls the optional interval
+// callback with the deltas (the hook for live reporting). Finish() must be called after every
+// worker has stopped: it writes the final partial interval, so the counts in the logs add up to
+// exactly the I/Os the recorders hold.
+//
+// Log times are the boundary in ms since the run's start instant (rounded to the nearest ms) or,
+// with unix_epoch, the boundary's Unix epoch ms (an exact multiple of the period).
+// Thread-safety: Start/Finish from one controlling thread; the callback runs on the clock thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "stats/direction.h"
+#include "stats/hist_log_writer.h"
+#include "stats/recorder.h"
+
+namespace iotail::engine {
+
+// The first boundary strictly after now_ns (epoch ns), for a period of period_ms.
+constexpr uint64_t NextBoundaryNs(uint64_t now_ns, uint32_t period_ms) {
+  const uint64_t period = static_cast<uint64_t>(period_ms) * 1'000'000u;
+  return (now_ns / period + 1) * period;
+}
+
+// The time column for an interval ending at end_ns (epoch ns) of a run started at start_ns.
+constexpr uint64_t LogTimeMs(uint64_t end_ns, uint64_t start_ns, bool unix_epoch) {
+  if (unix_epoch) return (end_ns + 500'000u) / 1'000'000u;
+  return end_ns <= start_ns ? 0 : (end_ns - start_ns + 500'000u) / 1'000'000u;
+}
+
+struct IntervalClockOptions {
+  uint32_t period_ms = 1000;
+  bool unix_epoch = false;
+  uint64_t start_realtime_ns = 0;            // the run's start instant (after ramp), epoch ns
+  std::vector<stats::Direction> directions;  // directions logged for every worker
+  uint32_t bs = 4096;                        // the bs column (fio: meaningless)
+};
+
+class IntervalClock {
+ public:
+  // Called on the clock thread at each boundary and at the end: time column, one delta per worker.
+  using Callback = std::function<void(uint64_t time_ms, std::span<const stats::RecorderSnapshot>)>;
+
+  // recorders[i] is worker i's; logs is empty (no logging) or has one writer per worker.
+  IntervalClock(std::vector<const stats::Recorder*> recorders,
+                std::vector<std::unique_ptr<stats::HistLogWriter>> logs,
+                IntervalClockOptions options, Callback callback = nullptr);
+  ~IntervalClock();
+
+  void Start();
+  // Stops the thread, then records the final interval ending at end_realtime_ns. Call after all
+  // workers have stopped. Rethrows a log-writing failure of the clock thread.
+  void Finish(uint64_t end_realtime_ns);
+
+  // Everything sampled so far, per worker (complete after Finish()).
+  std::vector<stats::RecorderSnapshot> Totals() const;
+  uint64_t intervals_written() const { return intervals_; }
+
+ private:
+  void Loop();
+  void Close(uint64_t end_ns);
+
+  std::vector<stats::RecorderSampler> samplers_;
+  std::vector<std::unique_ptr<stats::HistLogWriter>> logs_;
+  IntervalClockOptions options_;
+  Callback callback_;
+  std::vector<stats::RecorderSnapshot> deltas_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::exception_ptr failure_;
+  uint64_t intervals_ = 0;
+};
+
+}  // namespace iotail::engine

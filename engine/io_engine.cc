@@ -1,0 +1,78 @@
+#include "engine/io_engine.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <exception>
+
+#include "stats/errors.h"
+
+namespace iotail::engine {
+
+namespace {
+
+std::unique_ptr<IoEngine> Construct(EngineKind kind) {
+  switch (kind) {
+    case EngineKind::kIoUring:
+      return MakeIoUringEngine();
+    case EngineKind::kLibaio:
+      return MakeLibaioEngine();
+    case EngineKind::kPsync:
+      return MakePsyncEngine();
+    case EngineKind::kNull:
+      return MakeNullEngine();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string ProbeEngine(EngineKind kind) {
+  std::unique_ptr<IoEngine> engine = Construct(kind);
+  if (engine == nullptr) return "not built in";
+  // The same setup as a real run, on a tiny queue over /dev/null.
+  const int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (fd < 0) return "cannot open /dev/null";
+  alignas(4096) static thread_local char buffer[4096 * 2];
+  EngineSetup setup;
+  setup.fds = {fd};
+  setup.depth = 2;
+  setup.buffers = buffer;
+  setup.buffer_size = 4096;
+  std::string why;
+  try {
+    engine->Prepare(setup);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  engine.reset();
+  close(fd);
+  return why;
+}
+
+std::vector<EngineKind> AvailableEngines() {
+  std::vector<EngineKind> out;
+  for (EngineKind k :
+       {EngineKind::kIoUring, EngineKind::kLibaio, EngineKind::kPsync, EngineKind::kNull}) {
+    if (ProbeEngine(k).empty()) out.push_back(k);
+  }
+  return out;
+}
+
+std::unique_ptr<IoEngine> MakeEngine(EngineKind kind) {
+  const std::string why = ProbeEngine(kind);
+  if (!why.empty()) {
+    std::string available;
+    for (EngineKind k : AvailableEngines()) {
+      if (!available.empty()) available += ", ";
+      available += EngineKindName(k);
+    }
+    throw stats::UsageError(fmt::format("--ioengine: {} is not available here ({}); available: {}",
+                                        EngineKindName(kind), why, available));
+  }
+  return Construct(kind);
+}
+
+}  // namespace iotail::engine

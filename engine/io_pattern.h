@@ -1,0 +1,134 @@
+// The access pattern of one worker: which direction, block size and offset each I/O gets.
+//
+// FastRandom is a small seeded generator (xoshiro256**). BlockPermutation visits every block of a
+// region exactly once per pass in a scrambled order without a per-block map: a full-period LCG on
+// 2^k states, passed through a bijective bit mixer, skipping values >= n (cycle walking; fewer than
+// two steps per value on average). IoPattern combines them as fio's rw, rwmixread, bs, bsrange and
+// bssplit options describe. All of it is allocation-free after construction; not thread-safe (one
+// per worker).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "engine/job_spec.h"
+#include "stats/direction.h"
+
+namespace iotail::engine {
+
+class FastRandom {
+ public:
+  explicit FastRandom(uint64_t seed);
+  uint64_t Next() {
+    const uint64_t result = Rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = Rotl(s_[3], 45);
+    return result;
+  }
+  // Uniform in [0, n), n > 0 (Lemire's multiply-shift; bias below 2^-32 for n < 2^32).
+  uint32_t Below(uint32_t n) {
+    return static_cast<uint32_t>(((Next() >> 32) * static_cast<uint64_t>(n)) >> 32);
+  }
+
+ private:
+  static uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  std::array<uint64_t, 4> s_;
+};
+
+class BlockPermutation {
+ public:
+  // A permutation of [0, blocks) chosen by seed; blocks > 0.
+  BlockPermutation(uint64_t blocks, uint64_t seed);
+  // The next block; every block appears exactly once in each run of `blocks` calls.
+  uint64_t Next() {
+    for (;;) {
+      state_ = (state_ * a_ + c_) & mask_;
+      const uint64_t v = Mix(state_);
+      if (v < blocks_) return v;
+    }
+  }
+  uint64_t blocks() const { return blocks_; }
+
+ private:
+  uint64_t Mix(uint64_t x) const {
+    x ^= x >> shift_;
+    x = (x * m_) & mask_;
+    x ^= x >> shift_;
+    return x;
+  }
+  uint64_t blocks_;
+  uint64_t mask_;
+  int shift_;
+  uint64_t a_, c_, m_;
+  uint64_t state_;
+};
+
+struct IoChoice {
+  stats::Direction dir;
+  uint32_t bs;
+  uint32_t file;    // index into the worker's files
+  uint64_t offset;  // byte offset in that file
+};
+
+class IoPattern {
+ public:
+  // files: number of files this worker spreads over, each with the region
+  // [region_offset, region_offset + region_size).
+  IoPattern(const JobSpec& spec, uint32_t files, uint64_t region_offset, uint64_t region_size,
+            uint64_t seed);
+
+  IoChoice Next() {
+    IoChoice c;
+    c.dir = ChooseDirection();
+    c.bs = ChooseBlockSize();
+    const uint64_t block = random_ ? permutation_.Next() : NextSequential();
+    c.file = static_cast<uint32_t>(block / blocks_per_file_);
+    uint64_t off = (block % blocks_per_file_) * unit_;
+    if (off + c.bs > region_size_) off = (region_size_ - c.bs) / unit_ * unit_;
+    c.offset = region_offset_ + off;
+    return c;
+  }
+  uint64_t blocks_per_file() const { return blocks_per_file_; }
+
+ private:
+  stats::Direction ChooseDirection() {
+    if (mix_ == 100) return stats::Direction::kRead;
+    if (mix_ == 0) return stats::Direction::kWrite;
+    return rng_.Below(100) < mix_ ? stats::Direction::kRead : stats::Direction::kWrite;
+  }
+  uint32_t ChooseBlockSize() {
+    if (!split_.empty()) {
+      const uint32_t r = rng_.Below(100);
+      for (const auto& s : split_) {
+        if (r < s.percent) return s.bs;  // percent holds the cumulative share here
+      }
+      return split_.back().bs;
+    }
+    if (range_steps_ > 1) return unit_ * (1 + rng_.Below(range_steps_));
+    return unit_;
+  }
+  uint64_t NextSequential() {
+    const uint64_t b = cursor_;
+    cursor_ = cursor_ + 1 == total_blocks_ ? 0 : cursor_ + 1;
+    return b;
+  }
+
+  FastRandom rng_;
+  uint32_t mix_;  // % reads
+  uint32_t unit_;
+  uint32_t range_steps_ = 1;
+  std::vector<BlockSizeShare> split_;
+  bool random_;
+  uint64_t region_offset_, region_size_;
+  uint64_t blocks_per_file_, total_blocks_;
+  uint64_t cursor_ = 0;
+  BlockPermutation permutation_;
+};
+
+}  // namespace iotail::engine

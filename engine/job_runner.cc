@@ -1,0 +1,164 @@
+#include "engine/job_runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <exception>
+#include <latch>
+#include <thread>
+
+#include "engine/clock.h"
+#include "engine/io_engine.h"
+#include "engine/target.h"
+#include "engine/worker.h"
+#include "stats/errors.h"
+
+namespace iotail::engine {
+
+namespace {
+
+void SleepUntilMonotonic(uint64_t ns, const std::atomic<bool>* stop) {
+  for (;;) {
+    const uint64_t now = Clock::MonotonicNs();
+    if (now >= ns || (stop != nullptr && stop->load())) return;
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<uint64_t>(ns - now, 50'000'000)));
+  }
+}
+
+}  // namespace
+
+RunOutcome RunJob(const JobSpec& spec, IntervalClock::Callback on_interval,
+                  const std::atomic<bool>* stop) {
+  spec.Validate();
+  Clock::Init();
+  (void)MakeEngine(spec.ioengine);  // throws UsageError listing the available engines
+
+  RunOutcome out;
+  out.clock_source = std::string(Clock::SourceName());
+
+  TargetOptions topt;
+  topt.access = spec.HasWrites() ? Access::kReadWrite : Access::kRead;
+  topt.direct = spec.direct;
+  topt.size = spec.size;
+  topt.offset = spec.offset;
+  topt.allow_destructive = spec.allow_destructive;
+  std::vector<Target> targets;
+  targets.reserve(spec.filenames.size());
+  for (const std::string& path : spec.filenames) {
+    targets.emplace_back(path, topt);
+    if (targets.back().created()) out.created_files.push_back(path);
+  }
+  uint64_t region = UINT64_MAX;
+  for (const Target& t : targets) {
+    region = std::min(region, spec.size != 0 ? spec.size : t.capacity() - spec.offset);
+  }
+  const uint32_t unit = spec.MinBlockSize();
+  region = region / unit * unit;
+  if (region < spec.MaxBlockSize()) {
+    throw stats::UsageError(
+        fmt::format("--size: the region ({} bytes) is smaller than --bs", region));
+  }
+  out.region_size = region;
+
+  // Spread files over workers.
+  const uint32_t jobs = spec.numjobs;
+  const size_t nfiles = targets.size();
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (uint32_t w = 0; w < jobs; ++w) {
+    WorkerPlan plan;
+    plan.index = static_cast<int>(w);
+    if (jobs >= nfiles) {
+      plan.fds.push_back(targets[w % nfiles].fd());
+    } else {
+      for (size_t f = w; f < nfiles; f += jobs) plan.fds.push_back(targets[f].fd());
+    }
+    plan.region_offset = spec.offset;
+    plan.region_size = region;
+    if (!spec.time_based) {
+      plan.bytes_limit = spec.io_size != 0 ? spec.io_size : region * plan.fds.size();
+    }
+    workers.push_back(std::make_unique<Worker>(spec, std::move(plan), MakeEngine(spec.ioengine)));
+  }
+
+  std::vector<std::unique_ptr<stats::HistLogWriter>> logs;
+  if (!spec.write_hist_log.empty()) {
+    for (uint32_t w = 0; w < jobs; ++w) {
+      std::string path =
+          stats::HistLogWriter::ClatLogPath(spec.write_hist_log, static_cast<int>(w + 1));
+      logs.push_back(std::make_unique<stats::HistLogWriter>(path, spec.log_hist_coarseness));
+      out.log_paths.push_back(std::move(path));
+    }
+  }
+  std::vector<const stats::Recorder*> recorders;
+  for (const auto& w : workers) recorders.push_back(&w->recorder());
+
+  // Each worker prepares its engine on its own thread (io_uring's single-issuer rings belong to
+  // the thread that creates them), then all wait for the common start instant.
+  static const std::atomic<bool> kNever{false};
+  const std::atomic<bool>& stop_flag = stop != nullptr ? *stop : kNever;
+  std::vector<std::exception_ptr> failures(jobs);
+  std::latch prepared(jobs);
+  std::latch go(1);
+  bool abort = false;
+  WorkerTimes times;
+  std::vector<std::thread> threads;
+  threads.reserve(jobs);
+  for (uint32_t w = 0; w < jobs; ++w) {
+    Worker* worker = workers[w].get();
+    threads.emplace_back([&, worker, w] {
+      try {
+        worker->Prepare();
+      } catch (...) {
+        failures[w] = std::current_exception();
+      }
+      prepared.count_down();
+      go.wait();
+      if (!abort && failures[w] == nullptr) worker->Run(times, stop_flag);
+    });
+  }
+  prepared.wait();
+  for (const auto& f : failures) abort = abort || f != nullptr;
+  // The common start instant.
+  const uint64_t start_mono = Clock::NowNs();
+  const uint64_t start_real = Clock::RealtimeNs();
+  times.record_from_ns = start_mono + spec.ramp_time_ns;
+  times.stop_at_ns = spec.runtime_ns != 0 ? times.record_from_ns + spec.runtime_ns : 0;
+  out.start_realtime_ns = start_real + spec.ramp_time_ns;
+  go.count_down();
+  if (abort) {
+    for (auto& t : threads) t.join();
+    for (const auto& f : failures) {
+      if (f) std::rethrow_exception(f);
+    }
+  }
+  out.engine_description = workers.front()->DescribeEngine();
+
+  IntervalClockOptions copt;
+  copt.period_ms = spec.log_hist_msec;
+  copt.unix_epoch = spec.log_unix_epoch;
+  copt.start_realtime_ns = out.start_realtime_ns;
+  copt.bs = spec.MinBlockSize();
+  if (spec.HasReads()) copt.directions.push_back(stats::Direction::kRead);
+  if (spec.HasWrites()) copt.directions.push_back(stats::Direction::kWrite);
+  IntervalClock clock(std::move(recorders), std::move(logs), copt, std::move(on_interval));
+
+  if (spec.ramp_time_ns != 0) SleepUntilMonotonic(times.record_from_ns, stop);
+  clock.Start();
+  for (auto& t : threads) t.join();
+  const uint64_t end_mono = Clock::NowNs();
+  clock.Finish(Clock::RealtimeNs());
+
+  if (spec.end_fsync && spec.HasWrites()) {
+    for (const Target& t : targets) t.Sync();
+  }
+  out.per_worker = clock.Totals();
+  out.runtime_s = end_mono > times.record_from_ns
+                      ? static_cast<double>(end_mono - times.record_from_ns) / 1e9
+                      : 0;
+  for (const auto& w : workers) {
+    if (w->engine_error() != 0 && out.engine_error == 0) out.engine_error = w->engine_error();
+  }
+  return out;
+}
+
+}  // namespace iotail::engine

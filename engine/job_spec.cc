@@ -1,0 +1,138 @@
+#include "engine/job_spec.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "stats/errors.h"
+#include "stats/histogram_layout.h"
+
+namespace iotail::engine {
+
+using stats::UsageError;
+
+namespace {
+
+struct RwName {
+  RwMode mode;
+  const char* name;
+};
+constexpr RwName kRwNames[] = {
+    {RwMode::kRead, "read"},         {RwMode::kWrite, "write"},
+    {RwMode::kRandRead, "randread"}, {RwMode::kRandWrite, "randwrite"},
+    {RwMode::kReadWrite, "rw"},      {RwMode::kRandReadWrite, "randrw"},
+};
+
+struct EngineName {
+  EngineKind kind;
+  const char* name;
+};
+constexpr EngineName kEngineNames[] = {
+    {EngineKind::kIoUring, "io_uring"},
+    {EngineKind::kLibaio, "libaio"},
+    {EngineKind::kPsync, "psync"},
+    {EngineKind::kNull, "null"},
+};
+
+}  // namespace
+
+RwMode ParseRwMode(const std::string& text) {
+  for (const auto& n : kRwNames) {
+    if (text == n.name) return n.mode;
+  }
+  if (text == "readwrite") return RwMode::kReadWrite;
+  throw UsageError(
+      fmt::format("--rw: expected read, write, randread, randwrite, rw or randrw, got '{}'", text));
+}
+
+std::string RwModeName(RwMode mode) {
+  for (const auto& n : kRwNames) {
+    if (n.mode == mode) return n.name;
+  }
+  return "?";
+}
+
+EngineKind ParseEngineKind(const std::string& text) {
+  for (const auto& n : kEngineNames) {
+    if (text == n.name) return n.kind;
+  }
+  if (text == "uring") return EngineKind::kIoUring;
+  throw UsageError(
+      fmt::format("--ioengine: expected io_uring, libaio, psync or null, got '{}'", text));
+}
+
+std::string EngineKindName(EngineKind kind) {
+  for (const auto& n : kEngineNames) {
+    if (n.kind == kind) return n.name;
+  }
+  return "?";
+}
+
+uint32_t JobSpec::MinBlockSize() const {
+  if (!bssplit.empty()) {
+    uint32_t m = bssplit[0].bs;
+    for (const auto& s : bssplit) m = std::min(m, s.bs);
+    return m;
+  }
+  if (bs_min != 0) return bs_min;
+  return bs;
+}
+
+uint32_t JobSpec::MaxBlockSize() const {
+  if (!bssplit.empty()) {
+    uint32_t m = 0;
+    for (const auto& s : bssplit) m = std::max(m, s.bs);
+    return m;
+  }
+  if (bs_max != 0) return bs_max;
+  return bs;
+}
+
+void JobSpec::Validate() const {
+  if (bs == 0) throw UsageError("--bs: must be greater than 0");
+  if (bs_min != 0 || bs_max != 0) {
+    if (bs_min == 0 || bs_max < bs_min || bs_max % bs_min != 0) {
+      throw UsageError("--bsrange: expected MIN-MAX with 0 < MIN <= MAX and MAX a multiple of MIN");
+    }
+  }
+  if (!bssplit.empty()) {
+    uint32_t total = 0;
+    for (const auto& s : bssplit) {
+      if (s.bs == 0) throw UsageError("--bssplit: block sizes must be greater than 0");
+      total += s.percent;
+    }
+    if (total != 100) {
+      throw UsageError(fmt::format("--bssplit: percentages must add up to 100, got {}", total));
+    }
+  }
+  if (direct && MinBlockSize() % 512 != 0) {
+    throw UsageError("--bs: with --direct=1 block sizes must be multiples of 512");
+  }
+  if (MaxBlockSize() > (64u << 20)) throw UsageError("--bs: at most 64 MiB");
+  if (rwmixread > 100) throw UsageError("--rwmixread: expected 0..100");
+  if (iodepth == 0 || iodepth > 65536) throw UsageError("--iodepth: expected 1..65536");
+  if (numjobs == 0 || numjobs > 4096) throw UsageError("--numjobs: expected 1..4096");
+  if (time_based && runtime_ns == 0) throw UsageError("--time_based: needs --runtime");
+  if (size != 0 && size < MaxBlockSize()) {
+    throw UsageError("--size: smaller than the largest block size");
+  }
+  if (direct && offset % 512 != 0) {
+    throw UsageError("--offset: with --direct=1 must be a multiple of 512");
+  }
+  if (log_hist_msec == 0) throw UsageError("--log_hist_msec: must be greater than 0");
+  if (log_hist_coarseness < 0 || log_hist_coarseness > stats::kMaxCoarseness) {
+    throw UsageError("--log_hist_coarseness: expected 0..6");
+  }
+  if (hipri && ioengine != EngineKind::kIoUring) {
+    throw UsageError("--hipri: only with --ioengine=io_uring");
+  }
+  if (sqthread_poll && ioengine != EngineKind::kIoUring) {
+    throw UsageError("--sqthread_poll: only with --ioengine=io_uring");
+  }
+  if (filenames.empty()) throw UsageError("--filename: no target given");
+  for (const auto& f : filenames) {
+    if (f.empty()) throw UsageError("--filename: empty file name in the list");
+  }
+}
+
+}  // namespace iotail::engine

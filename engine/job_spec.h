@@ -1,0 +1,72 @@
+// JobSpec: everything `iotail run` needs to drive one job (numjobs identical workers), as plain
+// fields with fio's option names and documented defaults. Built by cli/run from options and checked
+// by Validate(), which throws UsageError naming the offending option. A value type; thread-safe to
+// read once built.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace iotail::engine {
+
+enum class RwMode { kRead, kWrite, kRandRead, kRandWrite, kReadWrite, kRandReadWrite };
+enum class EngineKind { kIoUring, kLibaio, kPsync, kNull };
+
+struct BlockSizeShare {
+  uint32_t bs = 4096;
+  uint32_t percent = 100;  // share of I/Os with this size (bssplit)
+};
+
+struct JobSpec {
+  std::string name = "iotail";             // --name: job name in the summary
+  std::vector<std::string> filenames;      // --filename a:b:c; empty = default benchmark file
+  uint64_t size = 0;                       // --size: bytes per file; 0 = existing file/device size
+  uint64_t offset = 0;                     // --offset: start of the region in each file
+  RwMode rw = RwMode::kRead;               // --rw
+  uint32_t rwmixread = 50;                 // --rwmixread: % reads for rw/randrw
+  uint32_t bs = 4096;                      // --bs
+  uint32_t bs_min = 0, bs_max = 0;         // --bsrange=MIN-MAX (uniform, multiples of MIN)
+  std::vector<BlockSizeShare> bssplit;     // --bssplit=4k/50:64k/50
+  bool direct = false;                     // --direct: O_DIRECT
+  uint32_t iodepth = 1;                    // --iodepth: I/Os in flight per worker
+  uint32_t iodepth_batch_complete = 0;     // min completions per wait; 0 = max(1, iodepth / 4)
+  uint32_t numjobs = 1;                    // --numjobs: workers, each over the whole region
+  std::vector<int> cpus_allowed;           // --cpus_allowed: workers pinned to these CPUs
+  uint64_t randseed = 0x1f2e3d4c5b6a7988;  // --randseed: worker i uses randseed + i
+  bool zero_buffers = false;               // --zero_buffers: write zeros (default random data)
+  uint64_t runtime_ns = 0;                 // --runtime: stop after this long (0 = no limit)
+  bool time_based = false;                 // --time_based: run for runtime, looping over the region
+  uint64_t io_size = 0;                    // --io_size: bytes per worker (default: size, one pass)
+  uint64_t ramp_time_ns = 0;               // --ramp_time: run but record nothing for this long
+  bool end_fsync = false;                  // --end_fsync: fsync files at the end
+  EngineKind ioengine = EngineKind::kIoUring;  // --ioengine
+  bool sqthread_poll = false;                  // --sqthread_poll (io_uring SQPOLL)
+  bool hipri = false;                          // --hipri (io_uring IOPOLL)
+  bool continue_on_error = false;              // --continue_on_error: count errors, keep going
+  bool allow_destructive = false;  // --allow-destructive: write over a signature/mounted device
+
+  // Logs.
+  std::string write_hist_log;     // --write_hist_log=PREFIX ("" = no histogram logs)
+  uint32_t log_hist_msec = 1000;  // --log_hist_msec
+  int log_hist_coarseness = 0;    // --log_hist_coarseness 0..6
+  bool log_unix_epoch = false;    // --log_unix_epoch: epoch ms instead of ms since run start
+
+  bool HasReads() const { return rw != RwMode::kWrite && rw != RwMode::kRandWrite; }
+  bool HasWrites() const { return rw != RwMode::kRead && rw != RwMode::kRandRead; }
+  bool IsRandom() const {
+    return rw == RwMode::kRandRead || rw == RwMode::kRandWrite || rw == RwMode::kRandReadWrite;
+  }
+  uint32_t MinBlockSize() const;
+  uint32_t MaxBlockSize() const;
+
+  // Throws UsageError naming the first option with a bad value.
+  void Validate() const;
+};
+
+RwMode ParseRwMode(const std::string& text);  // UsageError naming --rw
+std::string RwModeName(RwMode mode);
+EngineKind ParseEngineKind(const std::string& text);  // UsageError naming --ioengine
+std::string EngineKindName(EngineKind kind);
+
+}  // namespace iotail::engine

@@ -1,0 +1,60 @@
+// Targets: the files and block devices a run reads or writes, opened once before the run.
+//
+// OpenTarget() creates a missing regular file (or extends a short one) to offset + size by writing
+// it out, so reads hit real blocks; finds the usable size of files and devices; and, before opening
+// a block device for writing, refuses one that is mounted (or in use by a holder) or that holds a
+// filesystem, partition table or other signature, unless allow_destructive is set. Reading is
+// always allowed. Failures: UsageError for refusals and bad sizes, std::system_error for OS errors.
+// A Target owns its descriptor and closes it when destroyed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace iotail::engine {
+
+enum class Access { kRead, kReadWrite };
+
+struct TargetOptions {
+  Access access = Access::kRead;
+  bool direct = false;
+  uint64_t size = 0;  // bytes wanted from offset; 0 = everything after offset
+  uint64_t offset = 0;
+  bool allow_destructive = false;
+};
+
+class Target {
+ public:
+  Target(std::string path, const TargetOptions& options);
+  ~Target();
+  Target(Target&& other) noexcept;
+  Target& operator=(Target&&) = delete;
+  Target(const Target&) = delete;
+
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+  bool is_block_device() const { return block_device_; }
+  bool created() const { return created_; }
+  uint64_t capacity() const { return capacity_; }  // bytes of the file or device
+
+  // fsync (end_fsync); throws std::system_error.
+  void Sync() const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  bool block_device_ = false;
+  bool created_ = false;
+  uint64_t capacity_ = 0;
+};
+
+// Why writing to block device `path` is unsafe ("" if nothing was found): mounted, held by another
+// device, or carrying a signature found by libblkid or in the first sectors (ext2/3/4, XFS, btrfs,
+// LUKS, GPT, MBR). Exposed for tests.
+std::string DeviceWriteHazard(const std::string& path);
+
+// The signature found in a device's first bytes ("" if none). `head` should hold at least the
+// first 68 KiB when available. Exposed for tests.
+std::string SignatureInHead(const unsigned char* head, size_t length);
+
+}  // namespace iotail::engine

@@ -1,0 +1,160 @@
+#include "engine/worker.h"
+
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+
+#include "engine/clock.h"
+
+namespace iotail::engine {
+
+Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> engine)
+    : spec_(spec),
+      plan_(std::move(plan)),
+      engine_(std::move(engine)),
+      recorder_(std::make_unique<stats::Recorder>()),
+      pattern_(spec, static_cast<uint32_t>(plan_.fds.size()), plan_.region_offset,
+               plan_.region_size, spec.randseed + 0x9e3779b97f4a7c15ull * (plan_.index + 1)) {}
+
+Worker::~Worker() { std::free(buffers_); }
+
+void Worker::Prepare() {
+  const uint32_t depth = spec_.iodepth;
+  buffer_size_ = (spec_.MaxBlockSize() + 4095) / 4096 * 4096;
+  const size_t total = static_cast<size_t>(buffer_size_) * depth;
+  buffers_ = static_cast<char*>(std::aligned_alloc(4096, total));
+  if (buffers_ == nullptr) throw std::system_error(ENOMEM, std::generic_category(), "I/O buffers");
+  if (spec_.zero_buffers) {
+    std::memset(buffers_, 0, total);
+  } else {
+    FastRandom rng(spec_.randseed ^ static_cast<uint64_t>(plan_.index));
+    for (size_t i = 0; i + 8 <= total; i += 8) {
+      const uint64_t v = rng.Next();
+      std::memcpy(buffers_ + i, &v, 8);
+    }
+  }
+  slots_.assign(depth, Slot{});
+  free_.resize(depth);
+  for (uint32_t i = 0; i < depth; ++i) free_[i] = depth - 1 - i;
+  free_count_ = depth;
+  redo_.resize(depth);
+  batch_.resize(depth);
+  completions_.resize(depth);
+  EngineSetup setup;
+  setup.fds = plan_.fds;
+  setup.depth = depth;
+  setup.buffers = buffers_;
+  setup.buffer_size = buffer_size_;
+  setup.sqthread_poll = spec_.sqthread_poll;
+  setup.hipri = spec_.hipri;
+  engine_->Prepare(setup);
+}
+
+void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit) {
+  batch_count_ = 0;
+  // Resubmissions first: the remainder of short transfers and -EAGAIN.
+  while (redo_count_ > 0) {
+    const uint32_t s = redo_[--redo_count_];
+    const Slot& slot = slots_[s];
+    batch_[batch_count_++] =
+        IoRequest{s,
+                  slot.dir,
+                  slot.file,
+                  slot.offset + slot.done,
+                  slot.len - slot.done,
+                  buffers_ + static_cast<size_t>(s) * buffer_size_ + slot.done};
+  }
+  new_in_batch_ = 0;
+  while (issue_new && free_count_ > 0 && (bytes_limit == 0 || issued_bytes < bytes_limit)) {
+    const uint32_t s = free_[--free_count_];
+    const IoChoice c = pattern_.Next();
+    Slot& slot = slots_[s];
+    slot.offset = c.offset;
+    slot.len = c.bs;
+    slot.done = 0;
+    slot.file = c.file;
+    slot.dir = c.dir;
+    slot.intended_ns = 0;
+    issued_bytes += c.bs;
+    batch_[batch_count_++] = IoRequest{
+        s, c.dir, c.file, c.offset, c.bs, buffers_ + static_cast<size_t>(s) * buffer_size_};
+    ++new_in_batch_;
+  }
+}
+
+void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
+  if (!spec_.cpus_allowed.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu : spec_.cpus_allowed) CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  }
+  const uint32_t depth = spec_.iodepth;
+  const uint32_t batch_complete = spec_.iodepth_batch_complete != 0
+                                      ? spec_.iodepth_batch_complete
+                                      : (depth / 4 > 0 ? depth / 4 : 1);
+  uint64_t issued_bytes = 0;
+  uint32_t in_flight = 0;
+  bool stopping = false;
+  stats::Recorder& rec = *recorder_;
+
+  for (;;) {
+    FillBatch(!stopping, issued_bytes, plan_.bytes_limit);
+    if (batch_count_ > 0) {
+      const uint64_t now = Clock::NowNs();
+      // New requests sit at the end of the batch; resubmitted ones keep their first stamp.
+      for (size_t i = batch_count_ - new_in_batch_; i < batch_count_; ++i) {
+        slots_[batch_[i].slot].start_ns = now;
+      }
+      const int rc = engine_->Submit(std::span<const IoRequest>(batch_.data(), batch_count_));
+      if (rc < 0) {
+        engine_error_ = -rc;
+        rec.RecordError(-rc);
+        return;
+      }
+      in_flight += static_cast<uint32_t>(new_in_batch_);
+    }
+    if (in_flight == 0) break;
+    const uint32_t want = in_flight < batch_complete ? in_flight : batch_complete;
+    const int n = engine_->Reap(std::span<IoCompletion>(completions_.data(), depth), want);
+    if (n < 0) {
+      engine_error_ = -n;
+      rec.RecordError(-n);
+      return;
+    }
+    const uint64_t now = Clock::NowNs();
+    for (int i = 0; i < n; ++i) {
+      const IoCompletion& c = completions_[static_cast<size_t>(i)];
+      Slot& slot = slots_[c.slot];
+      int64_t res = c.result;
+      if (res == -EAGAIN || (res > 0 && slot.done + res < slot.len)) {
+        if (res > 0) slot.done += static_cast<uint32_t>(res);
+        redo_[redo_count_++] = c.slot;
+        continue;
+      }
+      if (res == 0 && slot.len > 0) res = -ENODATA;  // end of file: no progress possible
+      --in_flight;
+      free_[free_count_++] = c.slot;
+      if (res < 0) {
+        rec.RecordError(static_cast<int>(-res));
+        if (!spec_.continue_on_error) stopping = true;
+        continue;
+      }
+      if (now >= times.record_from_ns) {
+        rec.RecordClat(slot.dir, now - slot.start_ns, slot.len);
+        if (slot.intended_ns != 0) rec.RecordLat(slot.dir, now - slot.intended_ns);
+      }
+    }
+    if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) ||
+        stop.load(std::memory_order_relaxed)) {
+      stopping = true;
+    }
+  }
+}
+
+}  // namespace iotail::engine

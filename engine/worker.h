@@ -1,0 +1,90 @@
+// Worker: one thread's closed loop keeping `iodepth` I/Os in flight against its files through its
+// own IoEngine, recording every completion into its own Recorder.
+//
+// The loop (Run) never allocates, locks or throws: all buffers, slots and batches are sized in the
+// constructor and Prepare(). Each round it fills free slots from the IoPattern (plus any slots to
+// resubmit), stamps the batch with one clock read, submits, reaps at least
+// min(in flight, iodepth_batch_complete) completions, stamps the reap with one clock read, and
+// records each finished I/O (completion latency = reap stamp - submit stamp). Short transfers and
+// -EAGAIN are resubmitted for the remainder, keeping the original submit stamp; other errors are
+// counted per errno in the recorder and stop the worker unless continue_on_error. When stopping,
+// in-flight I/Os are reaped and recorded, so the recorder holds every completed I/O.
+//
+// Room for open-loop pacing (issue 4): each slot carries an intended start stamp; with a schedule
+// the worker records RecordLat(intended -> completion) beside clat.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/io_engine.h"
+#include "engine/io_pattern.h"
+#include "engine/job_spec.h"
+#include "stats/recorder.h"
+
+namespace iotail::engine {
+
+struct WorkerPlan {
+  int index = 0;         // 0-based worker number
+  std::vector<int> fds;  // this worker's files
+  uint64_t region_offset = 0;
+  uint64_t region_size = 0;  // bytes per file
+  uint64_t bytes_limit = 0;  // stop issuing after this many bytes (0 = no limit)
+};
+
+struct WorkerTimes {
+  uint64_t record_from_ns = 0;  // Clock::NowNs() from which completions are recorded (ramp end)
+  uint64_t stop_at_ns = 0;      // stop issuing at this instant (0 = no limit)
+};
+
+class Worker {
+ public:
+  Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> engine);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Allocates buffers and prepares the engine. Throws std::system_error.
+  void Prepare();
+  // The hot loop; returns when done, on an error (unless continue_on_error) or when *stop is set.
+  void Run(const WorkerTimes& times, const std::atomic<bool>& stop);
+
+  const stats::Recorder& recorder() const { return *recorder_; }
+  // The first engine-level failure (-errno from Submit/Reap), 0 if none.
+  int engine_error() const { return engine_error_; }
+  std::string DescribeEngine() const { return engine_->Describe(); }
+
+ private:
+  struct Slot {
+    uint64_t start_ns;     // submit stamp
+    uint64_t intended_ns;  // intended start (open loop); 0 in the closed loop
+    uint64_t offset;
+    uint32_t len;
+    uint32_t done;
+    uint32_t file;
+    stats::Direction dir;
+  };
+  void FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit);
+
+  const JobSpec& spec_;
+  WorkerPlan plan_;
+  std::unique_ptr<IoEngine> engine_;
+  std::unique_ptr<stats::Recorder> recorder_;
+  IoPattern pattern_;
+  char* buffers_ = nullptr;
+  uint32_t buffer_size_ = 0;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_;  // free slot stack
+  std::vector<uint32_t> redo_;  // slots to resubmit
+  std::vector<IoRequest> batch_;
+  std::vector<IoCompletion> completions_;
+  size_t free_count_ = 0;
+  size_t redo_count_ = 0;
+  size_t batch_count_ = 0;
+  size_t new_in_batch_ = 0;
+  int engine_error_ = 0;
+};
+
+}  // namespace iotail::engine
