@@ -29,6 +29,12 @@ std::vector<double> PercentilesImpl(std::span<const Count> counts, const Histogr
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return percentiles[a] < percentiles[b]; });
 
+  // fio's source reads `sum >= (long double)p / 100.0 * nr`, but the compiled fio (3.33, Debian,
+  // x86-64: see the disassembly of calc_clat_percentiles) computes p * (0.01L * nr) in 80-bit
+  // long double, 0.01L being just below 1/100. That decides the ties where S is exactly p% of N
+  // (N = 210, p = 30: fio reports the bucket where S reaches 63; p / 100 * N lands just above 63
+  // and would report the next one). Compute the target as fio's binary does.
+  const long double per_percent = 0.01L * total;
   size_t next = 0;
   long double sum = 0;
   const uint32_t size = static_cast<uint32_t>(counts.size());
@@ -40,7 +46,7 @@ std::vector<double> PercentilesImpl(std::span<const Count> counts, const Histogr
     const long double before = sum;
     sum += count;
     while (next < order.size()) {
-      const long double target = static_cast<long double>(percentiles[order[next]]) / 100 * total;
+      const long double target = static_cast<long double>(percentiles[order[next]]) * per_percent;
       if (sum < target) break;
       double value;
       if (method == PercentileMethod::kFio) {
