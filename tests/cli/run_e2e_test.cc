@@ -1,0 +1,233 @@
+// End-to-end tests of `iotail run`: the built binary on temporary files, every available engine.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status;
+  std::string output;
+};
+
+Result RunIotail(const std::string& args) {
+  const std::string cmd = std::string(IOTAIL_BINARY) + " run " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  Result r{-1, ""};
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct LogLine {
+  uint64_t time;
+  int ddir;
+  uint64_t total;
+  size_t fields;
+};
+
+std::vector<LogLine> ReadLog(const fs::path& p) {
+  std::vector<LogLine> out;
+  std::ifstream in(p);
+  std::string line;
+  while (std::getline(in, line)) {
+    LogLine l{0, 0, 0, 0};
+    size_t start = 0;
+    for (size_t i = 0;; ++i) {
+      const size_t comma = line.find(", ", start);
+      const uint64_t v = std::stoull(line.substr(start, comma - start));
+      if (i == 0) l.time = v;
+      if (i == 1) l.ddir = static_cast<int>(v);
+      if (i >= 3) l.total += v;
+      ++l.fields;
+      if (comma == std::string::npos) break;
+      start = comma + 2;
+    }
+    out.push_back(l);
+  }
+  return out;
+}
+
+// total_ios per job and direction from our JSON (jobs[] entries only).
+std::map<std::string, uint64_t> TotalIos(const std::string& json) {
+  std::map<std::string, uint64_t> out;
+  const std::string jobs = json.substr(0, json.find("\"iotail_aggregate\""));
+  const std::regex job_re("\"jobname\": \"([^\"]+)\"");
+  const std::regex dir_re(
+      "\"(read|write|trim)\": \\{\"io_bytes\": [0-9]+[^}]*?\"total_ios\": ([0-9]+)");
+  std::vector<std::pair<size_t, std::string>> names;
+  for (auto it = std::sregex_iterator(jobs.begin(), jobs.end(), job_re);
+       it != std::sregex_iterator(); ++it) {
+    names.emplace_back(static_cast<size_t>(it->position()), (*it)[1]);
+  }
+  for (auto it = std::sregex_iterator(jobs.begin(), jobs.end(), dir_re);
+       it != std::sregex_iterator(); ++it) {
+    std::string name;
+    for (const auto& [pos, n] : names) {
+      if (pos < static_cast<size_t>(it->position())) name = n;
+    }
+    out[name + "/" + (*it)[1].str()] = std::stoull((*it)[2]);
+  }
+  return out;
+}
+
+class RunE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/iotail-run-e2e-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(RunE2eTest, EveryEngineLogsAddUpToTotalIos) {
+  for (const std::string engine : {"io_uring", "libaio", "psync", "null"}) {
+    SCOPED_TRACE(engine);
+    const fs::path file = dir_ / ("target-" + engine);
+    const fs::path prefix = dir_ / ("log-" + engine);
+    const fs::path json = dir_ / ("out-" + engine + ".json");
+    const Result r =
+        RunIotail("--ioengine=" + engine + " --filename " + file.string() +
+                  " --size=8m --rw=randrw --rwmixread=70 --bs 4k --iodepth=8 --numjobs=2 "
+                  "--runtime=700ms --time_based --log_hist_msec=200 --write_hist_log=" +
+                  prefix.string() + " --output-format=json --output " + json.string());
+    if (r.status == 2 && r.output.find("not available") != std::string::npos) {
+      // Engines the kernel refuses are a clear error, not a failure of this test.
+      EXPECT_NE(r.output.find("available:"), std::string::npos) << r.output;
+      continue;
+    }
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto totals = TotalIos(Slurp(json));
+    std::vector<std::vector<LogLine>> logs;
+    for (int job = 1; job <= 2; ++job) {
+      const fs::path log = prefix.string() + "_clat_hist." + std::to_string(job) + ".log";
+      ASSERT_TRUE(fs::exists(log));
+      logs.push_back(ReadLog(log));
+      uint64_t reads = 0, writes = 0;
+      for (const LogLine& l : logs.back()) {
+        EXPECT_EQ(l.fields, 1859u);
+        (l.ddir == 0 ? reads : writes) += l.total;
+      }
+      const std::string name = "iotail." + std::to_string(job);
+      EXPECT_EQ(reads, totals.at(name + "/read"));
+      EXPECT_EQ(writes, totals.at(name + "/write"));
+      EXPECT_GT(reads, 0u);
+      EXPECT_GT(writes, 0u);
+    }
+    // Both workers' logs carry identical timestamps, read and write lines for each.
+    ASSERT_EQ(logs[0].size(), logs[1].size());
+    EXPECT_GE(logs[0].size(), 6u);  // >= 3 intervals x 2 directions
+    for (size_t i = 0; i < logs[0].size(); ++i) {
+      EXPECT_EQ(logs[0][i].time, logs[1][i].time);
+      EXPECT_EQ(logs[0][i].ddir, logs[1][i].ddir);
+    }
+  }
+}
+
+TEST_F(RunE2eTest, EpochTimesAreMultiplesOfThePeriod) {
+  const fs::path file = dir_ / "t";
+  const fs::path prefix = dir_ / "e";
+  const Result r =
+      RunIotail("--ioengine=null --filename=" + file.string() +
+                " --size=1m --rw=randread --runtime=450ms --time_based --log_hist_msec=100 "
+                "--log_unix_epoch --log_hist_coarseness=3 --write_hist_log=" +
+                prefix.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto log = ReadLog(prefix.string() + "_clat_hist.1.log");
+  ASSERT_GE(log.size(), 4u);
+  for (size_t i = 0; i + 1 < log.size(); ++i) {
+    EXPECT_EQ(log[i].time % 100, 0u);
+    EXPECT_EQ(log[i].fields, 3u + 232u);
+  }
+  EXPECT_GT(log.front().time, 1'600'000'000'000u);
+}
+
+TEST_F(RunE2eTest, SequentialReadOfIoSizeStopsAfterOnePass) {
+  const fs::path file = dir_ / "seq";
+  const fs::path json = dir_ / "seq.json";
+  const Result r =
+      RunIotail("--ioengine=psync --filename=" + file.string() +
+                " --size=1m --rw=read --bs=64k --output-format=json --output=" + json.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(TotalIos(Slurp(json)).at("iotail.1/read"), 16u);
+}
+
+TEST_F(RunE2eTest, TextSummaryAndDirectIo) {
+  const fs::path file = dir_ / "direct";
+  const Result r = RunIotail("--ioengine=io_uring --direct=1 --filename=" + file.string() +
+                             " --size=4m --rw=randwrite --iodepth 4 --runtime 300ms --time_based "
+                             "--end_fsync --percentile_list=50:99");
+  if (r.output.find("not available") != std::string::npos) GTEST_SKIP() << r.output;
+  if (r.output.find("O_DIRECT") != std::string::npos) GTEST_SKIP() << "no O_DIRECT on /tmp";
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("write: IOPS="), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("50.00th=["), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("99.00th=["), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("errors: none"), std::string::npos) << r.output;
+}
+
+TEST_F(RunE2eTest, BadOptionsExitTwoNamingTheOption) {
+  const std::string f = " --filename=" + (dir_ / "x").string() + " --size=1m";
+  struct Case {
+    std::string args, needle;
+  } cases[] = {
+      {"--iodepth=0" + f, "--iodepth"},
+      {"--rw=sideways" + f, "--rw"},
+      {"--bs=4q" + f, "--bs"},
+      {"--runtime=3fortnights" + f, "--runtime"},
+      {"--no_such_option=1", "--no_such_option"},
+      {"--ioengine=spdk" + f, "--ioengine"},
+      {"--time_based" + f, "--time_based"},
+      {"--filename=" + (dir_ / "missing").string(), "--size"},
+      {"--log_hist_coarseness=7" + f, "--log_hist_coarseness"},
+  };
+  for (const auto& c : cases) {
+    const Result r = RunIotail(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.needle), std::string::npos) << c.args << "\n" << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "missing"));
+}
+
+TEST_F(RunE2eTest, DefaultBenchmarkRunsAndCleansUp) {
+  const std::string cmd =
+      "cd " + dir_.string() + " && " + IOTAIL_BINARY + " run --runtime=400ms --ioengine=null 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  ASSERT_EQ(pclose(p), 0) << out;
+  EXPECT_NE(out.find("read: IOPS="), std::string::npos) << out;
+  EXPECT_NE(out.find("iotail pctiles"), std::string::npos) << out;
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir_)) left.push_back(e.path().filename());
+  EXPECT_EQ(left, std::vector<std::string>{"iotail_clat_hist.1.log"});
+}
+
+}  // namespace

@@ -1,0 +1,69 @@
+#include "cli/run_options.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace iotail::cli {
+namespace {
+
+RunOptions Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "run");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return ParseRunOptions(argv);
+}
+
+TEST(RunOptionsTest, SizesAndTimes) {
+  EXPECT_EQ(ParseSize("4k", "bs"), 4096u);
+  EXPECT_EQ(ParseSize("64M", "size"), 64u << 20);
+  EXPECT_EQ(ParseSize("1g", "size"), 1u << 30);
+  EXPECT_EQ(ParseSize("1GiB", "size"), 1u << 30);
+  EXPECT_EQ(ParseSize("512", "bs"), 512u);
+  EXPECT_THROW(ParseSize("4q", "bs"), std::exception);
+  EXPECT_EQ(ParseTimeNs("3s", "runtime"), 3'000'000'000u);
+  EXPECT_EQ(ParseTimeNs("500ms", "runtime"), 500'000'000u);
+  EXPECT_EQ(ParseTimeNs("2", "runtime"), 2'000'000'000u);
+  EXPECT_EQ(ParseTimeNs("1m", "runtime"), 60'000'000'000u);
+  EXPECT_THROW(ParseTimeNs("3x", "runtime"), std::exception);
+  EXPECT_EQ(ParseCpuList("0-2,5", "cpus_allowed"), (std::vector<int>{0, 1, 2, 5}));
+}
+
+TEST(RunOptionsTest, FioSpellings) {
+  const RunOptions o =
+      Parse({"--filename=a:b", "--bs", "8k", "--direct", "--time_based=1", "--runtime", "2s",
+             "--cpus-allowed=1", "--zero-buffers", "--rw=randrw", "--rwmixread=30",
+             "--bssplit=4k/50:8k/50", "--output-format=json", "--continue_on_error=0"});
+  EXPECT_EQ(o.spec.filenames, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(o.spec.bs, 8192u);
+  EXPECT_TRUE(o.spec.direct);
+  EXPECT_TRUE(o.spec.time_based);
+  EXPECT_EQ(o.spec.runtime_ns, 2'000'000'000u);
+  EXPECT_EQ(o.spec.cpus_allowed, (std::vector<int>{1}));
+  EXPECT_TRUE(o.spec.zero_buffers);
+  EXPECT_EQ(o.spec.rw, engine::RwMode::kRandReadWrite);
+  EXPECT_EQ(o.spec.rwmixread, 30u);
+  ASSERT_EQ(o.spec.bssplit.size(), 2u);
+  EXPECT_EQ(o.output_format, OutputFormat::kJson);
+  EXPECT_FALSE(o.spec.continue_on_error);
+  EXPECT_EQ(o.percentiles.size(), 17u);
+  EXPECT_FALSE(Parse({"--direct=0"}).spec.direct);
+}
+
+TEST(RunOptionsTest, ErrorsNameTheOption) {
+  try {
+    Parse({"--iodepth"});
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("--iodepth"), std::string::npos);
+  }
+  try {
+    Parse({"--direct=maybe"});
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("--direct"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace iotail::cli

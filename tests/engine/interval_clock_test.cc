@@ -1,0 +1,85 @@
+#include "engine/interval_clock.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <thread>
+
+#include "engine/clock.h"
+
+namespace iotail::engine {
+namespace {
+
+TEST(IntervalClockTest, BoundariesAreEpochMultiplesStrictlyAfterNow) {
+  EXPECT_EQ(NextBoundaryNs(0, 1000), 1'000'000'000u);
+  EXPECT_EQ(NextBoundaryNs(999'999'999, 1000), 1'000'000'000u);
+  EXPECT_EQ(NextBoundaryNs(1'000'000'000, 1000), 2'000'000'000u);
+  const uint64_t now = 1'700'000'000'123'456'789ull;
+  const uint64_t b = NextBoundaryNs(now, 250);
+  EXPECT_EQ(b % 250'000'000u, 0u);
+  EXPECT_GT(b, now);
+  EXPECT_LE(b - now, 250'000'000u);
+}
+
+TEST(IntervalClockTest, LogTimesRelativeOrEpoch) {
+  EXPECT_EQ(LogTimeMs(2'000'000'000, 1'500'000'000, false), 500u);
+  EXPECT_EQ(LogTimeMs(2'000'400'000, 1'500'000'000, false), 500u);
+  EXPECT_EQ(LogTimeMs(2'000'600'000, 1'500'000'000, false), 501u);
+  EXPECT_EQ(LogTimeMs(2'000'000'000, 1'500'000'000, true), 2000u);
+  EXPECT_EQ(LogTimeMs(1, 5, false), 0u);
+}
+
+TEST(IntervalClockTest, SharedTimestampsAndNothingLost) {
+  Clock::Init();
+  std::vector<std::unique_ptr<stats::Recorder>> recs;
+  for (int i = 0; i < 3; ++i) recs.push_back(std::make_unique<stats::Recorder>());
+  std::vector<const stats::Recorder*> ptrs;
+  for (auto& r : recs) ptrs.push_back(r.get());
+  std::map<uint64_t, int> calls;  // time -> callbacks
+  uint64_t logged = 0;
+  IntervalClockOptions opt;
+  opt.period_ms = 20;
+  opt.unix_epoch = true;
+  opt.start_realtime_ns = Clock::RealtimeNs();
+  opt.directions = {stats::Direction::kRead};
+  IntervalClock clock(ptrs, {}, opt,
+                      [&](uint64_t t, std::span<const stats::RecorderSnapshot> deltas) {
+                        EXPECT_EQ(deltas.size(), 3u);
+                        ++calls[t];
+                        for (const auto& d : deltas) logged += d.dirs[0].ios;
+                      });
+  clock.Start();
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  std::atomic<uint64_t> written{0};
+  for (auto& r : recs) {
+    writers.emplace_back([&, rec = r.get()] {
+      uint64_t n = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        rec->RecordClat(stats::Direction::kRead, 1000 + n % 5000, 4096);
+        ++n;
+      }
+      written += n;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(130));
+  stop = true;
+  for (auto& w : writers) w.join();
+  clock.Finish(Clock::RealtimeNs());
+  EXPECT_EQ(logged, written.load());
+  EXPECT_GE(calls.size(), 5u);
+  size_t i = 0;
+  for (const auto& [t, n] : calls) {
+    EXPECT_EQ(n, 1);  // one callback per instant, covering all workers
+    if (++i < calls.size()) {
+      EXPECT_EQ(t % 20, 0u) << t;  // all but the final partial one
+    }
+  }
+  uint64_t totals = 0;
+  for (const auto& s : clock.Totals()) totals += s.dirs[0].ios;
+  EXPECT_EQ(totals, written.load());
+}
+
+}  // namespace
+}  // namespace iotail::engine
