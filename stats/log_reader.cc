@@ -247,8 +247,12 @@ bool LogReader::ParseLine(const char* begin, const char* end, bool last_without_
   record_.line = line_;
 
   DirectionState* state = &directions_[ddir];
-  if (state->last_end_ms && record_.end_ms < *state->last_end_ms) {
-    // Time jumped back: the next job of a per_job_logs=0 file.
+  bool back = false;
+  for (const auto& s : directions_)
+    back = back || (s.last_end_ms && record_.end_ms < *s.last_end_ms);
+  if (back) {
+    // Time jumped back below the latest time of any direction (a job's times never decrease):
+    // the next job of a per_job_logs=0 file, whichever direction its first line has.
     ++segment_;
     for (auto& s : directions_) {
       s.last_end_ms.reset();

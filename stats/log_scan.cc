@@ -34,7 +34,12 @@ class SegmentBuilder {
     if (!ddir || *ddir > 2) return;
     const auto t = static_cast<int64_t>(*time);
     auto& last = last_[*ddir];
-    if (segments_.empty() || (last && t < *last)) {
+    // A job's times never decrease, whatever the direction; the next job of a per_job_logs=0 file
+    // starts where the time falls below the latest one seen (its first line may be of a direction
+    // the previous job never had).
+    bool back = false;
+    for (const auto& l : last_) back = back || (l && t < *l);
+    if (segments_.empty() || back) {
       if (!segments_.empty()) segments_.back().end_offset = offset;
       segments_.push_back({offset, 0, line, t, std::nullopt, 0});
       for (auto& l : last_) l.reset();
