@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# iotail vs fio on the same targets, alternating runs, one table of ratios.
+#  (1) 4 KiB random O_DIRECT reads, one job, QD32 and QD128, on a loop device backed by /dev/shm,
+#      io_uring and libaio; fio tuned (io_uring: registerfiles, fixedbufs; both: batched
+#      submit/complete at QD/4).
+#  (2) null engine, QD1 and QD32, every latency recorded by iotail, against fio's null engine with
+#      defaults and with gtod_reduce=1 (which records no latency).
+# CPU per I/O is the child's user and system time from getrusage(RUSAGE_CHILDREN) divided by the
+# I/Os completed (total_ios of the JSON summary), so it includes setup.
+# Needs root (losetup). Leaves no loop device or file behind.
+# Usage: scripts/bench-vs-fio.sh [IOTAIL_BINARY] [SECONDS_PER_RUN] [REPETITIONS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+IOTAIL=$(realpath "${1:-build/iotail}")
+SECS=${2:-3}
+REPS=${3:-2}
+command -v fio >/dev/null || { echo "fio not installed (scripts/setup.sh)"; exit 1; }
+[ -x "$IOTAIL" ] || { echo "no iotail binary at $IOTAIL"; exit 1; }
+
+backing=/dev/shm/iotail-bench.$$
+nullfile=/dev/shm/iotail-bench-null.$$
+dev=""
+cleanup() {
+  if [ -n "$dev" ]; then losetup -d "$dev" || true; fi
+  rm -f "$backing" "$nullfile"
+}
+trap cleanup EXIT INT TERM
+truncate -s 1G "$backing"
+dd if=/dev/urandom of="$backing" bs=1M count=1024 conv=notrunc status=none
+dev=$(losetup --find --show --direct-io=on "$backing")
+truncate -s 64M "$nullfile"
+
+IOTAIL="$IOTAIL" DEV="$dev" NULLFILE="$nullfile" SECS="$SECS" REPS="$REPS" python3 - <<'PY'
+import json, os, resource, subprocess, statistics
+
+iotail, dev, nullfile = os.environ["IOTAIL"], os.environ["DEV"], os.environ["NULLFILE"]
+secs, reps = int(os.environ["SECS"]), int(os.environ["REPS"])
+
+def measure(cmd):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    job = json.loads(out[out.index("{"):])["jobs"][0]["read"]
+    ios = job["total_ios"]
+    return dict(iops=job["iops"], usr=(after.ru_utime - before.ru_utime) / ios * 1e9,
+                sys=(after.ru_stime - before.ru_stime) / ios * 1e9)
+
+def iotail_cmd(engine, qd, target, extra=()):
+    return [iotail, "run", "--filename=" + target, "--rw=randread", "--bs=4k",
+            f"--iodepth={qd}", f"--ioengine={engine}", f"--runtime={secs}s", "--time_based",
+            "--output-format=json", *extra]
+
+def fio_cmd(engine, qd, target, extra=()):
+    return ["fio", "--name=bench", "--filename=" + target, "--rw=randread", "--bs=4k",
+            f"--iodepth={qd}", f"--ioengine={engine}", f"--runtime={secs}", "--time_based",
+            "--output-format=json", *extra]
+
+cases = []
+for engine in ("io_uring", "libaio"):
+    for qd in (32, 128):
+        batch = [f"--iodepth_batch_submit={qd // 4}", f"--iodepth_batch_complete_min={qd // 4}",
+                 f"--iodepth_batch_complete_max={qd}"]
+        tuned = (["--registerfiles", "--fixedbufs"] if engine == "io_uring" else []) + batch
+        cases.append((f"loop {engine} QD{qd}",
+                      iotail_cmd(engine, qd, dev, ["--direct=1"]),
+                      [("fio tuned", fio_cmd(engine, qd, dev, ["--direct=1", *tuned]))]))
+for qd in (1, 32):
+    cases.append((f"null QD{qd}", iotail_cmd("null", qd, nullfile, ["--size=64m"]),
+                  [("fio default", fio_cmd("null", qd, nullfile, ["--size=64m"])),
+                   ("fio gtod_reduce=1", fio_cmd("null", qd, nullfile, ["--size=64m", "--gtod_reduce=1"]))]))
+
+print(f"# {secs}s per run, {reps} alternating repetitions, median shown; CPU in ns per I/O")
+print(f"{'case':<20} {'tool':<18} {'IOPS':>12} {'usr ns/IO':>10} {'sys ns/IO':>10} "
+      f"{'IOPS ratio':>10} {'usr ratio':>10} {'cpu ratio':>10}")
+for name, ours, theirs in cases:
+    results = {"iotail": []}
+    for label, _ in theirs:
+        results[label] = []
+    for _ in range(reps):
+        results["iotail"].append(measure(ours))
+        for label, cmd in theirs:
+            results[label].append(measure(cmd))
+    med = {k: {f: statistics.median(r[f] for r in v) for f in ("iops", "usr", "sys")}
+           for k, v in results.items()}
+    me = med["iotail"]
+    print(f"{name:<20} {'iotail':<18} {me['iops']:>12.0f} {me['usr']:>10.0f} {me['sys']:>10.0f}")
+    for label, _ in theirs:
+        o = med[label]
+        print(f"{'':<20} {label:<18} {o['iops']:>12.0f} {o['usr']:>10.0f} {o['sys']:>10.0f} "
+              f"{me['iops'] / o['iops']:>10.2f} {me['usr'] / max(o['usr'], 1e-9):>10.2f} "
+              f"{(me['usr'] + me['sys']) / max(o['usr'] + o['sys'], 1e-9):>10.2f}")
+print("ratios are iotail / fio (IOPS: higher is better for iotail; CPU: lower is better)")
+PY
