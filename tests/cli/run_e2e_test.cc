@@ -230,4 +230,36 @@ TEST_F(RunE2eTest, DefaultBenchmarkRunsAndCleansUp) {
   EXPECT_EQ(left, std::vector<std::string>{"iotail_clat_hist.1.log"});
 }
 
+TEST_F(RunE2eTest, WholeRunPercentilesEqualPctilesOverTheLogs) {
+  const fs::path file = dir_ / "p";
+  const fs::path prefix = dir_ / "pl";
+  const fs::path json = dir_ / "p.json";
+  const Result r = RunIotail("--ioengine=null --filename=" + file.string() +
+                             " --size=4m --rw=randread --runtime=400ms --time_based "
+                             "--log_hist_msec=100 --percentile_list=50:99 --write_hist_log=" +
+                             prefix.string() + " --output-format=json --output=" + json.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string js = Slurp(json);
+  const std::regex p_re("\"percentile\": \\{\"50.000000\": ([0-9]+), \"99.000000\": ([0-9]+)\\}");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(js, m, p_re)) << js.substr(0, 2000);
+  const std::string cmd =
+      std::string(IOTAIL_BINARY) +
+      " pctiles --method fio --percentiles 50:99 --output-unit ns --format csv " + prefix.string() +
+      "_clat_hist.1.log 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  ASSERT_EQ(pclose(p), 0) << out;
+  // total,read,samples,min,max,mean,p50,p99,...
+  const std::regex total_re("total,read,[^,]*,[^,]*,[^,]*,[^,]*,([0-9.]+),([0-9.]+)");
+  std::smatch t;
+  ASSERT_TRUE(std::regex_search(out, t, total_re)) << out;
+  EXPECT_EQ(std::stod(t[1]), std::stod(m[1]));
+  EXPECT_EQ(std::stod(t[2]), std::stod(m[2]));
+}
+
 }  // namespace
