@@ -1,0 +1,150 @@
+// End-to-end tests of `iotail merge`: fio's line format, and totals preserved through pctiles.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+class MergeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("iotail_merge_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result Iotail(const std::string& args) {
+    const std::string err_path = (dir_ / "stderr").string();
+    const std::string command = std::string(IOTAIL_BINARY) + " " + args + " 2>" + err_path;
+    Result result;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return result;
+    std::array<char, 65536> buffer;
+    for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) {
+      result.out.append(buffer.data(), n);
+    }
+    const int status = ::pclose(pipe);
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::ifstream err(err_path);
+    result.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+    return result;
+  }
+
+  static std::string Files(const std::string& run) {
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(fs::path(IOTAIL_TEST_DATA_DIR) / "fio" / run)) {
+      if (e.path().extension() == ".log") files.push_back(e.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    std::string joined;
+    for (const auto& f : files) joined += " " + f;
+    return joined;
+  }
+
+  // The whole-run ("total") CSV rows of `iotail pctiles`.
+  std::vector<std::string> Totals(const std::string& args) {
+    const Result r = Iotail("pctiles --format csv --output-unit ns " + args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::vector<std::string> totals;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("total,")) totals.push_back(line);
+    }
+    return totals;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(MergeTest, MergedLogGivesTheSameWholeRunTotals) {
+  for (const char* run : {"randrw", "basic", "trim", "perjob0", "burst", "epoch", "coarse"}) {
+    SCOPED_TRACE(run);
+    const std::string out = (dir_ / (std::string(run) + ".log")).string();
+    const Result merge = Iotail("merge -o " + out + Files(run));
+    ASSERT_EQ(merge.status, 0) << merge.err;
+    const auto before = Totals(Files(run));
+    const auto after = Totals(out);
+    ASSERT_FALSE(before.empty());
+    EXPECT_EQ(after, before);
+  }
+}
+
+TEST_F(MergeTest, MergedLogHasFioLineFormat) {
+  const std::string out = (dir_ / "merged.log").string();
+  ASSERT_EQ(Iotail("merge --time-quantum 250ms -o " + out + Files("randrw")).status, 0);
+  std::ifstream in(out, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  ASSERT_EQ(text.back(), '\n');
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+  const std::regex head("^(\\d+), ([012]), (\\d+)");
+  std::istringstream lines(text);
+  int64_t previous = -1;
+  size_t count = 0;
+  for (std::string line; std::getline(lines, line); ++count) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(line, m, head)) << line.substr(0, 40);
+    size_t fields = 1;
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == ',') {
+        ++fields;
+        ASSERT_TRUE(i + 2 < line.size() && line[i + 1] == ' ' && std::isdigit(line[i + 2]))
+            << "field " << fields << " of line " << count + 1;
+      } else {
+        ASSERT_TRUE(std::isdigit(static_cast<unsigned char>(line[i])) || line[i] == ' ');
+      }
+    }
+    EXPECT_EQ(fields, 1859u);
+    const int64_t time = std::stoll(m[1]);
+    EXPECT_GE(time, previous);
+    EXPECT_EQ(time % 250, 0) << "end of a 250 ms quantum";
+    previous = time;
+  }
+  EXPECT_GT(count, 10u);
+}
+
+TEST_F(MergeTest, WritesToStandardOutput) {
+  const Result r = Iotail("merge -o -" + Files("basic"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out.starts_with("1000, 0, 0, ")) << r.out.substr(0, 40);
+}
+
+TEST_F(MergeTest, CombineWritesOneDirection) {
+  const std::string out = (dir_ / "combined.log").string();
+  ASSERT_EQ(Iotail("merge --combine -o " + out + Files("randrw")).status, 0);
+  const auto combined = Totals(out);
+  ASSERT_EQ(combined.size(), 1u);
+  EXPECT_TRUE(combined[0].starts_with("total,read,")) << combined[0];
+  const auto all = Totals("--combine" + Files("randrw"));
+  ASSERT_EQ(all.size(), 1u);
+  // Same statistics: only the direction label differs.
+  EXPECT_EQ(combined[0].substr(std::string("total,read,").size()),
+            all[0].substr(std::string("total,all,").size()));
+}
+
+TEST_F(MergeTest, UnwritableOutputIsASystemError) {
+  const Result r = Iotail("merge -o /nonexistent/dir/out.log" + Files("basic"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("/nonexistent/dir/out.log"), std::string::npos) << r.err;
+}
+
+}  // namespace
