@@ -84,6 +84,7 @@ class LogReader {
   struct Input;
   LogReader(std::string path, std::unique_ptr<Input> input, LogReaderOptions options);
   bool ParseLine(const char* begin, const char* end, bool last_without_newline);
+  bool FinishRecord(uint64_t time, uint64_t ddir);
   bool FillLine(const char** begin, const char** end, bool* has_newline);
   [[noreturn]] void Fail(const std::string& what) const;
 

@@ -60,7 +60,13 @@ struct Merger::Source {
   bool done = false;
   int64_t start = 0;
   int64_t end = 0;
-  std::vector<double> counts;
+  std::vector<double> counts;  // dense, in the merge's layout (only for a coarser merge)
+  // The pending record's non-zero buckets (index, count): most buckets of a line are empty, and
+  // adding a zero to a window cell changes nothing, so only these are added.
+  // Both have layout().size() entries; the first `nonzero` are valid.
+  std::vector<uint32_t> nonzero_index;
+  std::vector<double> nonzero_count;
+  size_t nonzero = 0;
   Histogram total;
   uint64_t records = 0;
   int64_t last_quantum = kNoQuantum;
@@ -84,14 +90,41 @@ struct Merger::Source {
     prev_end = end;
     ++records;
     auto totals = total.mutable_counts();
+    uint32_t* index = nonzero_index.data();
+    double* value = nonzero_count.data();
+    size_t n = 0;
     if (shift == 0) {
-      for (size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<double>(r.counts[i]);
+      const uint64_t* in = r.counts.data();
+      uint64_t* sum = totals.data();
+      const size_t size = r.counts.size();
+      // Skip blocks of empty buckets; add up and compact the others without branches (their
+      // non-zero buckets are scattered).
+      constexpr size_t kBlock = 8;
+      for (size_t b = 0; b < size; b += kBlock) {
+        const size_t stop = std::min(b + kBlock, size);
+        uint64_t any = 0;
+        for (size_t i = b; i < stop; ++i) any |= in[i];
+        if (any == 0) continue;
+        for (size_t i = b; i < stop; ++i) {
+          sum[i] += in[i];
+          index[n] = static_cast<uint32_t>(i);
+          value[n] = static_cast<double>(in[i]);
+          n += in[i] != 0;
+        }
+      }
     } else {
       std::fill(counts.begin(), counts.end(), 0.0);
-      for (size_t i = 0; i < r.counts.size(); ++i)
+      for (size_t i = 0; i < r.counts.size(); ++i) {
         counts[i >> shift] += static_cast<double>(r.counts[i]);
+        totals[i >> shift] += r.counts[i];
+      }
+      for (size_t i = 0; i < counts.size(); ++i) {
+        index[n] = static_cast<uint32_t>(i);
+        value[n] = counts[i];
+        n += counts[i] != 0;
+      }
     }
-    for (size_t i = 0; i < r.counts.size(); ++i) totals[i >> shift] += r.counts[i];
+    nonzero = n;
     pending = true;
   }
 };
@@ -118,7 +151,7 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options) : options_(
   }
   const size_t read_buffer =
       std::clamp<size_t>(options_.memory_budget / 2 / std::max<size_t>(source_count, 1),
-                         size_t{64} << 10, size_t{4} << 20);
+                         size_t{64} << 10, size_t{256} << 10);
 
   std::optional<size_t> epoch_file, relative_file;
   for (size_t f = 0; f < files.size(); ++f) {
@@ -177,6 +210,8 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options) : options_(
   for (auto& t : totals_) t.Resize(layout_->size());
   for (auto& s : sources_) {
     s->counts.assign(layout_->size(), 0.0);
+    s->nonzero_index.assign(layout_->size(), 0);
+    s->nonzero_count.assign(layout_->size(), 0.0);
     s->total.Resize(layout_->size());
     if (s->done) continue;
     has_direction_[DirectionIndex(s->direction)] = true;
@@ -216,11 +251,13 @@ void Merger::ProcessWindow(Source& s, int64_t w0, int64_t w1, double* buffer, bo
         std::fill(out, out + buckets, 0.0);
         touched[slot] = true;
       }
-      const double* in = s.counts.data();
+      const uint32_t* index = s.nonzero_index.data();
+      const double* in = s.nonzero_count.data();
+      const size_t n = s.nonzero;
       if (weight == 1.0) {
-        for (size_t i = 0; i < buckets; ++i) out[i] += in[i];
+        for (size_t j = 0; j < n; ++j) out[index[j]] += in[j];
       } else {
-        for (size_t i = 0; i < buckets; ++i) out[i] += in[i] * weight;
+        for (size_t j = 0; j < n; ++j) out[index[j]] += in[j] * weight;
       }
     });
     const int64_t last = aligner.LastQuantum(s.start, s.end);
@@ -238,7 +275,11 @@ void Merger::Run(const std::function<void(const MergedQuantum&)>& sink) {
   const int64_t window = static_cast<int64_t>(
       std::clamp<size_t>(options_.memory_budget / 2 / per_quantum, 4, size_t{1} << 16));
   const size_t slots = static_cast<size_t>(window) * kDirectionCount;
-  std::vector<std::vector<double>> buffers(threads_, std::vector<double>(slots * buckets));
+  // Left uninitialised on purpose: a slot is zeroed when first touched in a window and only
+  // touched slots are read, so the pages of slots no window uses are never faulted in.
+  std::vector<std::unique_ptr<double[]>> buffers;
+  for (unsigned t = 0; t < threads_; ++t)
+    buffers.push_back(std::make_unique_for_overwrite<double[]>(slots * buckets));
   std::vector<std::vector<char>> touched(threads_, std::vector<char>(slots));
   std::vector<double> merged(kDirectionCount * buckets);
 
@@ -267,7 +308,7 @@ void Merger::Run(const std::function<void(const MergedQuantum&)>& sink) {
           const size_t slot = static_cast<size_t>(emitted - w_begin) * kDirectionCount + d;
           for (unsigned t = 0; t < threads_; ++t) {
             if (!touched[t][slot]) continue;
-            const double* in = buffers[t].data() + slot * buckets;
+            const double* in = buffers[t].get() + slot * buckets;
             for (size_t i = 0; i < buckets; ++i) out[i] += in[i];
           }
         }
@@ -286,7 +327,7 @@ void Merger::Run(const std::function<void(const MergedQuantum&)>& sink) {
     const int64_t w1 = w0 + window;
     for (auto& t : touched) std::fill(t.begin(), t.end(), 0);
     ParallelFor(sources_.size(), threads_, [&](size_t i, unsigned t) {
-      ProcessWindow(*sources_[i], w0, w1, buffers[t].data(),
+      ProcessWindow(*sources_[i], w0, w1, buffers[t].get(),
                     reinterpret_cast<bool*>(touched[t].data()));
     });
     int64_t last = kNoQuantum;
