@@ -21,17 +21,39 @@ std::optional<uint64_t> LeadingNumber(const char*& p, const char* end) {
   return v;
 }
 
+// The direction whose LogReader (with only_direction) parses a line this scan cannot read: as
+// LogReader decides, a lone digit 0..2 after the first comma names the direction; any other line
+// is parsed by every reader, so give it to the read one.
+unsigned ReaderOfDamagedLine(const char* p, const char* end) {
+  const char* comma = static_cast<const char*>(std::memchr(p, ',', static_cast<size_t>(end - p)));
+  if (comma == nullptr) return 0;
+  p = comma + 1;
+  while (p < end && *p == ' ') ++p;
+  if (p + 1 >= end || *p < '0' || *p > '2' || (p[1] != ',' && p[1] != ' ')) return 0;
+  return static_cast<unsigned>(*p - '0');
+}
+
 class SegmentBuilder {
  public:
   void Line(const char* begin, const char* end, uint64_t offset, uint64_t line) {
     const char* p = begin;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
+    if (p == end) return;  // blank: LogReader skips it too
+    p = begin;
     const auto time = LeadingNumber(p, end);
-    if (!time) return;
-    while (p < end && (*p == ' ' || *p == '\t')) ++p;
-    if (p == end || *p != ',') return;
-    ++p;
-    const auto ddir = LeadingNumber(p, end);
-    if (!ddir || *ddir > 2) return;
+    std::optional<uint64_t> ddir;
+    if (time) {
+      while (p < end && (*p == ' ' || *p == '\t')) ++p;
+      if (p < end && *p == ',') ddir = LeadingNumber(++p, end);
+    }
+    if (!time || !ddir || *ddir > 2) {
+      // A line this scan cannot read: it must still lie inside a segment and be read by one of
+      // its readers (the one of its direction when that is readable, else the read one, which
+      // takes lines whose ddir it cannot read), so that LogReader reports it with its line.
+      if (segments_.empty()) segments_.push_back({offset, 0, line, 0, std::nullopt, 0});
+      segments_.back().directions |= static_cast<uint8_t>(1u << ReaderOfDamagedLine(begin, end));
+      return;
+    }
     const auto t = static_cast<int64_t>(*time);
     auto& last = last_[*ddir];
     // A job's times never decrease, whatever the direction; the next job of a per_job_logs=0 file
@@ -44,8 +66,13 @@ class SegmentBuilder {
       segments_.push_back({offset, 0, line, t, std::nullopt, 0});
       for (auto& l : last_) l.reset();
     }
-    last = t;
     LogSegment& s = segments_.back();
+    if (!timed_ || back) {
+      // The first readable time of the segment (it may have begun with an unreadable line).
+      s.first_end_ms = t;
+      timed_ = true;
+    }
+    last = t;
     if (!s.second_end_ms && t > s.first_end_ms) s.second_end_ms = t;
     s.directions |= static_cast<uint8_t>(1u << *ddir);
   }
@@ -57,6 +84,7 @@ class SegmentBuilder {
  private:
   std::vector<LogSegment> segments_;
   std::optional<int64_t> last_[3];
+  bool timed_ = false;  // the last segment has a readable time
 };
 
 }  // namespace
