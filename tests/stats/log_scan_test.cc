@@ -96,6 +96,27 @@ TEST_F(LogScanTest, LastLineWithoutNewlineIsScanned) {
   EXPECT_EQ(segments[1].end_offset, data.size());
 }
 
+TEST_F(LogScanTest, UnreadableLinesStayInsideASegment) {
+  // A damaged first line must be read (and reported) by LogReader: the segment starts at it.
+  const std::string data = "garbage\n" + Line(100, 1) + Line(200, 1);
+  const auto segments = ScanLogSegments(Write(data));
+  ASSERT_EQ(segments.size(), 1u);
+  EXPECT_EQ(segments[0].begin_offset, 0u);
+  EXPECT_EQ(segments[0].first_line, 1u);
+  EXPECT_EQ(segments[0].first_end_ms, 100);
+  EXPECT_EQ(segments[0].second_end_ms, 200);
+  EXPECT_EQ(segments[0].directions, 0b011);  // read: the reader that takes unreadable ddirs
+  // A file of nothing but damage still has a segment, so that it is not taken for empty.
+  for (const std::string bad : {"104, 94106378796208, 0, 4096, 0\n", "x\n", "250, 7, 0\n",
+                                "99999999999999999999999, 0, 0\n"}) {
+    const auto only = ScanLogSegments(Write(bad));
+    ASSERT_EQ(only.size(), 1u) << bad;
+    EXPECT_NE(only[0].directions, 0) << bad;
+  }
+  // A write line with an unreadable time is given to the write reader.
+  EXPECT_EQ(ScanLogSegments(Write("x, 1, 0\n"))[0].directions, 0b010);
+}
+
 TEST_F(LogScanTest, MissingFileIsASystemError) {
   EXPECT_THROW(ScanLogSegments("/nonexistent/iotail/scan.log"), std::system_error);
 }
