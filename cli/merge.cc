@@ -62,7 +62,10 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   if (output.empty()) throw stats::UsageError("--output: the merged log's path is required");
   const stats::MergeOptions merge_options = input.ToMergeOptions();
   stats::Merger merger(input.files, merge_options);
-  for (const auto& w : merger.warnings()) err << "iotail merge: warning: " << w << '\n';
+  // The readers find recoverable damage (a torn last line) as they read: report it after Run().
+  auto print_warnings = [&] {
+    for (const auto& w : merger.warnings()) err << "iotail merge: warning: " << w << '\n';
+  };
 
   std::unique_ptr<std::FILE, FileCloser> file;
   std::FILE* sink = stdout;
@@ -72,6 +75,7 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     sink = file.get();
   }
   if (merger.Empty()) {
+    print_warnings();
     err << "iotail merge: warning: the input holds no histogram records; wrote an empty log\n";
     return 0;
   }
@@ -120,6 +124,7 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   if (std::fflush(sink) != 0) {
     throw std::system_error(errno, std::generic_category(), "write '" + output + "'");
   }
+  print_warnings();
   err << fmt::format("iotail merge: {} files, {} records -> '{}' ({})\n", input.files.size(),
                      merger.records(), output, merger.layout().Describe());
   return 0;

@@ -174,8 +174,12 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   const stats::MergeOptions merge_options = input.ToMergeOptions();
 
   stats::Merger merger(input.files, merge_options);
-  for (const auto& w : merger.warnings()) err << "iotail pctiles: warning: " << w << '\n';
+  // The readers find recoverable damage (a torn last line) as they read: report it after Run().
+  auto print_warnings = [&] {
+    for (const auto& w : merger.warnings()) err << "iotail pctiles: warning: " << w << '\n';
+  };
   if (merger.Empty()) {
+    print_warnings();
     err << "iotail pctiles: warning: the input holds no histogram records\n";
   }
   std::vector<std::pair<std::string, std::string>> context = {
@@ -230,6 +234,7 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     report.Row(std::nullopt, "all", stats::ComputeIntervalStats(all.counts(), layout, options));
   }
   report.End(sla.empty() ? nullptr : &sla);
+  print_warnings();
   if (!sla.empty() && options.format == stats::ReportFormat::kCsv) sla.WriteSummary(err, "time_ms");
   return sla.AnyViolated() ? kExitSlaViolated : 0;
 }
