@@ -1,0 +1,141 @@
+// Damaged histogram logs given to `iotail pctiles` and `iotail merge`: each gets a clear message
+// naming file:line and exit status 2, never a crash; a missing file exits 1 naming the file.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Line(const std::string& time, const std::string& ddir, size_t columns = 1856,
+                 const std::string& bucket7 = "0") {
+  std::string line = time + ", " + ddir + ", 4096";
+  for (size_t i = 0; i < columns; ++i) line += ", " + (i == 7 ? bucket7 : std::string("0"));
+  return line + "\n";
+}
+
+class MalformedInputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("iotail_malformed_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& data) {
+    const fs::path path = dir_ / "bad.log";
+    std::ofstream(path, std::ios::binary) << data;
+    return path.string();
+  }
+
+  // Runs the command and returns its exit status; stderr goes to err_.
+  int Run(const std::string& args) {
+    const std::string err_path = (dir_ / "stderr").string();
+    const std::string command =
+        std::string(IOTAIL_BINARY) + " " + args + " >/dev/null 2>" + err_path;
+    const int status = std::system(command.c_str());
+    std::ifstream err(err_path);
+    err_.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  // Both commands reject the file with exit 2 and a message naming file:line and `what`.
+  void ExpectRejected(const std::string& data, int line, const std::string& what) {
+    const std::string path = Write(data);
+    for (const std::string& command : {std::string("pctiles"), std::string("pctiles --format json"),
+                                       "merge -o " + (dir_ / "out.log").string()}) {
+      SCOPED_TRACE(command);
+      EXPECT_EQ(Run(command + " " + path), 2) << err_;
+      EXPECT_NE(err_.find(path + ":" + std::to_string(line) + ":"), std::string::npos) << err_;
+      EXPECT_NE(err_.find(what), std::string::npos) << err_;
+      EXPECT_EQ(err_.find("Sanitizer"), std::string::npos) << err_;
+    }
+  }
+
+  fs::path dir_;
+  std::string err_;
+};
+
+TEST_F(MalformedInputTest, WrongFieldCount) {
+  std::string bad = Line("500", "0");
+  bad.insert(bad.size() - 1, ", 0");
+  ExpectRejected(Line("250", "0") + bad, 2, "1860 fields");
+  ExpectRejected(Line("250", "0", 100), 1, "103 fields");
+}
+
+TEST_F(MalformedInputTest, NonNumber) {
+  ExpectRejected(Line("250", "0") + Line("500", "0", 1856, "12abc"), 2, "12abc");
+  ExpectRejected(Line("soon", "0"), 1, "soon");
+}
+
+TEST_F(MalformedInputTest, NegativeValue) {
+  ExpectRejected(Line("250", "0") + Line("500", "1") + Line("750", "0", 1856, "-3"), 3, "negative");
+}
+
+TEST_F(MalformedInputTest, CompressedLogGarbage) {
+  ExpectRejected("104, 94106378796208, 0, 4096, 0\n105, 94106378796208, 0, 4096, 0\n", 1,
+                 "log_compression");
+}
+
+TEST_F(MalformedInputTest, DdirSeven) {
+  ExpectRejected(Line("250", "0") + Line("250", "7"), 2, "ddir 7");
+}
+
+TEST_F(MalformedInputTest, HugeNumber) {
+  ExpectRejected(Line("250", "0", 1856, "99999999999999999999999"), 1, "out of range");
+}
+
+TEST_F(MalformedInputTest, BinaryGarbage) {
+  std::string garbage;
+  uint32_t x = 12345;
+  for (int i = 0; i < 5000; ++i) {
+    x = x * 1103515245 + 12345;
+    garbage += static_cast<char>(x >> 24);
+  }
+  garbage[100] = '\n';
+  const std::string path = Write(garbage);
+  for (const std::string& command :
+       {std::string("pctiles"), "merge -o " + (dir_ / "out.log").string()}) {
+    const int status = Run(command + " " + path);
+    EXPECT_EQ(status, 2) << err_;
+    EXPECT_NE(err_.find(path + ":"), std::string::npos) << err_;
+  }
+}
+
+TEST_F(MalformedInputTest, MissingFileExitsOneNamingIt) {
+  const std::string missing = (dir_ / "no-such.log").string();
+  for (const std::string& command :
+       {std::string("pctiles"), "merge -o " + (dir_ / "out.log").string()}) {
+    EXPECT_EQ(Run(command + " " + missing), 1) << err_;
+    EXPECT_NE(err_.find(missing), std::string::npos) << err_;
+  }
+}
+
+TEST_F(MalformedInputTest, TornLastLineIsAWarningNotAnError) {
+  std::string torn = Line("750", "0");
+  torn.resize(200);
+  const std::string path = Write(Line("250", "0", 1856, "5") + Line("500", "0") + torn);
+  for (const std::string& command :
+       {std::string("pctiles"), "merge -o " + (dir_ / "out.log").string()}) {
+    EXPECT_EQ(Run(command + " " + path), 0) << err_;
+    EXPECT_NE(err_.find("warning"), std::string::npos) << err_;
+    EXPECT_NE(err_.find(path + ":3"), std::string::npos) << err_;
+  }
+}
+
+TEST_F(MalformedInputTest, EmptyFileIsAWarning) {
+  const std::string path = Write("");
+  EXPECT_EQ(Run("pctiles " + path), 0) << err_;
+  EXPECT_NE(err_.find("no histogram records"), std::string::npos) << err_;
+}
+
+}  // namespace
