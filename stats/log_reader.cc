@@ -296,6 +296,11 @@ bool LogReader::ParseLine(const char* begin, const char* end, bool last_without_
 
 // Fills record_ from a parsed line (time and ddir checked, counts_ and block size set).
 bool LogReader::FinishRecord(uint64_t time, uint64_t ddir) {
+  // Next()'s quick filter passes the lines whose ddir it cannot read at a glance ("01", a tab);
+  // once parsed, a valid line of another direction is that direction's reader's, not ours.
+  if (options_.only_direction && ddir != static_cast<uint64_t>(*options_.only_direction)) {
+    return false;
+  }
   record_.end_ms = static_cast<int64_t>(time);
   record_.direction = static_cast<Direction>(ddir);
   record_.line = line_;
