@@ -311,6 +311,23 @@ TEST(LogReaderTest, OnlyDirectionSkipsOtherLines) {
   EXPECT_NE(ErrorOf(data, options).find("bad.log:3:"), std::string::npos);
 }
 
+TEST(LogReaderTest, OnlyDirectionNeverReturnsAnotherDirection) {
+  // Found by the fuzzer: "01" (or a tab before the ddir) defeats the quick ddir filter.
+  std::string odd = Line(200, 1, {{4, 9}}, 29);
+  odd.replace(odd.find(", 1,"), 4, ", 01,");
+  std::string tab = Line(300, 1, {{4, 9}}, 29);
+  tab.replace(tab.find(", 1,"), 4, ",\t1,");
+  const std::string data = Line(100, 0, {{1, 1}}, 29) + odd + tab + Line(400, 0, {{1, 1}}, 29);
+  for (int d = 0; d < kDirectionCount; ++d) {
+    LogReaderOptions options;
+    options.only_direction = static_cast<Direction>(d);
+    auto reader = LogReader::FromString("dir.log", data, options);
+    const auto records = ReadAll(reader, nullptr);
+    EXPECT_EQ(records.size(), d == 2 ? 0u : 2u) << d;
+    for (const auto& r : records) EXPECT_EQ(r.direction, static_cast<Direction>(d));
+  }
+}
+
 TEST(LogReaderTest, BeginAndEndOffsetsReadARangeWithLineNumbers) {
   const std::string a = Line(100, 0, {{1, 1}});
   const std::string b = Line(200, 0, {{2, 2}});
