@@ -25,14 +25,14 @@ constexpr int64_t kNoQuantum = std::numeric_limits<int64_t>::min();
 // error.
 template <typename Fn>
 void ParallelFor(size_t n, unsigned threads, Fn&& fn) {
-  std::atomic<size_t> next{0};
+  // Thread t takes items t, t + threads, ...: a fixed assignment, so that each thread's window
+  // buffer adds the same sources in the same order on every run and results are reproducible
+  // to the last bit (floating-point sums depend on their order).
   std::vector<std::exception_ptr> errors(threads);
   std::atomic<bool> failed{false};
   auto work = [&](unsigned t) {
     try {
-      for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < n;) {
-        fn(i, t);
-      }
+      for (size_t i = t; i < n && !failed.load(std::memory_order_relaxed); i += threads) fn(i, t);
     } catch (...) {
       errors[t] = std::current_exception();
       failed = true;
