@@ -1,10 +1,17 @@
 // `iotail run`: parses options into a JobSpec, runs it (engine::RunJob) and prints the summary.
 // Without --filename it runs the short default benchmark on a temporary file it removes after.
-// Exit status: 0 on success, 1 when I/O errors were counted or a system call failed, 2 on bad
-// options.
+// While it runs, the live report (stats/live_report.h) writes one line per status interval to
+// stderr, so stdout carries only the summary; --sla targets are checked on every status interval.
+// SIGINT and SIGTERM stop the run cleanly: workers stop issuing, reap what is in flight, the final
+// partial interval is logged, and the summary is printed; a second signal kills at once.
+// Exit status: 0 on success; 1 when I/O errors were counted or a system call failed; 2 on bad
+// options; 130 (SIGINT) or 143 (SIGTERM) when interrupted; 3 when an --sla target was violated.
+// Precedence when several apply: 1, then 130/143, then 3.
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <ctime>
 #include <filesystem>
@@ -15,12 +22,84 @@
 #include "cli/run_options.h"
 #include "engine/io_engine.h"
 #include "engine/job_runner.h"
+#include "engine/rate_schedule.h"
 #include "stats/errors.h"
+#include "stats/live_report.h"
 #include "stats/run_summary.h"
+#include "stats/sla.h"
 
 namespace iotail::cli {
 
 namespace {
+
+constexpr int kExitSlaViolated = 3;
+
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};
+
+extern "C" void OnStopSignal(int sig) {
+  g_signal.store(sig);
+  g_stop.store(true);
+}
+
+// Installs the SIGINT/SIGTERM handlers for one run and restores the previous ones after.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop = false;
+    g_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = OnStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;  // a second signal takes the default action (terminates)
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+std::string RateText(const engine::RateLimit& r) {
+  return r.iops > 0 ? fmt::format("{:g} IOPS", r.iops)
+                    : fmt::format("{:.1f} MiB/s", r.bytes_per_s / (1 << 20));
+}
+
+stats::RunMode Mode(const engine::JobSpec& spec) {
+  stats::RunMode m;
+  if (!spec.RateLimited()) {
+    m.description = fmt::format("burst (closed loop, iodepth {} per job)", spec.iodepth);
+    return m;
+  }
+  m.rate_limited = true;
+  m.process = spec.rate_poisson ? "poisson" : "linear";
+  m.late_threshold_ns = engine::kLateThresholdNs;
+  m.target_iops = spec.rate.iops;
+  m.target_bw = spec.rate.bytes_per_s;
+  std::string target = RateText(spec.rate);
+  if (spec.RatePerDirection()) {
+    target.clear();
+    for (int d = 0; d < 2; ++d) {
+      m.dir_target_iops[d] = spec.rate_dir[d].iops;
+      m.dir_target_bw[d] = spec.rate_dir[d].bytes_per_s;
+      if (spec.rate_dir[d].Any()) {
+        target += fmt::format("{}{} {}", target.empty() ? "" : ", ", d == 0 ? "read" : "write",
+                              RateText(spec.rate_dir[d]));
+      }
+    }
+  }
+  m.description = fmt::format(
+      "rate-limited open loop ({}, {} over {} job(s), at most iodepth {} per job in flight)",
+      m.process, target, spec.numjobs, spec.iodepth);
+  return m;
+}
 
 // Removes the default benchmark's file on every way out.
 struct TempFile {
@@ -79,16 +158,53 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
         spec.size >> 20, temp.path);
   }
 
+  // The status interval rides on the interval clock: the log period, or a multiple of it.
+  if (options.status_interval_ms != 0) {
+    if (spec.write_hist_log.empty()) {
+      spec.log_hist_msec = static_cast<uint32_t>(options.status_interval_ms);
+    } else if (options.status_interval_ms % spec.log_hist_msec != 0) {
+      throw stats::UsageError(fmt::format(
+          "--status-interval: with histogram logs it must be a multiple of --log_hist_msec ({})",
+          spec.log_hist_msec));
+    }
+  }
+  spec.Validate();
+  stats::SlaChecker sla(stats::ParseSlaTargets(options.sla, "--sla"),
+                        stats::PercentileMethod::kFio);
+  stats::LiveReportOptions live;
+  live.format = options.live_format;
+  live.period_ms = static_cast<uint32_t>(
+      options.status_interval_ms != 0 ? options.status_interval_ms : spec.log_hist_msec);
+  live.runtime_ns = spec.runtime_ns;
+  live.schedule_latency = spec.RateLimited();
+  if (spec.HasReads()) live.directions.push_back(stats::Direction::kRead);
+  if (spec.HasWrites()) live.directions.push_back(stats::Direction::kWrite);
+
+  StopSignals signals;
   engine::RunOutcome outcome;
+  std::unique_ptr<stats::LiveReport> report;
+  auto run = [&] {
+    // A fresh report and checker for each attempt (the default benchmark may run twice).
+    sla = stats::SlaChecker(stats::ParseSlaTargets(options.sla, "--sla"),
+                            stats::PercentileMethod::kFio);
+    report = std::make_unique<stats::LiveReport>(live, err, &sla);
+    return engine::RunJob(
+        spec,
+        [&](const engine::IntervalInfo& info, std::span<const stats::RecorderSnapshot> deltas) {
+          report->Add(info.start_ns, info.end_ns, info.final, info.planned_bytes, deltas);
+        },
+        &g_stop);
+  };
   try {
-    outcome = engine::RunJob(spec);
+    outcome = run();
   } catch (const std::system_error& e) {
     // The default benchmark falls back to buffered I/O where O_DIRECT is not supported.
     if (!options.default_benchmark || !spec.direct || e.code().value() != EINVAL) throw;
     err << "iotail run: O_DIRECT not supported here; using buffered I/O\n";
     spec.direct = false;
-    outcome = engine::RunJob(spec);
+    outcome = run();
   }
+  const int signal = g_signal.load();
 
   stats::RunSummary summary;
   summary.timestamp_s = outcome.start_realtime_ns / 1'000'000'000u;
@@ -98,6 +214,14 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   summary.options.emplace_back("ioengine_used", outcome.engine_description);
   summary.options.emplace_back("clocksource", outcome.clock_source);
   summary.header = Header(spec, outcome);
+  summary.mode = Mode(spec);
+  if (outcome.stopped && signal != 0)
+    summary.interrupted_by = sigabbrev_np(signal) != nullptr
+                                 ? fmt::format("SIG{}", sigabbrev_np(signal))
+                                 : fmt::format("signal {}", signal);
+  summary.start_at_ms = spec.start_at_ms;
+  summary.start_skew_ns = outcome.start_skew_ns;
+  summary.sla = &sla;
   for (size_t w = 0; w < outcome.per_worker.size(); ++w) {
     summary.jobs.push_back(
         {fmt::format("{}.{}", spec.name, w + 1), std::move(outcome.per_worker[w])});
@@ -120,6 +244,11 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     std::string logs;
     for (const auto& p : outcome.log_paths) logs += " " + p;
     out << fmt::format("  histogram logs ({} ms, fio format):{}\n", spec.log_hist_msec, logs);
+    if (!outcome.lat_log_paths.empty()) {
+      std::string lat;
+      for (const auto& p : outcome.lat_log_paths) lat += " " + p;
+      out << fmt::format("  lat (intended start) histogram logs:{}\n", lat);
+    }
     if (options.default_benchmark) {
       out << fmt::format("  per-interval percentiles: iotail pctiles{}\n", logs);
     }
@@ -134,6 +263,14 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
             ? fmt::format(", engine failure {}", stats::ErrnoName(outcome.engine_error))
             : "");
     return 1;
+  }
+  if (summary.interrupted_by.size() > 0) {
+    err << fmt::format("iotail run: interrupted by {}\n", summary.interrupted_by);
+    return 128 + signal;
+  }
+  if (sla.AnyViolated()) {
+    err << "iotail run: SLA violated\n";
+    return kExitSlaViolated;
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "stats/errors.h"
 #include "stats/percentiles.h"
+#include "stats/sla.h"
 
 namespace iotail::cli {
 
@@ -182,6 +183,57 @@ const std::vector<OptionDef>& Table() {
        [](RunOptions& o, const std::string& v) {
          o.spec.allow_destructive = ParseBool(v, "allow_destructive");
        }},
+      {"rate_iops", false, "open loop at N I/Os per second in all (over all jobs), or R,W",
+       [](RunOptions& o, const std::string& v) { ParseRate(v, "rate_iops", false, o.spec); }},
+      {"rate", false, "open loop at N bytes per second (1m = 1 MiB/s) in all, or R,W",
+       [](RunOptions& o, const std::string& v) { ParseRate(v, "rate", true, o.spec); }},
+      {"rate_process", false, "linear|poisson: spacing of scheduled I/Os (default linear)",
+       [](RunOptions& o, const std::string& v) {
+         if (v == "linear") {
+           o.spec.rate_poisson = false;
+         } else if (v == "poisson") {
+           o.spec.rate_poisson = true;
+         } else {
+           throw UsageError(fmt::format("--rate_process: expected linear or poisson, got '{}'", v));
+         }
+       }},
+      {"start_at", false, "start at this Unix epoch time in ms (hosts start together)",
+       [](RunOptions& o, const std::string& v) {
+         uint64_t ms = 0;
+         const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), ms);
+         if (ec != std::errc() || p != v.data() + v.size() || ms < 1'000'000'000'000u) {
+           throw UsageError(
+               fmt::format("--start_at: expected Unix epoch milliseconds, got '{}'", v));
+         }
+         o.spec.start_at_ms = ms;
+       }},
+      {"status_interval", false, "live line every T (default: the log period)",
+       [](RunOptions& o, const std::string& v) {
+         const uint64_t ns = ParseTimeNs(v, "status_interval");
+         if (ns < 1'000'000 || ns % 1'000'000 != 0) {
+           throw UsageError("--status-interval: expected whole milliseconds, at least 1ms");
+         }
+         o.status_interval_ms = ns / 1'000'000;
+       }},
+      {"live_format", false, "text|json|none: live lines on stderr (default text)",
+       [](RunOptions& o, const std::string& v) {
+         if (v == "text") {
+           o.live_format = stats::LiveFormat::kText;
+         } else if (v == "json") {
+           o.live_format = stats::LiveFormat::kJson;
+         } else if (v == "none") {
+           o.live_format = stats::LiveFormat::kNone;
+         } else {
+           throw UsageError(fmt::format("--live-format: expected text, json or none, got '{}'", v));
+         }
+       }},
+      {"sla", false,
+       "latency target per interval, e.g. read:p99<=2ms (repeatable; exit 3 if broken)",
+       [](RunOptions& o, const std::string& v) {
+         const std::string args[] = {v};
+         (void)stats::ParseSlaTargets(args, "--sla");  // bad targets fail here, naming --sla
+         o.sla.push_back(v);
+       }},
       {"write_hist_log", false, "write PREFIX_clat_hist.N.log histogram logs",
        [](RunOptions& o, const std::string& v) { o.spec.write_hist_log = v; }},
       {"log_hist_msec", false, "log period in ms (default 1000), epoch-aligned",
@@ -241,6 +293,40 @@ uint64_t ParseSize(std::string_view text, std::string_view option) {
     throw UsageError(
         fmt::format("--{}: unknown size suffix in '{}' (use k, m, g, t)", option, text));
   return static_cast<uint64_t>(v * mult);
+}
+
+void ParseRate(std::string_view text, std::string_view option, bool bytes, engine::JobSpec& spec) {
+  auto one = [&](std::string_view part) -> double {
+    if (bytes) {
+      if (part.ends_with("/s")) part.remove_suffix(2);
+      return static_cast<double>(ParseSize(part, option));
+    }
+    size_t used = 0;
+    const double v = ParseNumber(part, option, &used);
+    if (used != part.size()) {
+      throw UsageError(fmt::format("--{}: expected I/Os per second, got '{}'", option, part));
+    }
+    return v;
+  };
+  auto set = [&](engine::RateLimit& limit, double v) {
+    (bytes ? limit.bytes_per_s : limit.iops) = v;
+  };
+  const size_t comma = text.find(',');
+  if (comma == std::string_view::npos) {
+    const double v = one(text);
+    if (v <= 0) throw UsageError(fmt::format("--{}: must be greater than 0", option));
+    set(spec.rate, v);
+    return;
+  }
+  const std::string_view r = text.substr(0, comma), w = text.substr(comma + 1);
+  if (w.find(',') != std::string_view::npos) {
+    throw UsageError(fmt::format("--{}: expected N or R,W (trim rates are not supported)", option));
+  }
+  if (!r.empty()) set(spec.rate_dir[0], one(r));
+  if (!w.empty()) set(spec.rate_dir[1], one(w));
+  if (!spec.rate_dir[0].Any() && !spec.rate_dir[1].Any()) {
+    throw UsageError(fmt::format("--{}: expected N or R,W with a rate greater than 0", option));
+  }
 }
 
 uint64_t ParseTimeNs(std::string_view text, std::string_view option) {
@@ -333,7 +419,14 @@ std::string RunUsage() {
       "Drives I/O at files or block devices and reports latency as fio does. Without --filename\n"
       "it runs a short default benchmark (4k random reads, QD32, 3 s, on a 64 MiB temporary file\n"
       "in the current directory, removed afterwards; logs to "
-      "iotail_clat_hist.1.log).\n\noptions:\n";
+      "iotail_clat_hist.1.log).\n\n"
+      "Rate-limited open loop: --rate_iops or --rate schedules every I/O's start in advance\n"
+      "(linear or poisson); a late I/O keeps its intended start, so `lat` (intended start to\n"
+      "completion, PREFIX_lat_hist.N.log, JSON lat_ns) shows backlog while `clat` (submit to\n"
+      "completion) shows the device. Live lines go to stderr, the summary to stdout.\n"
+      "Exit status: 0 ok; 1 I/O errors or a system failure; 2 bad options; 3 an --sla target\n"
+      "was violated; 130/143 interrupted by SIGINT/SIGTERM (summary and logs still complete).\n"
+      "Precedence: 1, then 130/143, then 3.\n\noptions:\n";
   for (const OptionDef& d : Table()) {
     out += fmt::format("  --{:<28} {}\n", std::string(d.name) + (d.boolean ? "" : "=V"), d.help);
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/job_spec.h"
+#include "stats/live_report.h"
 
 namespace iotail::cli {
 
@@ -27,12 +28,18 @@ struct RunOptions {
   std::string output;                                      // --output FILE ("" = stdout)
   std::vector<double> percentiles;                         // --percentile_list (default fio's list)
   std::vector<std::pair<std::string, std::string>> given;  // options as given, for the summary
+  uint64_t status_interval_ms = 0;                         // --status-interval (0 = the log period)
+  stats::LiveFormat live_format = stats::LiveFormat::kText;  // --live-format
+  std::vector<std::string> sla;                              // --sla targets, as given
 };
 
 RunOptions ParseRunOptions(std::span<char* const> args);
 std::string RunUsage();
 
 uint64_t ParseSize(std::string_view text, std::string_view option);
+// "N" (all directions together) or "R,W", "R,", ",W" (per direction) into spec's rate fields;
+// bytes: sizes with suffixes per second (--rate), else I/Os per second (--rate_iops).
+void ParseRate(std::string_view text, std::string_view option, bool bytes, engine::JobSpec& spec);
 uint64_t ParseTimeNs(std::string_view text, std::string_view option);
 bool ParseBool(std::string_view text, std::string_view option);
 std::vector<int> ParseCpuList(std::string_view text, std::string_view option);

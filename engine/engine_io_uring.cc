@@ -123,6 +123,18 @@ class IoUringEngine final : public IoEngine {
     return static_cast<int>(n);
   }
 
+  // Rate-limited loop: submit and wait for min_complete CQEs or the timeout, whichever is first.
+  int ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete,
+                  uint64_t timeout_ns) override {
+    __kernel_timespec ts;
+    ts.tv_sec = static_cast<int64_t>(timeout_ns / 1'000'000'000u);
+    ts.tv_nsec = static_cast<long long>(timeout_ns % 1'000'000'000u);
+    io_uring_cqe* first = nullptr;
+    const int rc = io_uring_submit_and_wait_timeout(&ring_, &first, min_complete, &ts, nullptr);
+    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) return rc;
+    return Reap(out, 0);
+  }
+
   std::string Describe() const override { return "io_uring(" + describe_ + ")"; }
 
  private:

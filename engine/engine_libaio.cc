@@ -79,6 +79,26 @@ class LibaioEngine final : public IoEngine {
     }
     return static_cast<int>(n);
   }
+  // Rate-limited loop: io_getevents with a timeout; an interrupting signal ends the wait early.
+  int ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete,
+                  uint64_t timeout_ns) override {
+    size_t n = 0;
+    while (failed_count_ > 0 && n < out.size()) out[n++] = failed_[--failed_count_];
+    if (n > 0) return static_cast<int>(n);
+    timespec ts;
+    ts.tv_sec = static_cast<time_t>(timeout_ns / 1'000'000'000u);
+    ts.tv_nsec = static_cast<long>(timeout_ns % 1'000'000'000u);
+    const int rc = io_getevents(ctx_, static_cast<long>(min_complete),
+                                static_cast<long>(out.size()), events_.data(), &ts);
+    if (rc == -EINTR) return 0;
+    if (rc < 0) return rc;
+    for (int i = 0; i < rc; ++i) {
+      const io_event& ev = events_[static_cast<size_t>(i)];
+      out[n++] = IoCompletion{static_cast<uint32_t>(reinterpret_cast<uintptr_t>(ev.data)),
+                              static_cast<int64_t>(static_cast<long>(ev.res))};
+    }
+    return static_cast<int>(n);
+  }
   std::string Describe() const override { return "libaio"; }
 
  private:

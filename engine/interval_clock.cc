@@ -8,8 +8,14 @@ namespace iotail::engine {
 
 IntervalClock::IntervalClock(std::vector<const stats::Recorder*> recorders,
                              std::vector<std::unique_ptr<stats::HistLogWriter>> logs,
-                             IntervalClockOptions options, Callback callback)
-    : logs_(std::move(logs)), options_(std::move(options)), callback_(std::move(callback)) {
+                             IntervalClockOptions options, Callback callback,
+                             std::vector<std::unique_ptr<stats::HistLogWriter>> lat_logs)
+    : logs_(std::move(logs)),
+      lat_logs_(std::move(lat_logs)),
+      zeros_(stats::kFio3Buckets, 0),
+      options_(std::move(options)),
+      callback_(std::move(callback)) {
+  last_end_ns_ = options_.start_realtime_ns;
   samplers_.reserve(recorders.size());
   for (const stats::Recorder* r : recorders) samplers_.emplace_back(*r);
   deltas_.resize(recorders.size());
@@ -40,14 +46,14 @@ void IntervalClock::Loop() {
               std::chrono::nanoseconds(boundary)));
       if (cv_.wait_until(lock, deadline, [this] { return stop_; })) return;
       if (Clock::RealtimeNs() < boundary) continue;  // woke early (clock step): wait again
-      Close(boundary);
+      Close(boundary, false);
     }
   } catch (...) {
     failure_ = std::current_exception();
   }
 }
 
-void IntervalClock::Close(uint64_t end_ns) {
+void IntervalClock::Close(uint64_t end_ns, bool final) {
   const uint64_t time_ms = LogTimeMs(end_ns, options_.start_realtime_ns, options_.unix_epoch);
   for (size_t w = 0; w < samplers_.size(); ++w) {
     samplers_[w].Next(deltas_[w]);
@@ -56,9 +62,17 @@ void IntervalClock::Close(uint64_t end_ns) {
         logs_[w]->Write(time_ms, d, options_.bs, deltas_[w].dirs[stats::DirectionIndex(d)].clat);
       }
     }
+    if (w < lat_logs_.size()) {
+      for (stats::Direction d : options_.directions) {
+        const auto& lat = deltas_[w].dirs[stats::DirectionIndex(d)].lat;
+        lat_logs_[w]->Write(time_ms, d, options_.bs, lat.empty() ? zeros_ : lat);
+      }
+    }
   }
   ++intervals_;
-  if (callback_) callback_(time_ms, deltas_);
+  const IntervalInfo info{time_ms, last_end_ns_, end_ns, final, options_.planned_bytes};
+  last_end_ns_ = end_ns;
+  if (callback_) callback_(info, deltas_);
 }
 
 void IntervalClock::Finish(uint64_t end_realtime_ns) {
@@ -71,8 +85,9 @@ void IntervalClock::Finish(uint64_t end_realtime_ns) {
     thread_.join();
   }
   if (failure_) std::rethrow_exception(failure_);
-  Close(end_realtime_ns);
+  Close(end_realtime_ns, true);
   for (auto& log : logs_) log->Close();
+  for (auto& log : lat_logs_) log->Close();
 }
 
 std::vector<stats::RecorderSnapshot> IntervalClock::Totals() const {

@@ -4,8 +4,9 @@
 // the Unix epoch, so every worker of a run, and every host running at the same time with
 // synchronized clocks, closes its intervals at identical instants. At each boundary the clock
 // samples every recorder (RecorderSampler: exact deltas, nothing lost or counted twice), writes one
-// fio-format histogram-log line per worker and logged direction, and calls the optional interval
-// callback with the deltas (the hook for live reporting). Finish() must be called after every
+// fio-format histogram-log line per worker and logged direction (clat, and in the rate-limited mode
+// lat into a second set of logs), and calls the optional interval callback with the deltas (the
+// hook for live reporting and SLA checks). Finish() must be called after every
 // worker has stopped: it writes the final partial interval, so the counts in the logs add up to
 // exactly the I/Os the recorders hold.
 //
@@ -41,23 +42,37 @@ constexpr uint64_t LogTimeMs(uint64_t end_ns, uint64_t start_ns, bool unix_epoch
   return end_ns <= start_ns ? 0 : (end_ns - start_ns + 500'000u) / 1'000'000u;
 }
 
+// What the callback learns about one interval besides the deltas.
+struct IntervalInfo {
+  uint64_t time_ms = 0;   // the log's time column for this interval (its end)
+  uint64_t start_ns = 0;  // epoch ns: the interval is (start_ns, end_ns]
+  uint64_t end_ns = 0;
+  bool final = false;          // the last (partial) interval, written by Finish()
+  uint64_t planned_bytes = 0;  // bytes the run will do in all (0: time-based or unknown)
+};
+
 struct IntervalClockOptions {
   uint32_t period_ms = 1000;
   bool unix_epoch = false;
   uint64_t start_realtime_ns = 0;            // the run's start instant (after ramp), epoch ns
   std::vector<stats::Direction> directions;  // directions logged for every worker
   uint32_t bs = 4096;                        // the bs column (fio: meaningless)
+  uint64_t planned_bytes = 0;                // passed on in IntervalInfo
 };
 
 class IntervalClock {
  public:
-  // Called on the clock thread at each boundary and at the end: time column, one delta per worker.
-  using Callback = std::function<void(uint64_t time_ms, std::span<const stats::RecorderSnapshot>)>;
+  // Called on the clock thread at each boundary, and by Finish() for the final interval: the
+  // interval and one delta per worker.
+  using Callback =
+      std::function<void(const IntervalInfo&, std::span<const stats::RecorderSnapshot>)>;
 
-  // recorders[i] is worker i's; logs is empty (no logging) or has one writer per worker.
+  // recorders[i] is worker i's; logs is empty (no logging) or has one writer per worker; lat_logs
+  // likewise (lat histograms; all zero for a worker that records no lat).
   IntervalClock(std::vector<const stats::Recorder*> recorders,
                 std::vector<std::unique_ptr<stats::HistLogWriter>> logs,
-                IntervalClockOptions options, Callback callback = nullptr);
+                IntervalClockOptions options, Callback callback = nullptr,
+                std::vector<std::unique_ptr<stats::HistLogWriter>> lat_logs = {});
   ~IntervalClock();
 
   void Start();
@@ -71,10 +86,13 @@ class IntervalClock {
 
  private:
   void Loop();
-  void Close(uint64_t end_ns);
+  void Close(uint64_t end_ns, bool final);
 
   std::vector<stats::RecorderSampler> samplers_;
   std::vector<std::unique_ptr<stats::HistLogWriter>> logs_;
+  std::vector<std::unique_ptr<stats::HistLogWriter>> lat_logs_;
+  std::vector<uint64_t> zeros_;  // an empty lat histogram
+  uint64_t last_end_ns_ = 0;
   IntervalClockOptions options_;
   Callback callback_;
   std::vector<stats::RecorderSnapshot> deltas_;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <exception>
 
 #include "stats/errors.h"
@@ -28,6 +29,16 @@ std::unique_ptr<IoEngine> Construct(EngineKind kind) {
 }
 
 }  // namespace
+
+int IoEngine::ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete, uint64_t timeout_ns) {
+  const int n = Reap(out, 0);
+  if (n != 0 || min_complete == 0) return n;
+  timespec ts;
+  ts.tv_sec = static_cast<time_t>(timeout_ns / 1'000'000'000u);
+  ts.tv_nsec = static_cast<long>(timeout_ns % 1'000'000'000u);
+  nanosleep(&ts, nullptr);  // an interrupting signal only ends the wait early
+  return Reap(out, 0);
+}
 
 std::string ProbeEngine(EngineKind kind) {
   std::unique_ptr<IoEngine> engine = Construct(kind);

@@ -6,6 +6,10 @@
 // the system call to Reap(), which submits and waits in one io_uring_enter). Reap() makes sure all
 // submitted requests are on their way and returns at least `min_complete` completions (fewer only
 // on an engine failure), each with the request's slot and a result of bytes transferred or -errno.
+// ReapTimeout() is Reap() bounded in time, for the rate-limited loop: it returns as soon as
+// `min_complete` completions are ready or `timeout_ns` has passed (then possibly with fewer, even
+// none), so a worker can wait for its next scheduled I/O while still reaping completions. The
+// default (for engines that complete inside Submit) sleeps only when nothing is ready.
 // Neither Submit() nor Reap() allocates or throws; they return -errno for engine-level failures.
 //
 // Engines are built by MakeEngine(); ProbeEngine() performs the same setup on a tiny ring/context
@@ -54,6 +58,8 @@ class IoEngine {
   virtual int Submit(std::span<const IoRequest> requests) = 0;
   // Returns the number of completions written to `out` (at most out.size()) or -errno.
   virtual int Reap(std::span<IoCompletion> out, uint32_t min_complete) = 0;
+  // Returns the number of completions written to `out` (0 on timeout) or -errno.
+  virtual int ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete, uint64_t timeout_ns);
   // A short description of the setup actually used (flags the kernel accepted).
   virtual std::string Describe() const = 0;
 };

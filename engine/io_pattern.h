@@ -83,9 +83,11 @@ class IoPattern {
   IoPattern(const JobSpec& spec, uint32_t files, uint64_t region_offset, uint64_t region_size,
             uint64_t seed);
 
-  IoChoice Next() {
+  IoChoice Next() { return Next(ChooseDirection()); }
+  // The next I/O in direction `dir` (for per-direction rate schedules, which choose directions).
+  IoChoice Next(stats::Direction dir) {
     IoChoice c;
-    c.dir = ChooseDirection();
+    c.dir = dir;
     c.bs = ChooseBlockSize();
     const uint64_t block = random_ ? permutation_.Next() : NextSequential();
     c.file = static_cast<uint32_t>(block / blocks_per_file_);

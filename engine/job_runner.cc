@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <ctime>
 #include <exception>
 #include <latch>
 #include <thread>
@@ -25,11 +27,56 @@ void SleepUntilMonotonic(uint64_t ns, const std::atomic<bool>* stop) {
   }
 }
 
+// Waits for the Unix epoch instant `ns` (CLOCK_REALTIME), in slices so that *stop is seen.
+void SleepUntilRealtime(uint64_t ns, const std::atomic<bool>* stop) {
+  for (;;) {
+    const uint64_t now = Clock::RealtimeNs();
+    if (now >= ns || (stop != nullptr && stop->load())) return;
+    const uint64_t until = std::min<uint64_t>(ns, now + 50'000'000);
+    timespec ts{static_cast<time_t>(until / 1'000'000'000u),
+                static_cast<long>(until % 1'000'000'000u)};
+    clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, nullptr);
+  }
+}
+
+void CheckStartAt(uint64_t start_at_ms, uint64_t now_ns) {
+  if (start_at_ms == 0) return;
+  const uint64_t at_ns = start_at_ms * 1'000'000u;
+  if (now_ns > at_ns + kStartAtToleranceMs * 1'000'000u) {
+    throw stats::UsageError(fmt::format(
+        "--start_at: {} is {:.3f} s in the past (more than {} ms); choose a later instant",
+        start_at_ms, static_cast<double>(now_ns - at_ns) / 1e9, kStartAtToleranceMs));
+  }
+}
+
+// Each worker's share of the rate: total / numjobs per schedule, workers staggered by a fraction
+// of a gap so that the union of linear schedules is evenly spaced as well.
+void PlanRate(const JobSpec& spec, WorkerPlan& plan, uint32_t jobs) {
+  if (!spec.RateLimited()) return;
+  const RateProcess process = spec.rate_poisson ? RateProcess::kPoisson : RateProcess::kLinear;
+  const double share = 1.0 / jobs;
+  auto add = [&](const RateLimit& limit, uint64_t stream) {
+    RateTarget t{limit.iops * share, limit.bytes_per_s * share};
+    const double gap_ns = t.iops > 0 ? 1e9 / t.iops : spec.MinBlockSize() * 1e9 / t.bytes_per_s;
+    const double phase = gap_ns * plan.index / jobs;
+    const uint64_t seed = spec.randseed ^ (0xd1b54a32d192ed03ull * (plan.index * 4 + stream + 1));
+    plan.schedules.emplace_back(t, process, seed, phase);
+  };
+  if (spec.RatePerDirection()) {
+    plan.per_direction = true;
+    if (spec.HasReads()) add(spec.rate_dir[0], 0);
+    if (spec.HasWrites()) add(spec.rate_dir[1], 1);
+  } else {
+    add(spec.rate, 0);
+  }
+}
+
 }  // namespace
 
 RunOutcome RunJob(const JobSpec& spec, IntervalClock::Callback on_interval,
                   const std::atomic<bool>* stop) {
   spec.Validate();
+  CheckStartAt(spec.start_at_ms, Clock::RealtimeNs());
   Clock::Init();
   (void)MakeEngine(spec.ioengine);  // throws UsageError listing the available engines
 
@@ -77,16 +124,25 @@ RunOutcome RunJob(const JobSpec& spec, IntervalClock::Callback on_interval,
     if (!spec.time_based) {
       plan.bytes_limit = spec.io_size != 0 ? spec.io_size : region * plan.fds.size();
     }
+    PlanRate(spec, plan, jobs);
     workers.push_back(std::make_unique<Worker>(spec, std::move(plan), MakeEngine(spec.ioengine)));
   }
 
-  std::vector<std::unique_ptr<stats::HistLogWriter>> logs;
+  std::vector<std::unique_ptr<stats::HistLogWriter>> logs, lat_logs;
+  uint64_t planned_bytes = 0;
+  for (const auto& w : workers) planned_bytes += w->bytes_limit();
   if (!spec.write_hist_log.empty()) {
     for (uint32_t w = 0; w < jobs; ++w) {
       std::string path =
           stats::HistLogWriter::ClatLogPath(spec.write_hist_log, static_cast<int>(w + 1));
       logs.push_back(std::make_unique<stats::HistLogWriter>(path, spec.log_hist_coarseness));
       out.log_paths.push_back(std::move(path));
+      if (spec.RateLimited()) {
+        std::string lat =
+            stats::HistLogWriter::LatLogPath(spec.write_hist_log, static_cast<int>(w + 1));
+        lat_logs.push_back(std::make_unique<stats::HistLogWriter>(lat, spec.log_hist_coarseness));
+        out.lat_log_paths.push_back(std::move(lat));
+      }
     }
   }
   std::vector<const stats::Recorder*> recorders;
@@ -118,9 +174,24 @@ RunOutcome RunJob(const JobSpec& spec, IntervalClock::Callback on_interval,
   }
   prepared.wait();
   for (const auto& f : failures) abort = abort || f != nullptr;
+  std::exception_ptr start_failure;
+  if (!abort && spec.start_at_ms != 0) {
+    try {
+      CheckStartAt(spec.start_at_ms, Clock::RealtimeNs());
+      SleepUntilRealtime(spec.start_at_ms * 1'000'000u, stop);
+    } catch (...) {
+      start_failure = std::current_exception();
+      abort = true;
+    }
+  }
   // The common start instant.
   const uint64_t start_mono = Clock::NowNs();
   const uint64_t start_real = Clock::RealtimeNs();
+  if (spec.start_at_ms != 0) {
+    out.start_skew_ns =
+        static_cast<int64_t>(start_real) - static_cast<int64_t>(spec.start_at_ms * 1'000'000u);
+  }
+  times.start_ns = start_mono;
   times.record_from_ns = start_mono + spec.ramp_time_ns;
   times.stop_at_ns = spec.runtime_ns != 0 ? times.record_from_ns + spec.runtime_ns : 0;
   out.start_realtime_ns = start_real + spec.ramp_time_ns;
@@ -130,6 +201,7 @@ RunOutcome RunJob(const JobSpec& spec, IntervalClock::Callback on_interval,
     for (const auto& f : failures) {
       if (f) std::rethrow_exception(f);
     }
+    if (start_failure) std::rethrow_exception(start_failure);
   }
   out.engine_description = workers.front()->DescribeEngine();
 
@@ -138,9 +210,11 @@ RunOutcome RunJob(const JobSpec& spec, IntervalClock::Callback on_interval,
   copt.unix_epoch = spec.log_unix_epoch;
   copt.start_realtime_ns = out.start_realtime_ns;
   copt.bs = spec.MinBlockSize();
+  copt.planned_bytes = planned_bytes;
   if (spec.HasReads()) copt.directions.push_back(stats::Direction::kRead);
   if (spec.HasWrites()) copt.directions.push_back(stats::Direction::kWrite);
-  IntervalClock clock(std::move(recorders), std::move(logs), copt, std::move(on_interval));
+  IntervalClock clock(std::move(recorders), std::move(logs), copt, std::move(on_interval),
+                      std::move(lat_logs));
 
   if (spec.ramp_time_ns != 0) SleepUntilMonotonic(times.record_from_ns, stop);
   clock.Start();
@@ -158,6 +232,7 @@ RunOutcome RunJob(const JobSpec& spec, IntervalClock::Callback on_interval,
   for (const auto& w : workers) {
     if (w->engine_error() != 0 && out.engine_error == 0) out.engine_error = w->engine_error();
   }
+  out.stopped = stop != nullptr && stop->load();
   return out;
 }
 

@@ -2,12 +2,15 @@
 //
 // Setup (all before the common start instant, all able to throw): validate the spec, choose and
 // calibrate the clock, probe the engine, open (and create or safety-check) the targets, build one
-// Worker per job with its own engine instance, prepare them, and open the histogram logs. Then the
-// workers start together; ramp_time is run but not recorded, and the interval clock starts when
-// recording does; runtime counts from there. When every worker has stopped (runtime, bytes, error
-// or *stop), the interval clock writes the final partial interval, end_fsync runs, and the totals
-// per worker (exactly the sums of the logged intervals) are returned. Not thread-safe; one call
-// per run.
+// Worker per job with its own engine instance and its share of the rate schedule, prepare them,
+// and open the histogram logs (clat, plus lat when rate-limited). Then, after waiting for
+// spec.start_at_ms if given (UsageError if that is more than kStartAtToleranceMs in the past), the
+// workers start together; ramp_time is run but not recorded (no counts, no lag, no log lines), and
+// the interval clock starts when recording does; runtime counts from there. *stop (set by a
+// signal handler, say) ends the run early, cleanly, at any of these stages. When every worker has
+// stopped (runtime, bytes, error or *stop), the interval clock writes the final partial interval,
+// end_fsync runs, and the totals per worker (exactly the sums of the logged intervals) are
+// returned. Not thread-safe; one call per run.
 #pragma once
 
 #include <atomic>
@@ -21,6 +24,9 @@
 
 namespace iotail::engine {
 
+// How far in the past --start_at may be when the workers are ready (later is an error).
+inline constexpr uint64_t kStartAtToleranceMs = 500;
+
 struct RunOutcome {
   std::vector<stats::RecorderSnapshot> per_worker;  // totals per worker
   double runtime_s = 0;                             // recorded time (after ramp)
@@ -31,6 +37,9 @@ struct RunOutcome {
   uint64_t start_realtime_ns = 0;                   // recording start, epoch ns
   uint64_t region_size = 0;                         // bytes per file actually used
   int engine_error = 0;                             // first engine-level errno, 0 if none
+  std::vector<std::string> lat_log_paths;           // lat histogram logs (rate-limited mode)
+  int64_t start_skew_ns = 0;                        // actual start - start_at (0 without it)
+  bool stopped = false;                             // *stop ended the run early
 };
 
 RunOutcome RunJob(const JobSpec& spec, IntervalClock::Callback on_interval = nullptr,

@@ -129,6 +129,30 @@ void JobSpec::Validate() const {
   if (sqthread_poll && ioengine != EngineKind::kIoUring) {
     throw UsageError("--sqthread_poll: only with --ioengine=io_uring");
   }
+  if (RateLimited()) {
+    auto both = [](const RateLimit& r) { return r.iops > 0 && r.bytes_per_s > 0; };
+    if (both(rate) || both(rate_dir[0]) || both(rate_dir[1]) ||
+        (rate.Any() && RatePerDirection())) {
+      throw UsageError("--rate_iops/--rate: give one of --rate_iops and --rate, as N or as R,W");
+    }
+    if (RatePerDirection()) {
+      if (HasReads() && !rate_dir[0].Any()) {
+        throw UsageError(
+            fmt::format("--rate_iops/--rate: --rw={} reads, so the R,W form needs a read rate (R)",
+                        RwModeName(rw)));
+      }
+      if (HasWrites() && !rate_dir[1].Any()) {
+        throw UsageError(fmt::format(
+            "--rate_iops/--rate: --rw={} writes, so the R,W form needs a write rate (W)",
+            RwModeName(rw)));
+      }
+      if ((!HasReads() && rate_dir[0].Any()) || (!HasWrites() && rate_dir[1].Any())) {
+        throw UsageError(
+            fmt::format("--rate_iops/--rate: a rate is given for a direction --rw={} does not do",
+                        RwModeName(rw)));
+      }
+    }
+  }
   if (filenames.empty()) throw UsageError("--filename: no target given");
   for (const auto& f : filenames) {
     if (f.empty()) throw UsageError("--filename: empty file name in the list");

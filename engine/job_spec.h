@@ -4,6 +4,7 @@
 // read once built.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,6 +13,13 @@ namespace iotail::engine {
 
 enum class RwMode { kRead, kWrite, kRandRead, kRandWrite, kReadWrite, kRandReadWrite };
 enum class EngineKind { kIoUring, kLibaio, kPsync, kNull };
+
+// A rate limit: I/Os per second or bytes per second (0 = none). At most one of the two is set.
+struct RateLimit {
+  double iops = 0;
+  double bytes_per_s = 0;
+  bool Any() const { return iops > 0 || bytes_per_s > 0; }
+};
 
 struct BlockSizeShare {
   uint32_t bs = 4096;
@@ -46,6 +54,12 @@ struct JobSpec {
   bool continue_on_error = false;              // --continue_on_error: count errors, keep going
   bool allow_destructive = false;  // --allow-destructive: write over a signature/mounted device
 
+  // Rate-limited open loop (issue 4). Rates are totals over all workers (fio's are per job).
+  RateLimit rate;                       // --rate_iops=N / --rate=N: all directions together
+  std::array<RateLimit, 2> rate_dir{};  // --rate_iops=R,W / --rate=R,W: reads [0], writes [1]
+  bool rate_poisson = false;            // --rate_process=poisson (default linear)
+  uint64_t start_at_ms = 0;             // --start_at: Unix epoch ms of the common start (0 = now)
+
   // Logs.
   std::string write_hist_log;     // --write_hist_log=PREFIX ("" = no histogram logs)
   uint32_t log_hist_msec = 1000;  // --log_hist_msec
@@ -57,6 +71,8 @@ struct JobSpec {
   bool IsRandom() const {
     return rw == RwMode::kRandRead || rw == RwMode::kRandWrite || rw == RwMode::kRandReadWrite;
   }
+  bool RateLimited() const { return rate.Any() || rate_dir[0].Any() || rate_dir[1].Any(); }
+  bool RatePerDirection() const { return rate_dir[0].Any() || rate_dir[1].Any(); }
   uint32_t MinBlockSize() const;
   uint32_t MaxBlockSize() const;
 

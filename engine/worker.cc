@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
+#include <time.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -55,7 +57,7 @@ void Worker::Prepare() {
   engine_->Prepare(setup);
 }
 
-void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit) {
+void Worker::QueueRedo() {
   batch_count_ = 0;
   // Resubmissions first: the remainder of short transfers and -EAGAIN.
   while (redo_count_ > 0) {
@@ -69,6 +71,10 @@ void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_li
                   slot.len - slot.done,
                   buffers_ + static_cast<size_t>(s) * buffer_size_ + slot.done};
   }
+}
+
+void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit) {
+  QueueRedo();
   new_in_batch_ = 0;
   while (issue_new && free_count_ > 0 && (bytes_limit == 0 || issued_bytes < bytes_limit)) {
     const uint32_t s = free_[--free_count_];
@@ -93,6 +99,10 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
     CPU_ZERO(&set);
     for (int cpu : spec_.cpus_allowed) CPU_SET(cpu, &set);
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  }
+  if (!plan_.schedules.empty()) {
+    RunOpenLoop(times, stop);
+    return;
   }
   const uint32_t depth = spec_.iodepth;
   const uint32_t batch_complete = spec_.iodepth_batch_complete != 0
@@ -128,32 +138,135 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
       return;
     }
     const uint64_t now = Clock::NowNs();
-    for (int i = 0; i < n; ++i) {
-      const IoCompletion& c = completions_[static_cast<size_t>(i)];
-      Slot& slot = slots_[c.slot];
-      int64_t res = c.result;
-      if (res == -EAGAIN || (res > 0 && slot.done + res < slot.len)) {
-        if (res > 0) slot.done += static_cast<uint32_t>(res);
-        redo_[redo_count_++] = c.slot;
-        continue;
+    if (!Complete(n, now, times.record_from_ns, &in_flight)) stopping = true;
+    if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) ||
+        stop.load(std::memory_order_relaxed)) {
+      stopping = true;
+    }
+  }
+}
+
+bool Worker::Complete(int n, uint64_t now, uint64_t record_from_ns, uint32_t* in_flight) {
+  stats::Recorder& rec = *recorder_;
+  bool ok = true;
+  for (int i = 0; i < n; ++i) {
+    const IoCompletion& c = completions_[static_cast<size_t>(i)];
+    Slot& slot = slots_[c.slot];
+    int64_t res = c.result;
+    if (res == -EAGAIN || (res > 0 && slot.done + res < slot.len)) {
+      if (res > 0) slot.done += static_cast<uint32_t>(res);
+      redo_[redo_count_++] = c.slot;
+      continue;
+    }
+    if (res == 0 && slot.len > 0) res = -ENODATA;  // end of file: no progress possible
+    --*in_flight;
+    free_[free_count_++] = c.slot;
+    if (res < 0) {
+      rec.RecordError(static_cast<int>(-res));
+      if (!spec_.continue_on_error) ok = false;
+      continue;
+    }
+    if (now >= record_from_ns) {
+      rec.RecordClat(slot.dir, now - slot.start_ns, slot.len);
+      if (slot.intended_ns != 0) rec.RecordLat(slot.dir, now - slot.intended_ns);
+    }
+  }
+  return ok;
+}
+
+RateSchedule& Worker::NextDue(stats::Direction* dir) {
+  if (!plan_.per_direction) return plan_.schedules[0];
+  // Reads [0], writes [1]; a direction the job does not do has no schedule.
+  if (plan_.schedules.size() == 1) {
+    *dir = spec_.HasReads() ? stats::Direction::kRead : stats::Direction::kWrite;
+    return plan_.schedules[0];
+  }
+  const bool write = plan_.schedules[1].next_ns() < plan_.schedules[0].next_ns();
+  *dir = write ? stats::Direction::kWrite : stats::Direction::kRead;
+  return plan_.schedules[write ? 1 : 0];
+}
+
+void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop) {
+  constexpr uint64_t kMaxWaitNs = 10'000'000;  // see a stop request within 10 ms
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);      // wake on time for the next scheduled I/O
+  for (RateSchedule& s : plan_.schedules) s.Start(times.start_ns);
+  const uint32_t depth = spec_.iodepth;
+  const uint64_t bytes_limit = plan_.bytes_limit;
+  uint64_t issued_bytes = 0;
+  uint32_t in_flight = 0;
+  bool stopping = false;
+  stats::Recorder& rec = *recorder_;
+  uint64_t now = Clock::NowNs();
+
+  for (;;) {
+    // Issue every due I/O that has a free slot; all of this round's share one submit stamp.
+    QueueRedo();
+    new_in_batch_ = 0;
+    uint64_t next_due = 0;
+    const bool more = !stopping && (bytes_limit == 0 || issued_bytes < bytes_limit);
+    while (more && free_count_ > 0 && (bytes_limit == 0 || issued_bytes < bytes_limit)) {
+      stats::Direction dir = stats::Direction::kRead;
+      RateSchedule& schedule = NextDue(&dir);
+      next_due = schedule.next_ns();
+      if (next_due > now) break;
+      const IoChoice c = plan_.per_direction ? pattern_.Next(dir) : pattern_.Next();
+      schedule.Advance(c.bs);
+      const uint32_t s = free_[--free_count_];
+      Slot& slot = slots_[s];
+      slot.offset = c.offset;
+      slot.len = c.bs;
+      slot.done = 0;
+      slot.file = c.file;
+      slot.dir = c.dir;
+      slot.intended_ns = next_due;
+      slot.start_ns = now;
+      if (now >= times.record_from_ns) rec.RecordIssue(now - next_due, kLateThresholdNs);
+      issued_bytes += c.bs;
+      batch_[batch_count_++] = IoRequest{
+          s, c.dir, c.file, c.offset, c.bs, buffers_ + static_cast<size_t>(s) * buffer_size_};
+      ++new_in_batch_;
+    }
+    if (batch_count_ > 0) {
+      const int rc = engine_->Submit(std::span<const IoRequest>(batch_.data(), batch_count_));
+      if (rc < 0) {
+        engine_error_ = -rc;
+        rec.RecordError(-rc);
+        return;
       }
-      if (res == 0 && slot.len > 0) res = -ENODATA;  // end of file: no progress possible
-      --in_flight;
-      free_[free_count_++] = c.slot;
-      if (res < 0) {
-        rec.RecordError(static_cast<int>(-res));
-        if (!spec_.continue_on_error) stopping = true;
-        continue;
-      }
-      if (now >= times.record_from_ns) {
-        rec.RecordClat(slot.dir, now - slot.start_ns, slot.len);
-        if (slot.intended_ns != 0) rec.RecordLat(slot.dir, now - slot.intended_ns);
-      }
+      in_flight += static_cast<uint32_t>(new_in_batch_);
     }
     if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) ||
         stop.load(std::memory_order_relaxed)) {
       stopping = true;
     }
+    const bool issuing = !stopping && (bytes_limit == 0 || issued_bytes < bytes_limit);
+    if (in_flight == 0 && !issuing) break;
+
+    // Wait: for a completion when no slot is free (the next I/O could not start anyway), else
+    // until the next I/O is due (or the run's end), reaping whatever completes meanwhile.
+    int n = 0;
+    if (issuing && free_count_ > 0) {
+      uint64_t until = next_due > now ? next_due : now;
+      if (times.stop_at_ns != 0 && times.stop_at_ns < until) until = times.stop_at_ns;
+      uint64_t wait = until > now ? until - now : 0;
+      if (wait > kMaxWaitNs) wait = kMaxWaitNs;
+      if (in_flight > 0 || batch_count_ > 0) {
+        n = engine_->ReapTimeout(std::span<IoCompletion>(completions_.data(), depth), 1, wait);
+      } else if (wait > 0) {
+        timespec ts{static_cast<time_t>(wait / 1'000'000'000u),
+                    static_cast<long>(wait % 1'000'000'000u)};
+        nanosleep(&ts, nullptr);
+      }
+    } else if (in_flight > 0) {
+      n = engine_->Reap(std::span<IoCompletion>(completions_.data(), depth), 1);
+    }
+    if (n < 0) {
+      engine_error_ = -n;
+      rec.RecordError(-n);
+      return;
+    }
+    now = Clock::NowNs();
+    if (!Complete(n, now, times.record_from_ns, &in_flight)) stopping = true;
   }
 }
 

@@ -10,8 +10,14 @@
 // counted per errno in the recorder and stop the worker unless continue_on_error. When stopping,
 // in-flight I/Os are reaped and recorded, so the recorder holds every completed I/O.
 //
-// Room for open-loop pacing (issue 4): each slot carries an intended start stamp; with a schedule
-// the worker records RecordLat(intended -> completion) beside clat.
+// With rate schedules (the rate-limited open loop) Run takes another loop: every I/O has an
+// intended start from its RateSchedule, independent of completions. Each round issues every I/O
+// that is due and has a free queue slot (stamped with the same submit time; the lag behind its
+// intended start is recorded), then waits with ReapTimeout until the next I/O is due while reaping
+// completions; the queue is never drained to wait. When every slot is busy, due I/Os wait for a
+// slot and keep their intended start, so a backlog shows in lat = completion - intended start
+// (recorded beside clat = completion - submit). The wait is capped at 10 ms so that a stop request
+// is seen promptly.
 #pragma once
 
 #include <atomic>
@@ -22,6 +28,7 @@
 #include "engine/io_engine.h"
 #include "engine/io_pattern.h"
 #include "engine/job_spec.h"
+#include "engine/rate_schedule.h"
 #include "stats/recorder.h"
 
 namespace iotail::engine {
@@ -32,9 +39,14 @@ struct WorkerPlan {
   uint64_t region_offset = 0;
   uint64_t region_size = 0;  // bytes per file
   uint64_t bytes_limit = 0;  // stop issuing after this many bytes (0 = no limit)
+  // Open loop: none (closed loop), one for all I/Os (directions by rwmixread), or two, one per
+  // direction (reads [0], writes [1]; only per_direction is set then).
+  std::vector<RateSchedule> schedules;
+  bool per_direction = false;
 };
 
 struct WorkerTimes {
+  uint64_t start_ns = 0;        // Clock::NowNs() of the common start (rate schedules begin here)
   uint64_t record_from_ns = 0;  // Clock::NowNs() from which completions are recorded (ramp end)
   uint64_t stop_at_ns = 0;      // stop issuing at this instant (0 = no limit)
 };
@@ -52,6 +64,7 @@ class Worker {
   void Run(const WorkerTimes& times, const std::atomic<bool>& stop);
 
   const stats::Recorder& recorder() const { return *recorder_; }
+  uint64_t bytes_limit() const { return plan_.bytes_limit; }
   // The first engine-level failure (-errno from Submit/Reap), 0 if none.
   int engine_error() const { return engine_error_; }
   std::string DescribeEngine() const { return engine_->Describe(); }
@@ -67,6 +80,12 @@ class Worker {
     stats::Direction dir;
   };
   void FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit);
+  void QueueRedo();
+  void RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop);
+  // The schedule whose I/O is due first, and its direction (per-direction schedules).
+  RateSchedule& NextDue(stats::Direction* dir);
+  // Records a reaped batch; returns false when the worker must stop issuing (an error).
+  bool Complete(int n, uint64_t now, uint64_t record_from_ns, uint32_t* in_flight);
 
   const JobSpec& spec_;
   WorkerPlan plan_;

@@ -76,4 +76,8 @@ std::string HistLogWriter::ClatLogPath(const std::string& prefix, int job_number
   return fmt::format("{}_clat_hist.{}.log", prefix, job_number);
 }
 
+std::string HistLogWriter::LatLogPath(const std::string& prefix, int job_number) {
+  return fmt::format("{}_lat_hist.{}.log", prefix, job_number);
+}
+
 }  // namespace iotail::stats

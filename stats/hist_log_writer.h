@@ -42,6 +42,9 @@ class HistLogWriter {
 
   // The file name fio uses for worker `job_number` (1-based): PREFIX_clat_hist.N.log.
   static std::string ClatLogPath(const std::string& prefix, int job_number);
+  // PREFIX_lat_hist.N.log: intended start to completion (the rate-limited mode), as fio names
+  // its total-latency histogram logs.
+  static std::string LatLogPath(const std::string& prefix, int job_number);
 
  private:
   std::string path_;

@@ -12,6 +12,14 @@ double DirectionSnapshot::StddevNs() const {
   return var > 0 ? std::sqrt(var) : 0;
 }
 
+double DirectionSnapshot::LatStddevNs() const {
+  if (lat_ios < 2) return 0;
+  const double n = static_cast<double>(lat_ios);
+  const double mean = static_cast<double>(lat_sum_ns) / n;
+  const double var = (lat_sum_sq_ns - n * mean * mean) / (n - 1);
+  return var > 0 ? std::sqrt(var) : 0;
+}
+
 void DirectionSnapshot::Add(const DirectionSnapshot& other) {
   if (clat.size() < other.clat.size()) clat.resize(other.clat.size(), 0);
   for (size_t i = 0; i < other.clat.size(); ++i) clat[i] += other.clat[i];
@@ -23,6 +31,11 @@ void DirectionSnapshot::Add(const DirectionSnapshot& other) {
   max_ns = std::max(max_ns, other.max_ns);
   sum_ns += other.sum_ns;
   sum_sq_ns += other.sum_sq_ns;
+  lat_ios += other.lat_ios;
+  lat_min_ns = std::min(lat_min_ns, other.lat_min_ns);
+  lat_max_ns = std::max(lat_max_ns, other.lat_max_ns);
+  lat_sum_ns += other.lat_sum_ns;
+  lat_sum_sq_ns += other.lat_sum_sq_ns;
 }
 
 uint64_t RecorderSnapshot::TotalErrors() const {
@@ -33,6 +46,10 @@ uint64_t RecorderSnapshot::TotalErrors() const {
 
 void RecorderSnapshot::Add(const RecorderSnapshot& other) {
   for (int d = 0; d < kDirectionCount; ++d) dirs[d].Add(other.dirs[d]);
+  schedule.issued += other.schedule.issued;
+  schedule.late += other.schedule.late;
+  schedule.max_lag_ns = std::max(schedule.max_lag_ns, other.schedule.max_lag_ns);
+  schedule.sum_lag_ns += other.schedule.sum_lag_ns;
   for (size_t e = 0; e < errors.size(); ++e) errors[e] += other.errors[e];
 }
 
@@ -48,6 +65,11 @@ void Recorder::Snapshot(RecorderSnapshot& out) const {
     s.max_ns = Load(dir.max_ns);
     s.sum_ns = Load(dir.sum_ns);
     s.sum_sq_ns = dir.sum_sq_ns.load(std::memory_order_relaxed);
+    s.lat_ios = Load(dir.lat_ios);
+    s.lat_min_ns = Load(dir.lat_min_ns);
+    s.lat_max_ns = Load(dir.lat_max_ns);
+    s.lat_sum_ns = Load(dir.lat_sum_ns);
+    s.lat_sum_sq_ns = dir.lat_sum_sq_ns.load(std::memory_order_relaxed);
     s.clat.resize(kFio3Buckets);
     for (uint32_t i = 0; i < kFio3Buckets; ++i) s.clat[i] = Load(dir.clat[i]);
     if (Load(dir.lat_used) != 0) {
@@ -57,6 +79,10 @@ void Recorder::Snapshot(RecorderSnapshot& out) const {
       s.lat.clear();
     }
   }
+  out.schedule.issued = Load(schedule_.issued);
+  out.schedule.late = Load(schedule_.late);
+  out.schedule.max_lag_ns = Load(schedule_.max_lag_ns);
+  out.schedule.sum_lag_ns = Load(schedule_.sum_lag_ns);
   for (size_t e = 0; e < errors_.size(); ++e) out.errors[e] = Load(errors_[e]);
 }
 
@@ -84,7 +110,16 @@ void RecorderSampler::Next(RecorderSnapshot& delta) {
     out.sum_sq_ns = now.sum_sq_ns - before.sum_sq_ns;
     out.min_ns = now.min_ns;
     out.max_ns = now.max_ns;
+    out.lat_ios = now.lat_ios - before.lat_ios;
+    out.lat_sum_ns = now.lat_sum_ns - before.lat_sum_ns;
+    out.lat_sum_sq_ns = now.lat_sum_sq_ns - before.lat_sum_sq_ns;
+    out.lat_min_ns = now.lat_min_ns;
+    out.lat_max_ns = now.lat_max_ns;
   }
+  delta.schedule.issued = current_.schedule.issued - previous_.schedule.issued;
+  delta.schedule.late = current_.schedule.late - previous_.schedule.late;
+  delta.schedule.sum_lag_ns = current_.schedule.sum_lag_ns - previous_.schedule.sum_lag_ns;
+  delta.schedule.max_lag_ns = current_.schedule.max_lag_ns;
   for (size_t e = 0; e < delta.errors.size(); ++e) {
     delta.errors[e] = current_.errors[e] - previous_.errors[e];
   }

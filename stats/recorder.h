@@ -4,8 +4,9 @@
 // Per direction a recorder holds a completion-latency (clat) histogram in fio 3's 1856-bucket
 // nanosecond layout, the I/O and byte counts, and exact min/max/sum/sum-of-squares of the
 // latencies (so the summary's min, max, mean and stddev are exact, not bucketed). It also counts
-// errors per errno. A second histogram per direction (`lat`, intended start to completion) is
-// reserved for the rate-limited mode; the worker records into it only when it has intended starts.
+// errors per errno. A second histogram per direction (`lat`, intended start to completion, with its
+// own exact min/max/sum) is filled in the rate-limited mode only, where the worker also records
+// each I/O's issue lag (how long after its intended start it was submitted) as schedule counters.
 //
 // Threading contract: exactly one writer thread calls the Record* methods; every field is a
 // std::atomic updated by a relaxed load and a relaxed store (no read-modify-write, no fence, no
@@ -42,16 +43,35 @@ struct DirectionSnapshot {
   uint64_t max_ns = 0;
   uint64_t sum_ns = 0;
   double sum_sq_ns = 0;  // sum of squared latencies, ns^2
+  // The same for lat (intended start to completion); lat_ios == 0 outside the rate-limited mode.
+  uint64_t lat_ios = 0;
+  uint64_t lat_min_ns = std::numeric_limits<uint64_t>::max();
+  uint64_t lat_max_ns = 0;
+  uint64_t lat_sum_ns = 0;
+  double lat_sum_sq_ns = 0;
 
   double MeanNs() const { return ios ? static_cast<double>(sum_ns) / static_cast<double>(ios) : 0; }
   // Sample standard deviation (n - 1), as fio prints it; 0 for fewer than two samples.
   double StddevNs() const;
+  double LatMeanNs() const {
+    return lat_ios ? static_cast<double>(lat_sum_ns) / static_cast<double>(lat_ios) : 0;
+  }
+  double LatStddevNs() const;
   // Adds other's counts; min/max combine.
   void Add(const DirectionSnapshot& other);
 };
 
+// Issue lag of the rate-limited mode: submit time minus intended start, over all directions.
+struct ScheduleSnapshot {
+  uint64_t issued = 0;      // I/Os issued on a schedule (and recorded: after ramp)
+  uint64_t late = 0;        // of which issued more than the late threshold after their time
+  uint64_t max_lag_ns = 0;  // the largest lag (of the whole run, also in deltas)
+  uint64_t sum_lag_ns = 0;
+};
+
 struct RecorderSnapshot {
   std::array<DirectionSnapshot, kDirectionCount> dirs;
+  ScheduleSnapshot schedule;
   std::array<uint64_t, kMaxCountedErrno> errors{};  // errors[e]: completions failing with -e
 
   uint64_t TotalErrors() const;
@@ -82,6 +102,20 @@ class Recorder {
     Dir& dir = dirs_[DirectionIndex(d)];
     Store(dir.lat_used, 1);
     Bump(dir.lat[Fio3BucketIndex(lat_ns)]);
+    Bump(dir.lat_ios);
+    Store(dir.lat_sum_ns, Load(dir.lat_sum_ns) + lat_ns);
+    const double x = static_cast<double>(lat_ns);
+    dir.lat_sum_sq_ns.store(dir.lat_sum_sq_ns.load(std::memory_order_relaxed) + x * x,
+                            std::memory_order_relaxed);
+    if (lat_ns < Load(dir.lat_min_ns)) Store(dir.lat_min_ns, lat_ns);
+    if (lat_ns > Load(dir.lat_max_ns)) Store(dir.lat_max_ns, lat_ns);
+  }
+  // Writer only. An I/O issued lag_ns after its intended start; late when over late_threshold_ns.
+  void RecordIssue(uint64_t lag_ns, uint64_t late_threshold_ns) {
+    Bump(schedule_.issued);
+    if (lag_ns > late_threshold_ns) Bump(schedule_.late);
+    Store(schedule_.sum_lag_ns, Load(schedule_.sum_lag_ns) + lag_ns);
+    if (lag_ns > Load(schedule_.max_lag_ns)) Store(schedule_.max_lag_ns, lag_ns);
   }
   // Writer only. A completion that failed with -err (err > 0).
   void RecordError(int err) {
@@ -113,8 +147,20 @@ class Recorder {
     Counter sum_ns{0};
     Counter lat_used{0};
     std::atomic<double> sum_sq_ns{0};
+    Counter lat_ios{0};
+    Counter lat_min_ns{std::numeric_limits<uint64_t>::max()};
+    Counter lat_max_ns{0};
+    Counter lat_sum_ns{0};
+    std::atomic<double> lat_sum_sq_ns{0};
+  };
+  struct Schedule {
+    Counter issued{0};
+    Counter late{0};
+    Counter max_lag_ns{0};
+    Counter sum_lag_ns{0};
   };
   alignas(64) std::array<Dir, kDirectionCount> dirs_;
+  alignas(64) Schedule schedule_;
   alignas(64) std::array<Counter, kMaxCountedErrno> errors_{};
 };
 

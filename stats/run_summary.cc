@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <sstream>
 
 #include "stats/histogram_layout.h"
 #include "stats/percentiles.h"
@@ -40,9 +41,26 @@ std::string JsonEscape(const std::string& in) {
 struct DirFigures {
   double iops = 0, bw_bytes = 0;
   std::vector<double> pct;
+  std::vector<double> lat_pct;  // rate-limited mode only
   SlcFactors slc;
   bool has_slc = false;
 };
+
+// One latency's numbers as JSON and text need them.
+struct LatencyView {
+  std::span<const uint64_t> bins;
+  uint64_t n = 0, min = 0, max = 0;
+  double mean = 0, stddev = 0;
+  const std::vector<double>* pct = nullptr;
+};
+
+LatencyView ClatView(const DirectionSnapshot& d, const DirFigures& f) {
+  return {d.clat, d.ios, d.ios ? d.min_ns : 0, d.max_ns, d.MeanNs(), d.StddevNs(), &f.pct};
+}
+LatencyView LatView(const DirectionSnapshot& d, const DirFigures& f) {
+  return {d.lat,           d.lat_ios, d.lat_ios ? d.lat_min_ns : 0, d.lat_max_ns, d.LatMeanNs(),
+          d.LatStddevNs(), &f.lat_pct};
+}
 
 DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s) {
   DirFigures f;
@@ -63,25 +81,27 @@ DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s) {
     f.slc = ComputeSlc(values, median);
     f.has_slc = true;
   }
+  if (d.lat_ios > 0 && !d.lat.empty()) {
+    f.lat_pct = ComputePercentiles(std::span<const uint64_t>(d.lat), HistogramLayout::Fio3(),
+                                   s.percentiles, PercentileMethod::kFio);
+  }
   return f;
 }
 
-void JsonLatency(Out o, const DirectionSnapshot& d, const DirFigures& f, const RunSummary& s,
-                 bool details) {
-  const uint64_t min = d.ios ? d.min_ns : 0;
+void JsonLatency(Out o, const LatencyView& v, const RunSummary& s, bool details) {
   fmt::format_to(o, "{{\"min\": {}, \"max\": {}, \"mean\": {:.6f}, \"stddev\": {:.6f}, \"N\": {}",
-                 min, d.max_ns, d.MeanNs(), d.StddevNs(), d.ios);
-  if (details && d.ios > 0) {
+                 v.min, v.max, v.mean, v.stddev, v.n);
+  if (details && v.n > 0 && v.pct != nullptr && v.pct->size() == s.percentiles.size()) {
     fmt::format_to(o, ", \"percentile\": {{");
     for (size_t i = 0; i < s.percentiles.size(); ++i) {
       fmt::format_to(o, "{}\"{:.6f}\": {}", i ? ", " : "", s.percentiles[i],
-                     static_cast<uint64_t>(f.pct[i]));
+                     static_cast<uint64_t>((*v.pct)[i]));
     }
     fmt::format_to(o, "}}, \"bins\": {{");
     bool first = true;
-    for (uint32_t i = 0; i < d.clat.size(); ++i) {
-      if (d.clat[i] == 0) continue;
-      fmt::format_to(o, "{}\"{}\": {}", first ? "" : ", ", FineBucketValue(i), d.clat[i]);
+    for (uint32_t i = 0; i < v.bins.size(); ++i) {
+      if (v.bins[i] == 0) continue;
+      fmt::format_to(o, "{}\"{}\": {}", first ? "" : ", ", FineBucketValue(i), v.bins[i]);
       first = false;
     }
     fmt::format_to(o, "}}");
@@ -99,9 +119,14 @@ void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s) {
                  "\"stddev\": 0.0, \"N\": 0}}, \"clat_ns\": ",
                  d.bytes, d.bytes / 1024, static_cast<uint64_t>(f.bw_bytes),
                  static_cast<uint64_t>(f.bw_bytes / 1024), f.iops, d.ios ? runtime_ms : 0, d.ios);
-  JsonLatency(o, d, f, s, true);
+  JsonLatency(o, ClatView(d, f), s, true);
   fmt::format_to(o, ", \"lat_ns\": ");
-  JsonLatency(o, d, f, s, false);
+  // Rate-limited: schedule latency (intended start to completion); else a repeat of clat.
+  if (d.lat_ios > 0) {
+    JsonLatency(o, LatView(d, f), s, true);
+  } else {
+    JsonLatency(o, ClatView(d, f), s, false);
+  }
   if (f.has_slc) {
     fmt::format_to(o,
                    ", \"iotail_slc\": {{\"slc1\": {}, \"slc2\": {}, \"slc1_mean\": {:.6f}, "
@@ -145,6 +170,13 @@ std::pair<const char*, double> Unit(uint64_t max_ns) {
   return {"msec", 1e6};
 }
 
+std::string Shown(double v, double div) {
+  const uint64_t ns = static_cast<uint64_t>(v);
+  const uint64_t shown =
+      div == 1 ? ns : (div == 1e3 ? (ns + 999) / 1000 : (ns + 999'999) / 1'000'000);
+  return fmt::format("{}", shown);
+}
+
 void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSummary& s) {
   if (d.ios == 0) return;
   const DirFigures f = Figures(d, s);
@@ -152,21 +184,34 @@ void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSu
   fmt::format_to(o,
                  "  {}: IOPS={:.0f}, BW={:.1f}MiB/s ({:.1f}MB/s) ({} I/Os, {} bytes in {:.3f}s)\n",
                  DirectionName(dir), f.iops, mib, f.bw_bytes / 1e6, d.ios, d.bytes, s.runtime_s);
-  const auto [unit, div] = Unit(d.max_ns);
-  fmt::format_to(o, "    clat ({}): min={:.2f}, max={:.2f}, avg={:.2f}, stdev={:.2f}\n", unit,
+  const bool lat = d.lat_ios > 0 && f.lat_pct.size() == s.percentiles.size();
+  const auto [unit, div] = Unit(lat ? std::max(d.max_ns, d.lat_max_ns) : d.max_ns);
+  fmt::format_to(o, "    clat ({}): min={:.2f}, max={:.2f}, avg={:.2f}, stdev={:.2f}{}\n", unit,
                  static_cast<double>(d.min_ns) / div, static_cast<double>(d.max_ns) / div,
-                 d.MeanNs() / div, d.StddevNs() / div);
-  fmt::format_to(o, "    clat percentiles ({}, fio's rule):\n", unit);
-  for (size_t i = 0; i < s.percentiles.size(); ++i) {
-    const uint64_t v = static_cast<uint64_t>(f.pct[i]);
-    const uint64_t shown =
-        div == 1 ? v : (div == 1e3 ? (v + 999) / 1000 : (v + 999'999) / 1'000'000);
-    fmt::format_to(o, "{}{:6.2f}th=[{:>6}]{}", i % 4 == 0 ? "     | " : "", s.percentiles[i], shown,
-                   i + 1 == s.percentiles.size() ? "\n" : (i % 4 == 3 ? ",\n" : ", "));
+                 d.MeanNs() / div, d.StddevNs() / div, lat ? "  (submit to completion)" : "");
+  if (lat) {
+    fmt::format_to(o,
+                   "     lat ({}): min={:.2f}, max={:.2f}, avg={:.2f}, stdev={:.2f}  (intended "
+                   "start to completion)\n",
+                   unit, static_cast<double>(d.lat_min_ns) / div,
+                   static_cast<double>(d.lat_max_ns) / div, d.LatMeanNs() / div,
+                   d.LatStddevNs() / div);
+    fmt::format_to(o, "    percentiles ({}, fio's rule):  {:>10} {:>10}\n", unit, "clat", "lat");
+    for (size_t i = 0; i < s.percentiles.size(); ++i) {
+      fmt::format_to(o, "     | {:8.2f}th {:>21} {:>10}\n", s.percentiles[i], Shown(f.pct[i], div),
+                     Shown(f.lat_pct[i], div));
+    }
+  } else {
+    fmt::format_to(o, "    clat percentiles ({}, fio's rule):\n", unit);
+    for (size_t i = 0; i < s.percentiles.size(); ++i) {
+      fmt::format_to(o, "{}{:6.2f}th=[{:>6}]{}", i % 4 == 0 ? "     | " : "", s.percentiles[i],
+                     Shown(f.pct[i], div),
+                     i + 1 == s.percentiles.size() ? "\n" : (i % 4 == 3 ? ",\n" : ", "));
+    }
   }
   if (f.has_slc) {
-    fmt::format_to(o, "    SLC1={} SLC2={} (means {:.3f}, {:.3f})\n", f.slc.slc1, f.slc.slc2,
-                   f.slc.slc1_mean, f.slc.slc2_mean);
+    fmt::format_to(o, "    SLC1={} SLC2={} (means {:.3f}, {:.3f}){}\n", f.slc.slc1, f.slc.slc2,
+                   f.slc.slc1_mean, f.slc.slc2_mean, lat ? " of clat" : "");
   }
 }
 
@@ -180,6 +225,107 @@ void TextErrors(Out o, const RecorderSnapshot& t) {
     if (t.errors[e] != 0) fmt::format_to(o, " {}={}", ErrnoName(static_cast<int>(e)), t.errors[e]);
   }
   fmt::format_to(o, "\n");
+}
+
+// Achieved against target for one rate (IOPS or bytes/s); `what` names it.
+struct RateCheck {
+  std::string what;  // "IOPS", "read IOPS", "bytes/s", ...
+  double target = 0, achieved = 0;
+  double ErrorPct() const { return target > 0 ? (achieved / target - 1) * 100 : 0; }
+};
+
+std::vector<RateCheck> RateChecks(const RunSummary& s, const RecorderSnapshot& all) {
+  std::vector<RateCheck> out;
+  if (!s.mode.rate_limited || s.runtime_s <= 0) return out;
+  uint64_t ios = 0, bytes = 0;
+  for (const auto& d : all.dirs) {
+    ios += d.ios;
+    bytes += d.bytes;
+  }
+  if (s.mode.target_iops > 0) out.push_back({"IOPS", s.mode.target_iops, ios / s.runtime_s});
+  if (s.mode.target_bw > 0) out.push_back({"bytes/s", s.mode.target_bw, bytes / s.runtime_s});
+  for (int d = 0; d < kDirectionCount; ++d) {
+    const std::string name(DirectionName(static_cast<Direction>(d)));
+    if (s.mode.dir_target_iops[d] > 0) {
+      out.push_back({name + " IOPS", s.mode.dir_target_iops[d], all.dirs[d].ios / s.runtime_s});
+    }
+    if (s.mode.dir_target_bw[d] > 0) {
+      out.push_back({name + " bytes/s", s.mode.dir_target_bw[d], all.dirs[d].bytes / s.runtime_s});
+    }
+  }
+  return out;
+}
+
+void TextRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
+  if (!s.mode.description.empty()) fmt::format_to(o, "  mode: {}\n", s.mode.description);
+  for (const RateCheck& r : RateChecks(s, all)) {
+    fmt::format_to(o, "  rate: target {:.1f} {}, achieved {:.1f} ({:+.3f}%)\n", r.target, r.what,
+                   r.achieved, r.ErrorPct());
+  }
+  if (s.mode.rate_limited) {
+    const ScheduleSnapshot& sc = all.schedule;
+    fmt::format_to(o,
+                   "  schedule: {} I/Os issued, {} late (issued > {} us after their intended "
+                   "start), max lag {:.1f} us, mean lag {:.1f} us\n",
+                   sc.issued, sc.late, s.mode.late_threshold_ns / 1000,
+                   static_cast<double>(sc.max_lag_ns) / 1e3,
+                   sc.issued ? static_cast<double>(sc.sum_lag_ns) / sc.issued / 1e3 : 0.0);
+  }
+  if (s.start_at_ms != 0) {
+    fmt::format_to(o, "  start: --start_at={}, started {:.3f} ms after it\n", s.start_at_ms,
+                   static_cast<double>(s.start_skew_ns) / 1e6);
+  }
+  if (!s.interrupted_by.empty()) {
+    fmt::format_to(o, "  interrupted by {} after {:.3f} s (in-flight I/Os completed and logged)\n",
+                   s.interrupted_by, s.runtime_s);
+  }
+  if (s.sla != nullptr && !s.sla->empty()) {
+    std::ostringstream sla;
+    s.sla->WriteSummary(sla, "ms since start (interval start)");
+    std::string text = sla.str();
+    size_t start = 0;
+    while (start < text.size()) {
+      const size_t nl = text.find('\n', start);
+      fmt::format_to(o, "  {}\n", text.substr(start, nl - start));
+      if (nl == std::string::npos) break;
+      start = nl + 1;
+    }
+  }
+}
+
+void JsonRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
+  const ScheduleSnapshot& sc = all.schedule;
+  fmt::format_to(o, "\"iotail_run\": {{\"mode\": \"{}\", \"description\": \"{}\"",
+                 s.mode.rate_limited ? "rate" : "burst", JsonEscape(s.mode.description));
+  if (s.mode.rate_limited) {
+    fmt::format_to(o, ", \"rate_process\": \"{}\", \"rates\": [", s.mode.process);
+    const auto checks = RateChecks(s, all);
+    for (size_t i = 0; i < checks.size(); ++i) {
+      fmt::format_to(o,
+                     "{}{{\"what\": \"{}\", \"target\": {:.3f}, \"achieved\": {:.3f}, "
+                     "\"error_pct\": {:.6f}}}",
+                     i ? ", " : "", checks[i].what, checks[i].target, checks[i].achieved,
+                     checks[i].ErrorPct());
+    }
+    fmt::format_to(o,
+                   "], \"issued\": {}, \"late_ios\": {}, \"late_threshold_ns\": {}, "
+                   "\"max_lag_ns\": {}, \"mean_lag_ns\": {:.1f}",
+                   sc.issued, sc.late, s.mode.late_threshold_ns, sc.max_lag_ns,
+                   sc.issued ? static_cast<double>(sc.sum_lag_ns) / sc.issued : 0.0);
+  }
+  fmt::format_to(o, ", \"interrupted\": {}, \"signal\": {}",
+                 s.interrupted_by.empty() ? "false" : "true",
+                 s.interrupted_by.empty() ? "null" : "\"" + s.interrupted_by + "\"");
+  if (s.start_at_ms != 0) {
+    fmt::format_to(o, ", \"start_at_ms\": {}, \"start_skew_ms\": {:.3f}", s.start_at_ms,
+                   static_cast<double>(s.start_skew_ns) / 1e6);
+  }
+  fmt::format_to(o, "}}");
+  if (s.sla != nullptr && !s.sla->empty()) {
+    std::ostringstream sla;
+    s.sla->WriteJson(sla);
+    fmt::format_to(o, ",\n\"iotail_sla\": {}", sla.str());
+  }
 }
 
 }  // namespace
@@ -207,7 +353,10 @@ std::string FormatJsonSummary(const RunSummary& s) {
     fmt::format_to(o, "{}\n", j + 1 < s.jobs.size() ? "," : "");
   }
   fmt::format_to(o, "],\n\"iotail_aggregate\": ");
-  JsonJob(o, "All jobs", Aggregate(s), s, options);
+  const RecorderSnapshot all = Aggregate(s);
+  JsonJob(o, "All jobs", all, s, options);
+  fmt::format_to(o, ",\n");
+  JsonRun(o, s, all);
   fmt::format_to(o, "\n}}\n");
   return out;
 }
@@ -222,6 +371,7 @@ std::string FormatTextSummary(const RunSummary& s) {
     TextDirection(o, static_cast<Direction>(d), all.dirs[d], s);
   }
   TextErrors(o, all);
+  TextRun(o, s, all);
   if (s.jobs.size() > 1) {
     for (const JobTotals& j : s.jobs) {
       fmt::format_to(o, "  {}:", j.name);

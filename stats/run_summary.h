@@ -8,8 +8,13 @@
 //
 // min/max/mean/stddev are exact (from the recorder's sums); percentiles use fio's rule on the
 // 1856-bucket histogram (stats/percentiles.h), so they equal `iotail pctiles --method fio` over the
-// run's logs. In the closed loop there is no separate submission latency: slat_ns is zero and
-// lat_ns repeats clat_ns. Pure functions; thread-safe.
+// run's logs. In the closed loop (burst mode) there is no separate submission latency: slat_ns is
+// zero and lat_ns repeats clat_ns. In the rate-limited mode lat_ns is the schedule latency
+// (intended start to completion, with its own percentiles and bins) and clat_ns the completion
+// latency (submit to completion); the text form shows the two side by side. "iotail_run" holds the
+// mode, the rate target against the achieved rate, the issue lag (max, mean, I/Os issued late), the
+// start (start_at and its skew) and whether a signal interrupted the run; "iotail_sla" the SLA
+// verdicts when targets were given. Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -18,12 +23,25 @@
 #include <vector>
 
 #include "stats/recorder.h"
+#include "stats/sla.h"
 
 namespace iotail::stats {
 
 struct JobTotals {
   std::string name;
   RecorderSnapshot totals;
+};
+
+// The workload mode and, when rate-limited, its targets (total over all jobs; 0 = none).
+struct RunMode {
+  bool rate_limited = false;
+  std::string description;  // e.g. "burst (closed loop, iodepth 32 per job)"
+  std::string process;      // "linear" or "poisson" when rate-limited
+  double target_iops = 0;   // all directions together
+  double target_bw = 0;     // bytes/s, all directions together
+  std::array<double, kDirectionCount> dir_target_iops{};  // per direction (R,W form)
+  std::array<double, kDirectionCount> dir_target_bw{};
+  uint64_t late_threshold_ns = 0;
 };
 
 struct RunSummary {
@@ -34,6 +52,11 @@ struct RunSummary {
   std::vector<double> percentiles;                           // fio-rule percentiles to report
   std::vector<std::pair<std::string, std::string>> options;  // settings used ("job options")
   std::string header;  // one-line description for the text form
+  RunMode mode;
+  std::string interrupted_by;       // "SIGINT" etc. when a signal stopped the run, else ""
+  uint64_t start_at_ms = 0;         // --start_at (0 = none)
+  int64_t start_skew_ns = 0;        // actual start - start_at
+  const SlaChecker* sla = nullptr;  // SLA verdicts (nullptr or empty: none requested)
 };
 
 std::string FormatTextSummary(const RunSummary& summary);

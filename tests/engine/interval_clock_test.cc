@@ -43,12 +43,14 @@ TEST(IntervalClockTest, SharedTimestampsAndNothingLost) {
   opt.unix_epoch = true;
   opt.start_realtime_ns = Clock::RealtimeNs();
   opt.directions = {stats::Direction::kRead};
-  IntervalClock clock(ptrs, {}, opt,
-                      [&](uint64_t t, std::span<const stats::RecorderSnapshot> deltas) {
-                        EXPECT_EQ(deltas.size(), 3u);
-                        ++calls[t];
-                        for (const auto& d : deltas) logged += d.dirs[0].ios;
-                      });
+  IntervalClock clock(
+      ptrs, {}, opt,
+      [&](const IntervalInfo& info, std::span<const stats::RecorderSnapshot> deltas) {
+        EXPECT_EQ(deltas.size(), 3u);
+        EXPECT_LT(info.start_ns, info.end_ns);
+        ++calls[info.time_ms];
+        for (const auto& d : deltas) logged += d.dirs[0].ios;
+      });
   clock.Start();
   std::atomic<bool> stop{false};
   std::vector<std::thread> writers;
