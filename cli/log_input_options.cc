@@ -21,6 +21,26 @@ void LogInputOptions::Register(po::options_description& description) {
       "threads", po::value(&threads)->default_value(0), "parser threads (0: one per core)");
 }
 
+po::variables_map LogInputOptions::Parse(CommandArgs args,
+                                         const po::options_description& description) {
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&files)->multitoken());
+  po::options_description visible_and_hidden;
+  visible_and_hidden.add(description).add(hidden);
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  const SplitArgs split = SplitAtDashes(args);
+  po::variables_map vm;
+  po::store(po::command_line_parser(split.options)
+                .options(visible_and_hidden)
+                .positional(positional)
+                .run(),
+            vm);
+  po::notify(vm);
+  files.insert(files.end(), split.after_dashes.begin(), split.after_dashes.end());
+  return vm;
+}
+
 int64_t ParseQuantumMs(std::string_view text, std::string_view option) {
   std::string_view number = text;
   double scale = 1000;  // bare numbers are seconds

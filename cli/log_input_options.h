@@ -20,6 +20,10 @@ struct LogInputOptions {
   unsigned threads = 0;
 
   void Register(boost::program_options::options_description& description);
+  // Parses args (args[0] is the command name) against `description` plus the positional input
+  // files; files after a literal "--" are appended to `files` last. Returns the parsed map.
+  boost::program_options::variables_map Parse(
+      CommandArgs args, const boost::program_options::options_description& description);
   // Validates and converts; throws UsageError naming the option.
   stats::MergeOptions ToMergeOptions() const;
 };

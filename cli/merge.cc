@@ -44,21 +44,11 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       "combine", po::bool_switch(&combine),
       "add read, write and trim together into one direction (written as ddir 0)");
   input.Register(description);
-  po::options_description hidden;
-  hidden.add_options()("file", po::value(&input.files)->multitoken());
-  po::options_description all;
-  all.add(description).add(hidden);
-  po::positional_options_description positional;
-  positional.add("file", -1);
-  const SplitArgs split = SplitAtDashes(args);
-  po::variables_map vm;
-  po::store(po::command_line_parser(split.options).options(all).positional(positional).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = input.Parse(args, description);
   if (vm.count("help")) {
     out << description << '\n';
     return 0;
   }
-  input.files.insert(input.files.end(), split.after_dashes.begin(), split.after_dashes.end());
   if (output.empty()) throw stats::UsageError("--output: the merged log's path is required");
   const stats::MergeOptions merge_options = input.ToMergeOptions();
   stats::Merger merger(input.files, merge_options);

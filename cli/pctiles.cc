@@ -129,21 +129,7 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
        "max<1s (no direction: each direction); exit status 3 when any is violated");
   // clang-format on
   input.Register(description);
-  po::options_description hidden;
-  hidden.add_options()("file", po::value(&input.files)->multitoken());
-  po::options_description visible_and_hidden;
-  visible_and_hidden.add(description).add(hidden);
-  po::positional_options_description positional;
-  positional.add("file", -1);
-
-  const SplitArgs split = SplitAtDashes(args);
-  po::variables_map vm;
-  po::store(po::command_line_parser(split.options)
-                .options(visible_and_hidden)
-                .positional(positional)
-                .run(),
-            vm);
-  po::notify(vm);
+  const po::variables_map vm = input.Parse(args, description);
   if (vm.count("help")) {
     out << description << '\n';
     return 0;
@@ -155,7 +141,6 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     input.files.insert(input.files.begin(), percentile_args.back());
     percentile_args.pop_back();
   }
-  input.files.insert(input.files.end(), split.after_dashes.begin(), split.after_dashes.end());
 
   stats::ReportOptions options;
   options.format = stats::ParseReportFormat(format, "--format");
