@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include "cli_test_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -23,12 +25,7 @@ std::string Line(const std::string& time, const std::string& ddir, size_t column
 
 class MalformedInputTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("iotail_malformed_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_malformed"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   std::string Write(const std::string& data) {
@@ -39,13 +36,9 @@ class MalformedInputTest : public ::testing::Test {
 
   // Runs the command and returns its exit status; stderr goes to err_.
   int Run(const std::string& args) {
-    const std::string err_path = (dir_ / "stderr").string();
-    const std::string command =
-        std::string(IOTAIL_BINARY) + " " + args + " >/dev/null 2>" + err_path;
-    const int status = std::system(command.c_str());
-    std::ifstream err(err_path);
-    err_.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    const auto result = iotail::testing::RunIotail(args, dir_);
+    err_ = result.err;
+    return result.status;
   }
 
   // Both commands reject the file with exit 2 and a message naming file:line and `what`.

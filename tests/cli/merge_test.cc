@@ -12,42 +12,20 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using Result = iotail::testing::CommandResult;
 
 class MergeTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("iotail_merge_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_merge"); }
   void TearDown() override { fs::remove_all(dir_); }
 
-  Result Iotail(const std::string& args) {
-    const std::string err_path = (dir_ / "stderr").string();
-    const std::string command = std::string(IOTAIL_BINARY) + " " + args + " 2>" + err_path;
-    Result result;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return result;
-    std::array<char, 65536> buffer;
-    for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) {
-      result.out.append(buffer.data(), n);
-    }
-    const int status = ::pclose(pipe);
-    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::ifstream err(err_path);
-    result.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
-    return result;
-  }
+  Result Iotail(const std::string& args) { return iotail::testing::RunIotail(args, dir_); }
 
   static std::string Files(const std::string& run) {
     std::vector<std::string> files;

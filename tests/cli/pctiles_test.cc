@@ -14,40 +14,19 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-fs::path ScratchDir() {
-  const fs::path dir =
-      fs::temp_directory_path() / ("iotail_pctiles_" + std::to_string(::getpid()) + "_" +
-                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  fs::create_directories(dir);
-  return dir;
-}
+using Result = iotail::testing::CommandResult;
 
 // Runs `iotail ARGS` (ARGS shell-quoted by the caller), capturing stdout and stderr.
 Result Iotail(const std::string& args) {
-  const fs::path dir = ScratchDir();
-  const std::string err_path = (dir / "stderr").string();
-  const std::string command = std::string(IOTAIL_BINARY) + " " + args + " 2>" + err_path;
-  Result result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 65536> buffer;
-  for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) {
-    result.out.append(buffer.data(), n);
-  }
-  const int status = ::pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream err(err_path);
-  result.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+  const fs::path dir = iotail::testing::MakeScratchDir("iotail_pctiles");
+  Result result = iotail::testing::RunIotail(args, dir);
+  fs::remove_all(dir);
   return result;
 }
 

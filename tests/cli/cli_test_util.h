@@ -1,0 +1,56 @@
+// Helpers for end-to-end tests of the iotail binary: a scratch directory per test, and running
+// the built binary (IOTAIL_BINARY) with its standard output and error captured.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+
+namespace iotail::testing {
+
+struct CommandResult {
+  int status = -1;  // exit status, or 128 + signal
+  std::string out;
+  std::string err;
+};
+
+// A fresh directory under the system temp dir, named after `prefix`, the process and the running
+// test. The caller removes it (std::filesystem::remove_all) in TearDown.
+inline std::filesystem::path MakeScratchDir(std::string_view prefix) {
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      (std::string(prefix) + "_" + std::to_string(::getpid()) + "_" +
+       (test ? std::string(test->test_suite_name()) + "." + test->name() : std::string("global")));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Runs `iotail ARGS` through the shell (ARGS quoted by the caller); stderr goes through a file in
+// `scratch`.
+inline CommandResult RunIotail(const std::string& args, const std::filesystem::path& scratch) {
+  const std::string err_path = (scratch / "stderr").string();
+  const std::string command = std::string(IOTAIL_BINARY) + " " + args + " 2>" + err_path;
+  CommandResult result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 65536> buffer;
+  for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) {
+    result.out.append(buffer.data(), n);
+  }
+  const int status = ::pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream err(err_path);
+  result.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+  return result;
+}
+
+}  // namespace iotail::testing
