@@ -1,0 +1,330 @@
+// End-to-end tests of `iotail run`'s workload modes: the rate-limited open loop (achieved rate,
+// lat vs clat under overload, lat logs), ramp exclusion, --start_at, --sla verdicts, live lines,
+// and clean interruption by SIGINT.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Sum of the counts of every line of one direction in a histogram log; also the line count.
+std::pair<uint64_t, size_t> LogCounts(const fs::path& p, int ddir) {
+  std::ifstream in(p);
+  std::string line;
+  uint64_t total = 0;
+  size_t lines = 0;
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::string field;
+    std::vector<uint64_t> v;
+    while (std::getline(ss, field, ',')) v.push_back(std::stoull(field));
+    if (v.size() < 4 || static_cast<int>(v[1]) != ddir) continue;
+    ++lines;
+    for (size_t i = 3; i < v.size(); ++i) total += v[i];
+  }
+  return {total, lines};
+}
+
+uint64_t NowEpochMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+class RunRateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/iotail-run-rate-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `iotail run ARGS`, stdout to out.txt, stderr to err.txt; returns the exit status.
+  int Run(const std::string& args) {
+    const std::string cmd = std::string(IOTAIL_BINARY) + " run " + args + " >" +
+                            (dir_ / "out.txt").string() + " 2>" + (dir_ / "err.txt").string();
+    const int st = std::system(cmd.c_str());
+    out_ = Slurp(dir_ / "out.txt");
+    err_ = Slurp(dir_ / "err.txt");
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  std::string File(const std::string& name) const { return (dir_ / name).string(); }
+
+  fs::path dir_;
+  std::string out_, err_;
+};
+
+TEST_F(RunRateTest, AchievedRateWithinOnePercentAndLatLogsAddUp) {
+  for (const std::string process : {"linear", "poisson"}) {
+    SCOPED_TRACE(process);
+    const int rc = Run("--ioengine=psync --filename=" + File("t") +
+                       " --size=4m --rw=randrw --numjobs=2 --iodepth=4 --runtime=1s --time_based "
+                       "--rate_iops=4000 --rate_process=" +
+                       process + " --log_hist_msec=250 --write_hist_log=" + File("l" + process) +
+                       " --live-format=none --output-format=json --output=" + File("o.json"));
+    ASSERT_EQ(rc, 0) << out_ << err_;
+    const json j = json::parse(Slurp(File("o.json")));
+    const json& run = j["iotail_run"];
+    EXPECT_EQ(run["mode"], "rate");
+    EXPECT_EQ(run["rate_process"], process);
+    ASSERT_EQ(run["rates"].size(), 1u);
+    // Linear is exact up to the edges; poisson's count has a sqrt(4000) = 1.6% spread.
+    EXPECT_LT(std::abs(run["rates"][0]["error_pct"].get<double>()),
+              process == "linear" ? 1.0 : 5.0);
+    for (int job = 1; job <= 2; ++job) {
+      const json& jj = j["jobs"][job - 1];
+      for (int ddir = 0; ddir < 2; ++ddir) {
+        const json& d = jj[ddir == 0 ? "read" : "write"];
+        const uint64_t ios = d["total_ios"];
+        const std::string n = std::to_string(job) + ".log";
+        EXPECT_EQ(LogCounts(File("l" + process) + "_clat_hist." + n, ddir).first, ios);
+        EXPECT_EQ(LogCounts(File("l" + process) + "_lat_hist." + n, ddir).first, ios);
+        EXPECT_EQ(d["lat_ns"]["N"].get<uint64_t>(), ios);
+        EXPECT_TRUE(d["lat_ns"].contains("percentile"));
+        EXPECT_GE(d["lat_ns"]["min"].get<uint64_t>(), 0u);
+        // lat covers clat: it starts earlier (at the intended start) or at the same time.
+        EXPECT_GE(d["lat_ns"]["mean"].get<double>(), d["clat_ns"]["mean"].get<double>());
+      }
+    }
+  }
+}
+
+TEST_F(RunRateTest, OverloadGrowsLatWhileClatStaysFlat) {
+  // psync at queue depth 1 does one 64 KiB read at a time: far below 1M IOPS on any machine, so
+  // the backlog grows all run long. lat (from the intended start) must grow with it; clat (one
+  // read's service time) must not.
+  const int rc = Run("--ioengine=psync --filename=" + File("big") +
+                     " --size=16m --bs=64k --rw=randread --iodepth=1 --runtime=1200ms "
+                     "--time_based --rate_iops=1000000 --log_hist_msec=200 --live-format=json "
+                     "--percentile_list=50:99 --output-format=json --output=" +
+                     File("o.json"));
+  ASSERT_EQ(rc, 0) << out_ << err_;
+  std::vector<json> lines;
+  std::stringstream ss(err_);
+  std::string line;
+  while (std::getline(ss, line)) lines.push_back(json::parse(line));
+  ASSERT_GE(lines.size(), 5u) << err_;
+  const json& first = lines[0]["read"];
+  const json& last = lines[lines.size() - 2]["read"];  // the last full interval
+  EXPECT_EQ(first["latency"], "lat");
+  EXPECT_GT(last["p50_ns"].get<double>(), 2 * first["p50_ns"].get<double>()) << err_;
+  EXPECT_GT(last["p50_ns"].get<double>(), 100e6);  // > 100 ms behind after ~1 s
+  EXPECT_LT(last["clat_p99_ns"].get<double>(), last["p50_ns"].get<double>() / 10);
+  const json j = json::parse(Slurp(File("o.json")));
+  const json& d = j["iotail_aggregate"]["read"];
+  EXPECT_GT(d["lat_ns"]["percentile"]["99.000000"].get<double>(),
+            100 * d["clat_ns"]["percentile"]["99.000000"].get<double>());
+  EXPECT_GT(j["iotail_run"]["late_ios"].get<uint64_t>(), 0u);
+  EXPECT_GT(j["iotail_run"]["max_lag_ns"].get<uint64_t>(), 500'000'000u);
+  EXPECT_LT(j["iotail_run"]["rates"][0]["error_pct"].get<double>(), -50.0);
+}
+
+TEST_F(RunRateTest, RampTimeIsExcludedFromStatsAndLogs) {
+  const int rc =
+      Run("--ioengine=null --filename=" + File("r") +
+          " --size=1m --rw=randread --rate_iops=2000 --ramp_time=400ms --runtime=500ms "
+          "--time_based --log_hist_msec=100 --write_hist_log=" +
+          File("rl") + " --live-format=none --output-format=json --output=" + File("o.json"));
+  ASSERT_EQ(rc, 0) << out_ << err_;
+  const json j = json::parse(Slurp(File("o.json")));
+  const uint64_t ios = j["jobs"][0]["read"]["total_ios"];
+  EXPECT_NEAR(static_cast<double>(ios), 1000.0, 30.0);  // 0.5 s at 2000 IOPS, not 0.9 s
+  EXPECT_EQ(LogCounts(File("rl") + "_clat_hist.1.log", 0).first, ios);
+  EXPECT_EQ(LogCounts(File("rl") + "_lat_hist.1.log", 0).first, ios);
+  EXPECT_EQ(j["iotail_run"]["issued"].get<uint64_t>(), ios);
+}
+
+TEST_F(RunRateTest, StartAtWaitsForTheSharedInstantAndRefusesThePast) {
+  const uint64_t at = NowEpochMs() + 1200;
+  const auto t0 = std::chrono::steady_clock::now();
+  int rc =
+      Run("--ioengine=null --filename=" + File("s") + " --size=1m --runtime=200ms --time_based " +
+          "--live-format=none --start_at=" + std::to_string(at) +
+          " --output-format=json --output=" + File("o.json"));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(rc, 0) << out_ << err_;
+  EXPECT_GT(took, 1.2);
+  const json j = json::parse(Slurp(File("o.json")));
+  EXPECT_EQ(j["iotail_run"]["start_at_ms"].get<uint64_t>(), at);
+  const double skew = j["iotail_run"]["start_skew_ms"];
+  EXPECT_GE(skew, 0.0);
+  EXPECT_LT(skew, 50.0);
+  EXPECT_GE(j["timestamp"].get<uint64_t>(), at / 1000);
+
+  rc = Run("--ioengine=null --filename=" + File("past") +
+           " --size=1m --start_at=" + std::to_string(NowEpochMs() - 10'000));
+  EXPECT_EQ(rc, 2) << err_;
+  EXPECT_NE(err_.find("--start_at"), std::string::npos) << err_;
+  EXPECT_FALSE(fs::exists(File("past")));
+}
+
+TEST_F(RunRateTest, SlaVerdictsFlagIntervalsAndSetTheExitStatus) {
+  const std::string base = "--ioengine=null --filename=" + File("q") +
+                           " --size=1m --rw=randrw --runtime=300ms --time_based "
+                           "--log_hist_msec=100 ";
+  // Unmeetable: every interval violates; exit 3; listed in the live lines and the summary.
+  int rc = Run(base + "--sla 'read:p99<=1ns' --sla 'write:max<1s'");
+  EXPECT_EQ(rc, 3) << out_ << err_;
+  EXPECT_NE(err_.find("SLA VIOLATED: read:p99<=1ns"), std::string::npos) << err_;
+  EXPECT_NE(out_.find("SLA read:p99<=1ns"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("intervals violated"), std::string::npos) << out_;
+  // JSON summary lists the verdicts.
+  rc = Run(base + "'--sla=read:p99<=1ns,p50<=10s' --live-format=json --output-format=json");
+  EXPECT_EQ(rc, 3);
+  const json j = json::parse(out_);
+  ASSERT_EQ(j["iotail_sla"].size(), 2u);
+  EXPECT_GT(j["iotail_sla"][0]["violated"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["iotail_sla"][0]["violated"], j["iotail_sla"][0]["checked"]);
+  EXPECT_EQ(j["iotail_sla"][1]["violated"].get<uint64_t>(), 0u);
+  std::stringstream live(err_);
+  std::string line;
+  std::getline(live, line);
+  EXPECT_EQ(json::parse(line)["sla_violations"][0], "read:p99<=1ns") << line;
+  // Met targets: exit 0.
+  EXPECT_EQ(Run(base + "--sla 'all:p99.9<=10s'"), 0) << out_ << err_;
+  // Bad targets: exit 2 naming --sla.
+  EXPECT_EQ(Run(base + "--sla 'read:p99=2ms'"), 2);
+  EXPECT_NE(err_.find("--sla"), std::string::npos) << err_;
+}
+
+TEST_F(RunRateTest, RateOptionsParseAndRejectNonsense) {
+  // Per-direction rates: reads and writes each on their own schedule.
+  int rc = Run("--ioengine=null --filename=" + File("d") +
+               " --size=1m --rw=randrw --rate_iops=3000,1000 --runtime=500ms --time_based "
+               "--live-format=none --output-format=json --output=" +
+               File("o.json"));
+  ASSERT_EQ(rc, 0) << err_;
+  const json j = json::parse(Slurp(File("o.json")));
+  const json& rates = j["iotail_run"]["rates"];
+  ASSERT_EQ(rates.size(), 2u);
+  EXPECT_EQ(rates[0]["what"], "read IOPS");
+  EXPECT_LT(std::abs(rates[0]["error_pct"].get<double>()), 1.5);
+  EXPECT_LT(std::abs(rates[1]["error_pct"].get<double>()), 1.5);
+  // Bandwidth: 4 MiB/s of 64 KiB reads = 64 IOPS.
+  rc = Run("--ioengine=null --filename=" + File("b") +
+           " --size=1m --bs=64k --rate=4m --runtime=500ms --time_based --live-format=none "
+           "--output-format=json --output=" +
+           File("o.json"));
+  ASSERT_EQ(rc, 0) << err_;
+  EXPECT_NEAR(json::parse(Slurp(File("o.json")))["jobs"][0]["read"]["total_ios"].get<double>(), 32,
+              2);
+  const std::string f = " --filename=" + File("x") + " --size=1m";
+  struct Case {
+    std::string args, needle;
+  } cases[] = {
+      {"--rate_iops=fast" + f, "--rate_iops"},
+      {"--rate_iops=0" + f, "--rate_iops"},
+      {"--rate=1q" + f, "--rate"},
+      {"--rate_iops=1,2,3" + f, "--rate_iops"},
+      {"--rate_iops=100 --rate=1m" + f, "--rate"},
+      {"--rw=randread --rate_iops=,100" + f, "--rate"},
+      {"--rw=randrw --rate_iops=100," + f, "--rate"},
+      {"--rate_process=bursty --rate_iops=1" + f, "--rate_process"},
+      {"--live-format=xml" + f, "--live-format"},
+      {"--status-interval=1500us" + f, "--status-interval"},
+      {"--write_hist_log=" + File("w") + " --log_hist_msec=300 --status-interval=1s" + f,
+       "--status-interval"},
+      {"--start_at=yesterday" + f, "--start_at"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(Run(c.args), 2) << c.args << "\n" << err_;
+    EXPECT_NE(err_.find(c.needle), std::string::npos) << c.args << "\n" << err_;
+  }
+}
+
+TEST_F(RunRateTest, LiveLinesPerStatusIntervalWithProgress) {
+  const int rc = Run("--ioengine=null --filename=" + File("v") +
+                     " --size=1m --rw=randrw --runtime=600ms --time_based --log_hist_msec=100 "
+                     "--write_hist_log=" +
+                     File("vl") + " --status-interval=200ms");
+  ASSERT_EQ(rc, 0) << err_;
+  // About 3 lines (plus the partial first/last): read and write figures, time left.
+  size_t lines = 0;
+  std::stringstream ss(err_);
+  std::string line;
+  while (std::getline(ss, line)) {
+    ++lines;
+    EXPECT_NE(line.find(" read "), std::string::npos) << line;
+    EXPECT_NE(line.find(" write "), std::string::npos) << line;
+    EXPECT_NE(line.find("p99.9"), std::string::npos) << line;
+    EXPECT_NE(line.find("SLC"), std::string::npos) << line;
+    EXPECT_NE(line.find("s left"), std::string::npos) << line;
+  }
+  EXPECT_GE(lines, 3u);
+  EXPECT_LE(lines, 5u);
+  EXPECT_EQ(out_.find("IOPS") < out_.size(), true);   // the summary is on stdout
+  EXPECT_EQ(out_.find("s left"), std::string::npos);  // and live lines are not
+}
+
+TEST_F(RunRateTest, SigintStopsCleanlyWithCompleteLogs) {
+  const std::string prefix = File("i");
+  const std::string json_path = File("i.json");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string filename = "--filename=" + File("int");
+    const std::string log = "--write_hist_log=" + prefix;
+    const std::string output = "--output=" + json_path;
+    const std::string err = File("err.txt");
+    freopen(err.c_str(), "w", stderr);
+    execl(IOTAIL_BINARY, IOTAIL_BINARY, "run", "--ioengine=io_uring", filename.c_str(), "--size=4m",
+          "--rw=randrw", "--iodepth=8", "--numjobs=2", "--time_based", "--runtime=30s",
+          "--rate_iops=20000", "--log_hist_msec=200", log.c_str(), "--output-format=json",
+          output.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  int st = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+  ASSERT_TRUE(WIFEXITED(st));
+  const std::string err = Slurp(File("err.txt"));
+  if (WEXITSTATUS(st) == 2 && err.find("not available") != std::string::npos) {
+    GTEST_SKIP() << err;
+  }
+  EXPECT_EQ(WEXITSTATUS(st), 130) << err;
+  EXPECT_NE(err.find("interrupted by SIGINT"), std::string::npos) << err;
+  const json j = json::parse(Slurp(json_path));
+  EXPECT_EQ(j["iotail_run"]["interrupted"], true);
+  EXPECT_EQ(j["iotail_run"]["signal"], "SIGINT");
+  uint64_t all = 0;
+  for (int job = 1; job <= 2; ++job) {
+    for (int ddir = 0; ddir < 2; ++ddir) {
+      const uint64_t ios = j["jobs"][job - 1][ddir == 0 ? "read" : "write"]["total_ios"];
+      const std::string n = std::to_string(job) + ".log";
+      EXPECT_EQ(LogCounts(prefix + "_clat_hist." + n, ddir).first, ios);
+      EXPECT_EQ(LogCounts(prefix + "_lat_hist." + n, ddir).first, ios);
+      all += ios;
+    }
+  }
+  // About 1.5 s at 20000 IOPS (the start takes a little of the 1.5 s).
+  EXPECT_GT(all, 15'000u);
+  EXPECT_LT(all, 32'000u);
+  EXPECT_LT(j["iotail_aggregate"]["elapsed"].get<uint64_t>(), 3u);
+}
+
+}  // namespace
