@@ -18,6 +18,9 @@
 #include <thread>
 
 #include "stats/errors.h"
+#include "stats/mapped_file.h"
+#include "stats/parallel_for.h"
+#include "stats/python_format.h"
 
 namespace iotail::stats {
 namespace {
@@ -35,44 +38,6 @@ int64_t FloorDiv(int64_t a, int64_t b) {  // Python's // for b > 0
 bool IsPySpace(unsigned char c) {
   return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
 }
-
-// A read-only view of a whole file (mmap; empty files need no mapping).
-class MappedFile {
- public:
-  explicit MappedFile(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw std::system_error(errno, std::generic_category(), "open '" + path + "'");
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int e = errno;
-      ::close(fd);
-      throw std::system_error(e, std::generic_category(), "stat '" + path + "'");
-    }
-    size_ = static_cast<size_t>(st.st_size);
-    if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p == MAP_FAILED) {
-        const int e = errno;
-        ::close(fd);
-        throw std::system_error(e, std::generic_category(), "mmap '" + path + "'");
-      }
-      ::madvise(p, size_, MADV_SEQUENTIAL);
-      data_ = static_cast<const char*>(p);
-    }
-    ::close(fd);
-  }
-  ~MappedFile() {
-    if (data_) ::munmap(const_cast<char*>(data_), size_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  const char* data() const { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  const char* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 // One log as the script sees a file: a file, or one job of a per_job_logs=0 file. Counts are kept
 // sparse (non-zero buckets only), already converted to double as Python's float * int does.
@@ -448,45 +413,6 @@ void MergeNotes(Notes& into, const Notes& n) {
   into.zero_step |= n.zero_step;
 }
 
-// Runs fn(i) for i in [0, count) on up to `threads` threads, each taking the next index.
-template <typename Fn>
-void ParallelFor(size_t count, unsigned threads, Fn&& fn) {
-  std::atomic<size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < count;) {
-      try {
-        fn(i);
-      } catch (...) {
-        const std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-      }
-    }
-  };
-  const unsigned n = static_cast<unsigned>(std::min<size_t>(threads, count));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
-}
-
-// Python's time.ctime(): "Sun Nov 22 02:43:50 2026" in local time.
-std::string PyCtime(double seconds) {
-  const auto t = static_cast<time_t>(std::floor(seconds));
-  struct tm tm {};
-  localtime_r(&t, &tm);
-  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%s %s%3d %.2d:%.2d:%.2d %d", kDays[tm.tm_wday],
-                kMonths[tm.tm_mon], tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                tm.tm_year + 1900);
-  return buf;
-}
-
 }  // namespace
 
 FioPctilesUnit ParseFioPctilesUnit(std::string_view text) {
@@ -538,56 +464,6 @@ void ValidateFioPctilesCompatOptions(const FioPctilesCompatOptions& o) {
   if (o.files.empty()) throw UsageError("the following arguments are required: file_list");
 }
 
-std::string PythonFloatRepr(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  if (value == 0.0) return std::signbit(value) ? "-0.0" : "0.0";
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
-  std::string_view s(buf, static_cast<size_t>(r.ptr - buf));
-  std::string out;
-  if (s.front() == '-') {
-    out.push_back('-');
-    s.remove_prefix(1);
-  }
-  const size_t e = s.find('e');
-  std::string digits;
-  for (char c : s.substr(0, e)) {
-    if (c != '.') digits.push_back(c);
-  }
-  std::string_view exp_text = s.substr(e + 1);
-  if (!exp_text.empty() && exp_text.front() == '+') exp_text.remove_prefix(1);
-  int exponent = 0;
-  std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exponent);
-  const int decpt = exponent + 1;  // digits[0] is at 10^(decpt - 1)
-  const int ndigits = static_cast<int>(digits.size());
-  if (decpt > -4 && decpt <= 16) {
-    if (decpt <= 0) {
-      out += "0.";
-      out.append(static_cast<size_t>(-decpt), '0');
-      out += digits;
-    } else if (decpt >= ndigits) {
-      out += digits;
-      out.append(static_cast<size_t>(decpt - ndigits), '0');
-      out += ".0";
-    } else {
-      out += digits.substr(0, static_cast<size_t>(decpt));
-      out += '.';
-      out += digits.substr(static_cast<size_t>(decpt));
-    }
-    return out;
-  }
-  out += digits[0];
-  if (ndigits > 1) {
-    out += '.';
-    out += digits.substr(1);
-  }
-  char exp_buf[16];
-  std::snprintf(exp_buf, sizeof exp_buf, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
-  out += exp_buf;
-  return out;
-}
-
 int RunFioPctilesCompat(const FioPctilesCompatOptions& o, std::ostream& out, std::ostream& err) {
   ValidateFioPctilesCompatOptions(o);
   const int groups = o.fio_version == 2 ? 19 : o.bucket_groups;
@@ -619,7 +495,7 @@ int RunFioPctilesCompat(const FioPctilesCompatOptions& o, std::ostream& out, std
   const unsigned threads =
       o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   std::vector<ParsedFile> parsed(files.size());
-  ParallelFor(files.size(), threads, [&](size_t i) {
+  ParallelFor(files.size(), threads, [&](size_t i, unsigned) {
     ParseFile(files[i], buckets_per_interval, o.log_hist_msec, parsed[i]);
   });
   Notes notes;
@@ -667,7 +543,7 @@ int RunFioPctilesCompat(const FioPctilesCompatOptions& o, std::ostream& out, std
   std::condition_variable merge_turn;
   size_t merged = 0;
   std::vector<Notes> align_notes(segments.size());
-  ParallelFor(segments.size(), threads, [&](size_t i) {
+  ParallelFor(segments.size(), threads, [&](size_t i, unsigned) {
     std::vector<double> acc(cells, 0.0);
     AlignSegment(*segments[i], grid, buckets, coarseness, acc, align_notes[i]);
     std::unique_lock lock(merge_mutex);

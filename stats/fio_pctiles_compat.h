@@ -56,6 +56,8 @@
 #include <string_view>
 #include <vector>
 
+#include "stats/python_format.h"
+
 namespace iotail::stats {
 
 enum class FioPctilesUnit { kMsec, kUsec, kNsec };
@@ -84,9 +86,5 @@ void ValidateFioPctilesCompatOptions(const FioPctilesCompatOptions& options);
 // std::system_error (a file that cannot be opened or read).
 int RunFioPctilesCompat(const FioPctilesCompatOptions& options, std::ostream& out,
                         std::ostream& err);
-
-// Python's repr() of a float: shortest round-trip digits, ".0" on integral values, exponent form
-// ("1e-05", "1.5e+16") below 1e-4 and from 1e16 on, "inf", "nan", "-0.0".
-std::string PythonFloatRepr(double value);
 
 }  // namespace iotail::stats

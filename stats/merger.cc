@@ -15,37 +15,12 @@
 #include "stats/errors.h"
 #include "stats/log_reader.h"
 #include "stats/log_scan.h"
+#include "stats/parallel_for.h"
 
 namespace iotail::stats {
 namespace {
 
 constexpr int64_t kNoQuantum = std::numeric_limits<int64_t>::min();
-
-// Runs fn(i) for i in [0, n) on `threads` threads (the caller's included); rethrows the first
-// error.
-template <typename Fn>
-void ParallelFor(size_t n, unsigned threads, Fn&& fn) {
-  // Thread t takes items t, t + threads, ...: a fixed assignment, so that each thread's window
-  // buffer adds the same sources in the same order on every run and results are reproducible
-  // to the last bit (floating-point sums depend on their order).
-  std::vector<std::exception_ptr> errors(threads);
-  std::atomic<bool> failed{false};
-  auto work = [&](unsigned t) {
-    try {
-      for (size_t i = t; i < n && !failed.load(std::memory_order_relaxed); i += threads) fn(i, t);
-    } catch (...) {
-      errors[t] = std::current_exception();
-      failed = true;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads && t < n; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (auto& thread : pool) thread.join();
-  for (auto& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
-}
 
 }  // namespace
 

@@ -1,0 +1,40 @@
+// ParallelFor: runs a function over the indices [0, n) on a few threads, the caller's included.
+//
+// Thread t takes the indices t, t + threads, t + 2 * threads, ...: a fixed assignment, so that work
+// accumulated per thread (floating-point sums) happens in the same order on every run and results
+// are reproducible to the last bit. The first exception thrown by fn stops the remaining work and
+// is rethrown to the caller once every thread has joined.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <thread>
+#include <vector>
+
+namespace iotail::stats {
+
+// Calls fn(i, t) for every i in [0, n), t being the thread (0 .. threads - 1).
+template <typename Fn>
+void ParallelFor(size_t n, unsigned threads, Fn&& fn) {
+  if (threads == 0) threads = 1;
+  std::vector<std::exception_ptr> errors(threads);
+  std::atomic<bool> failed{false};
+  auto work = [&](unsigned t) {
+    try {
+      for (size_t i = t; i < n && !failed.load(std::memory_order_relaxed); i += threads) fn(i, t);
+    } catch (...) {
+      errors[t] = std::current_exception();
+      failed = true;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads && t < n; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto& thread : pool) thread.join();
+  for (auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+}
+
+}  // namespace iotail::stats
