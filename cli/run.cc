@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -68,7 +69,7 @@ class StopSignals {
 };
 
 std::string RateText(const engine::RateLimit& r) {
-  return r.iops > 0 ? fmt::format("{:g} IOPS", r.iops)
+  return r.iops > 0 ? fmt::format("{:.{}f} IOPS", r.iops, r.iops == std::floor(r.iops) ? 0 : 2)
                     : fmt::format("{:.1f} MiB/s", r.bytes_per_s / (1 << 20));
 }
 

@@ -170,6 +170,13 @@ std::pair<const char*, double> Unit(uint64_t max_ns) {
   return {"msec", 1e6};
 }
 
+// A latency with its own unit, e.g. "10.6us", "944.0ms" (for columns of very different scales).
+std::string AutoUnit(double ns) {
+  if (ns < 1e4) return fmt::format("{:.0f}ns", ns);
+  if (ns < 1e7) return fmt::format("{:.1f}us", ns / 1e3);
+  return fmt::format("{:.1f}ms", ns / 1e6);
+}
+
 std::string Shown(double v, double div) {
   const uint64_t ns = static_cast<uint64_t>(v);
   const uint64_t shown =
@@ -185,21 +192,22 @@ void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSu
                  "  {}: IOPS={:.0f}, BW={:.1f}MiB/s ({:.1f}MB/s) ({} I/Os, {} bytes in {:.3f}s)\n",
                  DirectionName(dir), f.iops, mib, f.bw_bytes / 1e6, d.ios, d.bytes, s.runtime_s);
   const bool lat = d.lat_ios > 0 && f.lat_pct.size() == s.percentiles.size();
-  const auto [unit, div] = Unit(lat ? std::max(d.max_ns, d.lat_max_ns) : d.max_ns);
+  const auto [unit, div] = Unit(d.max_ns);
   fmt::format_to(o, "    clat ({}): min={:.2f}, max={:.2f}, avg={:.2f}, stdev={:.2f}{}\n", unit,
                  static_cast<double>(d.min_ns) / div, static_cast<double>(d.max_ns) / div,
                  d.MeanNs() / div, d.StddevNs() / div, lat ? "  (submit to completion)" : "");
   if (lat) {
+    const auto [lunit, ldiv] = Unit(d.lat_max_ns);
     fmt::format_to(o,
                    "     lat ({}): min={:.2f}, max={:.2f}, avg={:.2f}, stdev={:.2f}  (intended "
                    "start to completion)\n",
-                   unit, static_cast<double>(d.lat_min_ns) / div,
-                   static_cast<double>(d.lat_max_ns) / div, d.LatMeanNs() / div,
-                   d.LatStddevNs() / div);
-    fmt::format_to(o, "    percentiles ({}, fio's rule):  {:>10} {:>10}\n", unit, "clat", "lat");
+                   lunit, static_cast<double>(d.lat_min_ns) / ldiv,
+                   static_cast<double>(d.lat_max_ns) / ldiv, d.LatMeanNs() / ldiv,
+                   d.LatStddevNs() / ldiv);
+    fmt::format_to(o, "    percentiles (fio's rule):  {:>12} {:>12}\n", "clat", "lat");
     for (size_t i = 0; i < s.percentiles.size(); ++i) {
-      fmt::format_to(o, "     | {:8.2f}th {:>21} {:>10}\n", s.percentiles[i], Shown(f.pct[i], div),
-                     Shown(f.lat_pct[i], div));
+      fmt::format_to(o, "     | {:8.2f}th {:>16} {:>12}\n", s.percentiles[i], AutoUnit(f.pct[i]),
+                     AutoUnit(f.lat_pct[i]));
     }
   } else {
     fmt::format_to(o, "    clat percentiles ({}, fio's rule):\n", unit);
