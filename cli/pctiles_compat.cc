@@ -110,7 +110,7 @@ double ParsePyFloat(std::string_view option, std::string_view text) {
         clean.push_back(body[i]);
       } else if (i == 0 || i + 1 == body.size() || !std::isdigit(body[i - 1]) ||
                  !std::isdigit(body[i + 1])) {
-        clean = "x";  // an underscore not between digits
+        clean.assign(1, 'x');  // an underscore not between digits
         break;
       }
     }
