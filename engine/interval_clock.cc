@@ -54,7 +54,8 @@ void IntervalClock::Loop() {
 }
 
 void IntervalClock::Close(uint64_t end_ns, bool final) {
-  const uint64_t time_ms = LogTimeMs(end_ns, options_.start_realtime_ns, options_.unix_epoch);
+  const uint64_t time_ms =
+      LogTimeMs(end_ns, options_.start_realtime_ns, options_.period_ms, options_.unix_epoch);
   for (size_t w = 0; w < samplers_.size(); ++w) {
     samplers_[w].Next(deltas_[w]);
     if (w < logs_.size()) {

@@ -10,8 +10,9 @@
 // worker has stopped: it writes the final partial interval, so the counts in the logs add up to
 // exactly the I/Os the recorders hold.
 //
-// Log times are the boundary in ms since the run's start instant (rounded to the nearest ms) or,
-// with unix_epoch, the boundary's Unix epoch ms (an exact multiple of the period).
+// Log times are the boundary in ms since the period boundary at or before the run's start (so
+// multiples of the period, but for the final partial interval; see LogTimeMs) or, with
+// unix_epoch, the boundary's Unix epoch ms (an exact multiple of the period).
 // Thread-safety: Start/Finish from one controlling thread; the callback runs on the clock thread.
 #pragma once
 
@@ -36,10 +37,17 @@ constexpr uint64_t NextBoundaryNs(uint64_t now_ns, uint32_t period_ms) {
   return (now_ns / period + 1) * period;
 }
 
-// The time column for an interval ending at end_ns (epoch ns) of a run started at start_ns.
-constexpr uint64_t LogTimeMs(uint64_t end_ns, uint64_t start_ns, bool unix_epoch) {
+// The time column for an interval ending at end_ns (epoch ns) of a run whose recording started at
+// start_ns. Relative times count from the log-period boundary at or before the start (the wall
+// clock's multiple of period_ms), so that, like epoch times, every interval the clock closes ends
+// on a multiple of the period and quanta that are multiples of it need no splitting; the first
+// interval nominally begins at 0, up to one period before the first I/O.
+constexpr uint64_t LogTimeMs(uint64_t end_ns, uint64_t start_ns, uint64_t period_ms,
+                             bool unix_epoch) {
   if (unix_epoch) return (end_ns + 500'000u) / 1'000'000u;
-  return end_ns <= start_ns ? 0 : (end_ns - start_ns + 500'000u) / 1'000'000u;
+  const uint64_t period_ns = period_ms * 1'000'000u;
+  const uint64_t origin = period_ns != 0 ? start_ns - start_ns % period_ns : start_ns;
+  return end_ns <= origin ? 0 : (end_ns - origin + 500'000u) / 1'000'000u;
 }
 
 // What the callback learns about one interval besides the deltas.

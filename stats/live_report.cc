@@ -139,6 +139,7 @@ void LiveReport::Emit(uint64_t end_ns, bool final, uint64_t planned_bytes) {
       }
       fmt::format_to(o, "}}");
     } else {
+      if (dir != options_.directions.front()) fmt::format_to(o, " |");
       fmt::format_to(o, " {} {:.0f} IOPS {:.1f} MB/s", DirectionName(dir), f.iops, f.bw / 1e6);
       if (!f.pct.empty()) {
         fmt::format_to(o, " {}p50 {} p99 {} p99.9 {} SLC {}/{}", schedule ? "lat " : "",
@@ -146,7 +147,6 @@ void LiveReport::Emit(uint64_t end_ns, bool final, uint64_t planned_bytes) {
                        f.slc.slc2);
         if (schedule) fmt::format_to(o, " (clat p99 {})", Latency(f.clat_p99));
       }
-      fmt::format_to(o, " |");
     }
   }
   const uint64_t errors = span_.TotalErrors();
@@ -154,8 +154,8 @@ void LiveReport::Emit(uint64_t end_ns, bool final, uint64_t planned_bytes) {
     if (schedule) fmt::format_to(o, ", \"late_ios\": {}", span_.schedule.late);
     if (errors) fmt::format_to(o, ", \"errors\": {}", errors);
   } else {
-    if (schedule) fmt::format_to(o, " late {}", span_.schedule.late);
-    if (errors) fmt::format_to(o, " errors {}", errors);
+    if (schedule) fmt::format_to(o, " | late {}", span_.schedule.late);
+    if (errors) fmt::format_to(o, " | errors {}", errors);
   }
   // Progress.
   if (options_.runtime_ns != 0) {

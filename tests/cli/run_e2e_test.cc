@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -164,6 +166,43 @@ TEST_F(RunE2eTest, EpochTimesAreMultiplesOfThePeriod) {
     EXPECT_EQ(log[i].fields, 3u + 232u);
   }
   EXPECT_GT(log.front().time, 1'600'000'000'000u);
+}
+
+TEST_F(RunE2eTest, RelativeTimesAreMultiplesOfThePeriodSoPctilesCountsStayExact) {
+  const fs::path file = dir_ / "t";
+  const fs::path prefix = dir_ / "r";
+  const Result r = RunIotail("--ioengine=null --filename=" + file.string() +
+                             " --size=1m --rw=randread --runtime=650ms --time_based "
+                             "--log_hist_msec=100 --live-format=none --write_hist_log=" +
+                             prefix.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string log_path = prefix.string() + "_clat_hist.1.log";
+  const auto log = ReadLog(log_path);
+  ASSERT_GE(log.size(), 6u);
+  for (size_t i = 0; i + 1 < log.size(); ++i) EXPECT_EQ(log[i].time % 100, 0u) << i;
+  EXPECT_LE(log.front().time, 100u);
+
+  // Quanta equal to the period: each log line falls into one quantum whole, so every interval's
+  // sample count is exactly the line's count (an integer).
+  const auto p = iotail::testing::RunIotail(
+      "pctiles --format csv --percentiles 50 --time-quantum 100ms " + log_path, dir_);
+  ASSERT_EQ(p.status, 0) << p.err;
+  std::map<uint64_t, uint64_t> line_totals;
+  for (const auto& l : log) line_totals[(l.time + 99) / 100 * 100 - 100] += l.total;
+  std::istringstream rows(p.out);
+  std::string row;
+  std::getline(rows, row);  // header
+  size_t intervals = 0;
+  while (std::getline(rows, row)) {
+    if (row.starts_with("total")) continue;
+    const size_t c1 = row.find(','), c2 = row.find(',', c1 + 1), c3 = row.find(',', c2 + 1);
+    const uint64_t start = std::stoull(row.substr(0, c1));
+    const std::string samples = row.substr(c2 + 1, c3 - c2 - 1);
+    EXPECT_EQ(samples.find('.'), std::string::npos) << row;
+    EXPECT_EQ(std::stoull(samples), line_totals[start]) << row;
+    ++intervals;
+  }
+  EXPECT_GE(intervals, 6u);
 }
 
 TEST_F(RunE2eTest, SequentialReadOfIoSizeStopsAfterOnePass) {

@@ -23,11 +23,14 @@ TEST(IntervalClockTest, BoundariesAreEpochMultiplesStrictlyAfterNow) {
 }
 
 TEST(IntervalClockTest, LogTimesRelativeOrEpoch) {
-  EXPECT_EQ(LogTimeMs(2'000'000'000, 1'500'000'000, false), 500u);
-  EXPECT_EQ(LogTimeMs(2'000'400'000, 1'500'000'000, false), 500u);
-  EXPECT_EQ(LogTimeMs(2'000'600'000, 1'500'000'000, false), 501u);
-  EXPECT_EQ(LogTimeMs(2'000'000'000, 1'500'000'000, true), 2000u);
-  EXPECT_EQ(LogTimeMs(1, 5, false), 0u);
+  // Relative times count from the period boundary at or before the start (1 s here, 500 ms).
+  EXPECT_EQ(LogTimeMs(2'000'000'000, 1'500'000'000, 1000, false), 1000u);
+  EXPECT_EQ(LogTimeMs(2'000'000'000, 1'500'000'000, 500, false), 500u);
+  EXPECT_EQ(LogTimeMs(2'000'400'000, 1'500'000'000, 500, false), 500u);
+  EXPECT_EQ(LogTimeMs(2'000'600'000, 1'500'000'000, 500, false), 501u);
+  EXPECT_EQ(LogTimeMs(2'500'000'000, 1'234'567'890, 250, false), 1500u);
+  EXPECT_EQ(LogTimeMs(2'000'000'000, 1'500'000'000, 1000, true), 2000u);
+  EXPECT_EQ(LogTimeMs(1, 5, 1000, false), 0u);
 }
 
 TEST(IntervalClockTest, SharedTimestampsAndNothingLost) {
