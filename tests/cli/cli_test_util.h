@@ -34,13 +34,12 @@ inline std::filesystem::path MakeScratchDir(std::string_view prefix) {
   return dir;
 }
 
-// Runs `iotail ARGS` through the shell (ARGS quoted by the caller); stderr goes through a file in
-// `scratch`.
-inline CommandResult RunIotail(const std::string& args, const std::filesystem::path& scratch) {
+// Runs a shell command; stdout is captured, stderr goes through a file in `scratch`.
+inline CommandResult RunShell(const std::string& command, const std::filesystem::path& scratch) {
   const std::string err_path = (scratch / "stderr").string();
-  const std::string command = std::string(IOTAIL_BINARY) + " " + args + " 2>" + err_path;
+  const std::string full = "{ " + command + " ; } 2>" + err_path;
   CommandResult result;
-  FILE* pipe = ::popen(command.c_str(), "r");
+  FILE* pipe = ::popen(full.c_str(), "r");
   if (pipe == nullptr) return result;
   std::array<char, 65536> buffer;
   for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) {
@@ -51,6 +50,11 @@ inline CommandResult RunIotail(const std::string& args, const std::filesystem::p
   std::ifstream err(err_path);
   result.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
   return result;
+}
+
+// Runs `iotail ARGS` (ARGS quoted by the caller for the shell).
+inline CommandResult RunIotail(const std::string& args, const std::filesystem::path& scratch) {
+  return RunShell(std::string(IOTAIL_BINARY) + " " + args, scratch);
 }
 
 }  // namespace iotail::testing
