@@ -121,13 +121,7 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
       for (size_t i = batch_count_ - new_in_batch_; i < batch_count_; ++i) {
         slots_[batch_[i].slot].start_ns = now;
       }
-      const int rc = engine_->Submit(std::span<const IoRequest>(batch_.data(), batch_count_));
-      if (rc < 0) {
-        engine_error_ = -rc;
-        rec.RecordError(-rc);
-        return;
-      }
-      in_flight += static_cast<uint32_t>(new_in_batch_);
+      if (!SubmitBatch(&in_flight)) return;
     }
     if (in_flight == 0) break;
     const uint32_t want = in_flight < batch_complete ? in_flight : batch_complete;
@@ -144,6 +138,17 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
       stopping = true;
     }
   }
+}
+
+bool Worker::SubmitBatch(uint32_t* in_flight) {
+  const int rc = engine_->Submit(std::span<const IoRequest>(batch_.data(), batch_count_));
+  if (rc < 0) {
+    engine_error_ = -rc;
+    recorder_->RecordError(-rc);
+    return false;
+  }
+  *in_flight += static_cast<uint32_t>(new_in_batch_);
+  return true;
 }
 
 bool Worker::Complete(int n, uint64_t now, uint64_t record_from_ns, uint32_t* in_flight) {
@@ -227,13 +232,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
       ++new_in_batch_;
     }
     if (batch_count_ > 0) {
-      const int rc = engine_->Submit(std::span<const IoRequest>(batch_.data(), batch_count_));
-      if (rc < 0) {
-        engine_error_ = -rc;
-        rec.RecordError(-rc);
-        return;
-      }
-      in_flight += static_cast<uint32_t>(new_in_batch_);
+      if (!SubmitBatch(&in_flight)) return;
     }
     if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) ||
         stop.load(std::memory_order_relaxed)) {

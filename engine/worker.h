@@ -84,6 +84,8 @@ class Worker {
   void RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop);
   // The schedule whose I/O is due first, and its direction (per-direction schedules).
   RateSchedule& NextDue(stats::Direction* dir);
+  // Submits the batch; on an engine failure records it and returns false (the worker stops).
+  bool SubmitBatch(uint32_t* in_flight);
   // Records a reaped batch; returns false when the worker must stop issuing (an error).
   bool Complete(int n, uint64_t now, uint64_t record_from_ns, uint32_t* in_flight);
 

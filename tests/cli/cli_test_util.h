@@ -34,12 +34,11 @@ inline std::filesystem::path MakeScratchDir(std::string_view prefix) {
   return dir;
 }
 
-// Runs a shell command; stdout is captured, stderr goes through a file in `scratch`.
-inline CommandResult RunShell(const std::string& command, const std::filesystem::path& scratch) {
-  const std::string err_path = (scratch / "stderr").string();
-  const std::string full = "{ " + command + " ; } 2>" + err_path;
+// Runs a shell command and captures its standard output (the command's own redirections apply;
+// err stays empty).
+inline CommandResult Capture(const std::string& command) {
   CommandResult result;
-  FILE* pipe = ::popen(full.c_str(), "r");
+  FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return result;
   std::array<char, 65536> buffer;
   for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) {
@@ -47,6 +46,13 @@ inline CommandResult RunShell(const std::string& command, const std::filesystem:
   }
   const int status = ::pclose(pipe);
   result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+// Runs a shell command; stdout is captured, stderr goes through a file in `scratch`.
+inline CommandResult RunShell(const std::string& command, const std::filesystem::path& scratch) {
+  const std::string err_path = (scratch / "stderr").string();
+  CommandResult result = Capture("{ " + command + " ; } 2>" + err_path);
   std::ifstream err(err_path);
   result.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
   return result;

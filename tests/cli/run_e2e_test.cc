@@ -23,17 +23,10 @@ struct Result {
   std::string output;
 };
 
+// Runs `iotail run ARGS` with stderr merged into the output.
 Result RunIotail(const std::string& args) {
-  const std::string cmd = std::string(IOTAIL_BINARY) + " run " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  Result r{-1, ""};
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  const auto r = iotail::testing::Capture(std::string(IOTAIL_BINARY) + " run " + args + " 2>&1");
+  return {r.status, r.out};
 }
 
 std::string Slurp(const fs::path& p) {

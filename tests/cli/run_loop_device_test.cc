@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <string>
 
+#include "cli_test_util.h"
+
 namespace {
 
 struct Result {
@@ -16,16 +18,10 @@ struct Result {
   std::string output;
 };
 
+// Runs a shell command with stderr merged into the output.
 Result Shell(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  Result r{-1, ""};
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  const auto r = iotail::testing::Capture(cmd + " 2>&1");
+  return {r.status, r.out};
 }
 
 class RunLoopDeviceTest : public ::testing::Test {

@@ -68,8 +68,14 @@ TEST(RecorderTest, ConcurrentWriterNothingLostOrDoubleCounted) {
   auto rec = std::make_unique<Recorder>();
   constexpr uint64_t kN = 200000;
   std::atomic<bool> done{false};
+  std::atomic<uint64_t> snapshots{0};
   std::thread writer([&] {
     for (uint64_t i = 0; i < kN; ++i) {
+      // Halfway, wait for the reader to have sampled twice, so that snapshots are taken
+      // while the writer runs even on a loaded machine.
+      if (i == kN / 2) {
+        while (snapshots.load() < 2) std::this_thread::yield();
+      }
       rec->RecordClat(i % 3 == 0 ? Direction::kWrite : Direction::kRead, (i * 7919) % 100000, 512);
     }
     done.store(true);
@@ -84,6 +90,7 @@ TEST(RecorderTest, ConcurrentWriterNothingLostOrDoubleCounted) {
       ios_total += d.dirs[dir].ios;
     }
     ++intervals;
+    snapshots.store(intervals);
   }
   writer.join();
   sampler.Next(d);
