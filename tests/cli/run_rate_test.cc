@@ -321,8 +321,9 @@ TEST_F(RunRateTest, SigintStopsCleanlyWithCompleteLogs) {
       all += ios;
     }
   }
-  // About 1.5 s at 20000 IOPS (the start takes a little of the 1.5 s).
-  EXPECT_GT(all, 15'000u);
+  // At most 1.5 s at 20000 IOPS; the start (file creation, ring setup) takes some of the 1.5 s,
+  // more on a loaded machine, so only a clear lower bound.
+  EXPECT_GT(all, 5'000u);
   EXPECT_LT(all, 32'000u);
   EXPECT_LT(j["iotail_aggregate"]["elapsed"].get<uint64_t>(), 3u);
 }
