@@ -10,7 +10,8 @@
 //
 // Job start: 0 for relative logs; for Unix-epoch logs (first end time >= kEpochThresholdMs)
 // `log_hist_msec` before the first end when given, else inferred from the spacing of the first two
-// distinct end times, else the first end itself. A value type; thread-safe.
+// distinct end times of one direction (see ScanLogSegments), else the first end itself.
+// A value type; thread-safe.
 #pragma once
 
 #include <algorithm>

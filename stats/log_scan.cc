@@ -65,6 +65,8 @@ class SegmentBuilder {
       if (!segments_.empty()) segments_.back().end_offset = offset;
       segments_.push_back({offset, 0, line, t, std::nullopt, 0});
       for (auto& l : last_) l.reset();
+      for (auto& f : first_) f.reset();
+      period_.reset();
     }
     LogSegment& s = segments_.back();
     if (!timed_ || back) {
@@ -73,7 +75,22 @@ class SegmentBuilder {
       timed_ = true;
     }
     last = t;
-    if (!s.second_end_ms && t > s.first_end_ms) s.second_end_ms = t;
+    // The log period is the spacing of the first two distinct end times of one direction (the
+    // smallest over directions): the reads and writes of a job end a few ms apart, so the first
+    // two distinct times of the segment say nothing about it. Without any such spacing, fall back
+    // to the first time after the first.
+    auto& first = first_[*ddir];
+    if (!first) {
+      first = t;
+    } else if (*first != kSpaced && t > *first) {
+      if (!period_ || t - *first < *period_) period_ = t - *first;
+      first = kSpaced;
+    }
+    if (period_) {
+      s.second_end_ms = s.first_end_ms + *period_;
+    } else if (!s.second_end_ms && t > s.first_end_ms) {
+      s.second_end_ms = t;
+    }
     s.directions |= static_cast<uint8_t>(1u << *ddir);
   }
   std::vector<LogSegment> Finish(uint64_t size) {
@@ -84,7 +101,11 @@ class SegmentBuilder {
  private:
   std::vector<LogSegment> segments_;
   std::optional<int64_t> last_[3];
-  bool timed_ = false;  // the last segment has a readable time
+  // Per direction: its first end time in the segment, or kSpaced once its spacing is known.
+  static constexpr int64_t kSpaced = -1;
+  std::optional<int64_t> first_[3];
+  std::optional<int64_t> period_;  // the smallest spacing of a direction's first two times
+  bool timed_ = false;             // the last segment has a readable time
 };
 
 }  // namespace

@@ -18,8 +18,11 @@ struct LogSegment {
   uint64_t end_offset = 0;
   uint64_t first_line = 1;
   int64_t first_end_ms = 0;
-  std::optional<int64_t> second_end_ms;  // the first end time greater than first_end_ms
-  uint8_t directions = 0;                // bit d set when a line of ddir d was seen
+  // first_end_ms plus the log period, the spacing of the first two distinct end times of one
+  // direction (the smallest over directions); without one, the first end time greater than
+  // first_end_ms.
+  std::optional<int64_t> second_end_ms;
+  uint8_t directions = 0;  // bit d set when a line of ddir d was seen
 };
 
 // Segments of the file in order; an empty vector for a file without records. Lines it cannot

@@ -45,6 +45,18 @@ TEST_F(LogScanTest, OneSegmentForAnOrdinaryLog) {
   EXPECT_EQ(segments[0].directions, 0b011);
 }
 
+TEST_F(LogScanTest, PeriodIsTheSpacingOfOneDirection) {
+  // fio's read and write lines of a job end a few ms apart (each direction has its own window):
+  // the period is 250 ms, not the 1 ms between the first read and the first write.
+  const int64_t e = 1'700'000'000'000;
+  const std::string data =
+      Line(e + 254, 0) + Line(e + 255, 1) + Line(e + 504, 0) + Line(e + 505, 1);
+  const auto segments = ScanLogSegments(Write(data));
+  ASSERT_EQ(segments.size(), 1u);
+  EXPECT_EQ(segments[0].first_end_ms, e + 254);
+  EXPECT_EQ(segments[0].second_end_ms, e + 504);
+}
+
 TEST_F(LogScanTest, SegmentsOfAPerJobLogsZeroFile) {
   const std::string job1 = Line(250, 0) + Line(500, 0);
   const std::string job2 = Line(251, 2) + Line(251, 2) + Line(501, 1);
