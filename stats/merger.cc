@@ -113,9 +113,17 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options) : options_(
   // Scan every file for its segments and directions, in parallel.
   std::vector<std::vector<LogSegment>> segments(files.size());
   ParallelFor(files.size(), threads_, [&](size_t i, unsigned) {
-    segments[i] = ScanLogSegments(files[i]);
     struct stat st {};
-    if (::stat(files[i].c_str(), &st) == 0) {
+    const bool stated = ::stat(files[i].c_str(), &st) == 0;
+    // Each file is read twice (the scan, then its sources): a pipe would be drained by the scan
+    // and the second open would wait for a writer forever.
+    if (stated && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+      throw UsageError(fmt::format(
+          "'{}' is a pipe or socket: histogram logs are read twice, give a regular file",
+          files[i]));
+    }
+    segments[i] = ScanLogSegments(files[i]);
+    if (stated) {
       std::atomic_ref<uint64_t>(input_bytes_).fetch_add(static_cast<uint64_t>(st.st_size));
     }
   });

@@ -1,6 +1,7 @@
 // Damaged histogram logs given to `iotail pctiles` and `iotail merge`: each gets a clear message
 // naming file:line and exit status 2, never a crash; a missing file exits 1 naming the file.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -110,6 +111,19 @@ TEST_F(MalformedInputTest, MissingFileExitsOneNamingIt) {
        {std::string("pctiles"), "merge -o " + (dir_ / "out.log").string()}) {
     EXPECT_EQ(Run(command + " " + missing), 1) << err_;
     EXPECT_NE(err_.find(missing), std::string::npos) << err_;
+  }
+}
+
+TEST_F(MalformedInputTest, PipeIsRejectedNotWaitedOn) {
+  // A pipe cannot be read twice (scan, then sources): rejected up front, not hung on.
+  const std::string fifo = (dir_ / "pipe.log").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& command :
+       {std::string("pctiles"), "merge -o " + (dir_ / "out.log").string()}) {
+    const auto result = iotail::testing::RunShell(
+        "timeout 20 " + std::string(IOTAIL_BINARY) + " " + command + " " + fifo, dir_);
+    EXPECT_EQ(result.status, 2) << result.err;
+    EXPECT_NE(result.err.find(fifo), std::string::npos) << result.err;
   }
 }
 
