@@ -12,9 +12,7 @@
 
 namespace iotail::engine {
 
-namespace {
-
-std::unique_ptr<IoEngine> Construct(EngineKind kind) {
+std::unique_ptr<IoEngine> ConstructEngine(EngineKind kind) {
   switch (kind) {
     case EngineKind::kIoUring:
       return MakeIoUringEngine();
@@ -28,8 +26,6 @@ std::unique_ptr<IoEngine> Construct(EngineKind kind) {
   return nullptr;
 }
 
-}  // namespace
-
 int IoEngine::ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete, uint64_t timeout_ns) {
   const int n = Reap(out, 0);
   if (n != 0 || min_complete == 0) return n;
@@ -41,7 +37,7 @@ int IoEngine::ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete, ui
 }
 
 std::string ProbeEngine(EngineKind kind) {
-  std::unique_ptr<IoEngine> engine = Construct(kind);
+  std::unique_ptr<IoEngine> engine = ConstructEngine(kind);
   if (engine == nullptr) return "not built in";
   // The same setup as a real run, on a tiny queue over /dev/null.
   const int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -83,7 +79,7 @@ std::unique_ptr<IoEngine> MakeEngine(EngineKind kind) {
     throw stats::UsageError(fmt::format("--ioengine: {} is not available here ({}); available: {}",
                                         EngineKindName(kind), why, available));
   }
-  return Construct(kind);
+  return ConstructEngine(kind);
 }
 
 }  // namespace iotail::engine

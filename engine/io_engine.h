@@ -67,6 +67,9 @@ class IoEngine {
 // Throws UsageError naming --ioengine (with the engines that are available) if `kind` cannot run
 // here: not built in, or refused by the kernel.
 std::unique_ptr<IoEngine> MakeEngine(EngineKind kind);
+// The engine without the probe (nullptr when not built in): for workers of a run that has already
+// probed with MakeEngine().
+std::unique_ptr<IoEngine> ConstructEngine(EngineKind kind);
 // Engines that can run here, in order of preference.
 std::vector<EngineKind> AvailableEngines();
 // "" if the engine can run here, else why not.

@@ -23,7 +23,10 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
       pattern_(spec, static_cast<uint32_t>(plan_.fds.size()), plan_.region_offset,
                plan_.region_size, spec.randseed + 0x9e3779b97f4a7c15ull * (plan_.index + 1)) {}
 
-Worker::~Worker() { std::free(buffers_); }
+Worker::~Worker() {
+  engine_.reset();  // first: I/Os still in flight after an engine failure target the buffers
+  std::free(buffers_);
+}
 
 void Worker::Prepare() {
   const uint32_t depth = spec_.iodepth;

@@ -68,6 +68,9 @@ class Worker {
   // The first engine-level failure (-errno from Submit/Reap), 0 if none.
   int engine_error() const { return engine_error_; }
   std::string DescribeEngine() const { return engine_->Describe(); }
+  // Tears the engine down (waiting for anything in flight); call on the worker's thread once Run
+  // has returned. DescribeEngine() must not be called after.
+  void ReleaseEngine() { engine_.reset(); }
 
  private:
   struct Slot {
