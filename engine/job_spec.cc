@@ -99,6 +99,10 @@ void JobSpec::Validate() const {
     uint32_t total = 0;
     for (const auto& s : bssplit) {
       if (s.bs == 0) throw UsageError("--bssplit: block sizes must be greater than 0");
+      if (s.percent > 100) throw UsageError("--bssplit: each percentage must be 0..100");
+      if (direct && s.bs % 512 != 0) {
+        throw UsageError("--bssplit: with --direct=1 block sizes must be multiples of 512");
+      }
       total += s.percent;
     }
     if (total != 100) {

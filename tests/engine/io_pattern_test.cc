@@ -129,6 +129,18 @@ TEST(JobSpecTest, ValidationNamesTheOption) {
   JobSpec u = Spec(RwMode::kRead);
   u.time_based = true;
   EXPECT_THROW(u.Validate(), std::exception);
+  JobSpec wrap = Spec(RwMode::kRead);  // 4294967295 + 101 wraps to 100 in 32 bits
+  wrap.bssplit = {{4096, 4294967295u}, {8192, 101}};
+  EXPECT_THROW(wrap.Validate(), std::exception);
+  JobSpec direct = Spec(RwMode::kRead);  // every size of a split must suit O_DIRECT, not only the
+  direct.direct = true;                  // smallest (6000 failed at run time with EINVAL)
+  direct.bssplit = {{4096, 50}, {6000, 50}};
+  try {
+    direct.Validate();
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("--bssplit"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(ParseRwMode("randomread"), std::exception);
   EXPECT_EQ(ParseEngineKind("libaio"), EngineKind::kLibaio);
 }
