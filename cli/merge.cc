@@ -6,6 +6,7 @@
 // split over quanta are fractional; each bucket is rounded so that its running total stays the
 // rounded running total of the exact counts, which keeps every bucket's whole-run sum exact.
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <boost/program_options.hpp>
 #include <cerrno>
@@ -60,6 +61,18 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   std::unique_ptr<std::FILE, FileCloser> file;
   std::FILE* sink = stdout;
   if (output != "-") {
+    // Opening the output truncates it: it must not be one of the inputs.
+    struct stat out_st {};
+    if (::stat(output.c_str(), &out_st) == 0) {
+      for (const std::string& f : input.files) {
+        struct stat in_st {};
+        if (::stat(f.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
+            in_st.st_ino == out_st.st_ino) {
+          throw stats::UsageError(fmt::format(
+              "--output: '{}' is also an input ('{}'); refusing to overwrite it", output, f));
+        }
+      }
+    }
     file.reset(std::fopen(output.c_str(), "w"));
     if (!file) throw std::system_error(errno, std::generic_category(), "open '" + output + "'");
     sink = file.get();

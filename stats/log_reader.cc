@@ -17,6 +17,9 @@ namespace {
 // No valid line comes close: 1859 fields of at most 20 digits and a separator.
 constexpr size_t kMaxLineLength = size_t{1} << 20;
 constexpr int kFixedFields = 3;
+// Times beyond this (about 31,700 years in ms) are damage, not a log: rejecting them keeps the
+// quantum arithmetic of the aligner far from overflow.
+constexpr uint64_t kMaxTimeMs = 1'000'000'000'000'000;
 
 std::string Excerpt(const char* begin, const char* end) {
   const char* stop = begin;
@@ -124,6 +127,10 @@ LogReader& LogReader::operator=(LogReader&&) noexcept = default;
 
 void LogReader::Fail(const std::string& what) const { throw LogFormatError(path_, line_, what); }
 
+void LogReader::FailTime(uint64_t time) const {
+  Fail(fmt::format("field 1: time {} ms is out of range (at most {})", time, kMaxTimeMs));
+}
+
 bool LogReader::FillLine(const char** begin, const char** end, bool* has_newline) {
   Input& in = *input_;
   while (true) {
@@ -201,7 +208,7 @@ bool LogReader::ParseLine(const char* begin, const char* end, bool last_without_
     uint64_t fixed[kFixedFields];
     const char* p = ParseCanonical(begin, end, fixed, kFixedFields, false);
     if (p != nullptr && ParseCanonical(p, end, counts_.data(), counts_.size(), true) != nullptr) {
-      if (fixed[0] > static_cast<uint64_t>(INT64_MAX)) Fail("field 1: time is out of range");
+      if (fixed[0] > kMaxTimeMs) FailTime(fixed[0]);
       if (fixed[1] > 2)
         Fail(fmt::format("field 2: ddir {} is not 0 (read), 1 (write) or 2 (trim)", fixed[1]));
       record_.block_size = fixed[2];
@@ -286,7 +293,7 @@ bool LogReader::ParseLine(const char* begin, const char* end, bool last_without_
   };
 
   const uint64_t time = parse();
-  if (time > static_cast<uint64_t>(INT64_MAX)) Fail("field 1: time is out of range");
+  if (time > kMaxTimeMs) FailTime(time);
   const uint64_t ddir = parse();
   if (ddir > 2) Fail(fmt::format("field 2: ddir {} is not 0 (read), 1 (write) or 2 (trim)", ddir));
   record_.block_size = parse();

@@ -87,6 +87,7 @@ class LogReader {
   bool FinishRecord(uint64_t time, uint64_t ddir);
   bool FillLine(const char** begin, const char** end, bool* has_newline);
   [[noreturn]] void Fail(const std::string& what) const;
+  [[noreturn]] void FailTime(uint64_t time) const;
 
   std::string path_;
   std::unique_ptr<Input> input_;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -107,8 +108,21 @@ struct Merger::Source {
 Merger::Merger(std::vector<std::string> files, MergeOptions options) : options_(options) {
   if (files.empty()) throw UsageError("no input files");
   if (options_.quantum_ms <= 0) throw UsageError("--time-quantum: must be a positive number of ms");
-  threads_ =
-      options_.threads ? options_.threads : std::max(1u, std::thread::hardware_concurrency());
+  // More threads than a few per core only cost window buffers.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  threads_ = options_.threads ? std::min(options_.threads, 4 * cores) : cores;
+
+  // The same file named twice (or through another path) would count each of its I/Os twice.
+  std::map<std::pair<dev_t, ino_t>, size_t> seen;
+  for (size_t i = 0; i < files.size(); ++i) {
+    struct stat st {};
+    if (::stat(files[i].c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    const auto [it, inserted] = seen.emplace(std::pair{st.st_dev, st.st_ino}, i);
+    if (!inserted) {
+      throw UsageError(fmt::format("'{}' and '{}' are the same file: its I/Os would count twice",
+                                   files[it->second], files[i]));
+    }
+  }
 
   // Scan every file for its segments and directions, in parallel.
   std::vector<std::vector<LogSegment>> segments(files.size());

@@ -127,6 +127,30 @@ TEST_F(MalformedInputTest, PipeIsRejectedNotWaitedOn) {
   }
 }
 
+TEST_F(MalformedInputTest, TimeBeyondTheRangeIsRejected) {
+  ExpectRejected(Line("250", "0") + Line("9223372036854775000", "0"), 2, "out of range");
+}
+
+TEST_F(MalformedInputTest, SameFileTwiceIsRejected) {
+  const std::string path = Write(Line("250", "0", 1856, "5"));
+  const std::string other = (dir_ / "." / "bad.log").string();
+  for (const std::string& command :
+       {std::string("pctiles"), "merge -o " + (dir_ / "out.log").string()}) {
+    EXPECT_EQ(Run(command + " " + path + " " + other), 2) << err_;
+    EXPECT_NE(err_.find("same file"), std::string::npos) << err_;
+  }
+}
+
+TEST_F(MalformedInputTest, MergeRefusesToOverwriteAnInput) {
+  const std::string data = Line("250", "0", 1856, "5");
+  const std::string path = Write(data);
+  EXPECT_EQ(Run("merge -o " + path + " " + path), 2) << err_;
+  EXPECT_NE(err_.find("also an input"), std::string::npos) << err_;
+  std::ifstream in(path);
+  const std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, data);
+}
+
 TEST_F(MalformedInputTest, TornLastLineIsAWarningNotAnError) {
   std::string torn = Line("750", "0");
   torn.resize(200);
