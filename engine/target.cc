@@ -112,16 +112,18 @@ std::string DeviceWriteHazard(const std::string& path) {
     blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
     blkid_probe_enable_partitions(pr, 1);
     std::string found;
-    if (blkid_do_safeprobe(pr) == 0) {
+    const int probe = blkid_do_safeprobe(pr);
+    if (probe == -2) {
+      // Several signatures that contradict each other: something is there; refuse to guess.
+      found = "conflicting signatures (libblkid)";
+    } else if (probe == 0) {
       const char* value = nullptr;
       if (blkid_probe_lookup_value(pr, "TYPE", &value, nullptr) == 0 && value != nullptr) {
         found = fmt::format("a {} signature (libblkid)", value);
       } else if (blkid_probe_lookup_value(pr, "PTTYPE", &value, nullptr) == 0 && value != nullptr) {
         found = fmt::format("a {} partition table (libblkid)", value);
       }
-    } else {
-      found = "";  // nothing, or ambivalent: fall through to the sector check
-    }
+    }  // 1: nothing found; -1: probe error: both fall through to the sector check
     blkid_free_probe(pr);
     if (!found.empty()) return found;
   }
