@@ -80,20 +80,25 @@ void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_li
   QueueRedo();
   new_in_batch_ = 0;
   while (issue_new && free_count_ > 0 && (bytes_limit == 0 || issued_bytes < bytes_limit)) {
-    const uint32_t s = free_[--free_count_];
     const IoChoice c = pattern_.Next();
-    Slot& slot = slots_[s];
-    slot.offset = c.offset;
-    slot.len = c.bs;
-    slot.done = 0;
-    slot.file = c.file;
-    slot.dir = c.dir;
-    slot.intended_ns = 0;
+    QueueNew(c, 0);
     issued_bytes += c.bs;
-    batch_[batch_count_++] = IoRequest{
-        s, c.dir, c.file, c.offset, c.bs, buffers_ + static_cast<size_t>(s) * buffer_size_};
-    ++new_in_batch_;
   }
+}
+
+Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
+  const uint32_t s = free_[--free_count_];
+  Slot& slot = slots_[s];
+  slot.offset = c.offset;
+  slot.len = c.bs;
+  slot.done = 0;
+  slot.file = c.file;
+  slot.dir = c.dir;
+  slot.intended_ns = intended_ns;
+  batch_[batch_count_++] =
+      IoRequest{s, c.dir, c.file, c.offset, c.bs, buffers_ + static_cast<size_t>(s) * buffer_size_};
+  ++new_in_batch_;
+  return slot;
 }
 
 void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
@@ -219,20 +224,9 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
       if (next_due > now) break;
       const IoChoice c = plan_.per_direction ? pattern_.Next(dir) : pattern_.Next();
       schedule.Advance(c.bs);
-      const uint32_t s = free_[--free_count_];
-      Slot& slot = slots_[s];
-      slot.offset = c.offset;
-      slot.len = c.bs;
-      slot.done = 0;
-      slot.file = c.file;
-      slot.dir = c.dir;
-      slot.intended_ns = next_due;
-      slot.start_ns = now;
+      QueueNew(c, next_due).start_ns = now;
       if (now >= times.record_from_ns) rec.RecordIssue(now - next_due, kLateThresholdNs);
       issued_bytes += c.bs;
-      batch_[batch_count_++] = IoRequest{
-          s, c.dir, c.file, c.offset, c.bs, buffers_ + static_cast<size_t>(s) * buffer_size_};
-      ++new_in_batch_;
     }
     if (batch_count_ > 0) {
       if (!SubmitBatch(&in_flight)) return;

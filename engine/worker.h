@@ -83,6 +83,9 @@ class Worker {
     stats::Direction dir;
   };
   void FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit);
+  // Takes a free slot for a new I/O (intended start, or 0 in the closed loop) and appends it to
+  // the batch. A free slot must exist.
+  Slot& QueueNew(const IoChoice& c, uint64_t intended_ns);
   void QueueRedo();
   void RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop);
   // The schedule whose I/O is due first, and its direction (per-direction schedules).

@@ -246,15 +246,10 @@ TEST_F(RunE2eTest, BadOptionsExitTwoNamingTheOption) {
 }
 
 TEST_F(RunE2eTest, DefaultBenchmarkRunsAndCleansUp) {
-  const std::string cmd =
-      "cd " + dir_.string() + " && " + IOTAIL_BINARY + " run --runtime=400ms --ioengine=null 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  ASSERT_EQ(pclose(p), 0) << out;
+  const auto r = iotail::testing::Capture("cd " + dir_.string() + " && " + IOTAIL_BINARY +
+                                          " run --runtime=400ms --ioengine=null 2>&1");
+  const std::string& out = r.out;
+  ASSERT_EQ(r.status, 0) << out;
   EXPECT_NE(out.find("read: IOPS="), std::string::npos) << out;
   EXPECT_NE(out.find("iotail pctiles"), std::string::npos) << out;
   std::vector<std::string> left;
@@ -275,17 +270,12 @@ TEST_F(RunE2eTest, WholeRunPercentilesEqualPctilesOverTheLogs) {
   const std::regex p_re("\"percentile\": \\{\"50.000000\": ([0-9]+), \"99.000000\": ([0-9]+)\\}");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(js, m, p_re)) << js.substr(0, 2000);
-  const std::string cmd =
+  const auto pr = iotail::testing::Capture(
       std::string(IOTAIL_BINARY) +
       " pctiles --method fio --percentiles 50:99 --output-unit ns --format csv " + prefix.string() +
-      "_clat_hist.1.log 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  ASSERT_EQ(pclose(p), 0) << out;
+      "_clat_hist.1.log 2>&1");
+  const std::string& out = pr.out;
+  ASSERT_EQ(pr.status, 0) << out;
   // total,read,samples,min,max,mean,p50,p99,...
   const std::regex total_re("total,read,[^,]*,[^,]*,[^,]*,[^,]*,([0-9.]+),([0-9.]+)");
   std::smatch t;
