@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -112,11 +111,19 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options) : options_(
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   threads_ = options_.threads ? std::min(options_.threads, 4 * cores) : cores;
 
-  // The same file named twice (or through another path) would count each of its I/Os twice.
+  // Each file is read twice (the scan, then its sources): a pipe would be drained by the scan
+  // and the second open would wait for a writer forever. And the same file named twice (or
+  // through another path) would count each of its I/Os twice.
   std::map<std::pair<dev_t, ino_t>, size_t> seen;
   for (size_t i = 0; i < files.size(); ++i) {
     struct stat st {};
-    if (::stat(files[i].c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::stat(files[i].c_str(), &st) != 0) continue;  // the scan reports it, naming the file
+    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+      throw UsageError(fmt::format(
+          "'{}' is a pipe or socket: histogram logs are read twice, give a regular file",
+          files[i]));
+    }
+    if (!S_ISREG(st.st_mode)) continue;
     const auto [it, inserted] = seen.emplace(std::pair{st.st_dev, st.st_ino}, i);
     if (!inserted) {
       throw UsageError(fmt::format("'{}' and '{}' are the same file: its I/Os would count twice",
@@ -126,21 +133,8 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options) : options_(
 
   // Scan every file for its segments and directions, in parallel.
   std::vector<std::vector<LogSegment>> segments(files.size());
-  ParallelFor(files.size(), threads_, [&](size_t i, unsigned) {
-    struct stat st {};
-    const bool stated = ::stat(files[i].c_str(), &st) == 0;
-    // Each file is read twice (the scan, then its sources): a pipe would be drained by the scan
-    // and the second open would wait for a writer forever.
-    if (stated && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
-      throw UsageError(fmt::format(
-          "'{}' is a pipe or socket: histogram logs are read twice, give a regular file",
-          files[i]));
-    }
-    segments[i] = ScanLogSegments(files[i]);
-    if (stated) {
-      std::atomic_ref<uint64_t>(input_bytes_).fetch_add(static_cast<uint64_t>(st.st_size));
-    }
-  });
+  ParallelFor(files.size(), threads_,
+              [&](size_t i, unsigned) { segments[i] = ScanLogSegments(files[i]); });
   size_t source_count = 0;
   for (const auto& s : segments) {
     for (const auto& seg : s)

@@ -73,8 +73,6 @@ class Merger {
   // After Run(): records read, and recoverable damage seen (torn last lines), one message each.
   uint64_t records() const { return records_; }
   std::vector<std::string> warnings() const;
-  // Total bytes of the input files.
-  uint64_t input_bytes() const { return input_bytes_; }
 
  private:
   struct Source;
@@ -87,7 +85,6 @@ class Merger {
   std::array<bool, kDirectionCount> has_direction_{};
   std::array<Histogram, kDirectionCount> totals_;
   uint64_t records_ = 0;
-  uint64_t input_bytes_ = 0;
   unsigned threads_ = 1;
 };
 
