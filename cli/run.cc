@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -116,6 +117,7 @@ std::string Header(const engine::JobSpec& spec, const engine::RunOutcome& outcom
   if (!spec.bssplit.empty()) bs = "split";
   std::string files;
   for (const auto& f : spec.filenames) files += (files.empty() ? "" : ":") + f;
+  if (!spec.uri.empty()) files = spec.uri;
   return fmt::format(
       "iotail run '{}': rw={}, bs={}, iodepth={}, numjobs={}, direct={}, target={} ({} bytes "
       "used), engine={}, clock={}",
@@ -132,14 +134,16 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     return 0;
   }
   engine::JobSpec& spec = options.spec;
-  if (!options.ioengine_given) {
+  if (!options.ioengine_given && !spec.uri.empty()) {
+    spec.ioengine = engine::EngineKind::kNbd;
+  } else if (!options.ioengine_given) {
     const auto available = engine::AvailableEngines();
     if (available.empty()) throw std::runtime_error("no I/O engine can run here");
     spec.ioengine = available.front();
   }
 
   TempFile temp;
-  if (spec.filenames.empty()) {
+  if (spec.filenames.empty() && spec.uri.empty()) {
     options.default_benchmark = true;
     temp.path = fmt::format("iotail-default.{}.tmp", getpid());
     spec.filenames = {temp.path};
@@ -169,6 +173,7 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
           spec.log_hist_msec));
     }
   }
+  if (const std::string note = spec.Normalize(); !note.empty()) err << note << "\n";
   spec.Validate();
   stats::SlaChecker sla(stats::ParseSlaTargets(options.sla, "--sla"),
                         stats::PercentileMethod::kFio);
@@ -224,8 +229,13 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   summary.start_skew_ns = outcome.start_skew_ns;
   summary.sla = &sla;
   for (size_t w = 0; w < outcome.per_worker.size(); ++w) {
+    stats::CpuUsage cpu;
+    if (w < outcome.cpu.size()) {
+      const engine::WorkerCpu& c = outcome.cpu[w];
+      cpu = {c.usr_ns, c.sys_ns, c.elapsed_ns, c.ctx, c.majf, c.minf};
+    }
     summary.jobs.push_back(
-        {fmt::format("{}.{}", spec.name, w + 1), std::move(outcome.per_worker[w])});
+        {fmt::format("{}.{}", spec.name, w + 1), std::move(outcome.per_worker[w]), cpu});
   }
   const std::string text = options.output_format == OutputFormat::kJson
                                ? stats::FormatJsonSummary(summary)
@@ -261,7 +271,11 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     err << fmt::format(
         "iotail run: {} I/O error(s){}\n", errors,
         outcome.engine_error != 0
-            ? fmt::format(", engine failure {}", stats::ErrnoName(outcome.engine_error))
+            ? fmt::format(", engine failure {} ({}){}", stats::ErrnoName(outcome.engine_error),
+                          std::strerror(outcome.engine_error),
+                          spec.ioengine == engine::EngineKind::kNbd
+                              ? fmt::format(": connection to '{}' lost", spec.uri)
+                              : "")
             : "");
     return 1;
   }

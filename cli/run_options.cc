@@ -127,9 +127,28 @@ const std::vector<OptionDef>& Table() {
          o.spec.iodepth = ParseU32(v, "iodepth");
          o.iodepth_given = true;
        }},
-      {"iodepth_batch_complete_min", false, "min completions per wait (default iodepth/4)",
+      {"iodepth_batch_submit", false,
+       "at most N I/Os per submit call (default 0: all that are ready; stamps stay per call)",
        [](RunOptions& o, const std::string& v) {
-         o.spec.iodepth_batch_complete = ParseU32(v, "iodepth_batch_complete_min");
+         o.spec.iodepth_batch_submit = ParseU32(v, "iodepth_batch_submit");
+       }},
+      {"iodepth_batch", false, "same as --iodepth_batch_submit",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.iodepth_batch_submit = ParseU32(v, "iodepth_batch");
+       }},
+      {"iodepth_batch_complete_min", false,
+       "wait for N completions (default 1; more stamps the early ones late)",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.iodepth_batch_complete_min = ParseU32(v, "iodepth_batch_complete_min");
+       }},
+      {"iodepth_batch_complete", false, "same as --iodepth_batch_complete_min",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.iodepth_batch_complete_min = ParseU32(v, "iodepth_batch_complete");
+       }},
+      {"iodepth_batch_complete_max", false,
+       "take at most N completions per reap (default 0: iodepth; fewer stamps the rest late)",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.iodepth_batch_complete_max = ParseU32(v, "iodepth_batch_complete_max");
        }},
       {"numjobs", false, "worker threads (default 1)",
        [](RunOptions& o, const std::string& v) { o.spec.numjobs = ParseU32(v, "numjobs"); }},
@@ -164,7 +183,14 @@ const std::vector<OptionDef>& Table() {
        }},
       {"end_fsync", true, "fsync files at the end",
        [](RunOptions& o, const std::string& v) { o.spec.end_fsync = ParseBool(v, "end_fsync"); }},
-      {"ioengine", false, "io_uring|libaio|psync|null (default: best available)",
+      {"uri", false,
+       "NBD server for --ioengine=nbd: nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH",
+       [](RunOptions& o, const std::string& v) {
+         if (v.empty()) throw stats::UsageError("--uri: empty");
+         o.spec.uri = v;
+       }},
+      {"ioengine", false,
+       "io_uring|libaio|psync|null|nbd (default: best available; nbd with --uri)",
        [](RunOptions& o, const std::string& v) {
          o.spec.ioengine = engine::ParseEngineKind(v);
          o.ioengine_given = true;

@@ -1,6 +1,7 @@
-// The libaio engine: Linux native AIO (io_submit/io_getevents), one context per worker. Requests
-// the kernel does not accept (-EAGAIN on io_submit) complete at once with that error, so the
-// worker resubmits them.
+// The libaio engine: Linux native AIO (io_submit/io_getevents), one context per worker. A batch is
+// stamped right before and right after io_submit (slat is that call); completions are stamped once
+// when io_getevents returns. Requests the kernel does not accept (-EAGAIN on io_submit) complete at
+// once with that error, so the worker resubmits them.
 #include "engine/io_engine.h"
 
 #if IOTAIL_HAVE_LIBAIO
@@ -10,6 +11,8 @@
 #include <cerrno>
 #include <system_error>
 #include <vector>
+
+#include "engine/clock.h"
 
 namespace iotail::engine {
 
@@ -46,6 +49,7 @@ class LibaioEngine final : public IoEngine {
       ptrs_[n++] = cb;
     }
     size_t done = 0;
+    const uint64_t start = Clock::NowNs();
     while (done < n) {
       const int rc = io_submit(ctx_, static_cast<long>(n - done), ptrs_.data() + done);
       if (rc > 0) {
@@ -53,11 +57,16 @@ class LibaioEngine final : public IoEngine {
       } else if (rc != -EINTR) {
         const int err = rc == 0 ? -EAGAIN : rc;
         for (size_t i = done; i < n; ++i) {
-          failed_[failed_count_++] =
-              IoCompletion{static_cast<uint32_t>(reinterpret_cast<uintptr_t>(ptrs_[i]->data)), err};
+          failed_[failed_count_++] = IoCompletion{
+              static_cast<uint32_t>(reinterpret_cast<uintptr_t>(ptrs_[i]->data)), err, start};
         }
         break;
       }
+    }
+    const uint64_t issued = Clock::NowNs();
+    for (const IoRequest& r : requests) {
+      r.stamps->start_ns = start;
+      r.stamps->issued_ns = issued;
     }
     return static_cast<int>(requests.size());
   }
@@ -72,12 +81,7 @@ class LibaioEngine final : public IoEngine {
       rc = io_getevents(ctx_, want, room, events_.data(), nullptr);
     } while (rc == -EINTR);
     if (rc < 0) return n > 0 ? static_cast<int>(n) : rc;
-    for (int i = 0; i < rc; ++i) {
-      const io_event& ev = events_[static_cast<size_t>(i)];
-      out[n++] = IoCompletion{static_cast<uint32_t>(reinterpret_cast<uintptr_t>(ev.data)),
-                              static_cast<int64_t>(static_cast<long>(ev.res))};
-    }
-    return static_cast<int>(n);
+    return static_cast<int>(n + TakeEvents(rc, out.subspan(n)));
   }
   // Rate-limited loop: io_getevents with a timeout; an interrupting signal ends the wait early.
   int ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete,
@@ -92,16 +96,24 @@ class LibaioEngine final : public IoEngine {
                                 static_cast<long>(out.size()), events_.data(), &ts);
     if (rc == -EINTR) return 0;
     if (rc < 0) return rc;
-    for (int i = 0; i < rc; ++i) {
-      const io_event& ev = events_[static_cast<size_t>(i)];
-      out[n++] = IoCompletion{static_cast<uint32_t>(reinterpret_cast<uintptr_t>(ev.data)),
-                              static_cast<int64_t>(static_cast<long>(ev.res))};
-    }
-    return static_cast<int>(n);
+    return static_cast<int>(TakeEvents(rc, out));
   }
   std::string Describe() const override { return "libaio"; }
+  bool Asynchronous() const override { return true; }
 
  private:
+  // Copies the first `count` events into `out`, all stamped with one clock read.
+  size_t TakeEvents(int count, std::span<IoCompletion> out) {
+    const uint64_t done = Clock::NowNs();
+    for (int i = 0; i < count; ++i) {
+      const io_event& ev = events_[static_cast<size_t>(i)];
+      out[static_cast<size_t>(i)] =
+          IoCompletion{static_cast<uint32_t>(reinterpret_cast<uintptr_t>(ev.data)),
+                       static_cast<int64_t>(static_cast<long>(ev.res)), done};
+    }
+    return static_cast<size_t>(count);
+  }
+
   io_context_t ctx_ = nullptr;
   std::vector<int> fds_;
   std::vector<iocb> iocbs_;

@@ -60,12 +60,13 @@ void IntervalClock::Close(uint64_t end_ns, bool final) {
     samplers_[w].Next(deltas_[w]);
     if (w < logs_.size()) {
       for (stats::Direction d : options_.directions) {
-        logs_[w]->Write(time_ms, d, options_.bs, deltas_[w].dirs[stats::DirectionIndex(d)].clat);
+        logs_[w]->Write(time_ms, d, options_.bs,
+                        deltas_[w].dirs[stats::DirectionIndex(d)].clat.hist);
       }
     }
     if (w < lat_logs_.size()) {
       for (stats::Direction d : options_.directions) {
-        const auto& lat = deltas_[w].dirs[stats::DirectionIndex(d)].lat;
+        const auto& lat = deltas_[w].dirs[stats::DirectionIndex(d)].lat.hist;
         lat_logs_[w]->Write(time_ms, d, options_.bs, lat.empty() ? zeros_ : lat);
       }
     }

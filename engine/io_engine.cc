@@ -22,6 +22,8 @@ std::unique_ptr<IoEngine> ConstructEngine(EngineKind kind) {
       return MakePsyncEngine();
     case EngineKind::kNull:
       return MakeNullEngine();
+    case EngineKind::kNbd:
+      return MakeNbdEngine();
   }
   return nullptr;
 }
@@ -39,6 +41,7 @@ int IoEngine::ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete, ui
 std::string ProbeEngine(EngineKind kind) {
   std::unique_ptr<IoEngine> engine = ConstructEngine(kind);
   if (engine == nullptr) return "not built in";
+  if (kind == EngineKind::kNbd) return "";  // needs a server: checked when connecting (--uri)
   // The same setup as a real run, on a tiny queue over /dev/null.
   const int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (fd < 0) return "cannot open /dev/null";

@@ -11,6 +11,7 @@
 
 #include "engine/clock.h"
 #include "engine/io_engine.h"
+#include "engine/nbd_target.h"
 #include "engine/target.h"
 #include "engine/worker.h"
 #include "stats/errors.h"
@@ -98,9 +99,20 @@ RunOutcome RunJob(const JobSpec& spec, IntervalClock::Callback on_interval,
     targets.emplace_back(path, topt);
     if (targets.back().created()) out.created_files.push_back(path);
   }
+  std::vector<uint64_t> capacities;
+  for (const Target& t : targets) capacities.push_back(t.capacity());
+  const bool nbd = spec.ioengine == EngineKind::kNbd;
+  if (nbd) {
+    const uint64_t capacity = ProbeNbdExport(spec).size;
+    if (spec.offset >= capacity || (spec.size != 0 && spec.size > capacity - spec.offset)) {
+      throw stats::UsageError(
+          fmt::format("--size/--offset: the export at '{}' has only {} bytes", spec.uri, capacity));
+    }
+    capacities.push_back(capacity);
+  }
   uint64_t region = UINT64_MAX;
-  for (const Target& t : targets) {
-    region = std::min(region, spec.size != 0 ? spec.size : t.capacity() - spec.offset);
+  for (uint64_t capacity : capacities) {
+    region = std::min(region, spec.size != 0 ? spec.size : capacity - spec.offset);
   }
   const uint32_t unit = spec.MinBlockSize();
   region = region / unit * unit;
@@ -112,12 +124,14 @@ RunOutcome RunJob(const JobSpec& spec, IntervalClock::Callback on_interval,
 
   // Spread files over workers.
   const uint32_t jobs = spec.numjobs;
-  const size_t nfiles = targets.size();
+  const size_t nfiles = nbd ? 1 : targets.size();
   std::vector<std::unique_ptr<Worker>> workers;
   for (uint32_t w = 0; w < jobs; ++w) {
     WorkerPlan plan;
     plan.index = static_cast<int>(w);
-    if (jobs >= nfiles) {
+    if (nbd) {
+      plan.fds.push_back(-1);  // the export: each worker's engine opens its own connection
+    } else if (jobs >= nfiles) {
       plan.fds.push_back(targets[w % nfiles].fd());
     } else {
       for (size_t f = w; f < nfiles; f += jobs) plan.fds.push_back(targets[f].fd());
@@ -231,6 +245,7 @@ RunOutcome RunJob(const JobSpec& spec, IntervalClock::Callback on_interval,
     for (const Target& t : targets) t.Sync();
   }
   out.per_worker = clock.Totals();
+  for (const auto& w : workers) out.cpu.push_back(w->cpu());
   out.runtime_s = end_mono > times.record_from_ns
                       ? static_cast<double>(end_mono - times.record_from_ns) / 1e9
                       : 0;

@@ -1,7 +1,8 @@
 // RunJob: runs one JobSpec from setup to the final interval and returns what the recorders hold.
 //
 // Setup (all before the common start instant, all able to throw): validate the spec, choose and
-// calibrate the clock, probe the engine, open (and create or safety-check) the targets, build one
+// calibrate the clock, probe the engine, open (and create or safety-check) the targets (files and
+// devices, or the NBD export: engine/nbd_target.h), build one
 // Worker per job with its own engine instance and its share of the rate schedule, prepare them,
 // and open the histogram logs (clat, plus lat when rate-limited). Then, after waiting for
 // spec.start_at_ms if given (UsageError if that is more than kStartAtToleranceMs in the past), the
@@ -20,6 +21,7 @@
 
 #include "engine/interval_clock.h"
 #include "engine/job_spec.h"
+#include "engine/worker.h"
 #include "stats/recorder.h"
 
 namespace iotail::engine {
@@ -29,6 +31,7 @@ inline constexpr uint64_t kStartAtToleranceMs = 500;
 
 struct RunOutcome {
   std::vector<stats::RecorderSnapshot> per_worker;  // totals per worker
+  std::vector<WorkerCpu> cpu;                       // CPU use per worker
   double runtime_s = 0;                             // recorded time (after ramp)
   std::string engine_description;                   // flags the engine actually used
   std::string clock_source;                         // "tsc" or "monotonic"

@@ -28,10 +28,9 @@ struct EngineName {
   const char* name;
 };
 constexpr EngineName kEngineNames[] = {
-    {EngineKind::kIoUring, "io_uring"},
-    {EngineKind::kLibaio, "libaio"},
-    {EngineKind::kPsync, "psync"},
-    {EngineKind::kNull, "null"},
+    {EngineKind::kIoUring, "io_uring"}, {EngineKind::kLibaio, "libaio"},
+    {EngineKind::kPsync, "psync"},      {EngineKind::kNull, "null"},
+    {EngineKind::kNbd, "nbd"},
 };
 
 }  // namespace
@@ -58,7 +57,7 @@ EngineKind ParseEngineKind(const std::string& text) {
   }
   if (text == "uring") return EngineKind::kIoUring;
   throw UsageError(
-      fmt::format("--ioengine: expected io_uring, libaio, psync or null, got '{}'", text));
+      fmt::format("--ioengine: expected io_uring, libaio, psync, null or nbd, got '{}'", text));
 }
 
 std::string EngineKindName(EngineKind kind) {
@@ -66,6 +65,19 @@ std::string EngineKindName(EngineKind kind) {
     if (n.kind == kind) return n.name;
   }
   return "?";
+}
+
+std::string JobSpec::Normalize() {
+  if (!Synchronous() || iodepth <= 1) return "";
+  const uint32_t asked = iodepth;
+  iodepth = 1;
+  iodepth_batch_submit = 0;
+  iodepth_batch_complete_min = 1;
+  iodepth_batch_complete_max = 0;
+  return fmt::format(
+      "note: --ioengine={} is synchronous (one I/O at a time per job): --iodepth={} runs as "
+      "--iodepth=1; use --numjobs for concurrency",
+      EngineKindName(ioengine), asked);
 }
 
 uint32_t JobSpec::MinBlockSize() const {
@@ -157,6 +169,25 @@ void JobSpec::Validate() const {
       }
     }
   }
+  if (iodepth_batch_submit > iodepth) {
+    throw UsageError("--iodepth_batch_submit: at most --iodepth");
+  }
+  if (iodepth_batch_complete_min > iodepth) {
+    throw UsageError("--iodepth_batch_complete_min: at most --iodepth");
+  }
+  if (iodepth_batch_complete_max != 0 && iodepth_batch_complete_max < iodepth_batch_complete_min) {
+    throw UsageError("--iodepth_batch_complete_max: at least --iodepth_batch_complete_min");
+  }
+  if (ioengine == EngineKind::kNbd) {
+    if (uri.empty()) throw UsageError("--uri: --ioengine=nbd needs the server's --uri");
+    if (!filenames.empty()) {
+      throw UsageError("--filename: not with --ioengine=nbd (the target is the export at --uri)");
+    }
+    if (direct) throw UsageError("--direct: not with --ioengine=nbd (there is no page cache)");
+    if (end_fsync) throw UsageError("--end_fsync: not with --ioengine=nbd");
+    return;
+  }
+  if (!uri.empty()) throw UsageError("--uri: only with --ioengine=nbd");
   if (filenames.empty()) throw UsageError("--filename: no target given");
   for (const auto& f : filenames) {
     if (f.empty()) throw UsageError("--filename: empty file name in the list");

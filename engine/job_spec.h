@@ -12,7 +12,7 @@
 namespace iotail::engine {
 
 enum class RwMode { kRead, kWrite, kRandRead, kRandWrite, kReadWrite, kRandReadWrite };
-enum class EngineKind { kIoUring, kLibaio, kPsync, kNull };
+enum class EngineKind { kIoUring, kLibaio, kPsync, kNull, kNbd };
 
 // A rate limit: I/Os per second or bytes per second (0 = none). At most one of the two is set.
 struct RateLimit {
@@ -27,27 +27,31 @@ struct BlockSizeShare {
 };
 
 struct JobSpec {
-  std::string name = "iotail";             // --name: job name in the summary
-  std::vector<std::string> filenames;      // --filename a:b:c; empty = default benchmark file
-  uint64_t size = 0;                       // --size: bytes per file; 0 = existing file/device size
-  uint64_t offset = 0;                     // --offset: start of the region in each file
-  RwMode rw = RwMode::kRead;               // --rw
-  uint32_t rwmixread = 50;                 // --rwmixread: % reads for rw/randrw
-  uint32_t bs = 4096;                      // --bs
-  uint32_t bs_min = 0, bs_max = 0;         // --bsrange=MIN-MAX (uniform, multiples of MIN)
-  std::vector<BlockSizeShare> bssplit;     // --bssplit=4k/50:64k/50
-  bool direct = false;                     // --direct: O_DIRECT
-  uint32_t iodepth = 1;                    // --iodepth: I/Os in flight per worker
-  uint32_t iodepth_batch_complete = 0;     // min completions per wait; 0 = max(1, iodepth / 4)
-  uint32_t numjobs = 1;                    // --numjobs: workers, each over the whole region
-  std::vector<int> cpus_allowed;           // --cpus_allowed: workers pinned to these CPUs
-  uint64_t randseed = 0x1f2e3d4c5b6a7988;  // --randseed: worker i uses randseed + i
-  bool zero_buffers = false;               // --zero_buffers: write zeros (default random data)
-  uint64_t runtime_ns = 0;                 // --runtime: stop after this long (0 = no limit)
-  bool time_based = false;                 // --time_based: run for runtime, looping over the region
-  uint64_t io_size = 0;                    // --io_size: bytes per worker (default: size, one pass)
-  uint64_t ramp_time_ns = 0;               // --ramp_time: run but record nothing for this long
-  bool end_fsync = false;                  // --end_fsync: fsync files at the end
+  std::string name = "iotail";          // --name: job name in the summary
+  std::vector<std::string> filenames;   // --filename a:b:c; empty = default benchmark file
+  std::string uri;                      // --uri: NBD server (--ioengine=nbd), no filenames
+  uint64_t size = 0;                    // --size: bytes per file; 0 = existing file/device size
+  uint64_t offset = 0;                  // --offset: start of the region in each file
+  RwMode rw = RwMode::kRead;            // --rw
+  uint32_t rwmixread = 50;              // --rwmixread: % reads for rw/randrw
+  uint32_t bs = 4096;                   // --bs
+  uint32_t bs_min = 0, bs_max = 0;      // --bsrange=MIN-MAX (uniform, multiples of MIN)
+  std::vector<BlockSizeShare> bssplit;  // --bssplit=4k/50:64k/50
+  bool direct = false;                  // --direct: O_DIRECT
+  uint32_t iodepth = 1;                 // --iodepth: I/Os in flight per worker
+  // Batching trade-offs (fio's names). Each costs accuracy in exchange for fewer system calls:
+  uint32_t iodepth_batch_submit = 0;        // at most N requests per submit call; 0 = all ready
+  uint32_t iodepth_batch_complete_min = 1;  // wait for N completions (>1 stamps early ones late)
+  uint32_t iodepth_batch_complete_max = 0;  // take at most N per reap; 0 = iodepth
+  uint32_t numjobs = 1;                     // --numjobs: workers, each over the whole region
+  std::vector<int> cpus_allowed;            // --cpus_allowed: workers pinned to these CPUs
+  uint64_t randseed = 0x1f2e3d4c5b6a7988;   // --randseed: worker i uses randseed + i
+  bool zero_buffers = false;                // --zero_buffers: write zeros (default random data)
+  uint64_t runtime_ns = 0;                  // --runtime: stop after this long (0 = no limit)
+  bool time_based = false;    // --time_based: run for runtime, looping over the region
+  uint64_t io_size = 0;       // --io_size: bytes per worker (default: size, one pass)
+  uint64_t ramp_time_ns = 0;  // --ramp_time: run but record nothing for this long
+  bool end_fsync = false;     // --end_fsync: fsync files at the end
   EngineKind ioengine = EngineKind::kIoUring;  // --ioengine
   bool sqthread_poll = false;                  // --sqthread_poll (io_uring SQPOLL)
   bool hipri = false;                          // --hipri (io_uring IOPOLL)
@@ -73,11 +77,15 @@ struct JobSpec {
   }
   bool RateLimited() const { return rate.Any() || rate_dir[0].Any() || rate_dir[1].Any(); }
   bool RatePerDirection() const { return rate_dir[0].Any() || rate_dir[1].Any(); }
+  bool Synchronous() const { return ioengine == EngineKind::kPsync; }
   uint32_t MinBlockSize() const;
   uint32_t MaxBlockSize() const;
 
   // Throws UsageError naming the first option with a bad value.
   void Validate() const;
+  // Settles what depends on the engine: a synchronous engine does one I/O at a time, so iodepth > 1
+  // becomes 1 (as fio does). Returns a one-line note for the user when something changed, else "".
+  std::string Normalize();
 };
 
 RwMode ParseRwMode(const std::string& text);  // UsageError naming --rw

@@ -4,8 +4,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -57,7 +59,9 @@ void Worker::Prepare() {
   setup.buffer_size = buffer_size_;
   setup.sqthread_poll = spec_.sqthread_poll;
   setup.hipri = spec_.hipri;
+  setup.uri = spec_.uri;
   engine_->Prepare(setup);
+  asynchronous_ = engine_->Asynchronous();
 }
 
 void Worker::QueueRedo() {
@@ -66,13 +70,13 @@ void Worker::QueueRedo() {
   while (redo_count_ > 0) {
     const uint32_t s = redo_[--redo_count_];
     const Slot& slot = slots_[s];
-    batch_[batch_count_++] =
-        IoRequest{s,
-                  slot.dir,
-                  slot.file,
-                  slot.offset + slot.done,
-                  slot.len - slot.done,
-                  buffers_ + static_cast<size_t>(s) * buffer_size_ + slot.done};
+    batch_[batch_count_++] = IoRequest{s,
+                                       slot.dir,
+                                       slot.file,
+                                       slot.offset + slot.done,
+                                       slot.len - slot.done,
+                                       buffers_ + static_cast<size_t>(s) * buffer_size_ + slot.done,
+                                       &redo_stamps_};  // the I/O keeps its first stamps
   }
 }
 
@@ -95,8 +99,9 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
   slot.file = c.file;
   slot.dir = c.dir;
   slot.intended_ns = intended_ns;
-  batch_[batch_count_++] =
-      IoRequest{s, c.dir, c.file, c.offset, c.bs, buffers_ + static_cast<size_t>(s) * buffer_size_};
+  batch_[batch_count_++] = IoRequest{
+      s,           c.dir, c.file, c.offset, c.bs, buffers_ + static_cast<size_t>(s) * buffer_size_,
+      &slot.stamps};
   ++new_in_batch_;
   return slot;
 }
@@ -108,14 +113,42 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
     for (int cpu : spec_.cpus_allowed) CPU_SET(cpu, &set);
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   }
+  const CpuSample before = SampleCpu();
   if (!plan_.schedules.empty()) {
     RunOpenLoop(times, stop);
-    return;
+  } else {
+    RunClosedLoop(times, stop);
   }
+  const CpuSample after = SampleCpu();
+  cpu_.usr_ns = after.usr_ns - before.usr_ns;
+  cpu_.sys_ns = after.sys_ns - before.sys_ns;
+  cpu_.elapsed_ns = after.wall_ns - before.wall_ns;
+  cpu_.ctx = after.ctx - before.ctx;
+  cpu_.majf = after.majf - before.majf;
+  cpu_.minf = after.minf - before.minf;
+}
+
+Worker::CpuSample Worker::SampleCpu() {
+  rusage ru{};
+  getrusage(RUSAGE_THREAD, &ru);
+  auto ns = [](const timeval& tv) {
+    return static_cast<uint64_t>(tv.tv_sec) * 1'000'000'000u +
+           static_cast<uint64_t>(tv.tv_usec) * 1000u;
+  };
+  return CpuSample{ns(ru.ru_utime),
+                   ns(ru.ru_stime),
+                   Clock::MonotonicNs(),
+                   static_cast<uint64_t>(ru.ru_nvcsw + ru.ru_nivcsw),
+                   static_cast<uint64_t>(ru.ru_majflt),
+                   static_cast<uint64_t>(ru.ru_minflt)};
+}
+
+void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& stop) {
   const uint32_t depth = spec_.iodepth;
-  const uint32_t batch_complete = spec_.iodepth_batch_complete != 0
-                                      ? spec_.iodepth_batch_complete
-                                      : (depth / 4 > 0 ? depth / 4 : 1);
+  const uint32_t complete_min = std::max<uint32_t>(1, spec_.iodepth_batch_complete_min);
+  const uint32_t complete_max = spec_.iodepth_batch_complete_max != 0
+                                    ? std::min(spec_.iodepth_batch_complete_max, depth)
+                                    : depth;
   uint64_t issued_bytes = 0;
   uint32_t in_flight = 0;
   bool stopping = false;
@@ -123,24 +156,17 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
 
   for (;;) {
     FillBatch(!stopping, issued_bytes, plan_.bytes_limit);
-    if (batch_count_ > 0) {
-      const uint64_t now = Clock::NowNs();
-      // New requests sit at the end of the batch; resubmitted ones keep their first stamp.
-      for (size_t i = batch_count_ - new_in_batch_; i < batch_count_; ++i) {
-        slots_[batch_[i].slot].start_ns = now;
-      }
-      if (!SubmitBatch(&in_flight)) return;
-    }
+    if (batch_count_ > 0 && !SubmitBatch(&in_flight)) return;
     if (in_flight == 0) break;
-    const uint32_t want = in_flight < batch_complete ? in_flight : batch_complete;
-    const int n = engine_->Reap(std::span<IoCompletion>(completions_.data(), depth), want);
+    const uint32_t want = in_flight < complete_min ? in_flight : complete_min;
+    const int n = engine_->Reap(std::span<IoCompletion>(completions_.data(), complete_max), want);
     if (n < 0) {
       engine_error_ = -n;
       rec.RecordError(-n);
       return;
     }
-    const uint64_t now = Clock::NowNs();
-    if (!Complete(n, now, times.record_from_ns, &in_flight)) stopping = true;
+    const uint64_t now = n > 0 ? completions_[0].done_ns : Clock::NowNs();
+    if (!Complete(n, times.record_from_ns, &in_flight)) stopping = true;
     if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) ||
         stop.load(std::memory_order_relaxed)) {
       stopping = true;
@@ -149,18 +175,24 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
 }
 
 bool Worker::SubmitBatch(uint32_t* in_flight) {
-  const int rc = engine_->Submit(std::span<const IoRequest>(batch_.data(), batch_count_));
-  if (rc < 0) {
-    engine_error_ = -rc;
-    recorder_->RecordError(-rc);
-    return false;
+  // --iodepth_batch_submit: at most that many requests per submission call (0: the whole batch).
+  const size_t chunk = spec_.iodepth_batch_submit != 0 ? spec_.iodepth_batch_submit : batch_count_;
+  for (size_t at = 0; at < batch_count_; at += chunk) {
+    const size_t count = std::min(chunk, batch_count_ - at);
+    const int rc = engine_->Submit(std::span<const IoRequest>(batch_.data() + at, count));
+    if (rc < 0) {
+      engine_error_ = -rc;
+      recorder_->RecordError(-rc);
+      return false;
+    }
   }
   *in_flight += static_cast<uint32_t>(new_in_batch_);
   return true;
 }
 
-bool Worker::Complete(int n, uint64_t now, uint64_t record_from_ns, uint32_t* in_flight) {
+bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
   stats::Recorder& rec = *recorder_;
+  const bool async = asynchronous_;
   bool ok = true;
   for (int i = 0; i < n; ++i) {
     const IoCompletion& c = completions_[static_cast<size_t>(i)];
@@ -179,9 +211,13 @@ bool Worker::Complete(int n, uint64_t now, uint64_t record_from_ns, uint32_t* in
       if (!spec_.continue_on_error) ok = false;
       continue;
     }
-    if (now >= record_from_ns) {
-      rec.RecordClat(slot.dir, now - slot.start_ns, slot.len);
-      if (slot.intended_ns != 0) rec.RecordLat(slot.dir, now - slot.intended_ns);
+    const uint64_t done = c.done_ns;
+    if (done >= record_from_ns) {
+      const IoStamps& st = slot.stamps;
+      rec.RecordClat(slot.dir, done - st.issued_ns, slot.len);
+      if (async) rec.RecordSlat(slot.dir, st.issued_ns - st.start_ns);
+      const uint64_t from = slot.intended_ns != 0 ? slot.intended_ns : st.start_ns;
+      rec.RecordLat(slot.dir, done > from ? done - from : 0);
     }
   }
   return ok;
@@ -224,7 +260,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
       if (next_due > now) break;
       const IoChoice c = plan_.per_direction ? pattern_.Next(dir) : pattern_.Next();
       schedule.Advance(c.bs);
-      QueueNew(c, next_due).start_ns = now;
+      QueueNew(c, next_due);
       if (now >= times.record_from_ns) rec.RecordIssue(now - next_due, kLateThresholdNs);
       issued_bytes += c.bs;
     }
@@ -262,7 +298,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
       return;
     }
     now = Clock::NowNs();
-    if (!Complete(n, now, times.record_from_ns, &in_flight)) stopping = true;
+    if (!Complete(n, times.record_from_ns, &in_flight)) stopping = true;
   }
 }
 

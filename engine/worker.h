@@ -3,12 +3,14 @@
 //
 // The loop (Run) never allocates, locks or throws: all buffers, slots and batches are sized in the
 // constructor and Prepare(). Each round it fills free slots from the IoPattern (plus any slots to
-// resubmit), stamps the batch with one clock read, submits, reaps at least
-// min(in flight, iodepth_batch_complete) completions, stamps the reap with one clock read, and
-// records each finished I/O (completion latency = reap stamp - submit stamp). Short transfers and
-// -EAGAIN are resubmitted for the remainder, keeping the original submit stamp; other errors are
+// resubmit) and submits them (in calls of at most iodepth_batch_submit requests), then reaps at
+// least min(in flight, iodepth_batch_complete_min) and at most iodepth_batch_complete_max
+// completions, and records each finished I/O from the engine's stamps (io_engine.h): clat = done -
+// issued, slat = issued - start (asynchronous engines), lat = done - start. Short transfers and
+// -EAGAIN are resubmitted for the remainder, keeping the I/O's first stamps; other errors are
 // counted per errno in the recorder and stop the worker unless continue_on_error. When stopping,
-// in-flight I/Os are reaped and recorded, so the recorder holds every completed I/O.
+// in-flight I/Os are reaped and recorded, so the recorder holds every completed I/O. The worker's
+// CPU use (getrusage of its thread over Run) is kept for the summary.
 //
 // With rate schedules (the rate-limited open loop) Run takes another loop: every I/O has an
 // intended start from its RateSchedule, independent of completions. Each round issues every I/O
@@ -16,7 +18,7 @@
 // intended start is recorded), then waits with ReapTimeout until the next I/O is due while reaping
 // completions; the queue is never drained to wait. When every slot is busy, due I/Os wait for a
 // slot and keep their intended start, so a backlog shows in lat = completion - intended start
-// (recorded beside clat = completion - submit). The wait is capped at 10 ms so that a stop request
+// (recorded beside clat = completion - issue). The wait is capped at 10 ms so that a stop request
 // is seen promptly.
 #pragma once
 
@@ -51,6 +53,16 @@ struct WorkerTimes {
   uint64_t stop_at_ns = 0;      // stop issuing at this instant (0 = no limit)
 };
 
+// CPU use of one worker's thread over its run (fio's usr_cpu, sys_cpu, ctx, majf, minf).
+struct WorkerCpu {
+  uint64_t usr_ns = 0;
+  uint64_t sys_ns = 0;
+  uint64_t elapsed_ns = 0;  // wall time of the run the figures cover
+  uint64_t ctx = 0;         // voluntary + involuntary context switches
+  uint64_t majf = 0;
+  uint64_t minf = 0;
+};
+
 class Worker {
  public:
   Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> engine);
@@ -67,6 +79,8 @@ class Worker {
   uint64_t bytes_limit() const { return plan_.bytes_limit; }
   // The first engine-level failure (-errno from Submit/Reap), 0 if none.
   int engine_error() const { return engine_error_; }
+  // CPU use of the worker's thread over Run(); valid once Run has returned.
+  const WorkerCpu& cpu() const { return cpu_; }
   std::string DescribeEngine() const { return engine_->Describe(); }
   // Tears the engine down (waiting for anything in flight); call on the worker's thread once Run
   // has returned. DescribeEngine() must not be called after.
@@ -74,7 +88,7 @@ class Worker {
 
  private:
   struct Slot {
-    uint64_t start_ns;     // submit stamp
+    IoStamps stamps;       // written by the engine when the I/O is first submitted
     uint64_t intended_ns;  // intended start (open loop); 0 in the closed loop
     uint64_t offset;
     uint32_t len;
@@ -87,13 +101,18 @@ class Worker {
   // the batch. A free slot must exist.
   Slot& QueueNew(const IoChoice& c, uint64_t intended_ns);
   void QueueRedo();
+  void RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& stop);
   void RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop);
+  struct CpuSample {
+    uint64_t usr_ns, sys_ns, wall_ns, ctx, majf, minf;
+  };
+  static CpuSample SampleCpu();
   // The schedule whose I/O is due first, and its direction (per-direction schedules).
   RateSchedule& NextDue(stats::Direction* dir);
   // Submits the batch; on an engine failure records it and returns false (the worker stops).
   bool SubmitBatch(uint32_t* in_flight);
   // Records a reaped batch; returns false when the worker must stop issuing (an error).
-  bool Complete(int n, uint64_t now, uint64_t record_from_ns, uint32_t* in_flight);
+  bool Complete(int n, uint64_t record_from_ns, uint32_t* in_flight);
 
   const JobSpec& spec_;
   WorkerPlan plan_;
@@ -112,6 +131,9 @@ class Worker {
   size_t batch_count_ = 0;
   size_t new_in_batch_ = 0;
   int engine_error_ = 0;
+  bool asynchronous_ = false;  // the engine's Asynchronous(): record slat
+  IoStamps redo_stamps_;       // where resubmissions' stamps go (an I/O keeps its first ones)
+  WorkerCpu cpu_;
 };
 
 }  // namespace iotail::engine

@@ -5,9 +5,13 @@
 #      submit/complete at QD/4).
 #  (2) null engine, QD1 and QD32, every latency recorded by iotail, against fio's null engine with
 #      defaults and with gtod_reduce=1 (which records no latency).
+#  (3) nbd engine, 4 KiB random reads at QD16 against one `nbdkit memory` server on a private Unix
+#      socket (started here, -t 32), iotail's nbd engine against fio's; the server's CPU is not
+#      counted for either.
+# BENCH_CASES=loop,null,nbd (default all) picks the cases.
 # CPU per I/O is the child's user and system time from getrusage(RUSAGE_CHILDREN) divided by the
 # I/Os completed (total_ios of the JSON summary), so it includes setup.
-# Needs root (losetup). Leaves no loop device or file behind.
+# Needs root (losetup). Leaves no loop device, file or server behind.
 # Usage: scripts/bench-vs-fio.sh [IOTAIL_BINARY] [SECONDS_PER_RUN] [REPETITIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,23 +21,39 @@ REPS=${3:-2}
 command -v fio >/dev/null || { echo "fio not installed (scripts/setup.sh)"; exit 1; }
 [ -x "$IOTAIL" ] || { echo "no iotail binary at $IOTAIL"; exit 1; }
 
+CASES=${BENCH_CASES:-loop,null,nbd}
 backing=/dev/shm/iotail-bench.$$
 nullfile=/dev/shm/iotail-bench-null.$$
+nbddir=$(mktemp -d /tmp/iotail-bench-nbd.XXXXXX)
 dev=""
 cleanup() {
   if [ -n "$dev" ]; then losetup -d "$dev" || true; fi
-  rm -f "$backing" "$nullfile"
+  if [ -f "$nbddir/pid" ]; then kill "$(cat "$nbddir/pid")" 2>/dev/null || true; fi
+  rm -rf "$backing" "$nullfile" "$nbddir"
 }
 trap cleanup EXIT INT TERM
-truncate -s 1G "$backing"
-dd if=/dev/urandom of="$backing" bs=1M count=1024 conv=notrunc status=none
-dev=$(losetup --find --show --direct-io=on "$backing")
+if [[ $CASES == *loop* ]]; then
+  truncate -s 1G "$backing"
+  dd if=/dev/urandom of="$backing" bs=1M count=1024 conv=notrunc status=none
+  dev=$(losetup --find --show --direct-io=on "$backing")
+fi
 truncate -s 64M "$nullfile"
+uri=""
+if [[ $CASES == *nbd* ]]; then
+  command -v nbdkit >/dev/null || { echo "nbdkit not installed (scripts/setup.sh)"; exit 1; }
+  nbdkit -U "$nbddir/sock" -P "$nbddir/pid" -t 32 memory 256M
+  for _ in $(seq 50); do [ -S "$nbddir/sock" ] && break; sleep 0.1; done
+  uri="nbd+unix:///?socket=$nbddir/sock"
+  # Fill the export so that reads return data, not holes.
+  "$IOTAIL" run --uri="$uri" --rw=write --bs=1m --iodepth=4 --live_format=none >/dev/null
+fi
 
-IOTAIL="$IOTAIL" DEV="$dev" NULLFILE="$nullfile" SECS="$SECS" REPS="$REPS" python3 - <<'PY'
+IOTAIL="$IOTAIL" DEV="$dev" NULLFILE="$nullfile" URI="$uri" CASES="$CASES" SECS="$SECS" \
+  REPS="$REPS" python3 - <<'PY'
 import json, os, resource, subprocess, statistics
 
 iotail, dev, nullfile = os.environ["IOTAIL"], os.environ["DEV"], os.environ["NULLFILE"]
+uri, selected = os.environ["URI"], os.environ["CASES"].split(",")
 secs, reps = int(os.environ["SECS"]), int(os.environ["REPS"])
 
 def measure(cmd):
@@ -46,17 +66,19 @@ def measure(cmd):
                 sys=(after.ru_stime - before.ru_stime) / ios * 1e9)
 
 def iotail_cmd(engine, qd, target, extra=()):
-    return [iotail, "run", "--filename=" + target, "--rw=randread", "--bs=4k",
+    where = "--uri=" + target if engine == "nbd" else "--filename=" + target
+    return [iotail, "run", where, "--rw=randread", "--bs=4k", "--live_format=none",
             f"--iodepth={qd}", f"--ioengine={engine}", f"--runtime={secs}s", "--time_based",
             "--output-format=json", *extra]
 
 def fio_cmd(engine, qd, target, extra=()):
-    return ["fio", "--name=bench", "--filename=" + target, "--rw=randread", "--bs=4k",
+    where = "--uri=" + target if engine == "nbd" else "--filename=" + target
+    return ["fio", "--name=bench", where, "--rw=randread", "--bs=4k",
             f"--iodepth={qd}", f"--ioengine={engine}", f"--runtime={secs}", "--time_based",
             "--output-format=json", *extra]
 
 cases = []
-for engine in ("io_uring", "libaio"):
+for engine in ("io_uring", "libaio") if "loop" in selected else ():
     for qd in (32, 128):
         batch = [f"--iodepth_batch_submit={qd // 4}", f"--iodepth_batch_complete_min={qd // 4}",
                  f"--iodepth_batch_complete_max={qd}"]
@@ -64,10 +86,14 @@ for engine in ("io_uring", "libaio"):
         cases.append((f"loop {engine} QD{qd}",
                       iotail_cmd(engine, qd, dev, ["--direct=1"]),
                       [("fio tuned", fio_cmd(engine, qd, dev, ["--direct=1", *tuned]))]))
-for qd in (1, 32):
+for qd in (1, 32) if "null" in selected else ():
     cases.append((f"null QD{qd}", iotail_cmd("null", qd, nullfile, ["--size=64m"]),
                   [("fio default", fio_cmd("null", qd, nullfile, ["--size=64m"])),
                    ("fio gtod_reduce=1", fio_cmd("null", qd, nullfile, ["--size=64m", "--gtod_reduce=1"]))]))
+
+if "nbd" in selected:
+    cases.append(("nbd QD16 unix", iotail_cmd("nbd", 16, uri),
+                  [("fio nbd", fio_cmd("nbd", 16, uri))]))
 
 print(f"# {secs}s per run, {reps} alternating repetitions, median shown; CPU in ns per I/O")
 print(f"{'case':<20} {'tool':<18} {'IOPS':>12} {'usr ns/IO':>10} {'sys ns/IO':>10} "

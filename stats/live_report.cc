@@ -38,7 +38,7 @@ SpanFigures Figures(const DirectionSnapshot& d, bool schedule, double seconds) {
     f.iops = static_cast<double>(d.ios) / seconds;
     f.bw = static_cast<double>(d.bytes) / seconds;
   }
-  const std::vector<uint64_t>& hist = schedule && !d.lat.empty() ? d.lat : d.clat;
+  const std::vector<uint64_t>& hist = schedule && !d.lat.hist.empty() ? d.lat.hist : d.clat.hist;
   uint64_t n = 0;
   for (uint64_t c : hist) n += c;
   if (n == 0) return f;
@@ -50,7 +50,7 @@ SpanFigures Figures(const DirectionSnapshot& d, bool schedule, double seconds) {
   f.slc = ComputeSlc(slc_values, f.pct[0]);
   if (schedule) {
     const double p99[] = {99.0};
-    f.clat_p99 = ComputePercentiles(std::span<const uint64_t>(d.clat), layout, p99,
+    f.clat_p99 = ComputePercentiles(std::span<const uint64_t>(d.clat.hist), layout, p99,
                                     PercentileMethod::kFio)[0];
   }
   return f;
@@ -95,7 +95,8 @@ void LiveReport::Emit(uint64_t end_ns, bool final, uint64_t planned_bytes) {
     std::vector<double> all(kFio3Buckets, 0.0), counts(kFio3Buckets, 0.0);
     for (Direction dir : options_.directions) {
       const DirectionSnapshot& d = span_.dirs[DirectionIndex(dir)];
-      const std::vector<uint64_t>& hist = schedule && !d.lat.empty() ? d.lat : d.clat;
+      const std::vector<uint64_t>& hist =
+          schedule && !d.lat.hist.empty() ? d.lat.hist : d.clat.hist;
       std::fill(counts.begin(), counts.end(), 0.0);
       for (size_t i = 0; i < hist.size() && i < counts.size(); ++i) {
         counts[i] = static_cast<double>(hist[i]);

@@ -4,38 +4,30 @@
 
 namespace iotail::stats {
 
-double DirectionSnapshot::StddevNs() const {
-  if (ios < 2) return 0;
-  const double n = static_cast<double>(ios);
-  const double mean = static_cast<double>(sum_ns) / n;
-  const double var = (sum_sq_ns - n * mean * mean) / (n - 1);
+double LatencySnapshot::StddevNs() const {
+  if (n < 2) return 0;
+  const double count = static_cast<double>(n);
+  const double mean = static_cast<double>(sum_ns) / count;
+  const double var = (sum_sq_ns - count * mean * mean) / (count - 1);
   return var > 0 ? std::sqrt(var) : 0;
 }
 
-double DirectionSnapshot::LatStddevNs() const {
-  if (lat_ios < 2) return 0;
-  const double n = static_cast<double>(lat_ios);
-  const double mean = static_cast<double>(lat_sum_ns) / n;
-  const double var = (lat_sum_sq_ns - n * mean * mean) / (n - 1);
-  return var > 0 ? std::sqrt(var) : 0;
-}
-
-void DirectionSnapshot::Add(const DirectionSnapshot& other) {
-  if (clat.size() < other.clat.size()) clat.resize(other.clat.size(), 0);
-  for (size_t i = 0; i < other.clat.size(); ++i) clat[i] += other.clat[i];
-  if (lat.size() < other.lat.size()) lat.resize(other.lat.size(), 0);
-  for (size_t i = 0; i < other.lat.size(); ++i) lat[i] += other.lat[i];
-  ios += other.ios;
-  bytes += other.bytes;
+void LatencySnapshot::Add(const LatencySnapshot& other) {
+  if (hist.size() < other.hist.size()) hist.resize(other.hist.size(), 0);
+  for (size_t i = 0; i < other.hist.size(); ++i) hist[i] += other.hist[i];
+  n += other.n;
   min_ns = std::min(min_ns, other.min_ns);
   max_ns = std::max(max_ns, other.max_ns);
   sum_ns += other.sum_ns;
   sum_sq_ns += other.sum_sq_ns;
-  lat_ios += other.lat_ios;
-  lat_min_ns = std::min(lat_min_ns, other.lat_min_ns);
-  lat_max_ns = std::max(lat_max_ns, other.lat_max_ns);
-  lat_sum_ns += other.lat_sum_ns;
-  lat_sum_sq_ns += other.lat_sum_sq_ns;
+}
+
+void DirectionSnapshot::Add(const DirectionSnapshot& other) {
+  clat.Add(other.clat);
+  slat.Add(other.slat);
+  lat.Add(other.lat);
+  ios += other.ios;
+  bytes += other.bytes;
 }
 
 uint64_t RecorderSnapshot::TotalErrors() const {
@@ -53,31 +45,33 @@ void RecorderSnapshot::Add(const RecorderSnapshot& other) {
   for (size_t e = 0; e < errors.size(); ++e) errors[e] += other.errors[e];
 }
 
+void Recorder::Latency::Snapshot(LatencySnapshot& s) const {
+  // Scalars first, then buckets: on x86-64 (ordered stores and loads) the histogram total of one
+  // snapshot is then >= n. Exact once the writer has stopped.
+  s.n = Load(n);
+  s.min_ns = Load(min_ns);
+  s.max_ns = Load(max_ns);
+  s.sum_ns = Load(sum_ns);
+  s.sum_sq_ns = sum_sq_ns.load(std::memory_order_relaxed);
+  if (Load(used) != 0) {
+    s.hist.resize(kFio3Buckets);
+    for (uint32_t i = 0; i < kFio3Buckets; ++i) s.hist[i] = Load(hist[i]);
+  } else {
+    s.hist.clear();
+  }
+}
+
 void Recorder::Snapshot(RecorderSnapshot& out) const {
   for (int d = 0; d < kDirectionCount; ++d) {
     const Dir& dir = dirs_[d];
     DirectionSnapshot& s = out.dirs[d];
-    // Scalars first, then buckets: on x86-64 (ordered stores and loads) the histogram total of one
-    // snapshot is then >= ios. Exact once the writer has stopped.
     s.ios = Load(dir.ios);
     s.bytes = Load(dir.bytes);
-    s.min_ns = Load(dir.min_ns);
-    s.max_ns = Load(dir.max_ns);
-    s.sum_ns = Load(dir.sum_ns);
-    s.sum_sq_ns = dir.sum_sq_ns.load(std::memory_order_relaxed);
-    s.lat_ios = Load(dir.lat_ios);
-    s.lat_min_ns = Load(dir.lat_min_ns);
-    s.lat_max_ns = Load(dir.lat_max_ns);
-    s.lat_sum_ns = Load(dir.lat_sum_ns);
-    s.lat_sum_sq_ns = dir.lat_sum_sq_ns.load(std::memory_order_relaxed);
-    s.clat.resize(kFio3Buckets);
-    for (uint32_t i = 0; i < kFio3Buckets; ++i) s.clat[i] = Load(dir.clat[i]);
-    if (Load(dir.lat_used) != 0) {
-      s.lat.resize(kFio3Buckets);
-      for (uint32_t i = 0; i < kFio3Buckets; ++i) s.lat[i] = Load(dir.lat[i]);
-    } else {
-      s.lat.clear();
-    }
+    dir.clat.Snapshot(s.clat);
+    dir.slat.Snapshot(s.slat);
+    dir.lat.Snapshot(s.lat);
+    // clat always has its buckets (the logs write every direction, even idle ones).
+    if (s.clat.hist.empty()) s.clat.hist.assign(kFio3Buckets, 0);
   }
   out.schedule.issued = Load(schedule_.issued);
   out.schedule.late = Load(schedule_.late);
@@ -88,10 +82,17 @@ void Recorder::Snapshot(RecorderSnapshot& out) const {
 
 namespace {
 
-void Subtract(std::vector<uint64_t>& out, const std::vector<uint64_t>& now,
-              const std::vector<uint64_t>& before) {
-  out.resize(now.size());
-  for (size_t i = 0; i < now.size(); ++i) out[i] = now[i] - (i < before.size() ? before[i] : 0);
+// now - before, for counters that only grow; min/max are those of `now` (the whole run).
+void Subtract(LatencySnapshot& out, const LatencySnapshot& now, const LatencySnapshot& before) {
+  out.hist.resize(now.hist.size());
+  for (size_t i = 0; i < now.hist.size(); ++i) {
+    out.hist[i] = now.hist[i] - (i < before.hist.size() ? before.hist[i] : 0);
+  }
+  out.n = now.n - before.n;
+  out.sum_ns = now.sum_ns - before.sum_ns;
+  out.sum_sq_ns = now.sum_sq_ns - before.sum_sq_ns;
+  out.min_ns = now.min_ns;
+  out.max_ns = now.max_ns;
 }
 
 }  // namespace
@@ -103,18 +104,10 @@ void RecorderSampler::Next(RecorderSnapshot& delta) {
     const DirectionSnapshot& before = previous_.dirs[d];
     DirectionSnapshot& out = delta.dirs[d];
     Subtract(out.clat, now.clat, before.clat);
+    Subtract(out.slat, now.slat, before.slat);
     Subtract(out.lat, now.lat, before.lat);
     out.ios = now.ios - before.ios;
     out.bytes = now.bytes - before.bytes;
-    out.sum_ns = now.sum_ns - before.sum_ns;
-    out.sum_sq_ns = now.sum_sq_ns - before.sum_sq_ns;
-    out.min_ns = now.min_ns;
-    out.max_ns = now.max_ns;
-    out.lat_ios = now.lat_ios - before.lat_ios;
-    out.lat_sum_ns = now.lat_sum_ns - before.lat_sum_ns;
-    out.lat_sum_sq_ns = now.lat_sum_sq_ns - before.lat_sum_sq_ns;
-    out.lat_min_ns = now.lat_min_ns;
-    out.lat_max_ns = now.lat_max_ns;
   }
   delta.schedule.issued = current_.schedule.issued - previous_.schedule.issued;
   delta.schedule.late = current_.schedule.late - previous_.schedule.late;

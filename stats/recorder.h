@@ -1,12 +1,12 @@
 // Recorder: one worker's latency and I/O counters, written by that worker alone and read
 // concurrently by one other thread (the interval clock) without locks.
 //
-// Per direction a recorder holds a completion-latency (clat) histogram in fio 3's 1856-bucket
-// nanosecond layout, the I/O and byte counts, and exact min/max/sum/sum-of-squares of the
-// latencies (so the summary's min, max, mean and stddev are exact, not bucketed). It also counts
-// errors per errno. A second histogram per direction (`lat`, intended start to completion, with its
-// own exact min/max/sum) is filled in the rate-limited mode only, where the worker also records
-// each I/O's issue lag (how long after its intended start it was submitted) as schedule counters.
+// Per direction a recorder holds the I/O and byte counts and three latencies, each a histogram in
+// fio 3's 1856-bucket nanosecond layout with exact min/max/sum/sum-of-squares (so the summary's
+// min, max, mean and stddev are exact, not bucketed): clat (issued to completed), slat (the
+// submission call, asynchronous engines only) and lat (start, or intended start in the rate-limited
+// mode, to completion). It also counts errors per errno, and in the rate-limited mode each I/O's
+// issue lag (how long after its intended start it was submitted) as schedule counters.
 //
 // Threading contract: exactly one writer thread calls the Record* methods; every field is a
 // std::atomic updated by a relaxed load and a relaxed store (no read-modify-write, no fence, no
@@ -33,31 +33,30 @@ namespace iotail::stats {
 // Errno values at or above this are counted together in the last slot.
 inline constexpr int kMaxCountedErrno = 256;
 
-// A plain copy of one direction's counters.
-struct DirectionSnapshot {
-  std::vector<uint64_t> clat;  // kFio3Buckets counts
-  std::vector<uint64_t> lat;   // kFio3Buckets counts (empty unless lat was recorded)
-  uint64_t ios = 0;
-  uint64_t bytes = 0;
-  uint64_t min_ns = std::numeric_limits<uint64_t>::max();  // max() when ios == 0
+// A plain copy of one latency's counters (clat, slat or lat of one direction).
+struct LatencySnapshot {
+  std::vector<uint64_t> hist;  // kFio3Buckets counts; empty when this latency was never recorded
+  uint64_t n = 0;
+  uint64_t min_ns = std::numeric_limits<uint64_t>::max();  // max() when n == 0
   uint64_t max_ns = 0;
   uint64_t sum_ns = 0;
   double sum_sq_ns = 0;  // sum of squared latencies, ns^2
-  // The same for lat (intended start to completion); lat_ios == 0 outside the rate-limited mode.
-  uint64_t lat_ios = 0;
-  uint64_t lat_min_ns = std::numeric_limits<uint64_t>::max();
-  uint64_t lat_max_ns = 0;
-  uint64_t lat_sum_ns = 0;
-  double lat_sum_sq_ns = 0;
 
-  double MeanNs() const { return ios ? static_cast<double>(sum_ns) / static_cast<double>(ios) : 0; }
+  double MeanNs() const { return n ? static_cast<double>(sum_ns) / static_cast<double>(n) : 0; }
   // Sample standard deviation (n - 1), as fio prints it; 0 for fewer than two samples.
   double StddevNs() const;
-  double LatMeanNs() const {
-    return lat_ios ? static_cast<double>(lat_sum_ns) / static_cast<double>(lat_ios) : 0;
-  }
-  double LatStddevNs() const;
+  uint64_t MinOrZero() const { return n ? min_ns : 0; }
   // Adds other's counts; min/max combine.
+  void Add(const LatencySnapshot& other);
+};
+
+// A plain copy of one direction's counters. Every completed I/O counts in ios, bytes and clat
+// (issue to completion). slat (start of submission to its return) is recorded by the asynchronous
+// engines only; lat is start (closed loop) or intended start (open loop) to completion.
+struct DirectionSnapshot {
+  LatencySnapshot clat, slat, lat;
+  uint64_t ios = 0;
+  uint64_t bytes = 0;
   void Add(const DirectionSnapshot& other);
 };
 
@@ -87,29 +86,15 @@ class Recorder {
   // Writer only. One completion of `bytes` in direction d after `clat_ns` nanoseconds.
   void RecordClat(Direction d, uint64_t clat_ns, uint64_t bytes) {
     Dir& dir = dirs_[DirectionIndex(d)];
-    Bump(dir.clat[Fio3BucketIndex(clat_ns)]);
     Bump(dir.ios);
     Store(dir.bytes, Load(dir.bytes) + bytes);
-    Store(dir.sum_ns, Load(dir.sum_ns) + clat_ns);
-    const double x = static_cast<double>(clat_ns);
-    dir.sum_sq_ns.store(dir.sum_sq_ns.load(std::memory_order_relaxed) + x * x,
-                        std::memory_order_relaxed);
-    if (clat_ns < Load(dir.min_ns)) Store(dir.min_ns, clat_ns);
-    if (clat_ns > Load(dir.max_ns)) Store(dir.max_ns, clat_ns);
+    dir.clat.Record(clat_ns);
   }
-  // Writer only. Schedule latency (intended start to completion) of the same I/O.
-  void RecordLat(Direction d, uint64_t lat_ns) {
-    Dir& dir = dirs_[DirectionIndex(d)];
-    Store(dir.lat_used, 1);
-    Bump(dir.lat[Fio3BucketIndex(lat_ns)]);
-    Bump(dir.lat_ios);
-    Store(dir.lat_sum_ns, Load(dir.lat_sum_ns) + lat_ns);
-    const double x = static_cast<double>(lat_ns);
-    dir.lat_sum_sq_ns.store(dir.lat_sum_sq_ns.load(std::memory_order_relaxed) + x * x,
-                            std::memory_order_relaxed);
-    if (lat_ns < Load(dir.lat_min_ns)) Store(dir.lat_min_ns, lat_ns);
-    if (lat_ns > Load(dir.lat_max_ns)) Store(dir.lat_max_ns, lat_ns);
-  }
+  // Writer only. Submission latency of the same I/O (asynchronous engines).
+  void RecordSlat(Direction d, uint64_t slat_ns) { dirs_[DirectionIndex(d)].slat.Record(slat_ns); }
+  // Writer only. Total latency of the same I/O: from its start (closed loop) or its intended start
+  // (open loop) to its completion.
+  void RecordLat(Direction d, uint64_t lat_ns) { dirs_[DirectionIndex(d)].lat.Record(lat_ns); }
   // Writer only. An I/O issued lag_ns after its intended start; late when over late_threshold_ns.
   void RecordIssue(uint64_t lag_ns, uint64_t late_threshold_ns) {
     Bump(schedule_.issued);
@@ -137,21 +122,31 @@ class Recorder {
   static void Store(Counter& c, uint64_t v) { c.store(v, std::memory_order_relaxed); }
   static void Bump(Counter& c) { Store(c, Load(c) + 1); }
 
-  struct Dir {
-    std::array<Counter, kFio3Buckets> clat{};
-    std::array<Counter, kFio3Buckets> lat{};
-    Counter ios{0};
-    Counter bytes{0};
+  // One latency: histogram and exact moments. `used` tells a snapshot whether to copy buckets.
+  struct Latency {
+    std::array<Counter, kFio3Buckets> hist{};
+    Counter n{0};
     Counter min_ns{std::numeric_limits<uint64_t>::max()};
     Counter max_ns{0};
     Counter sum_ns{0};
-    Counter lat_used{0};
+    Counter used{0};
     std::atomic<double> sum_sq_ns{0};
-    Counter lat_ios{0};
-    Counter lat_min_ns{std::numeric_limits<uint64_t>::max()};
-    Counter lat_max_ns{0};
-    Counter lat_sum_ns{0};
-    std::atomic<double> lat_sum_sq_ns{0};
+    void Record(uint64_t ns) {
+      if (Load(used) == 0) Store(used, 1);
+      Bump(hist[Fio3BucketIndex(ns)]);
+      Bump(n);
+      Store(sum_ns, Load(sum_ns) + ns);
+      const double x = static_cast<double>(ns);
+      sum_sq_ns.store(sum_sq_ns.load(std::memory_order_relaxed) + x * x, std::memory_order_relaxed);
+      if (ns < Load(min_ns)) Store(min_ns, ns);
+      if (ns > Load(max_ns)) Store(max_ns, ns);
+    }
+    void Snapshot(LatencySnapshot& out) const;
+  };
+  struct Dir {
+    Counter ios{0};
+    Counter bytes{0};
+    Latency clat, slat, lat;
   };
   struct Schedule {
     Counter issued{0};

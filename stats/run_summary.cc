@@ -23,6 +23,13 @@ RecorderSnapshot Aggregate(const RunSummary& s) {
   return all;
 }
 
+// All jobs' CPU over all jobs' time: the percentages are the mean per job.
+CpuUsage AggregateCpu(const RunSummary& s) {
+  CpuUsage all;
+  for (const JobTotals& j : s.jobs) all.Add(j.cpu);
+  return all;
+}
+
 std::string JsonEscape(const std::string& in) {
   std::string out;
   for (char c : in) {
@@ -48,19 +55,9 @@ struct DirFigures {
 
 // One latency's numbers as JSON and text need them.
 struct LatencyView {
-  std::span<const uint64_t> bins;
-  uint64_t n = 0, min = 0, max = 0;
-  double mean = 0, stddev = 0;
-  const std::vector<double>* pct = nullptr;
+  const LatencySnapshot* lat = nullptr;
+  const std::vector<double>* pct = nullptr;  // nullptr: no percentiles or bins
 };
-
-LatencyView ClatView(const DirectionSnapshot& d, const DirFigures& f) {
-  return {d.clat, d.ios, d.ios ? d.min_ns : 0, d.max_ns, d.MeanNs(), d.StddevNs(), &f.pct};
-}
-LatencyView LatView(const DirectionSnapshot& d, const DirFigures& f) {
-  return {d.lat,           d.lat_ios, d.lat_ios ? d.lat_min_ns : 0, d.lat_max_ns, d.LatMeanNs(),
-          d.LatStddevNs(), &f.lat_pct};
-}
 
 DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s) {
   DirFigures f;
@@ -68,30 +65,28 @@ DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s) {
     f.iops = static_cast<double>(d.ios) / s.runtime_s;
     f.bw_bytes = static_cast<double>(d.bytes) / s.runtime_s;
   }
-  if (d.ios > 0 && !d.clat.empty()) {
-    const HistogramLayout layout = HistogramLayout::Fio3();
-    f.pct = ComputePercentiles(std::span<const uint64_t>(d.clat), layout, s.percentiles,
-                               PercentileMethod::kFio);
-    const std::span<const double> slc_list = SbkSlcPercentiles();
-    const std::vector<double> values = ComputePercentiles(std::span<const uint64_t>(d.clat), layout,
-                                                          slc_list, PercentileMethod::kFio);
+  const HistogramLayout layout = HistogramLayout::Fio3();
+  if (d.ios > 0 && !d.clat.hist.empty()) {
+    const std::span<const uint64_t> clat(d.clat.hist);
+    f.pct = ComputePercentiles(clat, layout, s.percentiles, PercentileMethod::kFio);
+    const std::vector<double> values =
+        ComputePercentiles(clat, layout, SbkSlcPercentiles(), PercentileMethod::kFio);
     const double p50[] = {50.0};
-    const double median = ComputePercentiles(std::span<const uint64_t>(d.clat), layout, p50,
-                                             PercentileMethod::kFio)[0];
-    f.slc = ComputeSlc(values, median);
+    f.slc = ComputeSlc(values, ComputePercentiles(clat, layout, p50, PercentileMethod::kFio)[0]);
     f.has_slc = true;
   }
-  if (d.lat_ios > 0 && !d.lat.empty()) {
-    f.lat_pct = ComputePercentiles(std::span<const uint64_t>(d.lat), HistogramLayout::Fio3(),
-                                   s.percentiles, PercentileMethod::kFio);
+  if (s.mode.rate_limited && d.lat.n > 0 && !d.lat.hist.empty()) {
+    f.lat_pct = ComputePercentiles(std::span<const uint64_t>(d.lat.hist), layout, s.percentiles,
+                                   PercentileMethod::kFio);
   }
   return f;
 }
 
-void JsonLatency(Out o, const LatencyView& v, const RunSummary& s, bool details) {
+void JsonLatency(Out o, const LatencyView& v, const RunSummary& s) {
+  const LatencySnapshot& l = *v.lat;
   fmt::format_to(o, "{{\"min\": {}, \"max\": {}, \"mean\": {:.6f}, \"stddev\": {:.6f}, \"N\": {}",
-                 v.min, v.max, v.mean, v.stddev, v.n);
-  if (details && v.n > 0 && v.pct != nullptr && v.pct->size() == s.percentiles.size()) {
+                 l.MinOrZero(), l.max_ns, l.MeanNs(), l.StddevNs(), l.n);
+  if (v.pct != nullptr && l.n > 0 && v.pct->size() == s.percentiles.size()) {
     fmt::format_to(o, ", \"percentile\": {{");
     for (size_t i = 0; i < s.percentiles.size(); ++i) {
       fmt::format_to(o, "{}\"{:.6f}\": {}", i ? ", " : "", s.percentiles[i],
@@ -99,9 +94,9 @@ void JsonLatency(Out o, const LatencyView& v, const RunSummary& s, bool details)
     }
     fmt::format_to(o, "}}, \"bins\": {{");
     bool first = true;
-    for (uint32_t i = 0; i < v.bins.size(); ++i) {
-      if (v.bins[i] == 0) continue;
-      fmt::format_to(o, "{}\"{}\": {}", first ? "" : ", ", FineBucketValue(i), v.bins[i]);
+    for (uint32_t i = 0; i < l.hist.size(); ++i) {
+      if (l.hist[i] == 0) continue;
+      fmt::format_to(o, "{}\"{}\": {}", first ? "" : ", ", FineBucketValue(i), l.hist[i]);
       first = false;
     }
     fmt::format_to(o, "}}");
@@ -115,18 +110,16 @@ void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s) {
   fmt::format_to(o,
                  "{{\"io_bytes\": {}, \"io_kbytes\": {}, \"bw_bytes\": {}, \"bw\": {}, "
                  "\"iops\": {:.6f}, \"runtime\": {}, \"total_ios\": {}, \"short_ios\": 0, "
-                 "\"drop_ios\": 0, \"slat_ns\": {{\"min\": 0, \"max\": 0, \"mean\": 0.0, "
-                 "\"stddev\": 0.0, \"N\": 0}}, \"clat_ns\": ",
+                 "\"drop_ios\": 0, \"slat_ns\": ",
                  d.bytes, d.bytes / 1024, static_cast<uint64_t>(f.bw_bytes),
                  static_cast<uint64_t>(f.bw_bytes / 1024), f.iops, d.ios ? runtime_ms : 0, d.ios);
-  JsonLatency(o, ClatView(d, f), s, true);
+  JsonLatency(o, {&d.slat, nullptr}, s);
+  fmt::format_to(o, ", \"clat_ns\": ");
+  JsonLatency(o, {&d.clat, &f.pct}, s);
+  // lat = slat + clat (start to completion); rate-limited: from the intended start, with its own
+  // percentiles and bins.
   fmt::format_to(o, ", \"lat_ns\": ");
-  // Rate-limited: schedule latency (intended start to completion); else a repeat of clat.
-  if (d.lat_ios > 0) {
-    JsonLatency(o, LatView(d, f), s, true);
-  } else {
-    JsonLatency(o, ClatView(d, f), s, false);
-  }
+  JsonLatency(o, {&d.lat, s.mode.rate_limited ? &f.lat_pct : nullptr}, s);
   if (f.has_slc) {
     fmt::format_to(o,
                    ", \"iotail_slc\": {{\"slc1\": {}, \"slc2\": {}, \"slc1_mean\": {:.6f}, "
@@ -136,8 +129,8 @@ void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s) {
   fmt::format_to(o, "}}");
 }
 
-void JsonJob(Out o, const std::string& name, const RecorderSnapshot& t, const RunSummary& s,
-             const std::string& options_json) {
+void JsonJob(Out o, const std::string& name, const RecorderSnapshot& t, const CpuUsage& cpu,
+             const RunSummary& s, const std::string& options_json) {
   int first_errno = 0;
   for (size_t e = 1; e < t.errors.size() && first_errno == 0; ++e) {
     if (t.errors[e] != 0) first_errno = static_cast<int>(e);
@@ -151,8 +144,12 @@ void JsonJob(Out o, const std::string& name, const RecorderSnapshot& t, const Ru
     JsonDirection(o, t.dirs[d], s);
     fmt::format_to(o, ", ");
   }
-  fmt::format_to(o, "\"job_runtime\": {}, \"iotail_errors\": {{\"total\": {}, \"by_errno\": {{",
-                 static_cast<uint64_t>(std::llround(s.runtime_s * 1000)), t.TotalErrors());
+  fmt::format_to(o,
+                 "\"job_runtime\": {}, \"usr_cpu\": {:.6f}, \"sys_cpu\": {:.6f}, \"ctx\": {}, "
+                 "\"majf\": {}, \"minf\": {}, ",
+                 static_cast<uint64_t>(std::llround(s.runtime_s * 1000)), cpu.UsrPct(),
+                 cpu.SysPct(), cpu.ctx, cpu.majf, cpu.minf);
+  fmt::format_to(o, "\"iotail_errors\": {{\"total\": {}, \"by_errno\": {{", t.TotalErrors());
   bool first = true;
   for (size_t e = 0; e < t.errors.size(); ++e) {
     if (t.errors[e] == 0) continue;
@@ -184,6 +181,15 @@ std::string Shown(double v, double div) {
   return fmt::format("{}", shown);
 }
 
+// "    clat (usec): min=..., max=..., avg=..., stdev=..." as fio prints it, each in its own unit.
+void TextLatencyLine(Out o, const char* name, const LatencySnapshot& l, const char* note) {
+  if (l.n == 0) return;
+  const auto [unit, div] = Unit(l.max_ns);
+  fmt::format_to(o, "    {:>4} ({}): min={:.2f}, max={:.2f}, avg={:.2f}, stdev={:.2f}{}\n", name,
+                 unit, static_cast<double>(l.min_ns) / div, static_cast<double>(l.max_ns) / div,
+                 l.MeanNs() / div, l.StddevNs() / div, note);
+}
+
 void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSummary& s) {
   if (d.ios == 0) return;
   const DirFigures f = Figures(d, s);
@@ -191,25 +197,18 @@ void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSu
   fmt::format_to(o,
                  "  {}: IOPS={:.0f}, BW={:.1f}MiB/s ({:.1f}MB/s) ({} I/Os, {} bytes in {:.3f}s)\n",
                  DirectionName(dir), f.iops, mib, f.bw_bytes / 1e6, d.ios, d.bytes, s.runtime_s);
-  const bool lat = d.lat_ios > 0 && f.lat_pct.size() == s.percentiles.size();
-  const auto [unit, div] = Unit(d.max_ns);
-  fmt::format_to(o, "    clat ({}): min={:.2f}, max={:.2f}, avg={:.2f}, stdev={:.2f}{}\n", unit,
-                 static_cast<double>(d.min_ns) / div, static_cast<double>(d.max_ns) / div,
-                 d.MeanNs() / div, d.StddevNs() / div, lat ? "  (submit to completion)" : "");
-  if (lat) {
-    const auto [lunit, ldiv] = Unit(d.lat_max_ns);
-    fmt::format_to(o,
-                   "     lat ({}): min={:.2f}, max={:.2f}, avg={:.2f}, stdev={:.2f}  (intended "
-                   "start to completion)\n",
-                   lunit, static_cast<double>(d.lat_min_ns) / ldiv,
-                   static_cast<double>(d.lat_max_ns) / ldiv, d.LatMeanNs() / ldiv,
-                   d.LatStddevNs() / ldiv);
+  const bool sched = s.mode.rate_limited && f.lat_pct.size() == s.percentiles.size();
+  TextLatencyLine(o, "slat", d.slat, "");
+  TextLatencyLine(o, "clat", d.clat, sched ? "  (issue to completion)" : "");
+  TextLatencyLine(o, "lat", d.lat, sched ? "  (intended start to completion)" : "");
+  if (sched) {
     fmt::format_to(o, "    percentiles (fio's rule):  {:>12} {:>12}\n", "clat", "lat");
     for (size_t i = 0; i < s.percentiles.size(); ++i) {
       fmt::format_to(o, "     | {:8.2f}th {:>16} {:>12}\n", s.percentiles[i], AutoUnit(f.pct[i]),
                      AutoUnit(f.lat_pct[i]));
     }
   } else {
+    const auto [unit, div] = Unit(d.clat.max_ns);
     fmt::format_to(o, "    clat percentiles ({}, fio's rule):\n", unit);
     for (size_t i = 0; i < s.percentiles.size(); ++i) {
       fmt::format_to(o, "{}{:6.2f}th=[{:>6}]{}", i % 4 == 0 ? "     | " : "", s.percentiles[i],
@@ -219,7 +218,7 @@ void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSu
   }
   if (f.has_slc) {
     fmt::format_to(o, "    SLC1={} SLC2={} (means {:.3f}, {:.3f}){}\n", f.slc.slc1, f.slc.slc2,
-                   f.slc.slc1_mean, f.slc.slc2_mean, lat ? " of clat" : "");
+                   f.slc.slc1_mean, f.slc.slc2_mean, sched ? " of clat" : "");
   }
 }
 
@@ -357,12 +356,12 @@ std::string FormatJsonSummary(const RunSummary& s) {
                  s.version, s.timestamp_s, options);
   fmt::format_to(o, "\"jobs\": [\n");
   for (size_t j = 0; j < s.jobs.size(); ++j) {
-    JsonJob(o, s.jobs[j].name, s.jobs[j].totals, s, "{}");
+    JsonJob(o, s.jobs[j].name, s.jobs[j].totals, s.jobs[j].cpu, s, "{}");
     fmt::format_to(o, "{}\n", j + 1 < s.jobs.size() ? "," : "");
   }
   fmt::format_to(o, "],\n\"iotail_aggregate\": ");
   const RecorderSnapshot all = Aggregate(s);
-  JsonJob(o, "All jobs", all, s, options);
+  JsonJob(o, "All jobs", all, AggregateCpu(s), s, options);
   fmt::format_to(o, ",\n");
   JsonRun(o, s, all);
   fmt::format_to(o, "\n}}\n");
@@ -378,6 +377,10 @@ std::string FormatTextSummary(const RunSummary& s) {
   for (int d = 0; d < kDirectionCount; ++d) {
     TextDirection(o, static_cast<Direction>(d), all.dirs[d], s);
   }
+  const CpuUsage cpu = AggregateCpu(s);
+  fmt::format_to(o, "  cpu          : usr={:.2f}%, sys={:.2f}%, ctx={}, majf={}, minf={}{}\n",
+                 cpu.UsrPct(), cpu.SysPct(), cpu.ctx, cpu.majf, cpu.minf,
+                 s.jobs.size() > 1 ? " (mean per job)" : "");
   TextErrors(o, all);
   TextRun(o, s, all);
   if (s.jobs.size() > 1) {
@@ -388,7 +391,7 @@ std::string FormatTextSummary(const RunSummary& s) {
         if (ds.ios == 0) continue;
         fmt::format_to(o, " {} IOPS={:.0f} mean={:.0f}ns", DirectionName(static_cast<Direction>(d)),
                        s.runtime_s > 0 ? static_cast<double>(ds.ios) / s.runtime_s : 0,
-                       ds.MeanNs());
+                       ds.clat.MeanNs());
       }
       fmt::format_to(o, " errors={}\n", j.totals.TotalErrors());
     }

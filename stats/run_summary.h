@@ -8,13 +8,14 @@
 //
 // min/max/mean/stddev are exact (from the recorder's sums); percentiles use fio's rule on the
 // 1856-bucket histogram (stats/percentiles.h), so they equal `iotail pctiles --method fio` over the
-// run's logs. In the closed loop (burst mode) there is no separate submission latency: slat_ns is
-// zero and lat_ns repeats clat_ns. In the rate-limited mode lat_ns is the schedule latency
-// (intended start to completion, with its own percentiles and bins) and clat_ns the completion
-// latency (submit to completion); the text form shows the two side by side. "iotail_run" holds the
-// mode, the rate target against the achieved rate, the issue lag (max, mean, I/Os issued late), the
-// start (start_at and its skew) and whether a signal interrupted the run; "iotail_sla" the SLA
-// verdicts when targets were given. Pure functions; thread-safe.
+// run's logs. slat_ns is the submission call (asynchronous engines; N = 0 for psync, as fio omits
+// it for synchronous engines), clat_ns issue to completion and lat_ns start to completion (slat +
+// clat). In the rate-limited mode lat_ns counts from the intended start instead and carries its own
+// percentiles and bins; the text form shows clat and lat side by side. Per job (and in the
+// aggregate, over all jobs' time) usr_cpu, sys_cpu, ctx, majf and minf as fio writes them.
+// "iotail_run" holds the mode, the rate target against the achieved rate, the issue lag (max, mean,
+// I/Os issued late), the start (start_at and its skew) and whether a signal interrupted the run;
+// "iotail_sla" the SLA verdicts when targets were given. Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +28,27 @@
 
 namespace iotail::stats {
 
+// CPU use of one job's thread (getrusage), as fio reports it: usr_cpu and sys_cpu are percentages
+// of the job's elapsed time, ctx counts context switches, majf/minf page faults.
+struct CpuUsage {
+  uint64_t usr_ns = 0, sys_ns = 0, elapsed_ns = 0;
+  uint64_t ctx = 0, majf = 0, minf = 0;
+  double UsrPct() const { return elapsed_ns ? 100.0 * usr_ns / elapsed_ns : 0; }
+  double SysPct() const { return elapsed_ns ? 100.0 * sys_ns / elapsed_ns : 0; }
+  void Add(const CpuUsage& o) {
+    usr_ns += o.usr_ns;
+    sys_ns += o.sys_ns;
+    elapsed_ns += o.elapsed_ns;
+    ctx += o.ctx;
+    majf += o.majf;
+    minf += o.minf;
+  }
+};
+
 struct JobTotals {
   std::string name;
   RecorderSnapshot totals;
+  CpuUsage cpu;
 };
 
 // The workload mode and, when rate-limited, its targets (total over all jobs; 0 = none).

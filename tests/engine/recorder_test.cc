@@ -28,19 +28,19 @@ TEST(RecorderTest, DeltasAreExactAndCumulativeAddsUp) {
   sampler.Next(d);
   EXPECT_EQ(d.dirs[0].ios, 2u);
   EXPECT_EQ(d.dirs[0].bytes, 8192u);
-  EXPECT_EQ(d.dirs[0].clat[100], 1u);
-  EXPECT_EQ(d.dirs[0].clat[Fio3BucketIndex(1000)], 1u);
+  EXPECT_EQ(d.dirs[0].clat.hist[100], 1u);
+  EXPECT_EQ(d.dirs[0].clat.hist[Fio3BucketIndex(1000)], 1u);
   EXPECT_EQ(d.dirs[1].ios, 1u);
-  EXPECT_EQ(d.dirs[0].min_ns, 100u);
-  EXPECT_EQ(d.dirs[0].max_ns, 1000u);
+  EXPECT_EQ(d.dirs[0].clat.min_ns, 100u);
+  EXPECT_EQ(d.dirs[0].clat.max_ns, 1000u);
   sampler.Next(d);
-  EXPECT_EQ(Sum(d.dirs[0].clat), 0u);
+  EXPECT_EQ(Sum(d.dirs[0].clat.hist), 0u);
   EXPECT_EQ(d.dirs[0].ios, 0u);
   rec->RecordClat(Direction::kRead, 100, 4096);
   rec->RecordError(EIO);
   rec->RecordError(EIO);
   sampler.Next(d);
-  EXPECT_EQ(d.dirs[0].clat[100], 1u);
+  EXPECT_EQ(d.dirs[0].clat.hist[100], 1u);
   EXPECT_EQ(d.errors[EIO], 2u);
   EXPECT_EQ(sampler.cumulative().dirs[0].ios, 3u);
   EXPECT_EQ(sampler.cumulative().TotalErrors(), 2u);
@@ -50,18 +50,18 @@ TEST(RecorderTest, ExactMeanAndStddev) {
   auto rec = std::make_unique<Recorder>();
   for (uint64_t v : {2, 4, 4, 4, 5, 5, 7, 9}) rec->RecordClat(Direction::kRead, v * 1000, 1);
   const RecorderSnapshot s = rec->Snapshot();
-  EXPECT_DOUBLE_EQ(s.dirs[0].MeanNs(), 5000.0);
+  EXPECT_DOUBLE_EQ(s.dirs[0].clat.MeanNs(), 5000.0);
   // Sample stddev of {2,4,4,4,5,5,7,9} = sqrt(32/7).
-  EXPECT_NEAR(s.dirs[0].StddevNs(), 1000.0 * std::sqrt(32.0 / 7.0), 1e-6);
-  EXPECT_EQ(s.dirs[0].min_ns, 2000u);
-  EXPECT_EQ(s.dirs[0].max_ns, 9000u);
+  EXPECT_NEAR(s.dirs[0].clat.StddevNs(), 1000.0 * std::sqrt(32.0 / 7.0), 1e-6);
+  EXPECT_EQ(s.dirs[0].clat.min_ns, 2000u);
+  EXPECT_EQ(s.dirs[0].clat.max_ns, 9000u);
 }
 
 TEST(RecorderTest, HugeLatencyLandsInLastBucket) {
   auto rec = std::make_unique<Recorder>();
   rec->RecordClat(Direction::kRead, uint64_t{1} << 40, 1);
   const RecorderSnapshot s = rec->Snapshot();
-  EXPECT_EQ(s.dirs[0].clat[kFio3Buckets - 1], 1u);
+  EXPECT_EQ(s.dirs[0].clat.hist[kFio3Buckets - 1], 1u);
 }
 
 TEST(RecorderTest, ConcurrentWriterNothingLostOrDoubleCounted) {
@@ -86,7 +86,7 @@ TEST(RecorderTest, ConcurrentWriterNothingLostOrDoubleCounted) {
   while (!done.load()) {
     sampler.Next(d);
     for (int dir = 0; dir < 2; ++dir) {
-      hist_total += Sum(d.dirs[dir].clat);
+      hist_total += Sum(d.dirs[dir].clat.hist);
       ios_total += d.dirs[dir].ios;
     }
     ++intervals;
@@ -95,7 +95,7 @@ TEST(RecorderTest, ConcurrentWriterNothingLostOrDoubleCounted) {
   writer.join();
   sampler.Next(d);
   for (int dir = 0; dir < 2; ++dir) {
-    hist_total += Sum(d.dirs[dir].clat);
+    hist_total += Sum(d.dirs[dir].clat.hist);
     ios_total += d.dirs[dir].ios;
   }
   EXPECT_EQ(hist_total, kN);

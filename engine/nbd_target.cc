@@ -1,0 +1,119 @@
+#include "engine/nbd_target.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <system_error>
+#include <vector>
+
+#include "engine/target.h"
+#include "stats/errors.h"
+
+#if IOTAIL_HAVE_LIBNBD
+#include <libnbd.h>
+#endif
+
+namespace iotail::engine {
+
+#if IOTAIL_HAVE_LIBNBD
+
+nbd_handle* ConnectNbd(const std::string& uri) {
+  nbd_handle* h = nbd_create();
+  if (h == nullptr) {
+    throw std::system_error(nbd_get_errno() ? nbd_get_errno() : ENOMEM, std::generic_category(),
+                            fmt::format("nbd: cannot create a handle: {}", nbd_get_error()));
+  }
+  nbd_set_pread_initialize(h, false);
+  if (nbd_connect_uri(h, uri.c_str()) == -1) {
+    const int err = nbd_get_errno() ? nbd_get_errno() : ECONNREFUSED;
+    const std::string why = nbd_get_error() ? nbd_get_error() : "unknown error";
+    nbd_close(h);
+    throw std::system_error(err, std::generic_category(),
+                            fmt::format("--uri: cannot connect to '{}': {}", uri, why));
+  }
+  return h;
+}
+
+NbdExport ProbeNbdExport(const JobSpec& spec) {
+  nbd_handle* h = ConnectNbd(spec.uri);
+  struct Closer {
+    nbd_handle* h;
+    ~Closer() {
+      nbd_shutdown(h, 0);
+      nbd_close(h);
+    }
+  } closer{h};
+  NbdExport e;
+  const int64_t size = nbd_get_size(h);
+  if (size < 0) {
+    throw std::system_error(nbd_get_errno() ? nbd_get_errno() : EIO, std::generic_category(),
+                            fmt::format("--uri: '{}': export size: {}", spec.uri, nbd_get_error()));
+  }
+  e.size = static_cast<uint64_t>(size);
+  auto block = [&](int which) {
+    const int64_t v = nbd_get_block_size(h, which);
+    return v > 0 ? static_cast<uint32_t>(v) : 0u;
+  };
+  e.min_block = block(LIBNBD_SIZE_MINIMUM);
+  e.preferred_block = block(LIBNBD_SIZE_PREFERRED);
+  e.max_block = block(LIBNBD_SIZE_MAXIMUM);
+  e.read_only = nbd_is_read_only(h) == 1;
+  e.multi_conn = nbd_can_multi_conn(h) == 1;
+
+  if (e.min_block > 1) {
+    auto check = [&](uint32_t bs) {
+      if (bs % e.min_block != 0) {
+        throw stats::UsageError(fmt::format(
+            "--bs: the NBD server at '{}' takes only multiples of {} bytes; {} is not one",
+            spec.uri, e.min_block, bs));
+      }
+    };
+    check(spec.MinBlockSize());
+    check(spec.MaxBlockSize());
+    for (const BlockSizeShare& s : spec.bssplit) check(s.bs);
+    if (spec.offset % e.min_block != 0) {
+      throw stats::UsageError(
+          fmt::format("--offset: the NBD server needs a multiple of {} bytes", e.min_block));
+    }
+  }
+  if (e.max_block != 0 && spec.MaxBlockSize() > e.max_block) {
+    throw stats::UsageError(fmt::format(
+        "--bs: the NBD server at '{}' takes at most {} bytes per request", spec.uri, e.max_block));
+  }
+  if (spec.HasWrites()) {
+    if (e.read_only) {
+      throw stats::UsageError(
+          fmt::format("--rw={}: the export at '{}' is read-only", RwModeName(spec.rw), spec.uri));
+    }
+    if (!spec.allow_destructive) {
+      const size_t head = static_cast<size_t>(std::min<uint64_t>(e.size, 1 << 20));
+      std::vector<unsigned char> buf(head);
+      if (head > 0 && nbd_pread(h, buf.data(), head, 0, 0) == -1) {
+        throw std::system_error(
+            nbd_get_errno() ? nbd_get_errno() : EIO, std::generic_category(),
+            fmt::format("--uri: '{}': reading the first MiB: {}", spec.uri, nbd_get_error()));
+      }
+      const std::string sig = SignatureInHead(buf.data(), buf.size());
+      if (!sig.empty()) {
+        throw stats::UsageError(
+            fmt::format("--uri: the export at '{}' holds {}; writing would destroy it (pass "
+                        "--allow-destructive if that is intended)",
+                        spec.uri, sig));
+      }
+    }
+  }
+  return e;
+}
+
+#else
+
+nbd_handle* ConnectNbd(const std::string&) {
+  throw stats::UsageError("--ioengine: nbd is not built in (iotail was built without libnbd)");
+}
+NbdExport ProbeNbdExport(const JobSpec&) {
+  throw stats::UsageError("--ioengine: nbd is not built in (iotail was built without libnbd)");
+}
+
+#endif
+
+}  // namespace iotail::engine
