@@ -265,18 +265,22 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     }
   }
 
-  uint64_t errors = 0;
-  for (const auto& j : summary.jobs) errors += j.totals.TotalErrors();
+  uint64_t errors = 0, lost = 0;
+  for (const auto& j : summary.jobs) {
+    errors += j.totals.TotalErrors();
+    lost += j.totals.errors[ENOTCONN];
+  }
   if (errors != 0 || outcome.engine_error != 0) {
-    err << fmt::format(
-        "iotail run: {} I/O error(s){}\n", errors,
-        outcome.engine_error != 0
-            ? fmt::format(", engine failure {} ({}){}", stats::ErrnoName(outcome.engine_error),
-                          std::strerror(outcome.engine_error),
-                          spec.ioengine == engine::EngineKind::kNbd
-                              ? fmt::format(": connection to '{}' lost", spec.uri)
-                              : "")
-            : "");
+    std::string why;
+    if (outcome.engine_error != 0) {
+      why = fmt::format(", engine failure {} ({})", stats::ErrnoName(outcome.engine_error),
+                        std::strerror(outcome.engine_error));
+    }
+    if (spec.ioengine == engine::EngineKind::kNbd &&
+        (outcome.engine_error == ENOTCONN || lost != 0)) {
+      why += fmt::format(": the connection to '{}' was lost", spec.uri);
+    }
+    err << fmt::format("iotail run: {} I/O error(s){}\n", errors, why);
     return 1;
   }
   if (summary.interrupted_by.size() > 0) {

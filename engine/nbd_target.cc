@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstring>
 #include <system_error>
 #include <vector>
 
@@ -17,6 +18,20 @@ namespace iotail::engine {
 
 #if IOTAIL_HAVE_LIBNBD
 
+namespace {
+
+// libnbd's last error without its trailing ": <strerror>" (std::system_error adds that again).
+std::string NbdError(int err) {
+  std::string why = nbd_get_error() != nullptr ? nbd_get_error() : "unknown error";
+  const std::string tail = std::string(": ") + std::strerror(err);
+  if (why.size() > tail.size() && why.compare(why.size() - tail.size(), tail.size(), tail) == 0) {
+    why.resize(why.size() - tail.size());
+  }
+  return why;
+}
+
+}  // namespace
+
 nbd_handle* ConnectNbd(const std::string& uri) {
   nbd_handle* h = nbd_create();
   if (h == nullptr) {
@@ -26,8 +41,11 @@ nbd_handle* ConnectNbd(const std::string& uri) {
   nbd_set_pread_initialize(h, false);
   if (nbd_connect_uri(h, uri.c_str()) == -1) {
     const int err = nbd_get_errno() ? nbd_get_errno() : ECONNREFUSED;
-    const std::string why = nbd_get_error() ? nbd_get_error() : "unknown error";
+    const std::string why = NbdError(err);
     nbd_close(h);
+    if (err == EINVAL) {  // a malformed URI: the user's to fix (exit 2)
+      throw stats::UsageError(fmt::format("--uri: '{}' is not an NBD URI: {}", uri, why));
+    }
     throw std::system_error(err, std::generic_category(),
                             fmt::format("--uri: cannot connect to '{}': {}", uri, why));
   }
