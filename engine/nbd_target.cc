@@ -111,7 +111,7 @@ NbdExport ProbeNbdExport(const JobSpec& spec) {
             nbd_get_errno() ? nbd_get_errno() : EIO, std::generic_category(),
             fmt::format("--uri: '{}': reading the first MiB: {}", spec.uri, nbd_get_error()));
       }
-      const std::string sig = SignatureInHead(buf.data(), buf.size());
+      const std::string sig = SignatureInImage(buf.data(), buf.size());
       if (!sig.empty()) {
         throw stats::UsageError(
             fmt::format("--uri: the export at '{}' holds {}; writing would destroy it (pass "

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -101,6 +102,56 @@ std::string SignatureInHead(const unsigned char* head, size_t length) {
   return "";
 }
 
+namespace {
+
+#if IOTAIL_HAVE_BLKID
+// What libblkid finds through probe `pr` ("" if nothing; also "" on a probe error).
+std::string ProbeSignature(blkid_probe pr) {
+  blkid_probe_enable_superblocks(pr, 1);
+  blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+  blkid_probe_enable_partitions(pr, 1);
+  std::string found;
+  const int probe = blkid_do_safeprobe(pr);
+  if (probe == -2) {
+    // Several signatures that contradict each other: something is there; refuse to guess.
+    found = "conflicting signatures (libblkid)";
+  } else if (probe == 0) {
+    const char* value = nullptr;
+    if (blkid_probe_lookup_value(pr, "TYPE", &value, nullptr) == 0 && value != nullptr) {
+      found = fmt::format("a {} signature (libblkid)", value);
+    } else if (blkid_probe_lookup_value(pr, "PTTYPE", &value, nullptr) == 0 && value != nullptr) {
+      found = fmt::format("a {} partition table (libblkid)", value);
+    }
+  }  // 1: nothing found; -1: probe error: both fall through to the sector check
+  blkid_free_probe(pr);
+  return found;
+}
+#endif
+
+}  // namespace
+
+std::string SignatureInImage(const unsigned char* head, size_t length) {
+#if IOTAIL_HAVE_BLKID
+  // libblkid probes descriptors: give it the bytes in an anonymous memory file.
+  const int fd = memfd_create("iotail-probe", MFD_CLOEXEC);
+  if (fd >= 0) {
+    std::string found;
+    if (write(fd, head, length) == static_cast<ssize_t>(length)) {
+      if (blkid_probe pr = blkid_new_probe()) {
+        if (blkid_probe_set_device(pr, fd, 0, static_cast<blkid_loff_t>(length)) == 0) {
+          found = ProbeSignature(pr);
+        } else {
+          blkid_free_probe(pr);
+        }
+      }
+    }
+    close(fd);
+    if (!found.empty()) return found;
+  }
+#endif
+  return SignatureInHead(head, length);
+}
+
 std::string DeviceWriteHazard(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) ThrowErrno(fmt::format("stat '{}'", path));
@@ -108,24 +159,7 @@ std::string DeviceWriteHazard(const std::string& path) {
   if (std::string m = MountedOrHeld(st.st_rdev); !m.empty()) return m;
 #if IOTAIL_HAVE_BLKID
   if (blkid_probe pr = blkid_new_probe_from_filename(path.c_str())) {
-    blkid_probe_enable_superblocks(pr, 1);
-    blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
-    blkid_probe_enable_partitions(pr, 1);
-    std::string found;
-    const int probe = blkid_do_safeprobe(pr);
-    if (probe == -2) {
-      // Several signatures that contradict each other: something is there; refuse to guess.
-      found = "conflicting signatures (libblkid)";
-    } else if (probe == 0) {
-      const char* value = nullptr;
-      if (blkid_probe_lookup_value(pr, "TYPE", &value, nullptr) == 0 && value != nullptr) {
-        found = fmt::format("a {} signature (libblkid)", value);
-      } else if (blkid_probe_lookup_value(pr, "PTTYPE", &value, nullptr) == 0 && value != nullptr) {
-        found = fmt::format("a {} partition table (libblkid)", value);
-      }
-    }  // 1: nothing found; -1: probe error: both fall through to the sector check
-    blkid_free_probe(pr);
-    if (!found.empty()) return found;
+    if (std::string found = ProbeSignature(pr); !found.empty()) return found;
   }
 #endif
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -53,6 +53,10 @@ class Target {
 // LUKS, GPT, MBR). Exposed for tests.
 std::string DeviceWriteHazard(const std::string& path);
 
+// The signature libblkid (when built in) or the built-in check finds in an image of a target's
+// first bytes ("" if none): for targets that are not local devices (NBD exports).
+std::string SignatureInImage(const unsigned char* head, size_t length);
+
 // The signature found in a device's first bytes ("" if none). `head` should hold at least the
 // first 68 KiB when available. Exposed for tests.
 std::string SignatureInHead(const unsigned char* head, size_t length);
