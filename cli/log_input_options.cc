@@ -5,7 +5,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "stats/errors.h"
+#include "stats/core/errors.h"
 
 namespace po = boost::program_options;
 

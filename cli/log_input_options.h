@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "stats/merger.h"
+#include "stats/analysis/merger.h"
 
 namespace iotail::cli {
 

@@ -8,7 +8,7 @@
 #include <system_error>
 
 #include "cli/commands.h"
-#include "stats/errors.h"
+#include "stats/core/errors.h"
 
 namespace {
 

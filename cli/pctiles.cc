@@ -6,9 +6,9 @@
 
 #include "cli/commands.h"
 #include "cli/log_input_options.h"
-#include "stats/errors.h"
-#include "stats/merger.h"
-#include "stats/pctiles_report.h"
+#include "stats/core/errors.h"
+#include "stats/analysis/merger.h"
+#include "stats/report/pctiles_report.h"
 
 namespace po = boost::program_options;
 

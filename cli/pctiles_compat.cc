@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "stats/errors.h"
-#include "stats/fio_pctiles_compat.h"
+#include "stats/core/errors.h"
+#include "stats/compat/fio_pctiles_compat.h"
 
 namespace iotail::cli {
 namespace {

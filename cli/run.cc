@@ -22,13 +22,13 @@
 
 #include "cli/commands.h"
 #include "cli/run_options.h"
-#include "engine/io_engine.h"
+#include "engine/io/io_engine.h"
 #include "engine/job_runner.h"
 #include "engine/rate_schedule.h"
-#include "stats/errors.h"
-#include "stats/live_report.h"
-#include "stats/run_summary.h"
-#include "stats/sla.h"
+#include "stats/core/errors.h"
+#include "stats/report/live_report.h"
+#include "stats/report/run_summary.h"
+#include "stats/core/sla.h"
 
 namespace iotail::cli {
 

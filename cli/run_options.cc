@@ -6,9 +6,9 @@
 #include <cmath>
 #include <functional>
 
-#include "stats/errors.h"
-#include "stats/percentiles.h"
-#include "stats/sla.h"
+#include "stats/core/errors.h"
+#include "stats/core/percentiles.h"
+#include "stats/core/sla.h"
 
 namespace iotail::cli {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/job_spec.h"
-#include "stats/live_report.h"
+#include "stats/report/live_report.h"
 
 namespace iotail::cli {
 

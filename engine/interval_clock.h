@@ -25,9 +25,9 @@
 #include <thread>
 #include <vector>
 
-#include "stats/direction.h"
-#include "stats/hist_log_writer.h"
-#include "stats/recorder.h"
+#include "stats/core/direction.h"
+#include "stats/logs/hist_log_writer.h"
+#include "stats/record/recorder.h"
 
 namespace iotail::engine {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "engine/job_spec.h"
-#include "stats/direction.h"
+#include "stats/core/direction.h"
 
 namespace iotail::engine {
 

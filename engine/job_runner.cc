@@ -10,11 +10,11 @@
 #include <thread>
 
 #include "engine/clock.h"
-#include "engine/io_engine.h"
+#include "engine/io/io_engine.h"
 #include "engine/nbd_target.h"
 #include "engine/target.h"
 #include "engine/worker.h"
-#include "stats/errors.h"
+#include "stats/core/errors.h"
 
 namespace iotail::engine {
 

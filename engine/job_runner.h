@@ -22,7 +22,7 @@
 #include "engine/interval_clock.h"
 #include "engine/job_spec.h"
 #include "engine/worker.h"
-#include "stats/recorder.h"
+#include "stats/record/recorder.h"
 
 namespace iotail::engine {
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "stats/errors.h"
-#include "stats/histogram_layout.h"
+#include "stats/core/errors.h"
+#include "stats/core/histogram_layout.h"
 
 namespace iotail::engine {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/target.h"
-#include "stats/errors.h"
+#include "stats/core/errors.h"
 
 #if IOTAIL_HAVE_LIBNBD
 #include <libnbd.h>

@@ -22,7 +22,7 @@
 #include <blkid/blkid.h>
 #endif
 
-#include "stats/errors.h"
+#include "stats/core/errors.h"
 
 namespace iotail::engine {
 

@@ -29,11 +29,11 @@
 #include <memory>
 #include <vector>
 
-#include "engine/io_engine.h"
+#include "engine/io/io_engine.h"
 #include "engine/io_pattern.h"
 #include "engine/job_spec.h"
 #include "engine/rate_schedule.h"
-#include "stats/recorder.h"
+#include "stats/record/recorder.h"
 
 namespace iotail::engine {
 

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "stats/errors.h"
-#include "stats/log_reader.h"
+#include "stats/core/errors.h"
+#include "stats/logs/log_reader.h"
 
 using iotail::stats::Direction;
 using iotail::stats::LogFormatError;

@@ -1,0 +1,163 @@
+// The nbd engine: network block devices through libnbd's asynchronous API, one connection (handle)
+// per worker, no kernel module.
+//
+// Submit() issues nbd_aio_pread/nbd_aio_pwrite per request (libnbd writes the request to the socket
+// at once when it can, else queues it for the next notify_write), stamping right before and right
+// after each call. Completions come back through a callback that libnbd runs inside
+// nbd_aio_notify_read (on the worker's thread, handle locked): it stamps the completion, writes
+// {slot, bytes or -errno, stamp} into a fixed ring sized to the queue depth and returns 1, which
+// retires the command, so nothing allocates per I/O (libnbd's own command structures aside). Reap()
+// drains the ring and, while fewer than min_complete are there, polls the handle's socket in the
+// direction libnbd asks for and lets its state machine run. Polls are bounded (100 ms): a Reap may
+// return none so that the worker sees a stop request. A connection that dies (server killed,
+// socket closed) fails the in-flight commands through the same callback (counted per errno) and
+// every call after that returns -ENOTCONN, an engine failure that stops the worker at once.
+// Read buffers are not pre-zeroed by libnbd (nbd_set_pread_initialize false).
+#include "engine/io/io_engine.h"
+
+#if IOTAIL_HAVE_LIBNBD
+#include <fmt/format.h>
+#include <libnbd.h>
+#include <poll.h>
+
+#include <cerrno>
+#include <ctime>
+#include <system_error>
+#include <vector>
+
+#include "engine/clock.h"
+#include "engine/nbd_target.h"
+
+namespace iotail::engine {
+
+namespace {
+
+class NbdEngine final : public IoEngine {
+ public:
+  ~NbdEngine() override {
+    if (h_ != nullptr) nbd_close(h_);  // fails what is still in flight through the callback
+  }
+
+  void Prepare(const EngineSetup& setup) override {
+    h_ = ConnectNbd(setup.uri);
+    ctx_.resize(setup.depth);
+    for (uint32_t i = 0; i < setup.depth; ++i) ctx_[i] = Context{this, i, 0};
+    done_.resize(setup.depth);
+  }
+
+  int Submit(std::span<const IoRequest> requests) override {
+    if (dead_) return -ENOTCONN;
+    for (const IoRequest& r : requests) {
+      Context& c = ctx_[r.slot];
+      c.len = r.len;
+      const nbd_completion_callback cb{
+          .callback = &NbdEngine::OnComplete, .user_data = &c, .free = nullptr};
+      const uint64_t start = Clock::NowNs();
+      const int64_t cookie = r.dir == stats::Direction::kRead
+                                 ? nbd_aio_pread(h_, r.buf, r.len, r.offset, cb, 0)
+                                 : nbd_aio_pwrite(h_, r.buf, r.len, r.offset, cb, 0);
+      const uint64_t issued = Clock::NowNs();
+      r.stamps->start_ns = start;
+      r.stamps->issued_ns = issued;
+      if (cookie == -1) {
+        const int err = nbd_get_errno();
+        if (CheckDead()) return -ENOTCONN;
+        Push(r.slot, -(err != 0 ? err : EIO), issued);  // refused by libnbd: this I/O failed
+      }
+    }
+    return static_cast<int>(requests.size());
+  }
+
+  int Reap(std::span<IoCompletion> out, uint32_t min_complete) override {
+    return Wait(out, min_complete, kMaxWaitNs);
+  }
+
+  int ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete,
+                  uint64_t timeout_ns) override {
+    return Wait(out, min_complete, timeout_ns < kMaxWaitNs ? timeout_ns : kMaxWaitNs);
+  }
+
+  std::string Describe() const override { return "nbd(libnbd async, one connection per job)"; }
+  bool Asynchronous() const override { return true; }
+
+ private:
+  static constexpr uint64_t kMaxWaitNs = 100'000'000;  // a Reap returns within 100 ms
+
+  struct Context {
+    NbdEngine* engine;
+    uint32_t slot;
+    uint32_t len;
+  };
+
+  // libnbd's completion callback: runs inside nbd_aio_notify_* (or nbd_close) on this thread.
+  static int OnComplete(void* user_data, int* error) {
+    const Context* c = static_cast<const Context*>(user_data);
+    const uint64_t now = Clock::NowNs();
+    c->engine->Push(c->slot, *error != 0 ? -static_cast<int64_t>(*error) : c->len, now);
+    return 1;  // retire the command
+  }
+
+  void Push(uint32_t slot, int64_t result, uint64_t done_ns) {
+    if (count_ < done_.size()) done_[count_++] = IoCompletion{slot, result, done_ns};
+  }
+
+  bool CheckDead() {
+    if (!dead_ && (nbd_aio_is_dead(h_) || nbd_aio_is_closed(h_))) dead_ = true;
+    return dead_;
+  }
+
+  // Moves ready completions to `out`; waits (up to `timeout_ns`) while fewer than `min_complete`.
+  int Wait(std::span<IoCompletion> out, uint32_t min_complete, uint64_t timeout_ns) {
+    const uint64_t deadline = Clock::MonotonicNs() + timeout_ns;
+    bool polled = false;
+    while (count_ < min_complete || !polled) {
+      if (CheckDead()) break;
+      const uint64_t now = Clock::MonotonicNs();
+      const bool must_wait = count_ < min_complete;
+      if (must_wait && polled && now >= deadline) break;
+      const uint64_t left = must_wait && deadline > now ? deadline - now : 0;
+      const unsigned dir = nbd_aio_get_direction(h_);
+      pollfd p{nbd_aio_get_fd(h_), 0, 0};
+      if (dir & LIBNBD_AIO_DIRECTION_READ) p.events |= POLLIN;
+      if (dir & LIBNBD_AIO_DIRECTION_WRITE) p.events |= POLLOUT;
+      const timespec ts{static_cast<time_t>(left / 1'000'000'000u),
+                        static_cast<long>(left % 1'000'000'000u)};
+      const int rc = ppoll(&p, 1, &ts, nullptr);
+      polled = true;
+      if (rc < 0) {
+        if (errno == EINTR) break;
+        return Drain(out, -errno);
+      }
+      if (rc == 0) continue;
+      int nrc = 0;
+      if (p.revents & (POLLIN | POLLHUP | POLLERR)) nrc = nbd_aio_notify_read(h_);
+      if (nrc == 0 && (p.revents & POLLOUT)) nrc = nbd_aio_notify_write(h_);
+      if (nrc == -1) CheckDead();
+    }
+    return Drain(out, dead_ ? -ENOTCONN : 0);
+  }
+
+  // Returns what the ring holds (up to out.size()), or `error` (< 0) when it holds nothing.
+  int Drain(std::span<IoCompletion> out, int error) {
+    if (count_ == 0 && error < 0) return error;
+    const size_t n = count_ < out.size() ? count_ : out.size();
+    for (size_t i = 0; i < n; ++i) out[i] = done_[i];
+    for (size_t i = n; i < count_; ++i) done_[i - n] = done_[i];
+    count_ -= n;
+    return static_cast<int>(n);
+  }
+
+  nbd_handle* h_ = nullptr;
+  std::vector<Context> ctx_;
+  std::vector<IoCompletion> done_;
+  size_t count_ = 0;
+  bool dead_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<IoEngine> MakeNbdEngine() { return std::make_unique<NbdEngine>(); }
+
+}  // namespace iotail::engine
+
+#endif  // built in

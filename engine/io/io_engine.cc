@@ -1,0 +1,100 @@
+#include "engine/io/io_engine.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <exception>
+
+#include "stats/core/errors.h"
+
+namespace iotail::engine {
+
+std::unique_ptr<IoEngine> ConstructEngine(EngineKind kind) {
+  switch (kind) {
+    case EngineKind::kIoUring:
+#if IOTAIL_HAVE_LIBURING
+      return MakeIoUringEngine();
+#else
+      return nullptr;
+#endif
+    case EngineKind::kLibaio:
+#if IOTAIL_HAVE_LIBAIO
+      return MakeLibaioEngine();
+#else
+      return nullptr;
+#endif
+    case EngineKind::kPsync:
+      return MakePsyncEngine();
+    case EngineKind::kNull:
+      return MakeNullEngine();
+    case EngineKind::kNbd:
+#if IOTAIL_HAVE_LIBNBD
+      return MakeNbdEngine();
+#else
+      return nullptr;
+#endif
+  }
+  return nullptr;
+}
+
+int IoEngine::ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete, uint64_t timeout_ns) {
+  const int n = Reap(out, 0);
+  if (n != 0 || min_complete == 0) return n;
+  timespec ts;
+  ts.tv_sec = static_cast<time_t>(timeout_ns / 1'000'000'000u);
+  ts.tv_nsec = static_cast<long>(timeout_ns % 1'000'000'000u);
+  nanosleep(&ts, nullptr);  // an interrupting signal only ends the wait early
+  return Reap(out, 0);
+}
+
+std::string ProbeEngine(EngineKind kind) {
+  std::unique_ptr<IoEngine> engine = ConstructEngine(kind);
+  if (engine == nullptr) return "not built in";
+  if (kind == EngineKind::kNbd) return "";  // needs a server: checked when connecting (--uri)
+  // The same setup as a real run, on a tiny queue over /dev/null.
+  const int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (fd < 0) return "cannot open /dev/null";
+  alignas(4096) static thread_local char buffer[4096 * 2];
+  EngineSetup setup;
+  setup.fds = {fd};
+  setup.depth = 2;
+  setup.buffers = buffer;
+  setup.buffer_size = 4096;
+  std::string why;
+  try {
+    engine->Prepare(setup);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  engine.reset();
+  close(fd);
+  return why;
+}
+
+std::vector<EngineKind> AvailableEngines() {
+  std::vector<EngineKind> out;
+  for (EngineKind k :
+       {EngineKind::kIoUring, EngineKind::kLibaio, EngineKind::kPsync, EngineKind::kNull}) {
+    if (ProbeEngine(k).empty()) out.push_back(k);
+  }
+  return out;
+}
+
+std::unique_ptr<IoEngine> MakeEngine(EngineKind kind) {
+  const std::string why = ProbeEngine(kind);
+  if (!why.empty()) {
+    std::string available;
+    for (EngineKind k : AvailableEngines()) {
+      if (!available.empty()) available += ", ";
+      available += EngineKindName(k);
+    }
+    throw stats::UsageError(fmt::format("--ioengine: {} is not available here ({}); available: {}",
+                                        EngineKindName(kind), why, available));
+  }
+  return ConstructEngine(kind);
+}
+
+}  // namespace iotail::engine

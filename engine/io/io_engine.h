@@ -1,0 +1,107 @@
+// IoEngine: the I/O interface a worker drives. One instance per worker thread, never shared.
+//
+// Life cycle: Prepare() once (targets, buffers and queue depth are known; may register them with
+// the kernel or connect to a server; throws std::system_error or UsageError on failure), then any
+// number of Submit()/Reap() rounds from the worker's hot path.
+//
+// Time stamps are the engine's job, because only the engine knows when an I/O really leaves and
+// when its completion is seen. For every request, Submit() writes into *request.stamps:
+//   start_ns  right before the system call (or library call) that hands this request over,
+//   issued_ns right after that call returns (asynchronous engines; equal to start_ns for the
+//             synchronous ones, where the call is the whole I/O),
+// and every completion carries done_ns, the clock read right after the completion was seen (one
+// read may serve all completions seen together). So slat = issued - start is the submission call,
+// clat = done - issued is what the device and the kernel took after it, and lat = done - start.
+// Submit() hands over the whole batch (one system call for io_uring and libaio; one per request
+// for the synchronous engines, which complete it inside). Reap() returns at least `min_complete`
+// completions (fewer only on an engine failure), at most out.size(), each with the request's slot
+// and a result of bytes transferred or -errno. ReapTimeout() is Reap() bounded in time, for the
+// rate-limited loop: it returns as soon as `min_complete` completions are ready or `timeout_ns`
+// has passed (then possibly with fewer, even none). The default (for engines that complete inside
+// Submit) sleeps only when nothing is ready. Neither Submit() nor Reap() allocates or throws; they
+// return -errno for engine-level failures (the engine cannot go on: the worker stops).
+//
+// Engines are built by MakeEngine(); ProbeEngine() performs the same setup on a tiny ring/context
+// so that an unavailable engine is reported before the run starts.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/job_spec.h"
+#include "stats/core/direction.h"
+
+namespace iotail::engine {
+
+// Where an engine writes a request's submission stamps (Clock::NowNs()).
+struct IoStamps {
+  uint64_t start_ns = 0;
+  uint64_t issued_ns = 0;
+};
+
+struct IoRequest {
+  uint32_t slot;  // 0..depth-1: identifies the request and its buffer
+  stats::Direction dir;
+  uint32_t file;  // index into EngineSetup::fds
+  uint64_t offset;
+  uint32_t len;
+  char* buf;         // inside slot's registered buffer
+  IoStamps* stamps;  // written by Submit()
+};
+
+struct IoCompletion {
+  uint32_t slot;
+  int64_t result;    // bytes or -errno
+  uint64_t done_ns;  // when the completion was seen
+};
+
+struct EngineSetup {
+  std::vector<int> fds;
+  uint32_t depth = 1;
+  char* buffers = nullptr;  // depth * buffer_size bytes, slot i at buffers + i * buffer_size
+  uint32_t buffer_size = 0;
+  bool sqthread_poll = false;
+  bool hipri = false;
+  std::string uri;  // nbd: the server's URI (fds is then empty)
+};
+
+class IoEngine {
+ public:
+  virtual ~IoEngine() = default;
+  virtual void Prepare(const EngineSetup& setup) = 0;
+  // Returns the number of requests accepted (all of them unless the engine failed) or -errno.
+  virtual int Submit(std::span<const IoRequest> requests) = 0;
+  // Returns the number of completions written to `out` (at most out.size()) or -errno.
+  virtual int Reap(std::span<IoCompletion> out, uint32_t min_complete) = 0;
+  // Returns the number of completions written to `out` (0 on timeout) or -errno.
+  virtual int ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete, uint64_t timeout_ns);
+  // A short description of the setup actually used (flags the kernel accepted).
+  virtual std::string Describe() const = 0;
+  // True when Submit() only hands requests over (slat is then worth recording); false for the
+  // synchronous engines, whose Submit() does the whole I/O.
+  virtual bool Asynchronous() const = 0;
+};
+
+// Throws UsageError naming --ioengine (with the engines that are available) if `kind` cannot run
+// here: not built in, or refused by the kernel.
+std::unique_ptr<IoEngine> MakeEngine(EngineKind kind);
+// The engine without the probe (nullptr when not built in): for workers of a run that has already
+// probed with MakeEngine().
+std::unique_ptr<IoEngine> ConstructEngine(EngineKind kind);
+// Engines that can run here, in order of preference.
+std::vector<EngineKind> AvailableEngines();
+// "" if the engine can run here, else why not.
+std::string ProbeEngine(EngineKind kind);
+
+// Per-engine factories (engine_*.cc); those of optional engines exist only when built in
+// (IOTAIL_HAVE_LIBURING, _LIBAIO, _LIBNBD): call ConstructEngine() instead.
+std::unique_ptr<IoEngine> MakeIoUringEngine();
+std::unique_ptr<IoEngine> MakeLibaioEngine();
+std::unique_ptr<IoEngine> MakePsyncEngine();
+std::unique_ptr<IoEngine> MakeNullEngine();
+std::unique_ptr<IoEngine> MakeNbdEngine();
+
+}  // namespace iotail::engine

@@ -1,0 +1,91 @@
+// Merger: aligns the records of any number of histogram logs onto time quanta and adds them up,
+// streaming the merged quanta in time order.
+//
+// Each file is split into sources: one per job segment (see ScanLogSegments) and direction, each a
+// strictly time-ordered run of records read by its own LogReader. A window of quanta is filled by
+// all sources in parallel (one accumulation buffer per thread), summed, and handed to the sink one
+// quantum at a time; then the next window. Memory is bounded by threads x window x 3 x buckets
+// plus one read buffer and one pending record per source, never by the input size. Every quantum
+// from the first to the last one that holds data is emitted, empty ones included.
+//
+// All files must share a fio generation and a time base (relative or Unix epoch); logs of
+// different coarseness are merged at the coarsest. Besides the aligned (fractional) quanta, the
+// merger keeps the exact integer whole-run histogram per direction.
+//
+// Not thread-safe itself; Run() uses `threads` worker threads internally. Errors in any file
+// (LogFormatError, std::system_error) stop the run and are rethrown from Run().
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "stats/core/direction.h"
+#include "stats/core/histogram.h"
+#include "stats/core/histogram_layout.h"
+
+namespace iotail::stats {
+
+struct MergeOptions {
+  int64_t quantum_ms = 1000;
+  // For Unix-epoch logs: the log period, to place the first record's start (else inferred).
+  std::optional<int64_t> log_hist_msec;
+  // Undo the alternating sums of `fio --client` logs.
+  bool undo_client_sums = false;
+  // Worker threads for parsing; 0 means one per core.
+  unsigned threads = 0;
+  // Bytes for the per-thread window buffers and read buffers together (about).
+  size_t memory_budget = size_t{192} << 20;
+};
+
+struct MergedQuantum {
+  int64_t start_ms = 0;  // [start_ms, end_ms) in the logs' time base
+  int64_t end_ms = 0;
+  // Weighted bucket counts per direction (index DirectionIndex); each has layout().size() entries.
+  std::array<std::span<const double>, kDirectionCount> counts;
+};
+
+class Merger {
+ public:
+  // Scans the files (in parallel) and opens every source. Throws UsageError when the files cannot
+  // be merged (mixed generations or time bases, no file), LogFormatError or std::system_error.
+  Merger(std::vector<std::string> files, MergeOptions options);
+  ~Merger();
+
+  const HistogramLayout& layout() const;
+  // Whether the logs hold Unix-epoch times.
+  bool epoch_times() const { return epoch_; }
+  // Whether any record of direction d exists in the input.
+  bool HasDirection(Direction d) const { return has_direction_[DirectionIndex(d)]; }
+  // Whether the input holds any record at all.
+  bool Empty() const;
+
+  // Streams every quantum in time order. May be called once.
+  void Run(const std::function<void(const MergedQuantum&)>& sink);
+
+  // After Run(): the exact whole-run histogram of direction d (integer counts, before alignment).
+  const Histogram& Total(Direction d) const { return totals_[DirectionIndex(d)]; }
+  // After Run(): records read, and recoverable damage seen (torn last lines), one message each.
+  uint64_t records() const { return records_; }
+  std::vector<std::string> warnings() const;
+
+ private:
+  struct Source;
+  void ProcessWindow(Source& source, int64_t w0, int64_t w1, double* buffer, bool* touched);
+
+  MergeOptions options_;
+  std::vector<std::unique_ptr<Source>> sources_;
+  std::optional<HistogramLayout> layout_;
+  bool epoch_ = false;
+  std::array<bool, kDirectionCount> has_direction_{};
+  std::array<Histogram, kDirectionCount> totals_;
+  uint64_t records_ = 0;
+  unsigned threads_ = 1;
+};
+
+}  // namespace iotail::stats

@@ -1,0 +1,172 @@
+#include "stats/core/percentiles.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "stats/core/errors.h"
+
+namespace iotail::stats {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+template <typename Count>
+std::vector<double> PercentilesImpl(std::span<const Count> counts, const HistogramLayout& layout,
+                                    std::span<const double> percentiles, PercentileMethod method) {
+  std::vector<double> values(percentiles.size(), kNaN);
+  long double total = 0;
+  for (Count c : counts) total += static_cast<long double>(c);
+  if (total <= 0 || percentiles.empty()) return values;
+
+  // Visit the percentiles in ascending order, as fio does, and write each back in place.
+  std::vector<size_t> order(percentiles.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return percentiles[a] < percentiles[b]; });
+
+  // fio's source reads `sum >= (long double)p / 100.0 * nr`, but the compiled fio (3.33, Debian,
+  // x86-64: see the disassembly of calc_clat_percentiles) computes p * (0.01L * nr) in 80-bit
+  // long double, 0.01L being just below 1/100. That decides the ties where S is exactly p% of N
+  // (N = 210, p = 30: fio reports the bucket where S reaches 63; p / 100 * N lands just above 63
+  // and would report the next one). Compute the target as fio's binary does.
+  const long double per_percent = 0.01L * total;
+  size_t next = 0;
+  long double sum = 0;
+  const uint32_t size = static_cast<uint32_t>(counts.size());
+  uint32_t last_nonempty = 0;
+  for (uint32_t i = 0; i < size && next < order.size(); ++i) {
+    const long double count = static_cast<long double>(counts[i]);
+    if (count <= 0) continue;
+    last_nonempty = i;
+    const long double before = sum;
+    sum += count;
+    while (next < order.size()) {
+      const long double target = static_cast<long double>(percentiles[order[next]]) * per_percent;
+      if (sum < target) break;
+      double value;
+      if (method == PercentileMethod::kFio) {
+        value = layout.ValueNs(i);
+      } else {
+        const long double fraction = std::clamp((target - before) / count, 0.0L, 1.0L);
+        const double lo = layout.LowerNs(i);
+        const double hi = layout.UpperNs(i);
+        value = static_cast<double>(lo + fraction * (hi - lo));
+      }
+      values[order[next]] = value;
+      ++next;
+    }
+  }
+  // Rounding in the running sum can leave the top percentiles (100) just short: they belong to the
+  // highest non-empty bucket.
+  for (; next < order.size(); ++next) {
+    values[order[next]] = method == PercentileMethod::kFio ? layout.ValueNs(last_nonempty)
+                                                           : layout.UpperNs(last_nonempty);
+  }
+  return values;
+}
+
+template <typename Count>
+HistogramStats StatsImpl(std::span<const Count> counts, const HistogramLayout& layout,
+                         PercentileMethod method) {
+  HistogramStats stats;
+  long double samples = 0;
+  long double weighted = 0;
+  bool any = false;
+  uint32_t lo = 0;
+  uint32_t hi = 0;
+  for (uint32_t i = 0; i < counts.size(); ++i) {
+    const long double count = static_cast<long double>(counts[i]);
+    if (count <= 0) continue;
+    if (!any) lo = i;
+    any = true;
+    hi = i;
+    samples += count;
+    weighted += count * layout.ValueNs(i);
+  }
+  if (!any) return {0, kNaN, kNaN, kNaN};
+  stats.samples = static_cast<double>(samples);
+  stats.mean_ns = static_cast<double>(weighted / samples);
+  if (method == PercentileMethod::kFio) {
+    stats.min_ns = layout.ValueNs(lo);
+    stats.max_ns = layout.ValueNs(hi);
+  } else {
+    stats.min_ns = layout.LowerNs(lo);
+    stats.max_ns = layout.UpperNs(hi);
+  }
+  return stats;
+}
+
+constexpr double kFioDefault[] = {1,  5,  10, 20, 30,   40,   50,    60,   70,
+                                  80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+
+}  // namespace
+
+PercentileMethod ParsePercentileMethod(std::string_view text, std::string_view option) {
+  if (text == "fio") return PercentileMethod::kFio;
+  if (text == "interpolate") return PercentileMethod::kInterpolate;
+  throw UsageError(fmt::format("{}: expected 'fio' or 'interpolate', got '{}'", option, text));
+}
+
+std::string_view PercentileMethodName(PercentileMethod method) {
+  return method == PercentileMethod::kFio ? "fio" : "interpolate";
+}
+
+std::span<const double> FioDefaultPercentiles() { return kFioDefault; }
+
+std::vector<double> ComputePercentiles(std::span<const uint64_t> counts,
+                                       const HistogramLayout& layout,
+                                       std::span<const double> percentiles,
+                                       PercentileMethod method) {
+  return PercentilesImpl(counts, layout, percentiles, method);
+}
+
+std::vector<double> ComputePercentiles(std::span<const double> counts,
+                                       const HistogramLayout& layout,
+                                       std::span<const double> percentiles,
+                                       PercentileMethod method) {
+  return PercentilesImpl(counts, layout, percentiles, method);
+}
+
+HistogramStats ComputeStats(std::span<const uint64_t> counts, const HistogramLayout& layout,
+                            PercentileMethod method) {
+  return StatsImpl(counts, layout, method);
+}
+
+HistogramStats ComputeStats(std::span<const double> counts, const HistogramLayout& layout,
+                            PercentileMethod method) {
+  return StatsImpl(counts, layout, method);
+}
+
+std::vector<double> ParsePercentileList(std::span<const std::string> args,
+                                        std::string_view option) {
+  std::vector<double> values;
+  for (const std::string& arg : args) {
+    size_t start = 0;
+    while (start <= arg.size()) {
+      size_t end = arg.find_first_of(":,", start);
+      if (end == std::string::npos) end = arg.size();
+      const std::string_view item = std::string_view(arg).substr(start, end - start);
+      double value = 0;
+      const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+      if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() ||
+          !std::isfinite(value) || value < 0 || value > 100) {
+        throw UsageError(fmt::format(
+            "{}: expected percentiles between 0 and 100 separated by ':' or ',', got '{}'", option,
+            arg));
+      }
+      values.push_back(value);
+      start = end + 1;
+    }
+  }
+  if (values.empty()) throw UsageError(fmt::format("{}: expected at least one percentile", option));
+  return values;
+}
+
+std::string PercentileLabel(double percentile) { return fmt::format("p{}", percentile); }
+
+}  // namespace iotail::stats

@@ -1,0 +1,83 @@
+#include "stats/logs/hist_log_writer.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include "stats/core/errors.h"
+#include "stats/core/histogram_layout.h"
+
+namespace iotail::stats {
+
+void FormatHistLogLine(fmt::memory_buffer& out, uint64_t time_ms, Direction dir, uint64_t bs,
+                       std::span<const uint64_t> fine_counts, int coarseness) {
+  fmt::format_to(std::back_inserter(out), "{}, {}, {}", time_ms, DirectionIndex(dir), bs);
+  const size_t stride = size_t{1} << coarseness;
+  const size_t columns = fine_counts.size() >> coarseness;
+  for (size_t c = 0; c < columns; ++c) {
+    uint64_t sum = 0;
+    for (size_t j = c * stride; j < (c + 1) * stride; ++j) sum += fine_counts[j];
+    out.push_back(',');
+    out.push_back(' ');
+    char digits[24];
+    char* end = fmt::format_to(digits, "{}", sum);
+    out.append(digits, end);
+  }
+  out.push_back('\n');
+}
+
+HistLogWriter::HistLogWriter(std::string path, int coarseness)
+    : path_(std::move(path)), coarseness_(coarseness) {
+  if (coarseness < 0 || coarseness > kMaxCoarseness) {
+    throw UsageError(
+        fmt::format("--log_hist_coarseness: expected 0..{}, got {}", kMaxCoarseness, coarseness));
+  }
+  file_ = std::fopen(path_.c_str(), "w");
+  if (file_ == nullptr) {
+    throw std::system_error(errno, std::generic_category(),
+                            fmt::format("create histogram log '{}'", path_));
+  }
+  std::setvbuf(file_, nullptr, _IOFBF, 1 << 16);
+}
+
+HistLogWriter::~HistLogWriter() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void HistLogWriter::Write(uint64_t time_ms, Direction dir, uint64_t bs,
+                          std::span<const uint64_t> fine_counts) {
+  line_.clear();
+  FormatHistLogLine(line_, time_ms, dir, bs, fine_counts, coarseness_);
+  if (std::fwrite(line_.data(), 1, line_.size(), file_) != line_.size()) {
+    throw std::system_error(errno, std::generic_category(),
+                            fmt::format("write histogram log '{}'", path_));
+  }
+}
+
+void HistLogWriter::Flush() {
+  if (file_ != nullptr && std::fflush(file_) != 0) {
+    throw std::system_error(errno, std::generic_category(),
+                            fmt::format("flush histogram log '{}'", path_));
+  }
+}
+
+void HistLogWriter::Close() {
+  if (file_ == nullptr) return;
+  std::FILE* f = file_;
+  file_ = nullptr;
+  if (std::fclose(f) != 0) {
+    throw std::system_error(errno, std::generic_category(),
+                            fmt::format("close histogram log '{}'", path_));
+  }
+}
+
+std::string HistLogWriter::ClatLogPath(const std::string& prefix, int job_number) {
+  return fmt::format("{}_clat_hist.{}.log", prefix, job_number);
+}
+
+std::string HistLogWriter::LatLogPath(const std::string& prefix, int job_number) {
+  return fmt::format("{}_lat_hist.{}.log", prefix, job_number);
+}
+
+}  // namespace iotail::stats

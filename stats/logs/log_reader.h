@@ -1,0 +1,112 @@
+// LogReader: streams the records of one fio-format histogram log (fio 2 or 3, any coarseness,
+// written by fio or by iotail).
+//
+// A line is `time, ddir, bs, c0, ..., cK-1`. The layout (generation and coarseness) is detected
+// from the first line's column count K; every later line must have the same count. Lines are
+// validated as they are read: a wrong field count, a non-number, a negative or out-of-range value,
+// a ddir other than 0/1/2 or the 5-field garbage of fio's log_compression throw LogFormatError
+// naming the file and line. A torn last line (no newline at end of file, too few fields) is
+// skipped with a warning; a CRLF line ending is accepted; empty lines are skipped.
+//
+// Each record carries the segment it belongs to: a file written with per_job_logs=0 holds several
+// jobs one after another, and the time of a direction jumping backwards starts a new segment.
+// With undo_client_sums, the alternating-sum corruption of `fio --client` logs is undone per
+// segment and direction (true delta d_k = r_k - r_(k-2) from the third record on).
+//
+// With only_direction set the reader returns the records of one direction and skips the other
+// lines cheaply, so that each direction of a file can be streamed on its own, in time order.
+//
+// The reader reads the file in large blocks; it owns its buffers and is not thread-safe (use one
+// reader per thread). A record's counts stay valid until the next call to Next().
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "stats/core/direction.h"
+#include "stats/core/histogram_layout.h"
+
+namespace iotail::stats {
+
+struct LogReaderOptions {
+  // Undo the alternating sums that `fio --client` writes into its logs.
+  bool undo_client_sums = false;
+  // Read only the bytes [begin_offset, end_offset) of the file; begin_offset must be the start of
+  // a line, and first_line its 1-based line number (for messages).
+  uint64_t begin_offset = 0;
+  uint64_t end_offset = std::numeric_limits<uint64_t>::max();
+  uint64_t first_line = 1;
+  // Return only the records of this direction; lines of the others are skipped unchecked
+  // (beyond their time and ddir fields), for a reader of the other direction to validate.
+  std::optional<Direction> only_direction;
+  // Size of the read buffer; it grows if a line is longer.
+  size_t buffer_size = size_t{4} << 20;
+};
+
+struct LogRecord {
+  int64_t end_ms = 0;  // time at the end of the interval, ms (relative or Unix epoch)
+  Direction direction = Direction::kRead;
+  uint64_t block_size = 0;           // fio's `bs` column: meaningless, kept for round trips
+  uint64_t line = 0;                 // 1-based line number in the file
+  uint32_t segment = 0;              // job index inside a per_job_logs=0 file, from 0
+  std::span<const uint64_t> counts;  // layout().size() bucket counts
+};
+
+class LogReader {
+ public:
+  // Opens the file; throws std::system_error if it cannot be opened.
+  explicit LogReader(std::string path, LogReaderOptions options = {});
+  // Reads from memory instead of a file (tests, fuzzing); `name` is used in messages.
+  static LogReader FromString(std::string name, std::string data, LogReaderOptions options = {});
+  ~LogReader();
+  LogReader(LogReader&&) noexcept;
+  LogReader& operator=(LogReader&&) noexcept;
+
+  // Advances to the next record. Returns false at the end of the input.
+  // Throws LogFormatError for a line it cannot read.
+  bool Next();
+  const LogRecord& record() const { return record_; }
+
+  // The layout detected from the first record; nullopt until a record has been read (and for an
+  // empty file).
+  const std::optional<HistogramLayout>& layout() const { return layout_; }
+  const std::string& path() const { return path_; }
+  // Recoverable damage seen so far (a torn last line), one message each.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  uint64_t bytes_consumed() const { return bytes_consumed_; }
+
+ private:
+  struct Input;
+  LogReader(std::string path, std::unique_ptr<Input> input, LogReaderOptions options);
+  bool ParseLine(const char* begin, const char* end, bool last_without_newline);
+  bool FinishRecord(uint64_t time, uint64_t ddir);
+  bool FillLine(const char** begin, const char** end, bool* has_newline);
+  [[noreturn]] void Fail(const std::string& what) const;
+  [[noreturn]] void FailTime(uint64_t time) const;
+
+  std::string path_;
+  std::unique_ptr<Input> input_;
+  LogReaderOptions options_;
+  std::optional<HistogramLayout> layout_;
+  LogRecord record_;
+  std::vector<uint64_t> counts_;
+  uint64_t line_ = 0;
+  uint64_t bytes_consumed_ = 0;
+  std::vector<std::string> warnings_;
+  // Per direction: last end time in this segment (or nullopt) and, for undo_client_sums, the
+  // raw rows of the two previous records.
+  struct DirectionState {
+    std::optional<int64_t> last_end_ms;
+    uint64_t records = 0;
+    std::vector<uint64_t> raw_prev1, raw_prev2;
+  };
+  DirectionState directions_[kDirectionCount];
+  uint32_t segment_ = 0;
+};
+
+}  // namespace iotail::stats

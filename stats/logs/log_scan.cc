@@ -1,0 +1,165 @@
+#include "stats/logs/log_scan.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace iotail::stats {
+namespace {
+
+// Parses a leading unsigned integer (after blanks); nullopt if there is none.
+std::optional<uint64_t> LeadingNumber(const char*& p, const char* end) {
+  while (p < end && (*p == ' ' || *p == '\t')) ++p;
+  const char* start = p;
+  uint64_t v = 0;
+  while (p < end && *p >= '0' && *p <= '9' && p - start < 19)
+    v = v * 10 + static_cast<uint64_t>(*p++ - '0');
+  if (p == start) return std::nullopt;
+  return v;
+}
+
+// The direction whose LogReader (with only_direction) parses a line this scan cannot read: as
+// LogReader decides, a lone digit 0..2 after the first comma names the direction; any other line
+// is parsed by every reader, so give it to the read one.
+unsigned ReaderOfDamagedLine(const char* p, const char* end) {
+  const char* comma = static_cast<const char*>(std::memchr(p, ',', static_cast<size_t>(end - p)));
+  if (comma == nullptr) return 0;
+  p = comma + 1;
+  while (p < end && *p == ' ') ++p;
+  if (p + 1 >= end || *p < '0' || *p > '2' || (p[1] != ',' && p[1] != ' ')) return 0;
+  return static_cast<unsigned>(*p - '0');
+}
+
+class SegmentBuilder {
+ public:
+  void Line(const char* begin, const char* end, uint64_t offset, uint64_t line) {
+    const char* p = begin;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
+    if (p == end) return;  // blank: LogReader skips it too
+    p = begin;
+    const auto time = LeadingNumber(p, end);
+    std::optional<uint64_t> ddir;
+    if (time) {
+      while (p < end && (*p == ' ' || *p == '\t')) ++p;
+      if (p < end && *p == ',') ddir = LeadingNumber(++p, end);
+    }
+    if (!time || !ddir || *ddir > 2) {
+      // A line this scan cannot read: it must still lie inside a segment and be read by one of
+      // its readers (the one of its direction when that is readable, else the read one, which
+      // takes lines whose ddir it cannot read), so that LogReader reports it with its line.
+      if (segments_.empty()) segments_.push_back({offset, 0, line, 0, std::nullopt, 0});
+      segments_.back().directions |= static_cast<uint8_t>(1u << ReaderOfDamagedLine(begin, end));
+      return;
+    }
+    const auto t = static_cast<int64_t>(*time);
+    auto& last = last_[*ddir];
+    // A job's times never decrease, whatever the direction; the next job of a per_job_logs=0 file
+    // starts where the time falls below the latest one seen (its first line may be of a direction
+    // the previous job never had).
+    bool back = false;
+    for (const auto& l : last_) back = back || (l && t < *l);
+    if (segments_.empty() || back) {
+      if (!segments_.empty()) segments_.back().end_offset = offset;
+      segments_.push_back({offset, 0, line, t, std::nullopt, 0});
+      for (auto& l : last_) l.reset();
+      for (auto& f : first_) f.reset();
+      period_.reset();
+    }
+    LogSegment& s = segments_.back();
+    if (!timed_ || back) {
+      // The first readable time of the segment (it may have begun with an unreadable line).
+      s.first_end_ms = t;
+      timed_ = true;
+    }
+    last = t;
+    // The log period is the spacing of the first two distinct end times of one direction (the
+    // smallest over directions): the reads and writes of a job end a few ms apart, so the first
+    // two distinct times of the segment say nothing about it. Without any such spacing, fall back
+    // to the first time after the first.
+    auto& first = first_[*ddir];
+    if (!first) {
+      first = t;
+    } else if (*first != kSpaced && t > *first) {
+      if (!period_ || t - *first < *period_) period_ = t - *first;
+      first = kSpaced;
+    }
+    if (period_) {
+      s.second_end_ms = s.first_end_ms + *period_;
+    } else if (!s.second_end_ms && t > s.first_end_ms) {
+      s.second_end_ms = t;
+    }
+    s.directions |= static_cast<uint8_t>(1u << *ddir);
+  }
+  std::vector<LogSegment> Finish(uint64_t size) {
+    if (!segments_.empty()) segments_.back().end_offset = size;
+    return std::move(segments_);
+  }
+
+ private:
+  std::vector<LogSegment> segments_;
+  std::optional<int64_t> last_[3];
+  // Per direction: its first end time in the segment, or kSpaced once its spacing is known.
+  static constexpr int64_t kSpaced = -1;
+  std::optional<int64_t> first_[3];
+  std::optional<int64_t> period_;  // the smallest spacing of a direction's first two times
+  bool timed_ = false;             // the last segment has a readable time
+};
+
+}  // namespace
+
+std::vector<LogSegment> ScanLogSegments(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open '" + path + "'");
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  std::vector<char> buffer(size_t{1} << 20);
+  SegmentBuilder builder;
+  size_t len = 0;     // bytes in buffer
+  uint64_t base = 0;  // file offset of buffer[0]
+  uint64_t line = 0;
+  while (true) {
+    ssize_t got;
+    do {
+      got = ::read(fd, buffer.data() + len, buffer.size() - len);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw std::system_error(error, std::generic_category(), "read '" + path + "'");
+    }
+    len += static_cast<size_t>(got);
+    const bool eof = got == 0;
+    size_t pos = 0;
+    while (pos < len) {
+      const char* nl = static_cast<const char*>(std::memchr(buffer.data() + pos, '\n', len - pos));
+      if (nl == nullptr && !eof) break;
+      const size_t stop = nl ? static_cast<size_t>(nl - buffer.data()) : len;
+      ++line;
+      builder.Line(buffer.data() + pos, buffer.data() + stop, base + pos, line);
+      pos = stop + 1;
+    }
+    if (eof) {
+      ::close(fd);
+      return builder.Finish(base + len);
+    }
+    if (pos > len) pos = len;
+    const size_t keep = len - pos;
+    if (keep == buffer.size()) {
+      // A line longer than the buffer: no valid log has one. Stop here and leave the error to
+      // LogReader, which reads this range and names the line.
+      if (buffer.size() >= (size_t{64} << 20)) {
+        const off_t size = ::lseek(fd, 0, SEEK_END);
+        ::close(fd);
+        return builder.Finish(static_cast<uint64_t>(size));
+      }
+      buffer.resize(buffer.size() * 2);
+    }
+    std::memmove(buffer.data(), buffer.data() + pos, keep);
+    base += pos;
+    len = keep;
+  }
+}
+
+}  // namespace iotail::stats

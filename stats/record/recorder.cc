@@ -1,0 +1,122 @@
+#include "stats/record/recorder.h"
+
+#include <cmath>
+
+namespace iotail::stats {
+
+double LatencySnapshot::StddevNs() const {
+  if (n < 2) return 0;
+  const double count = static_cast<double>(n);
+  const double mean = static_cast<double>(sum_ns) / count;
+  const double var = (sum_sq_ns - count * mean * mean) / (count - 1);
+  return var > 0 ? std::sqrt(var) : 0;
+}
+
+void LatencySnapshot::Add(const LatencySnapshot& other) {
+  if (hist.size() < other.hist.size()) hist.resize(other.hist.size(), 0);
+  for (size_t i = 0; i < other.hist.size(); ++i) hist[i] += other.hist[i];
+  n += other.n;
+  min_ns = std::min(min_ns, other.min_ns);
+  max_ns = std::max(max_ns, other.max_ns);
+  sum_ns += other.sum_ns;
+  sum_sq_ns += other.sum_sq_ns;
+}
+
+void DirectionSnapshot::Add(const DirectionSnapshot& other) {
+  clat.Add(other.clat);
+  slat.Add(other.slat);
+  lat.Add(other.lat);
+  ios += other.ios;
+  bytes += other.bytes;
+}
+
+uint64_t RecorderSnapshot::TotalErrors() const {
+  uint64_t total = 0;
+  for (uint64_t e : errors) total += e;
+  return total;
+}
+
+void RecorderSnapshot::Add(const RecorderSnapshot& other) {
+  for (int d = 0; d < kDirectionCount; ++d) dirs[d].Add(other.dirs[d]);
+  schedule.issued += other.schedule.issued;
+  schedule.late += other.schedule.late;
+  schedule.max_lag_ns = std::max(schedule.max_lag_ns, other.schedule.max_lag_ns);
+  schedule.sum_lag_ns += other.schedule.sum_lag_ns;
+  for (size_t e = 0; e < errors.size(); ++e) errors[e] += other.errors[e];
+}
+
+void Recorder::Latency::Snapshot(LatencySnapshot& s) const {
+  // Scalars first, then buckets: on x86-64 (ordered stores and loads) the histogram total of one
+  // snapshot is then >= n. Exact once the writer has stopped.
+  s.n = Load(n);
+  s.min_ns = Load(min_ns);
+  s.max_ns = Load(max_ns);
+  s.sum_ns = Load(sum_ns);
+  s.sum_sq_ns = sum_sq_ns.load(std::memory_order_relaxed);
+  if (Load(used) != 0) {
+    s.hist.resize(kFio3Buckets);
+    for (uint32_t i = 0; i < kFio3Buckets; ++i) s.hist[i] = Load(hist[i]);
+  } else {
+    s.hist.clear();
+  }
+}
+
+void Recorder::Snapshot(RecorderSnapshot& out) const {
+  for (int d = 0; d < kDirectionCount; ++d) {
+    const Dir& dir = dirs_[d];
+    DirectionSnapshot& s = out.dirs[d];
+    s.ios = Load(dir.ios);
+    s.bytes = Load(dir.bytes);
+    dir.clat.Snapshot(s.clat);
+    dir.slat.Snapshot(s.slat);
+    dir.lat.Snapshot(s.lat);
+    // clat always has its buckets (the logs write every direction, even idle ones).
+    if (s.clat.hist.empty()) s.clat.hist.assign(kFio3Buckets, 0);
+  }
+  out.schedule.issued = Load(schedule_.issued);
+  out.schedule.late = Load(schedule_.late);
+  out.schedule.max_lag_ns = Load(schedule_.max_lag_ns);
+  out.schedule.sum_lag_ns = Load(schedule_.sum_lag_ns);
+  for (size_t e = 0; e < errors_.size(); ++e) out.errors[e] = Load(errors_[e]);
+}
+
+namespace {
+
+// now - before, for counters that only grow; min/max are those of `now` (the whole run).
+void Subtract(LatencySnapshot& out, const LatencySnapshot& now, const LatencySnapshot& before) {
+  out.hist.resize(now.hist.size());
+  for (size_t i = 0; i < now.hist.size(); ++i) {
+    out.hist[i] = now.hist[i] - (i < before.hist.size() ? before.hist[i] : 0);
+  }
+  out.n = now.n - before.n;
+  out.sum_ns = now.sum_ns - before.sum_ns;
+  out.sum_sq_ns = now.sum_sq_ns - before.sum_sq_ns;
+  out.min_ns = now.min_ns;
+  out.max_ns = now.max_ns;
+}
+
+}  // namespace
+
+void RecorderSampler::Next(RecorderSnapshot& delta) {
+  recorder_->Snapshot(current_);
+  for (int d = 0; d < kDirectionCount; ++d) {
+    const DirectionSnapshot& now = current_.dirs[d];
+    const DirectionSnapshot& before = previous_.dirs[d];
+    DirectionSnapshot& out = delta.dirs[d];
+    Subtract(out.clat, now.clat, before.clat);
+    Subtract(out.slat, now.slat, before.slat);
+    Subtract(out.lat, now.lat, before.lat);
+    out.ios = now.ios - before.ios;
+    out.bytes = now.bytes - before.bytes;
+  }
+  delta.schedule.issued = current_.schedule.issued - previous_.schedule.issued;
+  delta.schedule.late = current_.schedule.late - previous_.schedule.late;
+  delta.schedule.sum_lag_ns = current_.schedule.sum_lag_ns - previous_.schedule.sum_lag_ns;
+  delta.schedule.max_lag_ns = current_.schedule.max_lag_ns;
+  for (size_t e = 0; e < delta.errors.size(); ++e) {
+    delta.errors[e] = current_.errors[e] - previous_.errors[e];
+  }
+  std::swap(previous_, current_);
+}
+
+}  // namespace iotail::stats

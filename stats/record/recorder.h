@@ -1,0 +1,179 @@
+// Recorder: one worker's latency and I/O counters, written by that worker alone and read
+// concurrently by one other thread (the interval clock) without locks.
+//
+// Per direction a recorder holds the I/O and byte counts and three latencies, each a histogram in
+// fio 3's 1856-bucket nanosecond layout with exact min/max/sum/sum-of-squares (so the summary's
+// min, max, mean and stddev are exact, not bucketed): clat (issued to completed), slat (the
+// submission call, asynchronous engines only) and lat (start, or intended start in the rate-limited
+// mode, to completion). It also counts errors per errno, and in the rate-limited mode each I/O's
+// issue lag (how long after its intended start it was submitted) as schedule counters.
+//
+// Threading contract: exactly one writer thread calls the Record* methods; every field is a
+// std::atomic updated by a relaxed load and a relaxed store (no read-modify-write, no fence, no
+// lock, no allocation), which on x86-64 compiles to plain moves. Any number of threads may call
+// Snapshot(), which reads every field with relaxed loads. Because each field only grows (min only
+// shrinks, max only grows), a snapshot never loses a completed count and the difference of two
+// snapshots is exact: RecorderSampler keeps its previous snapshot and returns deltas. Fields of one
+// snapshot may come from slightly different instants (the histogram may hold a sample that the I/O
+// counter does not yet show); after the writer has stopped (joined), a snapshot is exact.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "stats/core/direction.h"
+#include "stats/core/histogram_layout.h"
+
+namespace iotail::stats {
+
+// Errno values at or above this are counted together in the last slot.
+inline constexpr int kMaxCountedErrno = 256;
+
+// A plain copy of one latency's counters (clat, slat or lat of one direction).
+struct LatencySnapshot {
+  std::vector<uint64_t> hist;  // kFio3Buckets counts; empty when this latency was never recorded
+  uint64_t n = 0;
+  uint64_t min_ns = std::numeric_limits<uint64_t>::max();  // max() when n == 0
+  uint64_t max_ns = 0;
+  uint64_t sum_ns = 0;
+  double sum_sq_ns = 0;  // sum of squared latencies, ns^2
+
+  double MeanNs() const { return n ? static_cast<double>(sum_ns) / static_cast<double>(n) : 0; }
+  // Sample standard deviation (n - 1), as fio prints it; 0 for fewer than two samples.
+  double StddevNs() const;
+  uint64_t MinOrZero() const { return n ? min_ns : 0; }
+  // Adds other's counts; min/max combine.
+  void Add(const LatencySnapshot& other);
+};
+
+// A plain copy of one direction's counters. Every completed I/O counts in ios, bytes and clat
+// (issue to completion). slat (start of submission to its return) is recorded by the asynchronous
+// engines only; lat is start (closed loop) or intended start (open loop) to completion.
+struct DirectionSnapshot {
+  LatencySnapshot clat, slat, lat;
+  uint64_t ios = 0;
+  uint64_t bytes = 0;
+  void Add(const DirectionSnapshot& other);
+};
+
+// Issue lag of the rate-limited mode: submit time minus intended start, over all directions.
+struct ScheduleSnapshot {
+  uint64_t issued = 0;      // I/Os issued on a schedule (and recorded: after ramp)
+  uint64_t late = 0;        // of which issued more than the late threshold after their time
+  uint64_t max_lag_ns = 0;  // the largest lag (of the whole run, also in deltas)
+  uint64_t sum_lag_ns = 0;
+};
+
+struct RecorderSnapshot {
+  std::array<DirectionSnapshot, kDirectionCount> dirs;
+  ScheduleSnapshot schedule;
+  std::array<uint64_t, kMaxCountedErrno> errors{};  // errors[e]: completions failing with -e
+
+  uint64_t TotalErrors() const;
+  void Add(const RecorderSnapshot& other);
+};
+
+class Recorder {
+ public:
+  Recorder() = default;
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // Writer only. One completion of `bytes` in direction d after `clat_ns` nanoseconds.
+  void RecordClat(Direction d, uint64_t clat_ns, uint64_t bytes) {
+    Dir& dir = dirs_[DirectionIndex(d)];
+    Bump(dir.ios);
+    Store(dir.bytes, Load(dir.bytes) + bytes);
+    dir.clat.Record(clat_ns);
+  }
+  // Writer only. Submission latency of the same I/O (asynchronous engines).
+  void RecordSlat(Direction d, uint64_t slat_ns) { dirs_[DirectionIndex(d)].slat.Record(slat_ns); }
+  // Writer only. Total latency of the same I/O: from its start (closed loop) or its intended start
+  // (open loop) to its completion.
+  void RecordLat(Direction d, uint64_t lat_ns) { dirs_[DirectionIndex(d)].lat.Record(lat_ns); }
+  // Writer only. An I/O issued lag_ns after its intended start; late when over late_threshold_ns.
+  void RecordIssue(uint64_t lag_ns, uint64_t late_threshold_ns) {
+    Bump(schedule_.issued);
+    if (lag_ns > late_threshold_ns) Bump(schedule_.late);
+    Store(schedule_.sum_lag_ns, Load(schedule_.sum_lag_ns) + lag_ns);
+    if (lag_ns > Load(schedule_.max_lag_ns)) Store(schedule_.max_lag_ns, lag_ns);
+  }
+  // Writer only. A completion that failed with -err (err > 0).
+  void RecordError(int err) {
+    const int slot = err > 0 && err < kMaxCountedErrno ? err : kMaxCountedErrno - 1;
+    Bump(errors_[static_cast<size_t>(slot)]);
+  }
+
+  // Any thread. A copy of every counter; `out` is reused to avoid allocation after the first call.
+  void Snapshot(RecorderSnapshot& out) const;
+  RecorderSnapshot Snapshot() const {
+    RecorderSnapshot s;
+    Snapshot(s);
+    return s;
+  }
+
+ private:
+  using Counter = std::atomic<uint64_t>;
+  static uint64_t Load(const Counter& c) { return c.load(std::memory_order_relaxed); }
+  static void Store(Counter& c, uint64_t v) { c.store(v, std::memory_order_relaxed); }
+  static void Bump(Counter& c) { Store(c, Load(c) + 1); }
+
+  // One latency: histogram and exact moments. `used` tells a snapshot whether to copy buckets.
+  struct Latency {
+    std::array<Counter, kFio3Buckets> hist{};
+    Counter n{0};
+    Counter min_ns{std::numeric_limits<uint64_t>::max()};
+    Counter max_ns{0};
+    Counter sum_ns{0};
+    Counter used{0};
+    std::atomic<double> sum_sq_ns{0};
+    void Record(uint64_t ns) {
+      if (Load(used) == 0) Store(used, 1);
+      Bump(hist[Fio3BucketIndex(ns)]);
+      Bump(n);
+      Store(sum_ns, Load(sum_ns) + ns);
+      const double x = static_cast<double>(ns);
+      sum_sq_ns.store(sum_sq_ns.load(std::memory_order_relaxed) + x * x, std::memory_order_relaxed);
+      if (ns < Load(min_ns)) Store(min_ns, ns);
+      if (ns > Load(max_ns)) Store(max_ns, ns);
+    }
+    void Snapshot(LatencySnapshot& out) const;
+  };
+  struct Dir {
+    Counter ios{0};
+    Counter bytes{0};
+    Latency clat, slat, lat;
+  };
+  struct Schedule {
+    Counter issued{0};
+    Counter late{0};
+    Counter max_lag_ns{0};
+    Counter sum_lag_ns{0};
+  };
+  alignas(64) std::array<Dir, kDirectionCount> dirs_;
+  alignas(64) Schedule schedule_;
+  alignas(64) std::array<Counter, kMaxCountedErrno> errors_{};
+};
+
+// The single reader's view of one recorder: each Next() returns what was recorded since the
+// previous Next() (the first covers everything since the recorder was created). Not thread-safe;
+// one sampler per recorder, used by one thread. Min/max in a delta are those of the whole run.
+class RecorderSampler {
+ public:
+  explicit RecorderSampler(const Recorder& recorder) : recorder_(&recorder) {}
+  // Fills `delta` with the counts recorded since the previous call.
+  void Next(RecorderSnapshot& delta);
+  // Everything recorded up to the last Next() call.
+  const RecorderSnapshot& cumulative() const { return previous_; }
+
+ private:
+  const Recorder* recorder_;
+  RecorderSnapshot previous_;
+  RecorderSnapshot current_;
+};
+
+}  // namespace iotail::stats

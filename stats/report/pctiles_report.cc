@@ -1,0 +1,245 @@
+#include "stats/report/pctiles_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "stats/core/errors.h"
+
+namespace iotail::stats {
+namespace {
+
+constexpr int kTableWidth = 10;
+
+// Shortest text that reads back as the same double ("1003.52", "12", "0.5").
+std::string Exact(double v) { return fmt::format("{}", v); }
+
+// At most three decimals, trailing zeros dropped: for people, in the table.
+std::string Readable(double v) {
+  std::string s = fmt::format("{:.3f}", v);
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+template <typename Count>
+IntervalStats ComputeImpl(std::span<const Count> counts, const HistogramLayout& layout,
+                          const ReportOptions& options) {
+  IntervalStats row;
+  row.stats = ComputeStats(counts, layout, options.method);
+  row.percentiles = ComputePercentiles(counts, layout, options.percentiles, options.method);
+  if (row.stats.samples > 0 && !options.slc_percentiles.empty()) {
+    const double median_p[] = {50};
+    const double median = ComputePercentiles(counts, layout, median_p, options.method)[0];
+    const auto values = ComputePercentiles(counts, layout, options.slc_percentiles, options.method);
+    row.slc = ComputeSlc(values, median);
+  }
+  return row;
+}
+
+}  // namespace
+
+ReportFormat ParseReportFormat(std::string_view text, std::string_view option) {
+  if (text == "table") return ReportFormat::kTable;
+  if (text == "csv") return ReportFormat::kCsv;
+  if (text == "json") return ReportFormat::kJson;
+  throw UsageError(fmt::format("{}: expected table, csv or json, got '{}'", option, text));
+}
+
+LatencyUnit ParseLatencyUnit(std::string_view text, std::string_view option) {
+  if (text == "ns" || text == "nsec") return LatencyUnit::kNs;
+  if (text == "us" || text == "usec") return LatencyUnit::kUs;
+  if (text == "ms" || text == "msec") return LatencyUnit::kMs;
+  throw UsageError(fmt::format("{}: expected ns, us or ms, got '{}'", option, text));
+}
+
+std::string_view LatencyUnitName(LatencyUnit unit) {
+  switch (unit) {
+    case LatencyUnit::kNs:
+      return "ns";
+    case LatencyUnit::kUs:
+      return "us";
+    case LatencyUnit::kMs:
+      return "ms";
+  }
+  return "?";
+}
+
+double NsPerUnit(LatencyUnit unit) {
+  switch (unit) {
+    case LatencyUnit::kNs:
+      return 1;
+    case LatencyUnit::kUs:
+      return 1e3;
+    case LatencyUnit::kMs:
+      return 1e6;
+  }
+  return 1;
+}
+
+IntervalStats ComputeIntervalStats(std::span<const double> counts, const HistogramLayout& layout,
+                                   const ReportOptions& options) {
+  return ComputeImpl(counts, layout, options);
+}
+
+IntervalStats ComputeIntervalStats(std::span<const uint64_t> counts, const HistogramLayout& layout,
+                                   const ReportOptions& options) {
+  return ComputeImpl(counts, layout, options);
+}
+
+PctilesReport::PctilesReport(std::ostream& out, ReportOptions options,
+                             std::vector<std::pair<std::string, std::string>> context)
+    : out_(out), options_(std::move(options)), context_(std::move(context)) {
+  columns_ = {"time_ms", "dir", "samples", "min", "max", "mean"};
+  for (double p : options_.percentiles) columns_.push_back(PercentileLabel(p));
+  for (const char* c : {"slc1", "slc2", "slc1_mean", "slc2_mean"}) columns_.emplace_back(c);
+  if (options_.sla_column) columns_.emplace_back("sla");
+}
+
+std::string PctilesReport::Value(double ns) const {
+  if (std::isnan(ns)) return options_.format == ReportFormat::kJson ? "null" : "";
+  const double v = ns / NsPerUnit(options_.unit);
+  return options_.format == ReportFormat::kTable ? Readable(v) : Exact(v);
+}
+
+void PctilesReport::Begin() {
+  switch (options_.format) {
+    case ReportFormat::kCsv: {
+      std::string header;
+      for (size_t i = 0; i < columns_.size(); ++i) header += (i ? "," : "") + columns_[i];
+      out_ << header << '\n';
+      break;
+    }
+    case ReportFormat::kTable: {
+      for (const auto& [key, value] : context_) out_ << "# " << key << ": " << value << '\n';
+      out_ << fmt::format(
+          "# latencies in {}, percentiles by the '{}' rule, SLC over the {} list "
+          "({} percentiles)\n",
+          LatencyUnitName(options_.unit), PercentileMethodName(options_.method),
+          options_.slc_list_name, options_.slc_percentiles.size());
+      std::string header;
+      for (const auto& c : columns_) header += fmt::format("{:>{}} ", c, kTableWidth);
+      header.pop_back();
+      out_ << header << '\n';
+      break;
+    }
+    case ReportFormat::kJson: {
+      out_ << "{";
+      for (const auto& [key, value] : context_)
+        out_ << JsonString(key) << ": " << JsonString(value) << ", ";
+      out_ << "\"unit\": " << JsonString(LatencyUnitName(options_.unit))
+           << ", \"method\": " << JsonString(PercentileMethodName(options_.method))
+           << ", \"percentiles\": [";
+      for (size_t i = 0; i < options_.percentiles.size(); ++i) {
+        out_ << (i ? ", " : "") << Exact(options_.percentiles[i]);
+      }
+      out_ << "], \"slc_list\": " << JsonString(options_.slc_list_name)
+           << ", \"slc_percentiles\": [";
+      for (size_t i = 0; i < options_.slc_percentiles.size(); ++i) {
+        out_ << (i ? ", " : "") << Exact(options_.slc_percentiles[i]);
+      }
+      out_ << "],\n\"intervals\": [";
+      break;
+    }
+  }
+}
+
+void PctilesReport::Row(std::optional<int64_t> time_ms, std::string_view dir,
+                        const IntervalStats& row, std::string_view sla) {
+  const bool json = options_.format == ReportFormat::kJson;
+  if (json && !time_ms && !in_totals_) {
+    out_ << "\n],\n\"total\": [";
+    in_totals_ = true;
+    first_row_ = true;
+  }
+  const bool empty = !(row.stats.samples > 0);
+  std::vector<std::string> cells;
+  cells.reserve(columns_.size());
+  cells.push_back(time_ms ? fmt::format("{}", *time_ms) : (json ? "\"total\"" : "total"));
+  cells.push_back(json ? JsonString(dir) : std::string(dir));
+  cells.push_back(options_.format == ReportFormat::kTable ? Readable(row.stats.samples)
+                                                          : Exact(row.stats.samples));
+  cells.push_back(Value(row.stats.min_ns));
+  cells.push_back(Value(row.stats.max_ns));
+  cells.push_back(Value(row.stats.mean_ns));
+  for (double v : row.percentiles) cells.push_back(Value(v));
+  const std::string none = json ? "null" : "";
+  if (empty) {
+    for (int i = 0; i < 4; ++i) cells.push_back(none);
+  } else {
+    cells.push_back(fmt::format("{}", row.slc.slc1));
+    cells.push_back(fmt::format("{}", row.slc.slc2));
+    cells.push_back(options_.format == ReportFormat::kTable ? Readable(row.slc.slc1_mean)
+                                                            : Exact(row.slc.slc1_mean));
+    cells.push_back(options_.format == ReportFormat::kTable ? Readable(row.slc.slc2_mean)
+                                                            : Exact(row.slc.slc2_mean));
+  }
+  if (options_.sla_column) {
+    if (json) {
+      cells.push_back(JsonString(sla));
+    } else if (options_.format == ReportFormat::kTable) {
+      cells.push_back(sla.empty() ? (time_ms && !empty ? "ok" : "") : std::string(sla));
+    } else {
+      cells.push_back(std::string(sla));
+    }
+  }
+
+  line_.clear();
+  switch (options_.format) {
+    case ReportFormat::kCsv:
+      for (size_t i = 0; i < cells.size(); ++i) {
+        if (i) line_ += ',';
+        line_ += cells[i];
+      }
+      break;
+    case ReportFormat::kTable:
+      for (size_t i = 0; i < cells.size(); ++i) {
+        if (i) line_ += ' ';
+        line_ += fmt::format("{:>{}}", cells[i].empty() ? "-" : cells[i], kTableWidth);
+      }
+      break;
+    case ReportFormat::kJson:
+      line_ += first_row_ ? "\n{" : ",\n{";
+      for (size_t i = 0; i < cells.size(); ++i) {
+        line_ += fmt::format("{}\"{}\": {}", i ? ", " : "", columns_[i], cells[i]);
+      }
+      line_ += '}';
+      break;
+  }
+  first_row_ = false;
+  if (!json) line_ += '\n';
+  out_ << line_;
+}
+
+void PctilesReport::End(const SlaChecker* sla) {
+  if (options_.format == ReportFormat::kJson) {
+    if (!in_totals_) out_ << "\n],\n\"total\": [";
+    out_ << "\n]";
+    if (sla != nullptr) {
+      out_ << ",\n\"sla\": ";
+      sla->WriteJson(out_);
+    }
+    out_ << "}\n";
+  } else if (options_.format == ReportFormat::kTable && sla != nullptr) {
+    sla->WriteSummary(out_, "time_ms");
+  }
+  out_.flush();
+}
+
+}  // namespace iotail::stats

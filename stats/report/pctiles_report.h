@@ -1,0 +1,86 @@
+// PctilesReport: writes per-interval latency statistics (samples, min, max, mean, percentiles,
+// SLC factors) as a readable table, CSV or JSON, streaming one row at a time.
+//
+// Column names are stable and shared by CSV and JSON: time_ms (interval start; "total" on
+// whole-run rows), dir (read, write, trim or all), samples, min, max, mean, one p<percentile>
+// column per requested percentile (p50, p99.9), then slc1, slc2 (SBK's integer form) and
+// slc1_mean, slc2_mean, and `sla` when SLA targets are checked. Latencies are printed in the chosen
+// unit; an interval without samples has empty (CSV), null (JSON) or "-" (table) statistics. Not
+// thread-safe; one report per stream.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stats/core/histogram_layout.h"
+#include "stats/core/percentiles.h"
+#include "stats/core/sla.h"
+#include "stats/core/slc.h"
+
+namespace iotail::stats {
+
+enum class ReportFormat { kTable, kCsv, kJson };
+enum class LatencyUnit { kNs, kUs, kMs };
+
+// Parse "table|csv|json" and "ns|us|ms" (also nsec, usec, msec); UsageError naming `option`.
+ReportFormat ParseReportFormat(std::string_view text, std::string_view option);
+LatencyUnit ParseLatencyUnit(std::string_view text, std::string_view option);
+std::string_view LatencyUnitName(LatencyUnit unit);
+double NsPerUnit(LatencyUnit unit);
+
+struct ReportOptions {
+  ReportFormat format = ReportFormat::kTable;
+  LatencyUnit unit = LatencyUnit::kUs;
+  PercentileMethod method = PercentileMethod::kFio;
+  std::vector<double> percentiles;      // shown columns
+  std::vector<double> slc_percentiles;  // ascending; SBK's list by default
+  std::string slc_list_name;            // "sbk", "paper" or "custom", for the header
+  bool sla_column = false;              // add an `sla` column: the targets a row violates
+};
+
+// One row's statistics, in ns.
+struct IntervalStats {
+  HistogramStats stats;
+  std::vector<double> percentiles;  // matching ReportOptions::percentiles
+  SlcFactors slc;
+};
+
+// Computes a row from bucket counts (integer or weighted) by the report's rules.
+IntervalStats ComputeIntervalStats(std::span<const double> counts, const HistogramLayout& layout,
+                                   const ReportOptions& options);
+IntervalStats ComputeIntervalStats(std::span<const uint64_t> counts, const HistogramLayout& layout,
+                                   const ReportOptions& options);
+
+class PctilesReport {
+ public:
+  // `context` lines (files, layout, quantum, time base) go into the table's preamble and JSON's
+  // metadata as "key" = value pairs.
+  PctilesReport(std::ostream& out, ReportOptions options,
+                std::vector<std::pair<std::string, std::string>> context);
+  // Writes the header (CSV header row, table preamble and header, JSON opening).
+  void Begin();
+  // One interval row; time_ms nullopt marks a whole-run row.
+  // `sla` is the text of the targets the row violates (only with sla_column).
+  void Row(std::optional<int64_t> time_ms, std::string_view dir, const IntervalStats& row,
+           std::string_view sla = {});
+  // Closes the output (JSON closing brackets). With an SLA checker, the table ends with its
+  // summary and the JSON object holds it under "sla"; CSV leaves it to the caller.
+  void End(const SlaChecker* sla = nullptr);
+
+ private:
+  std::string Value(double ns) const;
+  std::ostream& out_;
+  ReportOptions options_;
+  std::vector<std::pair<std::string, std::string>> context_;
+  std::vector<std::string> columns_;
+  bool in_totals_ = false;
+  bool first_row_ = true;
+  std::string line_;
+};
+
+}  // namespace iotail::stats

@@ -1,0 +1,402 @@
+#include "stats/report/run_summary.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <sstream>
+
+#include "stats/core/histogram_layout.h"
+#include "stats/core/percentiles.h"
+#include "stats/core/slc.h"
+
+namespace iotail::stats {
+
+namespace {
+
+using Out = std::back_insert_iterator<std::string>;
+
+RecorderSnapshot Aggregate(const RunSummary& s) {
+  RecorderSnapshot all;
+  for (const JobTotals& j : s.jobs) all.Add(j.totals);
+  return all;
+}
+
+// All jobs' CPU over all jobs' time: the percentages are the mean per job.
+CpuUsage AggregateCpu(const RunSummary& s) {
+  CpuUsage all;
+  for (const JobTotals& j : s.jobs) all.Add(j.cpu);
+  return all;
+}
+
+std::string JsonEscape(const std::string& in) {
+  std::string out;
+  for (char c : in) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<int>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+struct DirFigures {
+  double iops = 0, bw_bytes = 0;
+  std::vector<double> pct;
+  std::vector<double> lat_pct;  // rate-limited mode only
+  SlcFactors slc;
+  bool has_slc = false;
+};
+
+// One latency's numbers as JSON and text need them.
+struct LatencyView {
+  const LatencySnapshot* lat = nullptr;
+  const std::vector<double>* pct = nullptr;  // nullptr: no percentiles or bins
+};
+
+DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s) {
+  DirFigures f;
+  if (s.runtime_s > 0) {
+    f.iops = static_cast<double>(d.ios) / s.runtime_s;
+    f.bw_bytes = static_cast<double>(d.bytes) / s.runtime_s;
+  }
+  const HistogramLayout layout = HistogramLayout::Fio3();
+  if (d.ios > 0 && !d.clat.hist.empty()) {
+    const std::span<const uint64_t> clat(d.clat.hist);
+    f.pct = ComputePercentiles(clat, layout, s.percentiles, PercentileMethod::kFio);
+    const std::vector<double> values =
+        ComputePercentiles(clat, layout, SbkSlcPercentiles(), PercentileMethod::kFio);
+    const double p50[] = {50.0};
+    f.slc = ComputeSlc(values, ComputePercentiles(clat, layout, p50, PercentileMethod::kFio)[0]);
+    f.has_slc = true;
+  }
+  if (s.mode.rate_limited && d.lat.n > 0 && !d.lat.hist.empty()) {
+    f.lat_pct = ComputePercentiles(std::span<const uint64_t>(d.lat.hist), layout, s.percentiles,
+                                   PercentileMethod::kFio);
+  }
+  return f;
+}
+
+void JsonLatency(Out o, const LatencyView& v, const RunSummary& s) {
+  const LatencySnapshot& l = *v.lat;
+  fmt::format_to(o, "{{\"min\": {}, \"max\": {}, \"mean\": {:.6f}, \"stddev\": {:.6f}, \"N\": {}",
+                 l.MinOrZero(), l.max_ns, l.MeanNs(), l.StddevNs(), l.n);
+  if (v.pct != nullptr && l.n > 0 && v.pct->size() == s.percentiles.size()) {
+    fmt::format_to(o, ", \"percentile\": {{");
+    for (size_t i = 0; i < s.percentiles.size(); ++i) {
+      fmt::format_to(o, "{}\"{:.6f}\": {}", i ? ", " : "", s.percentiles[i],
+                     static_cast<uint64_t>((*v.pct)[i]));
+    }
+    fmt::format_to(o, "}}, \"bins\": {{");
+    bool first = true;
+    for (uint32_t i = 0; i < l.hist.size(); ++i) {
+      if (l.hist[i] == 0) continue;
+      fmt::format_to(o, "{}\"{}\": {}", first ? "" : ", ", FineBucketValue(i), l.hist[i]);
+      first = false;
+    }
+    fmt::format_to(o, "}}");
+  }
+  fmt::format_to(o, "}}");
+}
+
+void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s) {
+  const DirFigures f = Figures(d, s);
+  const uint64_t runtime_ms = static_cast<uint64_t>(std::llround(s.runtime_s * 1000));
+  fmt::format_to(o,
+                 "{{\"io_bytes\": {}, \"io_kbytes\": {}, \"bw_bytes\": {}, \"bw\": {}, "
+                 "\"iops\": {:.6f}, \"runtime\": {}, \"total_ios\": {}, \"short_ios\": 0, "
+                 "\"drop_ios\": 0, \"slat_ns\": ",
+                 d.bytes, d.bytes / 1024, static_cast<uint64_t>(f.bw_bytes),
+                 static_cast<uint64_t>(f.bw_bytes / 1024), f.iops, d.ios ? runtime_ms : 0, d.ios);
+  JsonLatency(o, {&d.slat, nullptr}, s);
+  fmt::format_to(o, ", \"clat_ns\": ");
+  JsonLatency(o, {&d.clat, &f.pct}, s);
+  // lat = slat + clat (start to completion); rate-limited: from the intended start, with its own
+  // percentiles and bins.
+  fmt::format_to(o, ", \"lat_ns\": ");
+  JsonLatency(o, {&d.lat, s.mode.rate_limited ? &f.lat_pct : nullptr}, s);
+  if (f.has_slc) {
+    fmt::format_to(o,
+                   ", \"iotail_slc\": {{\"slc1\": {}, \"slc2\": {}, \"slc1_mean\": {:.6f}, "
+                   "\"slc2_mean\": {:.6f}}}",
+                   f.slc.slc1, f.slc.slc2, f.slc.slc1_mean, f.slc.slc2_mean);
+  }
+  fmt::format_to(o, "}}");
+}
+
+void JsonJob(Out o, const std::string& name, const RecorderSnapshot& t, const CpuUsage& cpu,
+             const RunSummary& s, const std::string& options_json) {
+  int first_errno = 0;
+  for (size_t e = 1; e < t.errors.size() && first_errno == 0; ++e) {
+    if (t.errors[e] != 0) first_errno = static_cast<int>(e);
+  }
+  fmt::format_to(o, "{{\"jobname\": \"{}\", \"groupid\": 0, \"error\": {}, \"eta\": 0, ",
+                 JsonEscape(name), first_errno);
+  fmt::format_to(o, "\"elapsed\": {}, \"job options\": {}, ",
+                 static_cast<uint64_t>(std::ceil(s.runtime_s)), options_json);
+  for (int d = 0; d < kDirectionCount; ++d) {
+    fmt::format_to(o, "\"{}\": ", DirectionName(static_cast<Direction>(d)));
+    JsonDirection(o, t.dirs[d], s);
+    fmt::format_to(o, ", ");
+  }
+  fmt::format_to(o,
+                 "\"job_runtime\": {}, \"usr_cpu\": {:.6f}, \"sys_cpu\": {:.6f}, \"ctx\": {}, "
+                 "\"majf\": {}, \"minf\": {}, ",
+                 static_cast<uint64_t>(std::llround(s.runtime_s * 1000)), cpu.UsrPct(),
+                 cpu.SysPct(), cpu.ctx, cpu.majf, cpu.minf);
+  fmt::format_to(o, "\"iotail_errors\": {{\"total\": {}, \"by_errno\": {{", t.TotalErrors());
+  bool first = true;
+  for (size_t e = 0; e < t.errors.size(); ++e) {
+    if (t.errors[e] == 0) continue;
+    fmt::format_to(o, "{}\"{}\": {}", first ? "" : ", ", ErrnoName(static_cast<int>(e)),
+                   t.errors[e]);
+    first = false;
+  }
+  fmt::format_to(o, "}}}}}}");
+}
+
+// Picks a unit for latencies up to max_ns as fio does for text: nsec, usec or msec.
+std::pair<const char*, double> Unit(uint64_t max_ns) {
+  if (max_ns < 10'000) return {"nsec", 1};
+  if (max_ns < 10'000'000) return {"usec", 1e3};
+  return {"msec", 1e6};
+}
+
+// A latency with its own unit, e.g. "10.6us", "944.0ms" (for columns of very different scales).
+std::string AutoUnit(double ns) {
+  if (ns < 1e4) return fmt::format("{:.0f}ns", ns);
+  if (ns < 1e7) return fmt::format("{:.1f}us", ns / 1e3);
+  return fmt::format("{:.1f}ms", ns / 1e6);
+}
+
+std::string Shown(double v, double div) {
+  const uint64_t ns = static_cast<uint64_t>(v);
+  const uint64_t shown =
+      div == 1 ? ns : (div == 1e3 ? (ns + 999) / 1000 : (ns + 999'999) / 1'000'000);
+  return fmt::format("{}", shown);
+}
+
+// "    clat (usec): min=..., max=..., avg=..., stdev=..." as fio prints it, each in its own unit.
+void TextLatencyLine(Out o, const char* name, const LatencySnapshot& l, const char* note) {
+  if (l.n == 0) return;
+  const auto [unit, div] = Unit(l.max_ns);
+  fmt::format_to(o, "    {:>4} ({}): min={:.2f}, max={:.2f}, avg={:.2f}, stdev={:.2f}{}\n", name,
+                 unit, static_cast<double>(l.min_ns) / div, static_cast<double>(l.max_ns) / div,
+                 l.MeanNs() / div, l.StddevNs() / div, note);
+}
+
+void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSummary& s) {
+  if (d.ios == 0) return;
+  const DirFigures f = Figures(d, s);
+  const double mib = f.bw_bytes / (1 << 20);
+  fmt::format_to(o,
+                 "  {}: IOPS={:.0f}, BW={:.1f}MiB/s ({:.1f}MB/s) ({} I/Os, {} bytes in {:.3f}s)\n",
+                 DirectionName(dir), f.iops, mib, f.bw_bytes / 1e6, d.ios, d.bytes, s.runtime_s);
+  const bool sched = s.mode.rate_limited && f.lat_pct.size() == s.percentiles.size();
+  TextLatencyLine(o, "slat", d.slat, "");
+  TextLatencyLine(o, "clat", d.clat, sched ? "  (issue to completion)" : "");
+  TextLatencyLine(o, "lat", d.lat, sched ? "  (intended start to completion)" : "");
+  if (sched) {
+    fmt::format_to(o, "    percentiles (fio's rule):  {:>12} {:>12}\n", "clat", "lat");
+    for (size_t i = 0; i < s.percentiles.size(); ++i) {
+      fmt::format_to(o, "     | {:8.2f}th {:>16} {:>12}\n", s.percentiles[i], AutoUnit(f.pct[i]),
+                     AutoUnit(f.lat_pct[i]));
+    }
+  } else {
+    const auto [unit, div] = Unit(d.clat.max_ns);
+    fmt::format_to(o, "    clat percentiles ({}, fio's rule):\n", unit);
+    for (size_t i = 0; i < s.percentiles.size(); ++i) {
+      fmt::format_to(o, "{}{:6.2f}th=[{:>6}]{}", i % 4 == 0 ? "     | " : "", s.percentiles[i],
+                     Shown(f.pct[i], div),
+                     i + 1 == s.percentiles.size() ? "\n" : (i % 4 == 3 ? ",\n" : ", "));
+    }
+  }
+  if (f.has_slc) {
+    fmt::format_to(o, "    SLC1={} SLC2={} (means {:.3f}, {:.3f}){}\n", f.slc.slc1, f.slc.slc2,
+                   f.slc.slc1_mean, f.slc.slc2_mean, sched ? " of clat" : "");
+  }
+}
+
+void TextErrors(Out o, const RecorderSnapshot& t) {
+  if (t.TotalErrors() == 0) {
+    fmt::format_to(o, "  errors: none\n");
+    return;
+  }
+  fmt::format_to(o, "  errors: {}", t.TotalErrors());
+  for (size_t e = 0; e < t.errors.size(); ++e) {
+    if (t.errors[e] != 0) fmt::format_to(o, " {}={}", ErrnoName(static_cast<int>(e)), t.errors[e]);
+  }
+  fmt::format_to(o, "\n");
+}
+
+// Achieved against target for one rate (IOPS or bytes/s); `what` names it.
+struct RateCheck {
+  std::string what;  // "IOPS", "read IOPS", "bytes/s", ...
+  double target = 0, achieved = 0;
+  double ErrorPct() const { return target > 0 ? (achieved / target - 1) * 100 : 0; }
+};
+
+std::vector<RateCheck> RateChecks(const RunSummary& s, const RecorderSnapshot& all) {
+  std::vector<RateCheck> out;
+  if (!s.mode.rate_limited || s.runtime_s <= 0) return out;
+  uint64_t ios = 0, bytes = 0;
+  for (const auto& d : all.dirs) {
+    ios += d.ios;
+    bytes += d.bytes;
+  }
+  if (s.mode.target_iops > 0) out.push_back({"IOPS", s.mode.target_iops, ios / s.runtime_s});
+  if (s.mode.target_bw > 0) out.push_back({"bytes/s", s.mode.target_bw, bytes / s.runtime_s});
+  for (int d = 0; d < kDirectionCount; ++d) {
+    const std::string name(DirectionName(static_cast<Direction>(d)));
+    if (s.mode.dir_target_iops[d] > 0) {
+      out.push_back({name + " IOPS", s.mode.dir_target_iops[d], all.dirs[d].ios / s.runtime_s});
+    }
+    if (s.mode.dir_target_bw[d] > 0) {
+      out.push_back({name + " bytes/s", s.mode.dir_target_bw[d], all.dirs[d].bytes / s.runtime_s});
+    }
+  }
+  return out;
+}
+
+void TextRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
+  if (!s.mode.description.empty()) fmt::format_to(o, "  mode: {}\n", s.mode.description);
+  for (const RateCheck& r : RateChecks(s, all)) {
+    fmt::format_to(o, "  rate: target {:.1f} {}, achieved {:.1f} ({:+.3f}%)\n", r.target, r.what,
+                   r.achieved, r.ErrorPct());
+  }
+  if (s.mode.rate_limited) {
+    const ScheduleSnapshot& sc = all.schedule;
+    fmt::format_to(o,
+                   "  schedule: {} I/Os issued, {} late (issued > {} us after their intended "
+                   "start), max lag {:.1f} us, mean lag {:.1f} us\n",
+                   sc.issued, sc.late, s.mode.late_threshold_ns / 1000,
+                   static_cast<double>(sc.max_lag_ns) / 1e3,
+                   sc.issued ? static_cast<double>(sc.sum_lag_ns) / sc.issued / 1e3 : 0.0);
+  }
+  if (s.start_at_ms != 0) {
+    fmt::format_to(o, "  start: --start_at={}, started {:.3f} ms after it\n", s.start_at_ms,
+                   static_cast<double>(s.start_skew_ns) / 1e6);
+  }
+  if (!s.interrupted_by.empty()) {
+    fmt::format_to(o, "  interrupted by {} after {:.3f} s (in-flight I/Os completed and logged)\n",
+                   s.interrupted_by, s.runtime_s);
+  }
+  if (s.sla != nullptr && !s.sla->empty()) {
+    std::ostringstream sla;
+    s.sla->WriteSummary(sla, "ms since start (interval start)");
+    std::string text = sla.str();
+    size_t start = 0;
+    while (start < text.size()) {
+      const size_t nl = text.find('\n', start);
+      fmt::format_to(o, "  {}\n", text.substr(start, nl - start));
+      if (nl == std::string::npos) break;
+      start = nl + 1;
+    }
+  }
+}
+
+void JsonRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
+  const ScheduleSnapshot& sc = all.schedule;
+  fmt::format_to(o, "\"iotail_run\": {{\"mode\": \"{}\", \"description\": \"{}\"",
+                 s.mode.rate_limited ? "rate" : "burst", JsonEscape(s.mode.description));
+  if (s.mode.rate_limited) {
+    fmt::format_to(o, ", \"rate_process\": \"{}\", \"rates\": [", s.mode.process);
+    const auto checks = RateChecks(s, all);
+    for (size_t i = 0; i < checks.size(); ++i) {
+      fmt::format_to(o,
+                     "{}{{\"what\": \"{}\", \"target\": {:.3f}, \"achieved\": {:.3f}, "
+                     "\"error_pct\": {:.6f}}}",
+                     i ? ", " : "", checks[i].what, checks[i].target, checks[i].achieved,
+                     checks[i].ErrorPct());
+    }
+    fmt::format_to(o,
+                   "], \"issued\": {}, \"late_ios\": {}, \"late_threshold_ns\": {}, "
+                   "\"max_lag_ns\": {}, \"mean_lag_ns\": {:.1f}",
+                   sc.issued, sc.late, s.mode.late_threshold_ns, sc.max_lag_ns,
+                   sc.issued ? static_cast<double>(sc.sum_lag_ns) / sc.issued : 0.0);
+  }
+  fmt::format_to(o, ", \"interrupted\": {}, \"signal\": {}",
+                 s.interrupted_by.empty() ? "false" : "true",
+                 s.interrupted_by.empty() ? "null" : "\"" + s.interrupted_by + "\"");
+  if (s.start_at_ms != 0) {
+    fmt::format_to(o, ", \"start_at_ms\": {}, \"start_skew_ms\": {:.3f}", s.start_at_ms,
+                   static_cast<double>(s.start_skew_ns) / 1e6);
+  }
+  fmt::format_to(o, "}}");
+  if (s.sla != nullptr && !s.sla->empty()) {
+    std::ostringstream sla;
+    s.sla->WriteJson(sla);
+    fmt::format_to(o, ",\n\"iotail_sla\": {}", sla.str());
+  }
+}
+
+}  // namespace
+
+std::string ErrnoName(int err) {
+  if (err == kMaxCountedErrno - 1) return "other";
+  const char* name = strerrorname_np(err);
+  return name != nullptr ? name : fmt::format("E{}", err);
+}
+
+std::string FormatJsonSummary(const RunSummary& s) {
+  std::string out;
+  Out o(out);
+  std::string options = "{";
+  for (size_t i = 0; i < s.options.size(); ++i) {
+    options += fmt::format("{}\"{}\": \"{}\"", i ? ", " : "", JsonEscape(s.options[i].first),
+                           JsonEscape(s.options[i].second));
+  }
+  options += "}";
+  fmt::format_to(o, "{{\n\"fio version\": \"{}\",\n\"timestamp\": {},\n\"global options\": {},\n",
+                 s.version, s.timestamp_s, options);
+  fmt::format_to(o, "\"jobs\": [\n");
+  for (size_t j = 0; j < s.jobs.size(); ++j) {
+    JsonJob(o, s.jobs[j].name, s.jobs[j].totals, s.jobs[j].cpu, s, "{}");
+    fmt::format_to(o, "{}\n", j + 1 < s.jobs.size() ? "," : "");
+  }
+  fmt::format_to(o, "],\n\"iotail_aggregate\": ");
+  const RecorderSnapshot all = Aggregate(s);
+  JsonJob(o, "All jobs", all, AggregateCpu(s), s, options);
+  fmt::format_to(o, ",\n");
+  JsonRun(o, s, all);
+  fmt::format_to(o, "\n}}\n");
+  return out;
+}
+
+std::string FormatTextSummary(const RunSummary& s) {
+  std::string out;
+  Out o(out);
+  if (!s.header.empty()) fmt::format_to(o, "{}\n", s.header);
+  const RecorderSnapshot all = Aggregate(s);
+  fmt::format_to(o, "All jobs ({}):\n", s.jobs.size());
+  for (int d = 0; d < kDirectionCount; ++d) {
+    TextDirection(o, static_cast<Direction>(d), all.dirs[d], s);
+  }
+  const CpuUsage cpu = AggregateCpu(s);
+  fmt::format_to(o, "  cpu          : usr={:.2f}%, sys={:.2f}%, ctx={}, majf={}, minf={}{}\n",
+                 cpu.UsrPct(), cpu.SysPct(), cpu.ctx, cpu.majf, cpu.minf,
+                 s.jobs.size() > 1 ? " (mean per job)" : "");
+  TextErrors(o, all);
+  TextRun(o, s, all);
+  if (s.jobs.size() > 1) {
+    for (const JobTotals& j : s.jobs) {
+      fmt::format_to(o, "  {}:", j.name);
+      for (int d = 0; d < kDirectionCount; ++d) {
+        const DirectionSnapshot& ds = j.totals.dirs[d];
+        if (ds.ios == 0) continue;
+        fmt::format_to(o, " {} IOPS={:.0f} mean={:.0f}ns", DirectionName(static_cast<Direction>(d)),
+                       s.runtime_s > 0 ? static_cast<double>(ds.ios) / s.runtime_s : 0,
+                       ds.clat.MeanNs());
+      }
+      fmt::format_to(o, " errors={}\n", j.totals.TotalErrors());
+    }
+  }
+  return out;
+}
+
+}  // namespace iotail::stats

@@ -1,0 +1,87 @@
+// Run summary: the end-of-run report of `iotail run`, as text (fio-like) or as JSON in fio's
+// layout and field names (jobs[].read.iops, .bw_bytes, .total_ios, .clat_ns.min/max/mean/stddev/N,
+// .clat_ns.percentile{"99.000000": ns}, .clat_ns.bins as fio's json+), so tools that read fio's
+// JSON read ours. One entry per job (worker) in "jobs", plus the aggregate of all jobs under
+// "iotail_aggregate" in the same layout (kept out of "jobs" so that tools summing jobs are not
+// misled). iotail-only figures go in extra fields: "iotail_slc" per direction (SLC1/SLC2 by
+// stats/slc.h over SBK's percentile list) and "iotail_errors" per job (counts by errno name).
+//
+// min/max/mean/stddev are exact (from the recorder's sums); percentiles use fio's rule on the
+// 1856-bucket histogram (stats/percentiles.h), so they equal `iotail pctiles --method fio` over the
+// run's logs. slat_ns is the submission call (asynchronous engines; N = 0 for psync, as fio omits
+// it for synchronous engines), clat_ns issue to completion and lat_ns start to completion (slat +
+// clat). In the rate-limited mode lat_ns counts from the intended start instead and carries its own
+// percentiles and bins; the text form shows clat and lat side by side. Per job (and in the
+// aggregate, over all jobs' time) usr_cpu, sys_cpu, ctx, majf and minf as fio writes them.
+// "iotail_run" holds the mode, the rate target against the achieved rate, the issue lag (max, mean,
+// I/Os issued late), the start (start_at and its skew) and whether a signal interrupted the run;
+// "iotail_sla" the SLA verdicts when targets were given. Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stats/record/recorder.h"
+#include "stats/core/sla.h"
+
+namespace iotail::stats {
+
+// CPU use of one job's thread (getrusage), as fio reports it: usr_cpu and sys_cpu are percentages
+// of the job's elapsed time, ctx counts context switches, majf/minf page faults.
+struct CpuUsage {
+  uint64_t usr_ns = 0, sys_ns = 0, elapsed_ns = 0;
+  uint64_t ctx = 0, majf = 0, minf = 0;
+  double UsrPct() const { return elapsed_ns ? 100.0 * usr_ns / elapsed_ns : 0; }
+  double SysPct() const { return elapsed_ns ? 100.0 * sys_ns / elapsed_ns : 0; }
+  void Add(const CpuUsage& o) {
+    usr_ns += o.usr_ns;
+    sys_ns += o.sys_ns;
+    elapsed_ns += o.elapsed_ns;
+    ctx += o.ctx;
+    majf += o.majf;
+    minf += o.minf;
+  }
+};
+
+struct JobTotals {
+  std::string name;
+  RecorderSnapshot totals;
+  CpuUsage cpu;
+};
+
+// The workload mode and, when rate-limited, its targets (total over all jobs; 0 = none).
+struct RunMode {
+  bool rate_limited = false;
+  std::string description;  // e.g. "burst (closed loop, iodepth 32 per job)"
+  std::string process;      // "linear" or "poisson" when rate-limited
+  double target_iops = 0;   // all directions together
+  double target_bw = 0;     // bytes/s, all directions together
+  std::array<double, kDirectionCount> dir_target_iops{};  // per direction (R,W form)
+  std::array<double, kDirectionCount> dir_target_bw{};
+  uint64_t late_threshold_ns = 0;
+};
+
+struct RunSummary {
+  std::string version = "iotail-0.1.0";
+  uint64_t timestamp_s = 0;  // Unix time of the run's start
+  double runtime_s = 0;      // recorded duration
+  std::vector<JobTotals> jobs;
+  std::vector<double> percentiles;                           // fio-rule percentiles to report
+  std::vector<std::pair<std::string, std::string>> options;  // settings used ("job options")
+  std::string header;  // one-line description for the text form
+  RunMode mode;
+  std::string interrupted_by;       // "SIGINT" etc. when a signal stopped the run, else ""
+  uint64_t start_at_ms = 0;         // --start_at (0 = none)
+  int64_t start_skew_ns = 0;        // actual start - start_at
+  const SlaChecker* sla = nullptr;  // SLA verdicts (nullptr or empty: none requested)
+};
+
+std::string FormatTextSummary(const RunSummary& summary);
+std::string FormatJsonSummary(const RunSummary& summary);
+
+// "EIO" etc. (or "E<n>") for an errno value.
+std::string ErrnoName(int err);
+
+}  // namespace iotail::stats

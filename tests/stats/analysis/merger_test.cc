@@ -1,0 +1,352 @@
+// Tests of the windowed parallel merger: alignment, adding up, layouts, time bases, windows.
+#include "stats/analysis/merger.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "stats/core/errors.h"
+#include "stats/logs/log_reader.h"
+
+namespace iotail::stats {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Line(int64_t time, int ddir, const std::map<size_t, uint64_t>& counts,
+                 size_t columns = kFio3Buckets) {
+  std::string line = std::to_string(time) + ", " + std::to_string(ddir) + ", 4096";
+  for (size_t i = 0; i < columns; ++i) {
+    const auto it = counts.find(i);
+    line += ", " + std::to_string(it == counts.end() ? 0 : it->second);
+  }
+  return line + "\n";
+}
+
+struct Quantum {
+  int64_t start_ms;
+  int64_t end_ms;
+  std::array<std::vector<double>, kDirectionCount> counts;
+};
+
+std::vector<Quantum> RunMerger(Merger& merger) {
+  std::vector<Quantum> out;
+  merger.Run([&](const MergedQuantum& q) {
+    Quantum copy{q.start_ms, q.end_ms, {}};
+    for (int d = 0; d < kDirectionCount; ++d)
+      copy.counts[d].assign(q.counts[d].begin(), q.counts[d].end());
+    out.push_back(std::move(copy));
+  });
+  return out;
+}
+
+double Sum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+class MergerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("iotail_merger_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& data) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << data;
+    return path.string();
+  }
+  static MergeOptions Options(int64_t quantum_ms, unsigned threads = 1) {
+    MergeOptions options;
+    options.quantum_ms = quantum_ms;
+    options.threads = threads;
+    return options;
+  }
+  fs::path dir_;
+};
+
+TEST_F(MergerTest, PeriodEqualToQuantumKeepsCountsExact) {
+  const std::string data = Line(250, 0, {{100, 3}}) + Line(250, 1, {{200, 5}}) +
+                           Line(500, 0, {{101, 7}}) + Line(500, 1, {}) + Line(750, 0, {{1855, 1}}) +
+                           Line(750, 1, {{0, 2}});
+  Merger merger({Write("a.log", data)}, Options(250));
+  EXPECT_EQ(merger.layout(), HistogramLayout::Fio3());
+  EXPECT_FALSE(merger.epoch_times());
+  EXPECT_TRUE(merger.HasDirection(Direction::kRead));
+  EXPECT_TRUE(merger.HasDirection(Direction::kWrite));
+  EXPECT_FALSE(merger.HasDirection(Direction::kTrim));
+  const auto q = RunMerger(merger);
+  ASSERT_EQ(q.size(), 3u);
+  EXPECT_EQ(q[0].start_ms, 0);
+  EXPECT_EQ(q[0].end_ms, 250);
+  EXPECT_EQ(q[2].start_ms, 500);
+  EXPECT_EQ(q[0].counts[0][100], 3.0);
+  EXPECT_EQ(q[0].counts[1][200], 5.0);
+  EXPECT_EQ(q[1].counts[0][101], 7.0);
+  EXPECT_EQ(Sum(q[1].counts[1]), 0.0);
+  EXPECT_EQ(q[2].counts[0][1855], 1.0);
+  EXPECT_EQ(q[2].counts[1][0], 2.0);
+  EXPECT_EQ(Sum(q[0].counts[0]), 3.0);
+  EXPECT_EQ(merger.records(), 6u);
+  EXPECT_EQ(merger.Total(Direction::kRead)[100], 3u);
+  EXPECT_EQ(merger.Total(Direction::kRead).Total(), 11u);
+  EXPECT_EQ(merger.Total(Direction::kWrite).Total(), 7u);
+}
+
+TEST_F(MergerTest, RecordsAreSplitOverQuantaByOverlap) {
+  // (0, 1500] with 300 samples over 1 s quanta: 200 in [0,1000), 100 in [1000,2000).
+  Merger merger({Write("a.log", Line(1500, 0, {{50, 300}}))}, Options(1000));
+  const auto q = RunMerger(merger);
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_DOUBLE_EQ(q[0].counts[0][50], 200.0);
+  EXPECT_DOUBLE_EQ(q[1].counts[0][50], 100.0);
+  EXPECT_EQ(merger.Total(Direction::kRead)[50], 300u);
+}
+
+TEST_F(MergerTest, DuplicateTimestampBurstsLandInOneQuantum) {
+  const std::string data = Line(1000, 0, {{5, 10}}) + Line(2400, 0, {{5, 14}}) +
+                           Line(2400, 0, {{6, 1}}) + Line(2400, 0, {{7, 1}});
+  Merger merger({Write("a.log", data)}, Options(1000));
+  const auto q = RunMerger(merger);
+  ASSERT_EQ(q.size(), 3u);
+  EXPECT_DOUBLE_EQ(q[0].counts[0][5], 10.0);
+  EXPECT_DOUBLE_EQ(q[1].counts[0][5], 14.0 * 1000 / 1400);
+  EXPECT_DOUBLE_EQ(q[2].counts[0][5], 14.0 * 400 / 1400);
+  EXPECT_DOUBLE_EQ(q[2].counts[0][6], 1.0);
+  EXPECT_DOUBLE_EQ(q[2].counts[0][7], 1.0);
+}
+
+TEST_F(MergerTest, SeveralFilesAddUpAndTotalsEqualAllCounts) {
+  std::vector<std::string> files;
+  uint64_t expected = 0;
+  for (int f = 0; f < 4; ++f) {
+    std::string data;
+    for (int k = 1; k <= 10; ++k) {
+      const uint64_t n = static_cast<uint64_t>(f * 100 + k);
+      data += Line(k * 250 + f, k % 2, {{static_cast<size_t>(300 + k), n}, {900, 1}});
+      expected += n + 1;
+    }
+    files.push_back(Write("f" + std::to_string(f) + ".log", data));
+  }
+  Merger merger(files, Options(1000));
+  const auto q = RunMerger(merger);
+  double merged = 0;
+  for (const auto& quantum : q)
+    for (const auto& d : quantum.counts) merged += Sum(d);
+  EXPECT_NEAR(merged, static_cast<double>(expected), 1e-6);
+  EXPECT_EQ(merger.Total(Direction::kRead).Total() + merger.Total(Direction::kWrite).Total(),
+            expected);
+  EXPECT_EQ(merger.Total(Direction::kRead)[900] + merger.Total(Direction::kWrite)[900], 40u);
+  EXPECT_EQ(merger.records(), 40u);
+}
+
+TEST_F(MergerTest, MixedCoarsenessIsMergedAtTheCoarsest) {
+  const std::string fine = Write("fine.log", Line(1000, 0, {{128, 1}, {1855, 2}}));
+  const std::string coarse = Write("coarse.log", Line(1000, 0, {{2, 4}, {28, 8}}, 29));
+  const std::string mid = Write("mid.log", Line(1000, 0, {{20, 16}}, 464));  // fine 80..83
+  Merger merger({fine, coarse, mid}, Options(1000));
+  EXPECT_EQ(merger.layout(), HistogramLayout::Fio3(6));
+  const auto q = RunMerger(merger);
+  ASSERT_EQ(q.size(), 1u);
+  ASSERT_EQ(q[0].counts[0].size(), 29u);
+  EXPECT_DOUBLE_EQ(q[0].counts[0][2], 1.0 + 4.0);  // fine 128 is group 2
+  EXPECT_DOUBLE_EQ(q[0].counts[0][1], 16.0);       // fine 80 is group 1
+  EXPECT_DOUBLE_EQ(q[0].counts[0][28], 2.0 + 8.0);
+  EXPECT_EQ(merger.Total(Direction::kRead).Total(), 31u);
+}
+
+TEST_F(MergerTest, Fio2AndFio3AreNotMerged) {
+  const std::string fio3 = Write("fio3.log", Line(1000, 0, {{1, 1}}));
+  const std::string fio2 = Write("fio2.log", Line(1000, 0, {{1, 1}}, kFio2Buckets));
+  EXPECT_THROW(Merger({fio3, fio2}, Options(1000)), UsageError);
+}
+
+TEST_F(MergerTest, RelativeAndEpochTimesAreNotMerged) {
+  const std::string relative = Write("rel.log", Line(1000, 0, {{1, 1}}));
+  const std::string epoch = Write("epoch.log", Line(1'795'315'430'677, 0, {{1, 1}}));
+  try {
+    Merger merger({relative, epoch}, Options(1000));
+    FAIL() << "merged relative and epoch logs";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("rel.log"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("epoch.log"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(MergerTest, EpochJobStartFromLogHistMsecOrSpacing) {
+  const int64_t t = 1'795'315'431'000;  // a multiple of 1000
+  const std::string data = Line(t + 200, 0, {{10, 400}}) + Line(t + 600, 0, {{10, 1}});
+  const std::string path = Write("epoch.log", data);
+  {
+    // Inferred from the spacing: the first record covers (t - 200, t + 200].
+    Merger merger({path}, Options(1000));
+    EXPECT_TRUE(merger.epoch_times());
+    const auto q = RunMerger(merger);
+    ASSERT_EQ(q.size(), 2u);
+    EXPECT_EQ(q[0].start_ms, t - 1000);
+    EXPECT_DOUBLE_EQ(q[0].counts[0][10], 200.0);
+    EXPECT_DOUBLE_EQ(q[1].counts[0][10], 201.0);
+  }
+  {
+    // Given: the first record covers (t + 100, t + 200].
+    MergeOptions options = Options(1000);
+    options.log_hist_msec = 100;
+    Merger merger({path}, options);
+    const auto q = RunMerger(merger);
+    ASSERT_EQ(q.size(), 1u);
+    EXPECT_EQ(q[0].start_ms, t);
+    EXPECT_DOUBLE_EQ(q[0].counts[0][10], 401.0);
+  }
+}
+
+TEST_F(MergerTest, EmptyQuantaAreEmittedInAGap) {
+  const std::string data = Line(1000, 0, {{1, 1}}) + Line(2000, 0, {{1, 1}}) + Line(60'000, 0, {}) +
+                           Line(61'000, 0, {{2, 5}});
+  for (size_t budget : {size_t{1}, size_t{192} << 20}) {
+    MergeOptions options = Options(1000);
+    options.memory_budget = budget;
+    Merger merger({Write("gap.log", data)}, options);
+    const auto q = RunMerger(merger);
+    ASSERT_EQ(q.size(), 61u) << budget;
+    for (size_t i = 0; i < q.size(); ++i) {
+      EXPECT_EQ(q[i].start_ms, static_cast<int64_t>(i) * 1000);
+      if (i >= 2 && i < 60) {
+        EXPECT_EQ(Sum(q[i].counts[0]), 0.0) << i;
+      }
+    }
+    EXPECT_DOUBLE_EQ(q[60].counts[0][2], 5.0);
+  }
+}
+
+TEST_F(MergerTest, PerJobLogsZeroFileEqualsSeparateFiles) {
+  // Job 1 reads only; job 2 writes first, then reads and writes. In one per_job_logs=0 file the
+  // time jumps back at job 2's first line, whichever direction it has.
+  const std::string job1 = Line(250, 0, {{10, 1}}) + Line(500, 0, {{11, 2}}) +
+                           Line(750, 0, {{12, 3}}) + Line(1000, 0, {{13, 4}});
+  const std::string job2 = Line(255, 1, {{20, 5}}) + Line(255, 0, {{21, 6}}) +
+                           Line(505, 1, {{22, 7}}) + Line(505, 0, {{23, 8}}) +
+                           Line(755, 0, {{24, 9}}) + Line(760, 1, {{25, 10}});
+  Merger combined({Write("hist_clat_hist.log", job1 + job2)}, Options(250));
+  Merger separate({Write("j1.log", job1), Write("j2.log", job2)}, Options(250));
+  const auto a = RunMerger(combined);
+  const auto b = RunMerger(separate);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].start_ms, b[i].start_ms);
+    for (int d = 0; d < kDirectionCount; ++d) {
+      for (size_t k = 0; k < a[i].counts[d].size(); ++k) {
+        EXPECT_DOUBLE_EQ(a[i].counts[d][k], b[i].counts[d][k])
+            << "quantum " << i << " dir " << d << " bucket " << k;
+      }
+    }
+  }
+  // Job 2's second write (505) covers (255, 505]: nothing of it before 250.
+  EXPECT_EQ(a[0].counts[1][22], 0.0);
+  EXPECT_EQ(combined.Total(Direction::kWrite).Total(), 22u);
+}
+
+TEST_F(MergerTest, TinyWindowsAndThreadsGiveTheSameResult) {
+  std::vector<std::string> files;
+  for (int f = 0; f < 3; ++f) {
+    std::string data;
+    for (int k = 1; k <= 40; ++k) {
+      data += Line(k * 333 + 17 * f, k % 3,
+                   {{static_cast<size_t>(100 + k), static_cast<uint64_t>(k)},
+                    {static_cast<size_t>(900 + f), 3}});
+      if (k % 7 == 0) data += Line(k * 333 + 17 * f, k % 3, {{5, 1}});  // bursts
+    }
+    files.push_back(Write("f" + std::to_string(f) + ".log", data));
+  }
+  auto run = [&](size_t budget, unsigned threads, int64_t quantum) {
+    MergeOptions options = Options(quantum, threads);
+    options.memory_budget = budget;
+    Merger merger(files, options);
+    return RunMerger(merger);
+  };
+  for (int64_t quantum : {100, 1000, 2500}) {
+    const auto reference = run(size_t{192} << 20, 1, quantum);
+    for (auto [budget, threads] : {std::pair<size_t, unsigned>{1, 1},
+                                   {1, 2},
+                                   {size_t{192} << 20, 2},
+                                   {size_t{500} << 10, 2}}) {
+      const auto other = run(budget, threads, quantum);
+      ASSERT_EQ(other.size(), reference.size()) << budget << " " << threads;
+      for (size_t i = 0; i < other.size(); ++i) {
+        EXPECT_EQ(other[i].start_ms, reference[i].start_ms);
+        for (int d = 0; d < kDirectionCount; ++d) {
+          for (size_t k = 0; k < other[i].counts[d].size(); ++k) {
+            ASSERT_NEAR(other[i].counts[d][k], reference[i].counts[d][k], 1e-9)
+                << "q=" << quantum << " budget=" << budget << " threads=" << threads << " quantum "
+                << i << " dir " << d << " bucket " << k;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(MergerTest, EmptyInputHasNoLayout) {
+  Merger merger({Write("empty.log", "")}, Options(1000));
+  EXPECT_TRUE(merger.Empty());
+  EXPECT_THROW(merger.layout(), UsageError);
+  int calls = 0;
+  merger.Run([&](const MergedQuantum&) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}
+
+TEST_F(MergerTest, ErrorsInAnyFileAreRethrown) {
+  const std::string good = Write("good.log", Line(1000, 0, {{1, 1}}));
+  std::string bad_data = Line(1000, 0, {}) + Line(2000, 0, {});
+  bad_data.replace(bad_data.rfind(", 0"), 3, ", q");
+  const std::string bad = Write("bad.log", bad_data);
+  try {
+    Merger merger({good, bad}, Options(1000));
+    RunMerger(merger);
+    FAIL() << "no error";
+  } catch (const LogFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.log:2:"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Merger({good, (dir_ / "missing.log").string()}, Options(1000)), std::system_error);
+  EXPECT_THROW(Merger({}, Options(1000)), UsageError);
+}
+
+TEST_F(MergerTest, GoldenLogTotalsEqualTheSumOfAllLines) {
+  const fs::path root = fs::path(IOTAIL_TEST_DATA_DIR) / "fio";
+  for (const char* run : {"randrw", "burst", "perjob0", "trim", "epoch"}) {
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(root / run)) {
+      if (e.path().extension() == ".log") files.push_back(e.path().string());
+    }
+    if (files.empty()) continue;
+    std::array<uint64_t, kDirectionCount> expected{};
+    for (const auto& f : files) {
+      LogReader reader(f);
+      while (reader.Next()) {
+        for (uint64_t c : reader.record().counts)
+          expected[DirectionIndex(reader.record().direction)] += c;
+      }
+    }
+    Merger merger(files, Options(1000, 2));
+    const auto q = RunMerger(merger);
+    std::array<double, kDirectionCount> aligned{};
+    for (const auto& quantum : q)
+      for (int d = 0; d < kDirectionCount; ++d) aligned[d] += Sum(quantum.counts[d]);
+    for (int d = 0; d < kDirectionCount; ++d) {
+      EXPECT_EQ(merger.Total(static_cast<Direction>(d)).Total(), expected[d]) << run << " " << d;
+      EXPECT_NEAR(aligned[d], static_cast<double>(expected[d]), 1e-6 * (1 + expected[d]))
+          << run << " " << d;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace iotail::stats

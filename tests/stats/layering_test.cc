@@ -1,0 +1,72 @@
+// The layering rules of docs/ARCHITECTURE.md, checked on the sources: every `#include "..."` of
+// our own headers must point down the layers (cli -> engine -> stats) and, inside stats/, only to
+// the concept folders a folder may use. A new include that breaks a rule fails here, naming it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Folder -> the folders its files may include (besides itself).
+const std::map<std::string, std::set<std::string>>& Allowed() {
+  static const std::map<std::string, std::set<std::string>> kAllowed = {
+      {"stats/util", {}},
+      {"stats/core", {}},
+      {"stats/record", {"stats/core"}},
+      {"stats/logs", {"stats/core"}},
+      {"stats/analysis", {"stats/core", "stats/logs", "stats/util"}},
+      {"stats/report", {"stats/core", "stats/record"}},
+      {"stats/compat", {"stats/core", "stats/util"}},
+  };
+  return kAllowed;
+}
+
+std::string FolderOf(const std::string& path) { return fs::path(path).parent_path().string(); }
+
+TEST(LayeringTest, IncludesPointDownTheLayers) {
+  const fs::path root = IOTAIL_SOURCE_DIR;
+  const std::regex include(R"re(^\s*#\s*include\s+"((stats|engine|cli)/[^"]+)")re");
+  size_t checked = 0;
+  for (const std::string top : {"stats", "engine", "cli"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
+      const std::string ext = entry.path().extension().string();
+      if (ext != ".h" && ext != ".cc") continue;
+      const std::string rel = fs::relative(entry.path(), root).string();
+      const std::string folder = FolderOf(rel);
+      std::ifstream in(entry.path());
+      int line_no = 0;
+      for (std::string line; std::getline(in, line);) {
+        ++line_no;
+        std::smatch m;
+        if (!std::regex_search(line, m, include)) continue;
+        ++checked;
+        const std::string target = m[1].str();
+        const std::string target_top = m[2].str();
+        const std::string where = rel + ":" + std::to_string(line_no) + " includes " + target;
+        EXPECT_TRUE(fs::exists(root / target)) << where << " (no such file)";
+        if (top == "stats") {
+          ASSERT_EQ(target_top, "stats") << where << ": stats/ uses nothing of ours above it";
+          const std::string target_folder = FolderOf(target);
+          if (target_folder == folder) continue;
+          const auto rule = Allowed().find(folder);
+          ASSERT_NE(rule, Allowed().end()) << rel << ": stats/ files live in a concept folder";
+          EXPECT_TRUE(rule->second.count(target_folder))
+              << where << ": " << folder << " may not use " << target_folder;
+        } else if (top == "engine") {
+          EXPECT_NE(target_top, "cli") << where << ": engine/ may not use cli/";
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 100u);  // the scan found the sources
+}
+
+}  // namespace

@@ -1,0 +1,88 @@
+#include "stats/logs/hist_log_writer.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "stats/core/histogram_layout.h"
+
+namespace iotail::stats {
+namespace {
+
+std::vector<std::string> Split(const std::string& line) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t p = line.find(", ", start);
+    out.push_back(line.substr(start, p - start));
+    if (p == std::string::npos) break;
+    start = p + 2;
+  }
+  return out;
+}
+
+TEST(HistLogWriterTest, FioLineFormatExactly) {
+  std::vector<uint64_t> counts(kFio3Buckets, 0);
+  counts[0] = 3;
+  counts[1855] = 7;
+  fmt::memory_buffer buf;
+  FormatHistLogLine(buf, 1500, Direction::kWrite, 4096, counts, 0);
+  const std::string line(buf.data(), buf.size());
+  ASSERT_EQ(line.back(), '\n');
+  EXPECT_EQ(line.rfind("1500, 1, 4096, 3, 0, 0, ", 0), 0u);
+  EXPECT_EQ(line.find('\r'), std::string::npos);
+  EXPECT_TRUE(line.ends_with(", 0, 7\n"));
+  const auto fields = Split(line.substr(0, line.size() - 1));
+  EXPECT_EQ(fields.size(), 1859u);
+}
+
+TEST(HistLogWriterTest, CoarsenessSumsRunsOfBuckets) {
+  std::vector<uint64_t> counts(kFio3Buckets, 0);
+  for (size_t i = 0; i < counts.size(); ++i) counts[i] = i % 5;
+  for (int c = 0; c <= kMaxCoarseness; ++c) {
+    fmt::memory_buffer buf;
+    FormatHistLogLine(buf, 1, Direction::kRead, 512, counts, c);
+    const auto fields = Split(std::string(buf.data(), buf.size() - 1));
+    ASSERT_EQ(fields.size(), 3u + (kFio3Buckets >> c)) << c;
+    uint64_t total = 0;
+    for (size_t i = 3; i < fields.size(); ++i) total += std::stoull(fields[i]);
+    uint64_t expected = 0;
+    for (uint64_t x : counts) expected += x;
+    EXPECT_EQ(total, expected);
+    const size_t stride = size_t{1} << c;
+    uint64_t first = 0;
+    for (size_t j = 0; j < stride; ++j) first += counts[j];
+    EXPECT_EQ(std::stoull(fields[3]), first);
+  }
+}
+
+TEST(HistLogWriterTest, WritesFileWithFioName) {
+  char dir[] = "/tmp/iotail-hlw-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = HistLogWriter::ClatLogPath(std::string(dir) + "/p", 2);
+  EXPECT_TRUE(path.ends_with("/p_clat_hist.2.log"));
+  {
+    HistLogWriter w(path, 2);
+    std::vector<uint64_t> counts(kFio3Buckets, 1);
+    w.Write(10, Direction::kRead, 4096, counts);
+    w.Write(20, Direction::kRead, 4096, counts);
+    w.Close();
+  }
+  std::ifstream in(path);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    EXPECT_EQ(Split(line).size(), 3u + 464u);
+  }
+  EXPECT_EQ(lines, 2);
+  unlink(path.c_str());
+  rmdir(dir);
+  EXPECT_THROW(HistLogWriter("/nonexistent-dir/x.log", 0), std::system_error);
+}
+
+}  // namespace
+}  // namespace iotail::stats
