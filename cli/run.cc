@@ -26,9 +26,9 @@
 #include "engine/job_runner.h"
 #include "engine/rate_schedule.h"
 #include "stats/core/errors.h"
+#include "stats/core/sla.h"
 #include "stats/report/live_report.h"
 #include "stats/report/run_summary.h"
-#include "stats/core/sla.h"
 
 namespace iotail::cli {
 
@@ -183,8 +183,7 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       options.status_interval_ms != 0 ? options.status_interval_ms : spec.log_hist_msec);
   live.runtime_ns = spec.runtime_ns;
   live.schedule_latency = spec.RateLimited();
-  if (spec.HasReads()) live.directions.push_back(stats::Direction::kRead);
-  if (spec.HasWrites()) live.directions.push_back(stats::Direction::kWrite);
+  live.directions = engine::LoggedDirections(spec);
 
   StopSignals signals;
   engine::RunOutcome outcome;
@@ -194,12 +193,8 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     sla = stats::SlaChecker(stats::ParseSlaTargets(options.sla, "--sla"),
                             stats::PercentileMethod::kFio);
     report = std::make_unique<stats::LiveReport>(live, err, &sla);
-    return engine::RunJob(
-        spec,
-        [&](const engine::IntervalInfo& info, std::span<const stats::RecorderSnapshot> deltas) {
-          report->Add(info.start_ns, info.end_ns, info.final, info.planned_bytes, deltas);
-        },
-        &g_stop);
+    stats::IntervalSink* const sinks[] = {report.get()};
+    return engine::RunJob(spec, sinks, &g_stop);
   };
   try {
     outcome = run();

@@ -7,14 +7,8 @@
 namespace iotail::engine {
 
 IntervalClock::IntervalClock(std::vector<const stats::Recorder*> recorders,
-                             std::vector<std::unique_ptr<stats::HistLogWriter>> logs,
-                             IntervalClockOptions options, Callback callback,
-                             std::vector<std::unique_ptr<stats::HistLogWriter>> lat_logs)
-    : logs_(std::move(logs)),
-      lat_logs_(std::move(lat_logs)),
-      zeros_(stats::kFio3Buckets, 0),
-      options_(std::move(options)),
-      callback_(std::move(callback)) {
+                             std::vector<stats::IntervalSink*> sinks, IntervalClockOptions options)
+    : sinks_(std::move(sinks)), options_(std::move(options)) {
   last_end_ns_ = options_.start_realtime_ns;
   samplers_.reserve(recorders.size());
   for (const stats::Recorder* r : recorders) samplers_.emplace_back(*r);
@@ -56,25 +50,11 @@ void IntervalClock::Loop() {
 void IntervalClock::Close(uint64_t end_ns, bool final) {
   const uint64_t time_ms =
       LogTimeMs(end_ns, options_.start_realtime_ns, options_.period_ms, options_.unix_epoch);
-  for (size_t w = 0; w < samplers_.size(); ++w) {
-    samplers_[w].Next(deltas_[w]);
-    if (w < logs_.size()) {
-      for (stats::Direction d : options_.directions) {
-        logs_[w]->Write(time_ms, d, options_.bs,
-                        deltas_[w].dirs[stats::DirectionIndex(d)].clat.hist);
-      }
-    }
-    if (w < lat_logs_.size()) {
-      for (stats::Direction d : options_.directions) {
-        const auto& lat = deltas_[w].dirs[stats::DirectionIndex(d)].lat.hist;
-        lat_logs_[w]->Write(time_ms, d, options_.bs, lat.empty() ? zeros_ : lat);
-      }
-    }
-  }
+  for (size_t w = 0; w < samplers_.size(); ++w) samplers_[w].Next(deltas_[w]);
   ++intervals_;
   const IntervalInfo info{time_ms, last_end_ns_, end_ns, final, options_.planned_bytes};
   last_end_ns_ = end_ns;
-  if (callback_) callback_(info, deltas_);
+  for (stats::IntervalSink* sink : sinks_) sink->OnInterval(info, deltas_);
 }
 
 void IntervalClock::Finish(uint64_t end_realtime_ns) {
@@ -88,8 +68,7 @@ void IntervalClock::Finish(uint64_t end_realtime_ns) {
   }
   if (failure_) std::rethrow_exception(failure_);
   Close(end_realtime_ns, true);
-  for (auto& log : logs_) log->Close();
-  for (auto& log : lat_logs_) log->Close();
+  for (stats::IntervalSink* sink : sinks_) sink->Close();
 }
 
 std::vector<stats::RecorderSnapshot> IntervalClock::Totals() const {

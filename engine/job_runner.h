@@ -3,11 +3,13 @@
 // Setup (all before the common start instant, all able to throw): validate the spec, choose and
 // calibrate the clock, probe the engine, open (and create or safety-check) the targets (files and
 // devices, or the NBD export: engine/nbd_target.h), build one
-// Worker per job with its own engine instance and its share of the rate schedule, prepare them,
-// and open the histogram logs (clat, plus lat when rate-limited). Then, after waiting for
+// Worker per job with its own engine instance and its share of the rate schedule, open the
+// histogram logs (clat, plus lat when rate-limited: a stats::HistLogSink), and prepare the workers
+// on their own threads. Then, after waiting for
 // spec.start_at_ms if given (UsageError if that is more than kStartAtToleranceMs in the past), the
 // workers start together; ramp_time is run but not recorded (no counts, no lag, no log lines), and
-// the interval clock starts when recording does; runtime counts from there. *stop (set by a
+// the interval clock starts when recording does and hands every interval to the log sink and to
+// the caller's sinks; runtime counts from there. *stop (set by a
 // signal handler, say) ends the run early, cleanly, at any of these stages. When every worker has
 // stopped (runtime, bytes, error or *stop), the interval clock writes the final partial interval,
 // end_fsync runs, and the totals per worker (exactly the sums of the logged intervals) are
@@ -16,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,7 +48,12 @@ struct RunOutcome {
   bool stopped = false;                             // *stop ended the run early
 };
 
-RunOutcome RunJob(const JobSpec& spec, IntervalClock::Callback on_interval = nullptr,
+// `sinks` (not owned) get every closed interval after the histogram logs (which RunJob writes
+// itself when spec.write_hist_log is set): the live report, SLA checks, metrics.
+RunOutcome RunJob(const JobSpec& spec, std::span<stats::IntervalSink* const> sinks = {},
                   const std::atomic<bool>* stop = nullptr);
+
+// The directions a job's logs and reports cover (reads, writes or both).
+std::vector<stats::Direction> LoggedDirections(const JobSpec& spec);
 
 }  // namespace iotail::engine

@@ -1,16 +1,16 @@
 // LiveReport: the running report of `iotail run`, one line per status interval, and the
 // per-interval SLA check.
 //
-// The interval clock hands it every closed interval (its bounds and one delta per worker); it adds
-// them up until the end of a status interval (an epoch multiple of period_ms, which must be a
-// multiple of the clock's period) or the run's final partial interval, then writes one line for
-// that span alone (not cumulative): elapsed time, per direction IOPS, MB/s, p50/p99/p99.9 (fio's
-// rule) and SLC1/SLC2 (SBK's list), I/Os issued late (rate-limited mode), progress (time or bytes
-// left) and the SLA targets the span violated. In the rate-limited mode the latency shown and
-// checked is the schedule latency (intended start to completion: what a user of the load would
-// see), with clat p99 beside it; otherwise clat. The text form is a plain line (also on a
-// terminal, so a log of it reads the same); the JSON form is one object per line. Every span with
-// samples is checked against the SlaChecker, if given, per direction and for "all" combined;
+// An IntervalSink: the interval clock hands it every closed interval (its bounds and one delta per
+// worker); it adds them up until the end of a status interval (an epoch multiple of period_ms,
+// which must be a multiple of the clock's period) or the run's final partial interval, then writes
+// one line for that span alone (not cumulative): elapsed time, per direction IOPS, MB/s,
+// p50/p99/p99.9 (fio's rule) and SLC1/SLC2 (SBK's list), I/Os issued late (rate-limited mode),
+// progress (time or bytes left) and the SLA targets the span violated. In the rate-limited mode the
+// latency shown and checked is the schedule latency (intended start to completion: what a user of
+// the load would see), with clat p99 beside it; otherwise clat. The text form is a plain line (also
+// on a terminal, so a log of it reads the same); the JSON form is one object per line. Every span
+// with samples is checked against the SlaChecker, if given, per direction and for "all" combined;
 // interval times given to the checker are the span's start in ms since the run's start.
 //
 // Not thread-safe: used by the clock thread, then (final interval) by the thread calling Finish.
@@ -22,8 +22,9 @@
 #include <vector>
 
 #include "stats/core/direction.h"
-#include "stats/record/recorder.h"
 #include "stats/core/sla.h"
+#include "stats/record/interval_sink.h"
+#include "stats/record/recorder.h"
 
 namespace iotail::stats {
 
@@ -38,7 +39,7 @@ struct LiveReportOptions {
   std::vector<Direction> directions;
 };
 
-class LiveReport {
+class LiveReport final : public IntervalSink {
  public:
   // `out` receives the lines; `sla` (may be null) is checked on every span and outlives this.
   LiveReport(LiveReportOptions options, std::ostream& out, SlaChecker* sla);
@@ -47,6 +48,10 @@ class LiveReport {
   // time-based). Emits a line when end_ns is a status boundary or `final`.
   void Add(uint64_t start_ns, uint64_t end_ns, bool final, uint64_t planned_bytes,
            std::span<const RecorderSnapshot> deltas);
+  // IntervalSink: the same, from the interval clock.
+  void OnInterval(const IntervalInfo& info, std::span<const RecorderSnapshot> deltas) override {
+    Add(info.start_ns, info.end_ns, info.final, info.planned_bytes, deltas);
+  }
 
   uint64_t lines() const { return lines_; }
   uint64_t violating_spans() const { return violating_spans_; }

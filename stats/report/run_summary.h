@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "stats/record/recorder.h"
 #include "stats/core/sla.h"
+#include "stats/record/recorder.h"
 
 namespace iotail::stats {
 

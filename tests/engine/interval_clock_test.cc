@@ -33,27 +33,42 @@ TEST(IntervalClockTest, LogTimesRelativeOrEpoch) {
   EXPECT_EQ(LogTimeMs(1, 5, 1000, false), 0u);
 }
 
+// A sink that counts what it is given, per log time.
+class CountingSink final : public stats::IntervalSink {
+ public:
+  void OnInterval(const IntervalInfo& info,
+                  std::span<const stats::RecorderSnapshot> deltas) override {
+    EXPECT_EQ(closes, 0) << "an interval after Close()";
+    EXPECT_EQ(deltas.size(), 3u);
+    EXPECT_LT(info.start_ns, info.end_ns);
+    EXPECT_EQ(info.start_ns, last_end_ns) << "intervals are contiguous";
+    last_end_ns = info.end_ns;
+    finals += info.final ? 1 : 0;
+    ++calls[info.time_ms];
+    for (const auto& d : deltas) ios += d.dirs[0].ios;
+  }
+  void Close() override { ++closes; }
+
+  std::map<uint64_t, int> calls;  // time -> calls
+  uint64_t ios = 0;
+  uint64_t last_end_ns = 0;
+  int finals = 0;
+  int closes = 0;
+};
+
 TEST(IntervalClockTest, SharedTimestampsAndNothingLost) {
   Clock::Init();
   std::vector<std::unique_ptr<stats::Recorder>> recs;
   for (int i = 0; i < 3; ++i) recs.push_back(std::make_unique<stats::Recorder>());
   std::vector<const stats::Recorder*> ptrs;
   for (auto& r : recs) ptrs.push_back(r.get());
-  std::map<uint64_t, int> calls;  // time -> callbacks
-  uint64_t logged = 0;
+  CountingSink first, second;
   IntervalClockOptions opt;
   opt.period_ms = 20;
   opt.unix_epoch = true;
   opt.start_realtime_ns = Clock::RealtimeNs();
-  opt.directions = {stats::Direction::kRead};
-  IntervalClock clock(
-      ptrs, {}, opt,
-      [&](const IntervalInfo& info, std::span<const stats::RecorderSnapshot> deltas) {
-        EXPECT_EQ(deltas.size(), 3u);
-        EXPECT_LT(info.start_ns, info.end_ns);
-        ++calls[info.time_ms];
-        for (const auto& d : deltas) logged += d.dirs[0].ios;
-      });
+  first.last_end_ns = second.last_end_ns = opt.start_realtime_ns;
+  IntervalClock clock(ptrs, {&first, &second}, opt);
   clock.Start();
   std::atomic<bool> stop{false};
   std::vector<std::thread> writers;
@@ -72,15 +87,20 @@ TEST(IntervalClockTest, SharedTimestampsAndNothingLost) {
   stop = true;
   for (auto& w : writers) w.join();
   clock.Finish(Clock::RealtimeNs());
-  EXPECT_EQ(logged, written.load());
-  EXPECT_GE(calls.size(), 5u);
-  size_t i = 0;
-  for (const auto& [t, n] : calls) {
-    EXPECT_EQ(n, 1);  // one callback per instant, covering all workers
-    if (++i < calls.size()) {
-      EXPECT_EQ(t % 20, 0u) << t;  // all but the final partial one
+  for (const CountingSink* sink : {&first, &second}) {
+    EXPECT_EQ(sink->ios, written.load());
+    EXPECT_EQ(sink->finals, 1);
+    EXPECT_EQ(sink->closes, 1);
+    EXPECT_GE(sink->calls.size(), 5u);
+    size_t i = 0;
+    for (const auto& [t, n] : sink->calls) {
+      EXPECT_EQ(n, 1);  // one call per instant, covering all workers
+      if (++i < sink->calls.size()) {
+        EXPECT_EQ(t % 20, 0u) << t;  // all but the final partial one
+      }
     }
   }
+  EXPECT_EQ(first.calls, second.calls);
   uint64_t totals = 0;
   for (const auto& s : clock.Totals()) totals += s.dirs[0].ios;
   EXPECT_EQ(totals, written.load());

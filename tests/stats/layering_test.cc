@@ -23,7 +23,7 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       {"stats/record", {"stats/core"}},
       {"stats/logs", {"stats/core"}},
       {"stats/analysis", {"stats/core", "stats/logs", "stats/util"}},
-      {"stats/report", {"stats/core", "stats/record"}},
+      {"stats/report", {"stats/core", "stats/record", "stats/logs"}},
       {"stats/compat", {"stats/core", "stats/util"}},
   };
   return kAllowed;

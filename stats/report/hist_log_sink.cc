@@ -1,0 +1,48 @@
+#include "stats/report/hist_log_sink.h"
+
+#include "stats/core/histogram_layout.h"
+
+namespace iotail::stats {
+
+HistLogSink::HistLogSink(HistLogSinkOptions options)
+    : options_(std::move(options)), zeros_(kFio3Buckets, 0) {
+  for (int w = 1; w <= options_.workers; ++w) {
+    clat_.push_back(std::make_unique<HistLogWriter>(HistLogWriter::ClatLogPath(options_.prefix, w),
+                                                    options_.coarseness));
+    if (options_.lat_logs) {
+      lat_.push_back(std::make_unique<HistLogWriter>(HistLogWriter::LatLogPath(options_.prefix, w),
+                                                     options_.coarseness));
+    }
+  }
+}
+
+void HistLogSink::OnInterval(const IntervalInfo& info, std::span<const RecorderSnapshot> deltas) {
+  for (size_t w = 0; w < deltas.size() && w < clat_.size(); ++w) {
+    for (Direction d : options_.directions) {
+      const DirectionSnapshot& dir = deltas[w].dirs[DirectionIndex(d)];
+      clat_[w]->Write(info.time_ms, d, options_.bs, dir.clat.hist);
+      if (w < lat_.size()) {
+        lat_[w]->Write(info.time_ms, d, options_.bs, dir.lat.hist.empty() ? zeros_ : dir.lat.hist);
+      }
+    }
+  }
+}
+
+void HistLogSink::Close() {
+  for (auto& log : clat_) log->Close();
+  for (auto& log : lat_) log->Close();
+}
+
+std::vector<std::string> HistLogSink::clat_paths() const {
+  std::vector<std::string> out;
+  for (const auto& log : clat_) out.push_back(log->path());
+  return out;
+}
+
+std::vector<std::string> HistLogSink::lat_paths() const {
+  std::vector<std::string> out;
+  for (const auto& log : lat_) out.push_back(log->path());
+  return out;
+}
+
+}  // namespace iotail::stats

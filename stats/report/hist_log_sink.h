@@ -1,0 +1,49 @@
+// HistLogSink: the interval sink that writes a run's fio histogram logs, one file per worker:
+// PREFIX_clat_hist.N.log (issue to completion) and, when asked (the rate-limited mode), also
+// PREFIX_lat_hist.N.log (intended start to completion). Each closed interval becomes one line per
+// worker and logged direction, stamped with the interval's log time, so the files of every worker
+// (and host) share their time column and their counts add up to exactly the I/Os completed.
+//
+// The constructor creates (truncates) every file (std::system_error if one cannot be opened);
+// OnInterval and Close throw std::system_error on a write failure. Used by one thread at a time
+// (see IntervalSink).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stats/core/direction.h"
+#include "stats/logs/hist_log_writer.h"
+#include "stats/record/interval_sink.h"
+
+namespace iotail::stats {
+
+struct HistLogSinkOptions {
+  std::string prefix;                 // PREFIX of PREFIX_clat_hist.N.log
+  int workers = 1;                    // N runs 1..workers
+  int coarseness = 0;                 // log_hist_coarseness 0..6
+  std::vector<Direction> directions;  // a line per direction every interval, even when idle
+  uint32_t bs = 4096;                 // the bs column (meaningless to fio's readers)
+  bool lat_logs = false;              // also PREFIX_lat_hist.N.log
+};
+
+class HistLogSink final : public IntervalSink {
+ public:
+  explicit HistLogSink(HistLogSinkOptions options);
+
+  void OnInterval(const IntervalInfo& info, std::span<const RecorderSnapshot> deltas) override;
+  void Close() override;
+
+  std::vector<std::string> clat_paths() const;
+  std::vector<std::string> lat_paths() const;
+
+ private:
+  HistLogSinkOptions options_;
+  std::vector<std::unique_ptr<HistLogWriter>> clat_;
+  std::vector<std::unique_ptr<HistLogWriter>> lat_;
+  std::vector<uint64_t> zeros_;  // the lat line of a worker that recorded no lat
+};
+
+}  // namespace iotail::stats
