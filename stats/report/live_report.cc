@@ -6,6 +6,7 @@
 #include <string>
 
 #include "stats/core/histogram_layout.h"
+#include "stats/core/latency_figures.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/slc.h"
 
@@ -43,11 +44,10 @@ SpanFigures Figures(const DirectionSnapshot& d, bool schedule, double seconds) {
   for (uint64_t c : hist) n += c;
   if (n == 0) return f;
   const HistogramLayout layout = HistogramLayout::Fio3();
-  f.pct =
-      ComputePercentiles(std::span<const uint64_t>(hist), layout, kShown, PercentileMethod::kFio);
-  const std::vector<double> slc_values = ComputePercentiles(
-      std::span<const uint64_t>(hist), layout, SbkSlcPercentiles(), PercentileMethod::kFio);
-  f.slc = ComputeSlc(slc_values, f.pct[0]);
+  LatencyFigures figures = ComputeLatencyFigures(std::span<const uint64_t>(hist), layout, kShown,
+                                                 SbkSlcPercentiles(), PercentileMethod::kFio);
+  f.pct = std::move(figures.percentiles);
+  f.slc = figures.slc;
   if (schedule) {
     const double p99[] = {99.0};
     f.clat_p99 = ComputePercentiles(std::span<const uint64_t>(d.clat.hist), layout, p99,

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "stats/core/errors.h"
+#include "stats/core/latency_figures.h"
 
 namespace iotail::stats {
 namespace {
@@ -43,13 +44,13 @@ IntervalStats ComputeImpl(std::span<const Count> counts, const HistogramLayout& 
                           const ReportOptions& options) {
   IntervalStats row;
   row.stats = ComputeStats(counts, layout, options.method);
-  row.percentiles = ComputePercentiles(counts, layout, options.percentiles, options.method);
-  if (row.stats.samples > 0 && !options.slc_percentiles.empty()) {
-    const double median_p[] = {50};
-    const double median = ComputePercentiles(counts, layout, median_p, options.method)[0];
-    const auto values = ComputePercentiles(counts, layout, options.slc_percentiles, options.method);
-    row.slc = ComputeSlc(values, median);
-  }
+  LatencyFigures figures =
+      ComputeLatencyFigures(counts, layout, options.percentiles,
+                            row.stats.samples > 0 ? std::span<const double>(options.slc_percentiles)
+                                                  : std::span<const double>(),
+                            options.method);
+  row.percentiles = std::move(figures.percentiles);
+  if (figures.has_slc) row.slc = figures.slc;
   return row;
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "stats/core/histogram_layout.h"
+#include "stats/core/latency_figures.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/slc.h"
 
@@ -67,13 +68,12 @@ DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s) {
   }
   const HistogramLayout layout = HistogramLayout::Fio3();
   if (d.ios > 0 && !d.clat.hist.empty()) {
-    const std::span<const uint64_t> clat(d.clat.hist);
-    f.pct = ComputePercentiles(clat, layout, s.percentiles, PercentileMethod::kFio);
-    const std::vector<double> values =
-        ComputePercentiles(clat, layout, SbkSlcPercentiles(), PercentileMethod::kFio);
-    const double p50[] = {50.0};
-    f.slc = ComputeSlc(values, ComputePercentiles(clat, layout, p50, PercentileMethod::kFio)[0]);
-    f.has_slc = true;
+    LatencyFigures figures =
+        ComputeLatencyFigures(std::span<const uint64_t>(d.clat.hist), layout, s.percentiles,
+                              SbkSlcPercentiles(), PercentileMethod::kFio);
+    f.pct = std::move(figures.percentiles);
+    f.slc = figures.slc;
+    f.has_slc = figures.has_slc;
   }
   if (s.mode.rate_limited && d.lat.n > 0 && !d.lat.hist.empty()) {
     f.lat_pct = ComputePercentiles(std::span<const uint64_t>(d.lat.hist), layout, s.percentiles,
