@@ -17,8 +17,8 @@
 
 #include "cli/commands.h"
 #include "cli/log_input_options.h"
-#include "stats/core/errors.h"
 #include "stats/analysis/merger.h"
+#include "stats/core/errors.h"
 
 namespace po = boost::program_options;
 

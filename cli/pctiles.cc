@@ -6,8 +6,8 @@
 
 #include "cli/commands.h"
 #include "cli/log_input_options.h"
-#include "stats/core/errors.h"
 #include "stats/analysis/merger.h"
+#include "stats/core/errors.h"
 #include "stats/report/pctiles_report.h"
 
 namespace po = boost::program_options;

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "stats/core/errors.h"
 #include "stats/compat/fio_pctiles_compat.h"
+#include "stats/core/errors.h"
 
 namespace iotail::cli {
 namespace {

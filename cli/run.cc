@@ -198,6 +198,9 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   };
   try {
     outcome = run();
+  } catch (const stats::Interrupted& e) {
+    err << fmt::format("iotail run: {}; nothing was run\n", e.what());
+    return 128 + (g_signal.load() != 0 ? g_signal.load() : SIGINT);
   } catch (const std::system_error& e) {
     // The default benchmark falls back to buffered I/O where O_DIRECT is not supported.
     if (!options.default_benchmark || !spec.direct || e.code().value() != EINVAL) throw;

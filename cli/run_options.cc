@@ -55,15 +55,19 @@ const std::vector<OptionDef>& Table() {
       {"help", true, "show this help",
        [](RunOptions& o, const std::string& v) { o.help = ParseBool(v, "help"); }},
       {"name", false, "job name", [](RunOptions& o, const std::string& v) { o.spec.name = v; }},
-      {"filename", false, "target file(s) or block device(s), colon-separated",
+      {"filename", false, "target file(s) or block device(s), ':'-separated ('\\:' for a colon)",
        [](RunOptions& o, const std::string& v) {
-         o.spec.filenames.clear();
-         size_t start = 0;
-         for (;;) {
-           const size_t colon = v.find(':', start);
-           o.spec.filenames.push_back(v.substr(start, colon - start));
-           if (colon == std::string::npos) break;
-           start = colon + 1;
+         // fio's rule: ':' separates names, '\:' is a colon inside one.
+         o.spec.filenames.assign(1, "");
+         for (size_t i = 0; i < v.size(); ++i) {
+           if (v[i] == '\\' && i + 1 < v.size() && v[i + 1] == ':') {
+             o.spec.filenames.back() += ':';
+             ++i;
+           } else if (v[i] == ':') {
+             o.spec.filenames.emplace_back();
+           } else {
+             o.spec.filenames.back() += v[i];
+           }
          }
        }},
       {"size", false, "bytes per file (created if missing); default: whole file/device",
@@ -318,6 +322,20 @@ uint64_t ParseSize(std::string_view text, std::string_view option) {
   else
     throw UsageError(
         fmt::format("--{}: unknown size suffix in '{}' (use k, m, g, t)", option, text));
+  // Whole numbers exactly (a double loses digits past 2^53), anything past 2^64 refused.
+  uint64_t whole = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + used, whole);
+  if (ec == std::errc::result_out_of_range || v * mult >= 18446744073709551616.0) {
+    throw UsageError(fmt::format("--{}: '{}' is too large (at most 2^64 - 1 bytes)", option, text));
+  }
+  if (ec == std::errc() && end == text.data() + used) {
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(whole, static_cast<uint64_t>(mult), &bytes)) {
+      throw UsageError(
+          fmt::format("--{}: '{}' is too large (at most 2^64 - 1 bytes)", option, text));
+    }
+    return bytes;
+  }
   return static_cast<uint64_t>(v * mult);
 }
 
@@ -375,6 +393,9 @@ uint64_t ParseTimeNs(std::string_view text, std::string_view option) {
   else
     throw UsageError(
         fmt::format("--{}: unknown time unit in '{}' (use ns, us, ms, s, m, h)", option, text));
+  if (v * mult >= 9.2e18) {  // ~292 years: past what the ns clocks hold
+    throw UsageError(fmt::format("--{}: '{}' is too long", option, text));
+  }
   return static_cast<uint64_t>(std::llround(v * mult));
 }
 

@@ -82,7 +82,7 @@ struct Targets {
 
 // Opens (creates or safety-checks) every target and settles the region: the smallest capacity
 // after the offset, or --size, in whole minimum blocks.
-Targets OpenTargets(const JobSpec& spec, RunOutcome& out) {
+Targets OpenTargets(const JobSpec& spec, RunOutcome& out, const std::atomic<bool>* stop) {
   Targets t;
   TargetOptions topt;
   topt.access = spec.HasWrites() ? Access::kReadWrite : Access::kRead;
@@ -90,6 +90,7 @@ Targets OpenTargets(const JobSpec& spec, RunOutcome& out) {
   topt.size = spec.size;
   topt.offset = spec.offset;
   topt.allow_destructive = spec.allow_destructive;
+  topt.stop = stop;
   t.files.reserve(spec.filenames.size());
   std::vector<uint64_t> capacities;
   for (const std::string& path : spec.filenames) {
@@ -280,7 +281,7 @@ RunOutcome RunJob(const JobSpec& spec, std::span<stats::IntervalSink* const> sin
 
   RunOutcome out;
   out.clock_source = std::string(Clock::SourceName());
-  const Targets targets = OpenTargets(spec, out);
+  const Targets targets = OpenTargets(spec, out, stop);
   std::vector<std::unique_ptr<Worker>> workers = BuildWorkers(spec, targets);
   const std::unique_ptr<stats::HistLogSink> logs = OpenLogs(spec, out);
 

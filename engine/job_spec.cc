@@ -132,6 +132,13 @@ void JobSpec::Validate() const {
   if (size != 0 && size < MaxBlockSize()) {
     throw UsageError("--size: smaller than the largest block size");
   }
+  if (size > UINT64_MAX - offset) {
+    throw UsageError(
+        fmt::format("--size/--offset: offset {} + size {} is past 2^64 bytes", offset, size));
+  }
+  if (runtime_ns > UINT64_MAX / 4 || ramp_time_ns > UINT64_MAX / 4) {
+    throw UsageError("--runtime/--ramp_time: too long");
+  }
   if (direct && offset % 512 != 0) {
     throw UsageError("--offset: with --direct=1 must be a multiple of 512");
   }

@@ -1,15 +1,18 @@
 #include "engine/target.h"
 
+#include <blkid/blkid.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -17,10 +20,6 @@
 #include <sstream>
 #include <system_error>
 #include <vector>
-
-#if IOTAIL_HAVE_BLKID
-#include <blkid/blkid.h>
-#endif
 
 #include "stats/core/errors.h"
 
@@ -32,12 +31,26 @@ namespace {
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-// Writes zeros to the file from its current size up to `want` bytes.
-void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want) {
+// Writes zeros to the file from `from` up to `want` bytes, after checking that the filesystem has
+// the room; stops with stats::Interrupted when *stop is set.
+void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want,
+              const std::atomic<bool>* stop) {
+  struct statvfs fs;
+  if (fstatvfs(fd, &fs) == 0) {
+    const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+    if (want - from > free_bytes) {
+      throw stats::UsageError(fmt::format(
+          "--size: laying out '{}' to {} bytes needs {} more bytes; its filesystem has {} free",
+          path, want, want - from, free_bytes));
+    }
+  }
   constexpr size_t kChunk = 1 << 20;
   std::vector<char> zeros(kChunk, 0);
   uint64_t pos = from;
   while (pos < want) {
+    if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
+      throw stats::Interrupted(fmt::format("laying out '{}' interrupted", path));
+    }
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, want - pos));
     const ssize_t w = pwrite(fd, zeros.data(), n, static_cast<off_t>(pos));
     if (w < 0) {
@@ -49,38 +62,70 @@ void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want) {
   if (fsync(fd) != 0) ThrowErrno(fmt::format("fsync '{}'", path));
 }
 
-std::string MountedOrHeld(dev_t dev) {
-  std::ifstream mountinfo("/proc/self/mountinfo");
+// The block device numbers of the active swap areas (/proc/swaps names their paths).
+std::vector<dev_t> SwapDevices() {
+  std::vector<dev_t> out;
+  std::ifstream swaps("/proc/swaps");
   std::string line;
-  const std::string want = fmt::format("{}:{}", major(dev), minor(dev));
-  while (std::getline(mountinfo, line)) {
+  std::getline(swaps, line);  // header
+  while (std::getline(swaps, line)) {
     std::istringstream fields(line);
-    std::string id, parent, majmin, root, mount_point;
-    fields >> id >> parent >> majmin >> root >> mount_point;
-    if (majmin == want) return fmt::format("it is mounted on {}", mount_point);
-  }
-  const std::string holders = fmt::format("/sys/dev/block/{}/holders", want);
-  std::error_code ec;
-  if (std::filesystem::is_directory(holders, ec)) {
-    for (const auto& entry : std::filesystem::directory_iterator(holders, ec)) {
-      return fmt::format("it is held by {}", entry.path().filename().string());
+    std::string path, type;
+    fields >> path >> type;
+    struct stat st;
+    if (type == "partition" && stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
+      out.push_back(st.st_rdev);
     }
   }
-  // Partitions of this disk that are mounted.
-  const std::string sys = fmt::format("/sys/dev/block/{}", want);
+  return out;
+}
+
+// The mount point of device `majmin` ("MAJ:MIN") in /proc/self/mountinfo, or "".
+std::string MountPointOf(const std::string& majmin) {
+  std::ifstream mountinfo("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(mountinfo, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, mm, root, mount_point;
+    fields >> id >> parent >> mm >> root >> mount_point;
+    if (mm == majmin) return mount_point;
+  }
+  return "";
+}
+
+// Why device `dev` is in use ("" if it is not): mounted, an active swap area, or held by another
+// device (device-mapper, md); and the same for each of its partitions.
+std::string InUse(dev_t dev, const std::string& what) {
+  const std::string majmin = fmt::format("{}:{}", major(dev), minor(dev));
+  if (std::string mp = MountPointOf(majmin); !mp.empty()) {
+    return fmt::format("{} is mounted on {}", what, mp);
+  }
+  for (dev_t swap : SwapDevices()) {
+    if (swap == dev) return fmt::format("{} is an active swap area", what);
+  }
+  const std::string sys = fmt::format("/sys/dev/block/{}", majmin);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(sys + "/holders", ec)) {
+    return fmt::format("{} is held by {}", what, entry.path().filename().string());
+  }
+  return "";
+}
+
+std::string InUseWithPartitions(dev_t dev) {
+  if (std::string why = InUse(dev, "it"); !why.empty()) return why;
+  // Partitions of this disk: /sys/dev/block/MAJ:MIN/<name>/dev.
+  std::error_code ec;
+  const std::string sys = fmt::format("/sys/dev/block/{}:{}", major(dev), minor(dev));
   for (const auto& entry : std::filesystem::directory_iterator(sys, ec)) {
-    std::ifstream devfile(entry.path() / "dev");
-    std::string part;
-    if (devfile >> part) {
-      std::ifstream again("/proc/self/mountinfo");
-      while (std::getline(again, line)) {
-        std::istringstream f(line);
-        std::string a, b, mm, r, mp;
-        f >> a >> b >> mm >> r >> mp;
-        if (mm == part) {
-          return fmt::format("its partition {} is mounted on {}", entry.path().filename().string(),
-                             mp);
-        }
+    std::ifstream devfile(entry.path() / "partition");
+    if (!devfile) continue;
+    std::ifstream numbers(entry.path() / "dev");
+    unsigned maj = 0, min = 0;
+    char colon = 0;
+    if (numbers >> maj >> colon >> min) {
+      const std::string name = entry.path().filename().string();
+      if (std::string why = InUse(makedev(maj, min), "its partition " + name); !why.empty()) {
+        return why;
       }
     }
   }
@@ -104,7 +149,6 @@ std::string SignatureInHead(const unsigned char* head, size_t length) {
 
 namespace {
 
-#if IOTAIL_HAVE_BLKID
 // What libblkid finds through probe `pr` ("" if nothing; also "" on a probe error).
 std::string ProbeSignature(blkid_probe pr) {
   blkid_probe_enable_superblocks(pr, 1);
@@ -126,12 +170,10 @@ std::string ProbeSignature(blkid_probe pr) {
   blkid_free_probe(pr);
   return found;
 }
-#endif
 
 }  // namespace
 
 std::string SignatureInImage(const unsigned char* head, size_t length) {
-#if IOTAIL_HAVE_BLKID
   // libblkid probes descriptors: give it the bytes in an anonymous memory file.
   const int fd = memfd_create("iotail-probe", MFD_CLOEXEC);
   if (fd >= 0) {
@@ -148,20 +190,20 @@ std::string SignatureInImage(const unsigned char* head, size_t length) {
     close(fd);
     if (!found.empty()) return found;
   }
-#endif
   return SignatureInHead(head, length);
 }
 
-std::string DeviceWriteHazard(const std::string& path) {
+std::string DeviceInUse(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) ThrowErrno(fmt::format("stat '{}'", path));
   if (!S_ISBLK(st.st_mode)) return "";
-  if (std::string m = MountedOrHeld(st.st_rdev); !m.empty()) return m;
-#if IOTAIL_HAVE_BLKID
+  return InUseWithPartitions(st.st_rdev);
+}
+
+std::string DeviceSignature(const std::string& path) {
   if (blkid_probe pr = blkid_new_probe_from_filename(path.c_str())) {
     if (std::string found = ProbeSignature(pr); !found.empty()) return found;
   }
-#endif
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) ThrowErrno(fmt::format("open '{}' to check for signatures", path));
   std::vector<unsigned char> head(68 * 1024, 0);
@@ -181,11 +223,20 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
         fmt::format("--filename: '{}' is neither a regular file nor a block device", path_));
   }
   const bool write = options.access == Access::kReadWrite;
-  if (block_device_ && write && !options.allow_destructive) {
-    if (std::string hazard = DeviceWriteHazard(path_); !hazard.empty()) {
+  if (block_device_ && write) {
+    if (std::string why = DeviceInUse(path_); !why.empty()) {
       throw stats::UsageError(
-          fmt::format("refusing to write to '{}': {}; pass --allow-destructive to overwrite it",
-                      path_, hazard));
+          fmt::format("refusing to write to '{}': {}; iotail never writes to a device in use "
+                      "(--allow-destructive does not override this)",
+                      path_, why));
+    }
+    if (!options.allow_destructive) {
+      if (std::string found = DeviceSignature(path_); !found.empty()) {
+        throw stats::UsageError(
+            fmt::format("refusing to write to '{}': it holds {}; pass --allow-destructive to "
+                        "overwrite it",
+                        path_, found));
+      }
     }
   }
   if (!block_device_) {
@@ -201,8 +252,13 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
       if (fd < 0) ThrowErrno(fmt::format("create '{}'", path_));
       created_ = !exists;
       try {
-        FillFile(fd, path_, have, want);
+        FillFile(fd, path_, have, want, options.stop);
       } catch (...) {
+        // Leave the file as it was: removed if created, its old size if extended.
+        if (!created_ && ftruncate(fd, static_cast<off_t>(have)) != 0) {
+          std::fprintf(stderr, "iotail: could not restore '%s' to %llu bytes\n", path_.c_str(),
+                       static_cast<unsigned long long>(have));
+        }
         close(fd);
         if (created_) unlink(path_.c_str());
         throw;
@@ -212,11 +268,20 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
   }
   int flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC;
   if (options.direct) flags |= O_DIRECT;
+  // A device opened for writing is claimed exclusively: the kernel refuses it when it is mounted
+  // or claimed (closing the race with the checks above), and refuses mount and mkfs meanwhile.
+  if (block_device_ && write) flags |= O_EXCL;
   fd_ = open(path_.c_str(), flags);
   if (fd_ < 0) {
     const int err = errno;
     if (created_) unlink(path_.c_str());
     errno = err;
+    if (err == EBUSY && block_device_ && write) {
+      throw stats::UsageError(fmt::format(
+          "refusing to write to '{}': the kernel refuses exclusive access (the device is in use: "
+          "mounted, swap, or held); --allow-destructive does not override this",
+          path_));
+    }
     if (err == EINVAL && options.direct) {
       ThrowErrno(
           fmt::format("open '{}' with O_DIRECT (--direct=1; the filesystem may not "
@@ -235,7 +300,7 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
     capacity_ = static_cast<uint64_t>(now.st_size);
   }
   if (options.offset >= capacity_ ||
-      (options.size != 0 && options.offset + options.size > capacity_)) {
+      (options.size != 0 && options.size > capacity_ - options.offset)) {
     close(fd_);
     fd_ = -1;
     throw stats::UsageError(

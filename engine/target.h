@@ -1,13 +1,17 @@
 // Targets: the files and block devices a run reads or writes, opened once before the run.
 //
-// OpenTarget() creates a missing regular file (or extends a short one) to offset + size by writing
-// it out, so reads hit real blocks; finds the usable size of files and devices; and, before opening
-// a block device for writing, refuses one that is mounted (or in use by a holder) or that holds a
-// filesystem, partition table or other signature, unless allow_destructive is set. Reading is
-// always allowed. Failures: UsageError for refusals and bad sizes, std::system_error for OS errors.
-// A Target owns its descriptor and closes it when destroyed.
+// A Target creates a missing regular file (or extends a short one) to offset + size by writing
+// it out, so reads hit real blocks (after checking the filesystem has the room; a failure or a stop
+// request removes a created file and truncates an extended one back to its size); finds the usable
+// size of files and devices; and, before opening a block device for writing, refuses one that is in
+// use (mounted, swap, held: always) or that holds a filesystem, partition table or other signature
+// (unless allow_destructive), then opens it with O_EXCL so that the kernel refuses a device claimed
+// meanwhile and keeps mount and mkfs off it during the run. Reading is always allowed. Failures:
+// UsageError for refusals and bad sizes, std::system_error for OS errors. A Target owns its
+// descriptor and closes it when destroyed.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -21,6 +25,7 @@ struct TargetOptions {
   uint64_t size = 0;  // bytes wanted from offset; 0 = everything after offset
   uint64_t offset = 0;
   bool allow_destructive = false;
+  const std::atomic<bool>* stop = nullptr;  // set: laying out a file stops (stats::Interrupted)
 };
 
 class Target {
@@ -48,10 +53,14 @@ class Target {
   uint64_t capacity_ = 0;
 };
 
-// Why writing to block device `path` is unsafe ("" if nothing was found): mounted, held by another
-// device, or carrying a signature found by libblkid or in the first sectors (ext2/3/4, XFS, btrfs,
-// LUKS, GPT, MBR). Exposed for tests.
-std::string DeviceWriteHazard(const std::string& path);
+// Why block device `path` is in use ("" if it is not): it or one of its partitions is mounted, an
+// active swap area (/proc/swaps) or held by another device (device-mapper, md). iotail never
+// writes to a device in use, --allow-destructive or not.
+std::string DeviceInUse(const std::string& path);
+// What block device `path` holds that writing would destroy ("" if nothing was found): a
+// signature found by libblkid (filesystems, swap, partition tables, RAID and LVM members) or in
+// the first sectors (ext2/3/4, XFS, btrfs, LUKS, GPT, MBR). Overridden by --allow-destructive.
+std::string DeviceSignature(const std::string& path);
 
 // The signature libblkid (when built in) or the built-in check finds in an image of a target's
 // first bytes ("" if none): for targets that are not local devices (NBD exports).

@@ -18,6 +18,13 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Setup stopped by a signal (SIGINT/SIGTERM) before the run began, e.g. while laying out a file;
+// everything it had created is removed or restored.
+class Interrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class LogFormatError : public std::runtime_error {
  public:
   LogFormatError(std::string file, uint64_t line, const std::string& what)

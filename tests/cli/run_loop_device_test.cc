@@ -83,3 +83,93 @@ TEST_F(RunLoopDeviceTest, RefusesAGptSignatureFoundInTheFirstSectors) {
 }
 
 }  // namespace
+
+namespace {
+
+// The guard that --allow-destructive cannot override: devices in use.
+class RunDeviceGuardTest : public RunLoopDeviceTest {
+ protected:
+  void TearDown() override {
+    if (!mount_dir_.empty()) {
+      Shell("umount " + mount_dir_);
+      std::filesystem::remove(mount_dir_);
+    }
+    if (!device_.empty()) Shell("swapoff " + device_);
+    RunLoopDeviceTest::TearDown();
+  }
+  // Mounts `dev` on a fresh directory; "" on success, else why not.
+  std::string Mount(const std::string& dev) {
+    mount_dir_ = "/tmp/iotail-guard-mnt." + std::to_string(getpid());
+    std::filesystem::create_directories(mount_dir_);
+    const Result r = Shell("mount " + dev + " " + mount_dir_);
+    if (r.status != 0) {
+      std::filesystem::remove(mount_dir_);
+      mount_dir_.clear();
+      return "mount not permitted here: " + r.output;
+    }
+    return "";
+  }
+  Result WriteRun(const std::string& dev, const std::string& extra) {
+    return Shell(std::string(IOTAIL_BINARY) + " run --filename=" + dev +
+                 " --rw=write --size=1m --bs=64k --live_format=none " + extra);
+  }
+  std::string mount_dir_;
+};
+
+TEST_F(RunDeviceGuardTest, MountedDeviceIsRefusedEvenWithAllowDestructive) {
+  if (Shell("mkfs.ext4 -q -F " + device_).status != 0) GTEST_SKIP() << "mkfs.ext4 failed";
+  if (const std::string why = Mount(device_); !why.empty()) GTEST_SKIP() << why;
+  const Result r = WriteRun(device_, "--allow-destructive");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("is mounted on " + mount_dir_), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("does not override"), std::string::npos) << r.output;
+  // Reading a mounted device is harmless and allowed.
+  EXPECT_EQ(Shell(std::string(IOTAIL_BINARY) + " run --filename=" + device_ +
+                  " --rw=read --size=1m --live_format=none")
+                .status,
+            0);
+}
+
+TEST_F(RunDeviceGuardTest, SwapSignatureNeedsTheFlagAndActiveSwapIsRefused) {
+  if (Shell("mkswap " + device_).status != 0) GTEST_SKIP() << "mkswap failed";
+  const Result signature = WriteRun(device_, "");
+  EXPECT_EQ(signature.status, 2) << signature.output;
+  EXPECT_NE(signature.output.find("swap"), std::string::npos) << signature.output;
+  EXPECT_NE(signature.output.find("--allow-destructive"), std::string::npos) << signature.output;
+  const Result swapon = Shell("swapon " + device_);
+  if (swapon.status != 0) GTEST_SKIP() << "swapon not permitted here: " << swapon.output;
+  const Result active = WriteRun(device_, "--allow-destructive");
+  EXPECT_EQ(active.status, 2) << active.output;
+  EXPECT_NE(active.output.find("active swap area"), std::string::npos) << active.output;
+}
+
+TEST_F(RunDeviceGuardTest, DiskWhosePartitionIsMountedIsRefused) {
+  if (Shell("command -v sfdisk").status != 0) GTEST_SKIP() << "sfdisk not installed (fdisk)";
+  // A GPT with two partitions, the device re-read with partitions (loopNp1, loopNp2).
+  ASSERT_EQ(Shell("printf 'label: gpt\\n,16M\\n,\\n' | sfdisk -q " + device_).status, 0);
+  Shell("partx -u " + device_ + " || blockdev --rereadpt " + device_);
+  const std::string part = device_ + "p1";
+  if (!std::filesystem::exists(part)) GTEST_SKIP() << "no partition devices for " << device_;
+  // The partition table alone is a signature that needs the flag.
+  const Result table = WriteRun(device_, "");
+  EXPECT_EQ(table.status, 2) << table.output;
+  EXPECT_NE(table.output.find("gpt"), std::string::npos) << table.output;
+  if (Shell("mkfs.ext4 -q -F " + part).status != 0) GTEST_SKIP() << "mkfs.ext4 failed";
+  if (const std::string why = Mount(part); !why.empty()) GTEST_SKIP() << why;
+  const Result r = WriteRun(device_, "--allow-destructive");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("its partition"), std::string::npos) << r.output;
+}
+
+TEST_F(RunDeviceGuardTest, DeviceIsClaimedExclusivelyWhileWritten) {
+  // A write run on the blank device holds it with O_EXCL: mkfs (which opens O_EXCL) fails.
+  const std::string bin = IOTAIL_BINARY;
+  const Result r = Shell("(" + bin + " run --filename=" + device_ +
+                         " --rw=randwrite --runtime=1500ms --time_based --live_format=none "
+                         ">/dev/null & sleep 0.5; mkfs.ext4 -q -F " +
+                         device_ + " && echo MKFS-SUCCEEDED; wait $!; echo RUN-STATUS=$?)");
+  EXPECT_EQ(r.output.find("MKFS-SUCCEEDED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("RUN-STATUS=0"), std::string::npos) << r.output;
+}
+
+}  // namespace
