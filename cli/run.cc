@@ -29,6 +29,7 @@
 #include "stats/core/sla.h"
 #include "stats/report/live_report.h"
 #include "stats/report/run_summary.h"
+#include "stats/util/output_file.h"
 
 namespace iotail::cli {
 
@@ -185,6 +186,13 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   live.schedule_latency = spec.RateLimited();
   live.directions = engine::LoggedDirections(spec);
 
+  // The summary file is checked and created (as a temporary beside it) before the run, so a wrong
+  // path is found now rather than after the run; it replaces the destination only when complete.
+  std::unique_ptr<stats::OutputFile> summary_file;
+  if (!options.output.empty()) {
+    summary_file = std::make_unique<stats::OutputFile>(options.output, "--output");
+  }
+
   StopSignals signals;
   engine::RunOutcome outcome;
   std::unique_ptr<stats::LiveReport> report;
@@ -194,7 +202,10 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
                             stats::PercentileMethod::kFio);
     report = std::make_unique<stats::LiveReport>(live, err, &sla);
     stats::IntervalSink* const sinks[] = {report.get()};
-    return engine::RunJob(spec, sinks, &g_stop);
+    return engine::RunJob(spec, sinks, &g_stop, [&err](const std::string& why) {
+      err << fmt::format("iotail run: output failed: {} (that output stops; the run goes on)\n",
+                         why);
+    });
   };
   try {
     outcome = run();
@@ -238,16 +249,11 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   const std::string text = options.output_format == OutputFormat::kJson
                                ? stats::FormatJsonSummary(summary)
                                : stats::FormatTextSummary(summary);
-  if (options.output.empty()) {
+  if (summary_file == nullptr) {
     out << text;
   } else {
-    std::ofstream file(options.output);
-    file << text;
-    file.close();
-    if (!file) {
-      throw std::system_error(errno, std::generic_category(),
-                              fmt::format("write summary '{}'", options.output));
-    }
+    summary_file->Write(text);
+    summary_file->Commit();
   }
   if (!outcome.log_paths.empty() && options.output_format == OutputFormat::kNormal) {
     std::string logs;
@@ -268,6 +274,10 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     errors += j.totals.TotalErrors();
     lost += j.totals.errors[ENOTCONN];
   }
+  for (const std::string& why : outcome.output_errors) {
+    err << fmt::format("iotail run: an output failed during the run: {}\n", why);
+  }
+  if (!outcome.output_errors.empty() && errors == 0 && outcome.engine_error == 0) return 1;
   if (errors != 0 || outcome.engine_error != 0) {
     std::string why;
     if (outcome.engine_error != 0) {

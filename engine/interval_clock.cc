@@ -54,7 +54,14 @@ void IntervalClock::Close(uint64_t end_ns, bool final) {
   ++intervals_;
   const IntervalInfo info{time_ms, last_end_ns_, end_ns, final, options_.planned_bytes};
   last_end_ns_ = end_ns;
-  for (stats::IntervalSink* sink : sinks_) sink->OnInterval(info, deltas_);
+  for (size_t i = 0; i < sinks_.size(); ++i) {
+    if (sinks_[i] == nullptr) continue;
+    try {
+      sinks_[i]->OnInterval(info, deltas_);
+    } catch (const std::exception& e) {
+      Drop(i, e.what());
+    }
+  }
 }
 
 void IntervalClock::Finish(uint64_t end_realtime_ns) {
@@ -68,7 +75,20 @@ void IntervalClock::Finish(uint64_t end_realtime_ns) {
   }
   if (failure_) std::rethrow_exception(failure_);
   Close(end_realtime_ns, true);
-  for (stats::IntervalSink* sink : sinks_) sink->Close();
+  for (size_t i = 0; i < sinks_.size(); ++i) {
+    if (sinks_[i] == nullptr) continue;
+    try {
+      sinks_[i]->Close();
+    } catch (const std::exception& e) {
+      Drop(i, e.what());
+    }
+  }
+}
+
+void IntervalClock::Drop(size_t i, const std::string& why) {
+  sinks_[i] = nullptr;
+  sink_errors_.push_back(why);
+  if (options_.on_sink_error) options_.on_sink_error(why);
 }
 
 std::vector<stats::RecorderSnapshot> IntervalClock::Totals() const {

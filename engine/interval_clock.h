@@ -7,7 +7,8 @@
 // the interval and the deltas to every sink in turn (stats/record/interval_sink.h: the histogram
 // logs, the live report and SLA checks, ...). Finish() must be called after every worker has
 // stopped: it closes the final partial interval and then the sinks, so the counts every sink saw
-// add up to exactly the I/Os the recorders hold.
+// add up to exactly the I/Os the recorders hold. A sink that throws (a log on a full filesystem) is
+// reported at once through on_sink_error and dropped; the run and the other sinks go on.
 //
 // Log times are the boundary in ms since the period boundary at or before the run's start (so
 // multiples of the period, but for the final partial interval; see LogTimeMs) or, with
@@ -18,9 +19,11 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -55,6 +58,9 @@ struct IntervalClockOptions {
   bool unix_epoch = false;
   uint64_t start_realtime_ns = 0;  // the run's start instant (after ramp), epoch ns
   uint64_t planned_bytes = 0;      // passed on in IntervalInfo
+  // Called (on the clock thread, or the finishing one) when a sink fails, e.g. a log on a full
+  // filesystem: that sink gets nothing more, the run and the other sinks go on.
+  std::function<void(const std::string&)> on_sink_error;
 };
 
 class IntervalClock {
@@ -72,13 +78,17 @@ class IntervalClock {
   // Everything sampled so far, per worker (complete after Finish()).
   std::vector<stats::RecorderSnapshot> Totals() const;
   uint64_t intervals_written() const { return intervals_; }
+  // What failed, one message per sink dropped (complete after Finish()).
+  const std::vector<std::string>& sink_errors() const { return sink_errors_; }
 
  private:
   void Loop();
   void Close(uint64_t end_ns, bool final);
+  void Drop(size_t sink, const std::string& why);
 
   std::vector<stats::RecorderSampler> samplers_;
-  std::vector<stats::IntervalSink*> sinks_;
+  std::vector<stats::IntervalSink*> sinks_;  // a failed sink becomes nullptr
+  std::vector<std::string> sink_errors_;
   uint64_t last_end_ns_ = 0;
   IntervalClockOptions options_;
   std::vector<stats::RecorderSnapshot> deltas_;

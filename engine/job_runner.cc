@@ -268,7 +268,8 @@ std::vector<stats::Direction> LoggedDirections(const JobSpec& spec) {
 }
 
 RunOutcome RunJob(const JobSpec& spec, std::span<stats::IntervalSink* const> sinks,
-                  const std::atomic<bool>* stop) {
+                  const std::atomic<bool>* stop,
+                  std::function<void(const std::string&)> on_output_error) {
   static const std::atomic<bool> kNever{false};
   const std::atomic<bool>& stop_flag = stop != nullptr ? *stop : kNever;
   spec.Validate();
@@ -314,6 +315,7 @@ RunOutcome RunJob(const JobSpec& spec, std::span<stats::IntervalSink* const> sin
   copt.unix_epoch = spec.log_unix_epoch;
   copt.start_realtime_ns = out.start_realtime_ns;
   copt.planned_bytes = planned_bytes;
+  copt.on_sink_error = on_output_error;
   IntervalClock clock(std::move(recorders), std::move(all_sinks), copt);
 
   if (spec.ramp_time_ns != 0) SleepUntilMonotonic(times.record_from_ns, stop);
@@ -326,6 +328,7 @@ RunOutcome RunJob(const JobSpec& spec, std::span<stats::IntervalSink* const> sin
     for (const Target& t : targets.files) t.Sync();
   }
   out.per_worker = clock.Totals();
+  out.output_errors = clock.sink_errors();
   for (const auto& w : workers) {
     out.cpu.push_back(w->cpu());
     if (w->engine_error() != 0 && out.engine_error == 0) out.engine_error = w->engine_error();

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,12 +47,16 @@ struct RunOutcome {
   std::vector<std::string> lat_log_paths;           // lat histogram logs (rate-limited mode)
   int64_t start_skew_ns = 0;                        // actual start - start_at (0 without it)
   bool stopped = false;                             // *stop ended the run early
+  std::vector<std::string> output_errors;           // outputs that failed (and stopped)
 };
 
 // `sinks` (not owned) get every closed interval after the histogram logs (which RunJob writes
 // itself when spec.write_hist_log is set): the live report, SLA checks, metrics.
+// A failing output (a log on a full filesystem) is reported at once through `on_output_error`,
+// stops that output only, and is listed in RunOutcome::output_errors.
 RunOutcome RunJob(const JobSpec& spec, std::span<stats::IntervalSink* const> sinks = {},
-                  const std::atomic<bool>* stop = nullptr);
+                  const std::atomic<bool>* stop = nullptr,
+                  std::function<void(const std::string&)> on_output_error = nullptr);
 
 // The directions a job's logs and reports cover (reads, writes or both).
 std::vector<stats::Direction> LoggedDirections(const JobSpec& spec);

@@ -1,5 +1,7 @@
 #include "stats/logs/hist_log_writer.h"
 
+#include "stats/util/output_file.h"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -33,11 +35,8 @@ HistLogWriter::HistLogWriter(std::string path, int coarseness)
     throw UsageError(
         fmt::format("--log_hist_coarseness: expected 0..{}, got {}", kMaxCoarseness, coarseness));
   }
-  file_ = std::fopen(path_.c_str(), "w");
-  if (file_ == nullptr) {
-    throw std::system_error(errno, std::generic_category(),
-                            fmt::format("create histogram log '{}'", path_));
-  }
+  // A regular file only: never through a symlink, never a device (stats/util/output_file.h).
+  file_ = OpenRegularForWriting(path_, "histogram log");
   std::setvbuf(file_, nullptr, _IOFBF, 1 << 16);
 }
 

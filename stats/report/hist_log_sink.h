@@ -2,7 +2,8 @@
 // PREFIX_clat_hist.N.log (issue to completion) and, when asked (the rate-limited mode), also
 // PREFIX_lat_hist.N.log (intended start to completion). Each closed interval becomes one line per
 // worker and logged direction, stamped with the interval's log time, so the files of every worker
-// (and host) share their time column and their counts add up to exactly the I/Os completed.
+// (and host) share their time column and their counts add up to exactly the I/Os completed. Each
+// interval is flushed to the kernel when written, so a killed run loses at most the open interval.
 //
 // The constructor creates (truncates) every file (std::system_error if one cannot be opened);
 // OnInterval and Close throw std::system_error on a write failure. Used by one thread at a time

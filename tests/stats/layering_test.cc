@@ -21,7 +21,7 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       {"stats/util", {}},
       {"stats/core", {}},
       {"stats/record", {"stats/core"}},
-      {"stats/logs", {"stats/core"}},
+      {"stats/logs", {"stats/core", "stats/util"}},
       {"stats/analysis", {"stats/core", "stats/logs", "stats/util"}},
       {"stats/report", {"stats/core", "stats/record", "stats/logs"}},
       {"stats/compat", {"stats/core", "stats/util"}},
