@@ -33,6 +33,12 @@ void IntervalClock::Start() {
 void IntervalClock::Loop() {
   try {
     std::unique_lock lock(mu_);
+    // Started ahead of the recording (before the workers, so that a thread that cannot be
+    // created fails the run before it begins): wait for it.
+    const auto start = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::nanoseconds(options_.start_realtime_ns)));
+    if (cv_.wait_until(lock, start, [this] { return stop_; })) return;
     for (;;) {
       const uint64_t boundary = NextBoundaryNs(Clock::RealtimeNs(), options_.period_ms);
       const auto deadline = std::chrono::system_clock::time_point(
@@ -48,8 +54,12 @@ void IntervalClock::Loop() {
 }
 
 void IntervalClock::Close(uint64_t end_ns, bool final) {
-  const uint64_t time_ms =
+  uint64_t time_ms =
       LogTimeMs(end_ns, options_.start_realtime_ns, options_.period_ms, options_.unix_epoch);
+  // Times strictly increase: a final partial interval ending within half a millisecond of the
+  // last boundary would round to that boundary's time (a duplicate line time, once in ~50 runs).
+  if (intervals_ > 0 && time_ms <= last_time_ms_) time_ms = last_time_ms_ + 1;
+  last_time_ms_ = time_ms;
   for (size_t w = 0; w < samplers_.size(); ++w) samplers_[w].Next(deltas_[w]);
   ++intervals_;
   const IntervalInfo info{time_ms, last_end_ns_, end_ns, final, options_.planned_bytes};

@@ -12,7 +12,8 @@
 //
 // Log times are the boundary in ms since the period boundary at or before the run's start (so
 // multiples of the period, but for the final partial interval; see LogTimeMs) or, with
-// unix_epoch, the boundary's Unix epoch ms (an exact multiple of the period).
+// unix_epoch, the boundary's Unix epoch ms (an exact multiple of the period). They strictly
+// increase: a final interval that would round onto the last boundary's time is stamped 1 ms later.
 // Thread-safety: Start/Finish from one controlling thread; sinks run on the clock thread (and the
 // final interval on the thread calling Finish).
 #pragma once
@@ -70,6 +71,8 @@ class IntervalClock {
                 std::vector<stats::IntervalSink*> sinks, IntervalClockOptions options);
   ~IntervalClock();
 
+  // Starts the clock thread; it closes no interval before options.start_realtime_ns, so it may be
+  // started ahead of the workers. Throws std::system_error if the thread cannot be created.
   void Start();
   // Stops the thread, then closes the final interval ending at end_realtime_ns and the sinks. Call
   // after all workers have stopped. Rethrows a sink's failure on the clock thread.
@@ -90,6 +93,7 @@ class IntervalClock {
   std::vector<stats::IntervalSink*> sinks_;  // a failed sink becomes nullptr
   std::vector<std::string> sink_errors_;
   uint64_t last_end_ns_ = 0;
+  uint64_t last_time_ms_ = 0;
   IntervalClockOptions options_;
   std::vector<stats::RecorderSnapshot> deltas_;
   std::thread thread_;

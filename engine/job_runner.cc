@@ -21,14 +21,6 @@ namespace iotail::engine {
 
 namespace {
 
-void SleepUntilMonotonic(uint64_t ns, const std::atomic<bool>* stop) {
-  for (;;) {
-    const uint64_t now = Clock::MonotonicNs();
-    if (now >= ns || (stop != nullptr && stop->load())) return;
-    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<uint64_t>(ns - now, 50'000'000)));
-  }
-}
-
 // Waits for the Unix epoch instant `ns` (CLOCK_REALTIME), in slices so that *stop is seen.
 void SleepUntilRealtime(uint64_t ns, const std::atomic<bool>* stop) {
   for (;;) {
@@ -175,7 +167,15 @@ class WorkerThreads {
       : workers_(workers), stop_(stop), failures_(workers.size()), prepared_(workers.size()) {
     threads_.reserve(workers.size());
     for (size_t w = 0; w < workers.size(); ++w) {
-      threads_.emplace_back([this, w] { Body(w); });
+      try {
+        threads_.emplace_back([this, w] { Body(w); });
+      } catch (const std::system_error& e) {
+        // Release the threads that started (they wait for the preparation of all), join them.
+        for (size_t rest = w; rest < workers.size(); ++rest) prepared_.count_down();
+        Abort();
+        throw std::system_error(
+            e.code(), fmt::format("cannot start worker thread {} of {}", w + 1, workers.size()));
+      }
     }
   }
   ~WorkerThreads() { Abort(); }
@@ -299,7 +299,6 @@ RunOutcome RunJob(const JobSpec& spec, std::span<stats::IntervalSink* const> sin
     }
   }
   const WorkerTimes times = StartTimes(spec, out);
-  threads.Go(times);
 
   std::vector<stats::IntervalSink*> all_sinks;
   if (logs != nullptr) all_sinks.push_back(logs.get());
@@ -313,13 +312,17 @@ RunOutcome RunJob(const JobSpec& spec, std::span<stats::IntervalSink* const> sin
   IntervalClockOptions copt;
   copt.period_ms = spec.log_hist_msec;
   copt.unix_epoch = spec.log_unix_epoch;
-  copt.start_realtime_ns = out.start_realtime_ns;
+  copt.start_realtime_ns = out.start_realtime_ns;  // after the ramp: the clock waits for it
   copt.planned_bytes = planned_bytes;
   copt.on_sink_error = on_output_error;
   IntervalClock clock(std::move(recorders), std::move(all_sinks), copt);
-
-  if (spec.ramp_time_ns != 0) SleepUntilMonotonic(times.record_from_ns, stop);
-  clock.Start();
+  try {
+    clock.Start();
+  } catch (...) {
+    threads.Abort();  // nothing has run yet
+    throw;
+  }
+  threads.Go(times);
   threads.Join();
   const uint64_t end_mono = Clock::NowNs();
   clock.Finish(Clock::RealtimeNs());

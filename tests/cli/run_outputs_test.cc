@@ -146,6 +146,18 @@ TEST_F(RunOutputsTest, LayoutStopsOnSigtermAndLeavesNothing) {
   EXPECT_FALSE(fs::exists(big));
 }
 
+TEST_F(RunOutputsTest, ThreadsThatCannotBeCreatedFailTheRunCleanly) {
+  // 400 MB of address space cannot hold 200 thread stacks of 8 MiB: thread creation fails part
+  // way. The run must end with a clear error and exit 1, not std::terminate (134).
+  const auto r = iotail::testing::Capture("cd " + dir_.string() + " && (ulimit -v 400000; " +
+                                          IOTAIL_BINARY + " run --filename=" + target_ +
+                                          " --numjobs=200 --ioengine=psync --runtime=1s "
+                                          "--time_based --live_format=none 2>&1)");
+  if (r.status == 0) GTEST_SKIP() << "all 200 threads started under ulimit -v here";
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("cannot start worker thread"), std::string::npos) << r.out;
+}
+
 TEST_F(RunOutputsTest, FilenameTakesFiosColonEscape) {
   const fs::path colon = dir_ / "a:b";
   const auto r = iotail::testing::RunIotail(
