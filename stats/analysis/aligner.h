@@ -18,12 +18,9 @@
 #include <cstdint>
 #include <optional>
 
+#include "stats/logs/log_scan.h"  // IsEpochTime
+
 namespace iotail::stats {
-
-// End times at or above this are Unix-epoch milliseconds (1973-03-03); below, ms since job start.
-inline constexpr int64_t kEpochThresholdMs = 100'000'000'000;
-
-constexpr bool IsEpochTime(int64_t ms) { return ms >= kEpochThresholdMs; }
 
 // The start of the job whose log's first end times are first_end and (if any) second_end.
 int64_t InferJobStart(int64_t first_end, std::optional<int64_t> second_end,

@@ -1,11 +1,15 @@
 #include "stats/logs/log_scan.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+
+#include "stats/core/errors.h"
 
 namespace iotail::stats {
 namespace {
@@ -35,6 +39,8 @@ unsigned ReaderOfDamagedLine(const char* p, const char* end) {
 
 class SegmentBuilder {
  public:
+  explicit SegmentBuilder(const std::string& path) : path_(path) {}
+
   void Line(const char* begin, const char* end, uint64_t offset, uint64_t line) {
     const char* p = begin;
     while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
@@ -61,6 +67,8 @@ class SegmentBuilder {
     // the previous job never had).
     bool back = false;
     for (const auto& l : last_) back = back || (l && t < *l);
+    CheckJump(t, last, back, line);
+    if (!file_first_ms_) file_first_ms_ = t;
     if (segments_.empty() || back) {
       if (!segments_.empty()) segments_.back().end_offset = offset;
       segments_.push_back({offset, 0, line, t, std::nullopt, 0});
@@ -93,6 +101,28 @@ class SegmentBuilder {
     }
     s.directions |= static_cast<uint8_t>(1u << *ddir);
   }
+  // Damaged times: a forward gap no log holds, or (epoch logs) a fall to before the log began.
+  void CheckJump(int64_t t, const std::optional<int64_t>& last, bool back, uint64_t line) const {
+    if (last && t > *last && t - *last > kMaxRecordGapMs) {
+      throw LogFormatError(path_, line,
+                           fmt::format("time jumps forward from {} to {} ms ({:.0f} days after the "
+                                       "previous record of this direction): a damaged time?",
+                                       *last, t, static_cast<double>(t - *last) / 86'400'000.0));
+    }
+    if (back && file_first_ms_ && IsEpochTime(*file_first_ms_)) {
+      const int64_t period = period_.value_or(1000);
+      const int64_t earliest = *file_first_ms_ - std::max<int64_t>(10 * period, 10'000);
+      if (t < earliest) {
+        throw LogFormatError(
+            path_, line,
+            fmt::format("time goes back to {} ms, {:.3f} s before the log's first record ({} "
+                        "ms): a damaged time? (the next job of a per_job_logs=0 file starts "
+                        "where the first did)",
+                        t, static_cast<double>(*file_first_ms_ - t) / 1000.0, *file_first_ms_));
+      }
+    }
+  }
+
   std::vector<LogSegment> Finish(uint64_t size) {
     if (!segments_.empty()) segments_.back().end_offset = size;
     return std::move(segments_);
@@ -106,6 +136,8 @@ class SegmentBuilder {
   std::optional<int64_t> first_[3];
   std::optional<int64_t> period_;  // the smallest spacing of a direction's first two times
   bool timed_ = false;             // the last segment has a readable time
+  const std::string& path_;
+  std::optional<int64_t> file_first_ms_;  // the first readable time of the file
 };
 
 }  // namespace
@@ -113,9 +145,15 @@ class SegmentBuilder {
 std::vector<LogSegment> ScanLogSegments(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "open '" + path + "'");
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw UsageError(fmt::format(
+        "'{}' is not a regular file (a device, FIFO or socket): histogram logs are files", path));
+  }
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   std::vector<char> buffer(size_t{1} << 20);
-  SegmentBuilder builder;
+  SegmentBuilder builder(path);
   size_t len = 0;     // bytes in buffer
   uint64_t base = 0;  // file offset of buffer[0]
   uint64_t line = 0;
@@ -147,14 +185,10 @@ std::vector<LogSegment> ScanLogSegments(const std::string& path) {
     if (pos > len) pos = len;
     const size_t keep = len - pos;
     if (keep == buffer.size()) {
-      // A line longer than the buffer: no valid log has one. Stop here and leave the error to
-      // LogReader, which reads this range and names the line.
-      if (buffer.size() >= (size_t{64} << 20)) {
-        const off_t size = ::lseek(fd, 0, SEEK_END);
-        ::close(fd);
-        return builder.Finish(static_cast<uint64_t>(size));
-      }
-      buffer.resize(buffer.size() * 2);
+      // A line longer than 1 MiB: no histogram log has one (fio's longest is about 40 KB).
+      ::close(fd);
+      throw LogFormatError(path, line + 1,
+                           "a line longer than 1 MiB: not a histogram log (binary data?)");
     }
     std::memmove(buffer.data(), buffer.data() + pos, keep);
     base += pos;

@@ -3,6 +3,12 @@
 // byte range, first line number and first two distinct end times. It reads only the first two
 // fields of each line; LogReader validates everything when the segment is read. Used to turn one
 // file into independent time-ordered sources so that merging stays streaming.
+// The scan also rejects what no log can hold, naming the file and line (LogFormatError): a line
+// longer than 1 MiB (fio's longest is about 40 KB), a time that jumps forward by more than
+// kMaxRecordGapMs within a direction, and, in a Unix-epoch log, a time that jumps back to before
+// the log's first record (less a few periods): that is a damaged time, not the next job of a
+// per_job_logs=0 file, whose times start where the first job's did. An input that is not a regular
+// file (a device, FIFO or socket) is a UsageError.
 // Free function; thread-safe. Throws std::system_error if the file cannot be read.
 #pragma once
 
@@ -12,6 +18,15 @@
 #include <vector>
 
 namespace iotail::stats {
+
+// End times at or above this are Unix-epoch milliseconds (1973-03-03); below, ms since job start.
+inline constexpr int64_t kEpochThresholdMs = 100'000'000'000;
+
+constexpr bool IsEpochTime(int64_t ms) { return ms >= kEpochThresholdMs; }
+
+// The longest gap between two records of one direction that a log may hold (30 days): more is a
+// damaged time, which would otherwise make a merge walk millions of empty quanta.
+inline constexpr int64_t kMaxRecordGapMs = int64_t{30} * 24 * 3600 * 1000;
 
 struct LogSegment {
   uint64_t begin_offset = 0;

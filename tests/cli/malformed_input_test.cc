@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -128,7 +129,46 @@ TEST_F(MalformedInputTest, PipeIsRejectedNotWaitedOn) {
 }
 
 TEST_F(MalformedInputTest, TimeBeyondTheRangeIsRejected) {
-  ExpectRejected(Line("250", "0") + Line("9223372036854775000", "0"), 2, "out of range");
+  ExpectRejected(Line("250", "0") + Line("9223372036854775000", "0"), 2, "time jumps forward");
+  ExpectRejected(Line("9223372036854775000", "0"), 1, "out of range");
+}
+
+TEST_F(MalformedInputTest, CorruptedEpochDigitIsRejectedAtOnce) {
+  // One digit of an epoch time damaged (1795408932000 -> 9795408932000): once, this made pctiles
+  // walk empty quanta without end.
+  std::string data;
+  for (int i = 0; i < 4; ++i) data += Line(std::to_string(1795408930000 + i * 500), "0", 1856, "3");
+  data += Line("9795408932000", "0", 1856, "3") + Line("1795408932500", "0", 1856, "3");
+  const auto start = std::chrono::steady_clock::now();
+  ExpectRejected(data, 5, "time jumps forward");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST_F(MalformedInputTest, EpochTimeFallingBeforeTheLogBeganIsRejected) {
+  // Back by 50 s in one line, to before the first record: damage, not a second job.
+  std::string data;
+  for (int i = 0; i < 4; ++i) data += Line(std::to_string(1795408930000 + i * 500), "0", 1856, "3");
+  data += Line("1795408880000", "0", 1856, "3");
+  ExpectRejected(data, 5, "before the log's first record");
+  // A second job of a per_job_logs=0 file starts where the first did: accepted.
+  std::string jobs = data.substr(0, data.rfind(Line("1795408880000", "0", 1856, "3")));
+  jobs += jobs;
+  EXPECT_EQ(Run("pctiles " + Write(jobs)), 0) << err_;
+}
+
+TEST_F(MalformedInputTest, LineLongerThanAnyLogIsRejected) {
+  ExpectRejected(std::string(3 << 20, '7') + "\n", 1, "longer than 1 MiB");
+}
+
+TEST_F(MalformedInputTest, DevicesAreNotLogs) {
+  for (const std::string& command :
+       {std::string("pctiles"), "merge -o " + (dir_ / "o.log").string()}) {
+    SCOPED_TRACE(command);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(Run(command + " /dev/urandom"), 2) << err_;
+    EXPECT_NE(err_.find("not a regular file"), std::string::npos) << err_;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  }
 }
 
 TEST_F(MalformedInputTest, SameFileTwiceIsRejected) {
