@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "stats/core/errors.h"
+#include "stats/util/json.h"
 
 namespace iotail::stats {
 namespace {
@@ -166,9 +167,9 @@ void SlaChecker::WriteJson(std::ostream& out) const {
   for (size_t i = 0; i < targets_.size(); ++i) {
     const Result& r = results_[i];
     out << fmt::format(
-        "{}{{\"target\": \"{}\", \"checked\": {}, \"violated\": {}, \"worst_ns\": {}, "
+        "{}{{\"target\": {}, \"checked\": {}, \"violated\": {}, \"worst_ns\": {}, "
         "\"first_violation_times_ms\": [{}]}}",
-        i ? ", " : "", targets_[i].text, r.checked, r.violated,
+        i ? ", " : "", JsonString(targets_[i].text), r.checked, r.violated,
         r.violated ? fmt::format("{}", r.worst_ns) : "null", fmt::join(r.times, ", "));
   }
   out << ']';

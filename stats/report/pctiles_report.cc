@@ -7,6 +7,7 @@
 
 #include "stats/core/errors.h"
 #include "stats/core/latency_figures.h"
+#include "stats/util/json.h"
 
 namespace iotail::stats {
 namespace {
@@ -22,21 +23,6 @@ std::string Readable(double v) {
   while (!s.empty() && s.back() == '0') s.pop_back();
   if (!s.empty() && s.back() == '.') s.pop_back();
   return s;
-}
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 template <typename Count>
