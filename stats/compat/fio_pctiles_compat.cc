@@ -17,10 +17,11 @@
 #include <system_error>
 #include <thread>
 
+#include "stats/compat/python_format.h"
 #include "stats/core/errors.h"
+#include "stats/util/enum_names.h"
 #include "stats/util/mapped_file.h"
 #include "stats/util/parallel_for.h"
-#include "stats/compat/python_format.h"
 
 namespace iotail::stats {
 namespace {
@@ -28,6 +29,10 @@ namespace {
 constexpr int kDirections = 3;              // read, write, trim (the script knows only 0 and 1)
 constexpr int64_t kEpochFloorMs = 1000000;  // the script's "relative times" threshold
 constexpr int kMaxCompatCoarseness = 6;
+
+constexpr EnumName<FioPctilesUnit> kUnitNames[] = {{FioPctilesUnit::kMsec, "msec"},
+                                                   {FioPctilesUnit::kUsec, "usec"},
+                                                   {FioPctilesUnit::kNsec, "nsec"}};
 
 int64_t FloorDiv(int64_t a, int64_t b) {  // Python's // for b > 0
   const int64_t q = a / b;
@@ -416,24 +421,12 @@ void MergeNotes(Notes& into, const Notes& n) {
 }  // namespace
 
 FioPctilesUnit ParseFioPctilesUnit(std::string_view text) {
-  if (text == "msec") return FioPctilesUnit::kMsec;
-  if (text == "usec") return FioPctilesUnit::kUsec;
-  if (text == "nsec") return FioPctilesUnit::kNsec;
+  if (const auto unit = ValueNamed(kUnitNames, text)) return *unit;
   throw UsageError("argument --output-unit: expected msec, usec or nsec, got '" +
                    std::string(text) + "'");
 }
 
-std::string_view FioPctilesUnitName(FioPctilesUnit unit) {
-  switch (unit) {
-    case FioPctilesUnit::kMsec:
-      return "msec";
-    case FioPctilesUnit::kUsec:
-      return "usec";
-    case FioPctilesUnit::kNsec:
-      return "nsec";
-  }
-  return "?";
-}
+std::string_view FioPctilesUnitName(FioPctilesUnit unit) { return NameOf(kUnitNames, unit); }
 
 void ValidateFioPctilesCompatOptions(const FioPctilesCompatOptions& o) {
   if (o.fio_version != 2 && o.fio_version != 3) {

@@ -11,13 +11,6 @@
 namespace iotail::stats {
 namespace {
 
-std::optional<Direction> DirectionNamed(std::string_view name) {
-  for (int d = 0; d < kDirectionCount; ++d) {
-    if (DirectionName(static_cast<Direction>(d)) == name) return static_cast<Direction>(d);
-  }
-  return std::nullopt;
-}
-
 std::optional<double> Number(std::string_view text) {
   double v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
