@@ -39,19 +39,10 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       "output,o", po::value(&output), "the merged log to write ('-' for standard output)")(
       "combine", po::bool_switch(&combine),
       "add read, write and trim together into one direction (written as ddir 0)");
-  input.Register(description);
-  const po::variables_map vm = input.Parse(args, description);
-  if (vm.count("help")) {
-    out << description << '\n';
-    return 0;
-  }
+  if (!input.Parse(args, description, out)) return 0;  // help
   if (output.empty()) throw stats::UsageError("--output: the merged log's path is required");
   const stats::MergeOptions merge_options = input.ToMergeOptions();
   stats::Merger merger(input.files, merge_options);
-  // The readers find recoverable damage (a torn last line) as they read: report it after Run().
-  auto print_warnings = [&] {
-    for (const auto& w : merger.warnings()) err << "iotail merge: warning: " << w << '\n';
-  };
 
   std::unique_ptr<std::FILE, FileCloser> file;
   std::FILE* sink = stdout;
@@ -73,7 +64,7 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     sink = file.get();
   }
   if (merger.Empty()) {
-    print_warnings();
+    PrintMergerWarnings(merger, "merge", err);
     err << "iotail merge: warning: the input holds no histogram records; wrote an empty log\n";
     return 0;
   }
@@ -82,7 +73,7 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       combine ? stats::MergedDirections::kCombined : stats::MergedDirections::kEach);
   merger.Run([&](const stats::MergedQuantum& q) { writer.Write(q); });
   writer.Flush();
-  print_warnings();
+  PrintMergerWarnings(merger, "merge", err);
   err << fmt::format("iotail merge: {} files, {} records -> '{}' ({})\n", input.files.size(),
                      merger.records(), output, merger.layout().Describe());
   return 0;
