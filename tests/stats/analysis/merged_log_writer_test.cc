@@ -3,17 +3,17 @@
 #include "stats/analysis/merged_log_writer.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "tests/test_util.h"
 
 namespace iotail::stats {
 namespace {
@@ -56,12 +56,7 @@ std::vector<ParsedLine> Parse(const std::string& text) {
 
 class MergedLogWriterTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("iotail_merged_log_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = testing::MakeScratchDir("iotail_merged_log"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   // Merges `data` (one log) over `quantum_ms` quanta and returns the merged log's text.
@@ -78,8 +73,7 @@ class MergedLogWriterTest : public ::testing::Test {
     merger.Run([&](const MergedQuantum& q) { writer.Write(q); });
     writer.Flush();
     std::fclose(file);
-    std::ifstream read(out, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(read), std::istreambuf_iterator<char>());
+    return testing::ReadFile(out);
   }
 
   fs::path dir_;
