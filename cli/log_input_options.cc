@@ -11,7 +11,9 @@ namespace po = boost::program_options;
 
 namespace iotail::cli {
 
-void LogInputOptions::Register(po::options_description& description) {
+std::optional<po::variables_map> LogInputOptions::Parse(CommandArgs args,
+                                                        po::options_description& description,
+                                                        std::ostream& out) {
   description.add_options()("time-quantum", po::value(&time_quantum)->default_value(time_quantum),
                             "interval length: 500ms, 2s, or bare seconds; any whole number of ms")(
       "log-hist-msec", po::value(&log_hist_msec),
@@ -19,10 +21,6 @@ void LogInputOptions::Register(po::options_description& description) {
       "fio-client-logs", po::bool_switch(&fio_client_logs),
       "undo the alternating sums that 'fio --client' writes into its histogram logs")(
       "threads", po::value(&threads)->default_value(0), "parser threads (0: one per core)");
-}
-
-po::variables_map LogInputOptions::Parse(CommandArgs args,
-                                         const po::options_description& description) {
   po::options_description hidden;
   hidden.add_options()("file", po::value(&files)->multitoken());
   po::options_description visible_and_hidden;
@@ -38,7 +36,15 @@ po::variables_map LogInputOptions::Parse(CommandArgs args,
             vm);
   po::notify(vm);
   files.insert(files.end(), split.after_dashes.begin(), split.after_dashes.end());
+  if (vm.count("help")) {
+    out << description << '\n';
+    return std::nullopt;
+  }
   return vm;
+}
+
+void PrintMergerWarnings(const stats::Merger& merger, std::string_view command, std::ostream& err) {
+  for (const auto& w : merger.warnings()) err << "iotail " << command << ": warning: " << w << '\n';
 }
 
 int64_t ParseQuantumMs(std::string_view text, std::string_view option) {

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <optional>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
@@ -19,14 +22,20 @@ struct LogInputOptions {
   bool fio_client_logs = false;
   unsigned threads = 0;
 
-  void Register(boost::program_options::options_description& description);
-  // Parses args (args[0] is the command name) against `description` plus the positional input
-  // files; files after a literal "--" are appended to `files` last. Returns the parsed map.
-  boost::program_options::variables_map Parse(
-      CommandArgs args, const boost::program_options::options_description& description);
+  // Adds these options to `description` (the command's own options, "help" among them) and
+  // parses args (args[0] is the command name) against it plus the positional input files; files
+  // after a literal "--" are appended to `files` last. Returns the parsed map, or nullopt after
+  // printing `description` to `out` when help was asked for (the command then exits 0).
+  std::optional<boost::program_options::variables_map> Parse(
+      CommandArgs args, boost::program_options::options_description& description,
+      std::ostream& out);
   // Validates and converts; throws UsageError naming the option.
   stats::MergeOptions ToMergeOptions() const;
 };
+
+// Prints the recoverable damage (a torn last line) the merger's readers found as they read, so
+// after Merger::Run(), one line each: "iotail COMMAND: warning: ...".
+void PrintMergerWarnings(const stats::Merger& merger, std::string_view command, std::ostream& err);
 
 // Parses a time quantum: a whole number of milliseconds written as "500ms", "2s", "1.5s" or a
 // bare number of seconds (as fio-histo-log-pctiles.py's --time-quantum). Throws UsageError.

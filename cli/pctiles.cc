@@ -128,12 +128,8 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
        "latency targets checked on every interval: [read|write|trim|all:]p99<=2ms, mean<500us,\n"
        "max<1s (no direction: each direction); exit status 3 when any is violated");
   // clang-format on
-  input.Register(description);
-  const po::variables_map vm = input.Parse(args, description);
-  if (vm.count("help")) {
-    out << description << '\n';
-    return 0;
-  }
+  const std::optional<po::variables_map> vm = input.Parse(args, description, out);
+  if (!vm) return 0;  // help
   // Like the Python script, --percentiles takes the following words; the ones that are not
   // percentile lists are file names.
   while (!percentile_args.empty() &&
@@ -146,7 +142,7 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   options.format = stats::ParseReportFormat(format, "--format");
   options.unit = stats::ParseLatencyUnit(unit, "--output-unit");
   options.method = stats::ParsePercentileMethod(method, "--method");
-  if (vm.count("percentiles")) {
+  if (vm->count("percentiles")) {
     options.percentiles = stats::ParsePercentileList(percentile_args, "--percentiles");
   } else {
     const auto d = stats::FioDefaultPercentiles();
@@ -159,12 +155,8 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   const stats::MergeOptions merge_options = input.ToMergeOptions();
 
   stats::Merger merger(input.files, merge_options);
-  // The readers find recoverable damage (a torn last line) as they read: report it after Run().
-  auto print_warnings = [&] {
-    for (const auto& w : merger.warnings()) err << "iotail pctiles: warning: " << w << '\n';
-  };
   if (merger.Empty()) {
-    print_warnings();
+    PrintMergerWarnings(merger, "pctiles", err);
     err << "iotail pctiles: warning: the input holds no histogram records\n";
   }
   std::vector<std::pair<std::string, std::string>> context = {
@@ -219,7 +211,7 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     report.Row(std::nullopt, "all", stats::ComputeIntervalStats(all.counts(), layout, options));
   }
   report.End(sla.empty() ? nullptr : &sla);
-  print_warnings();
+  PrintMergerWarnings(merger, "pctiles", err);
   if (!sla.empty() && options.format == stats::ReportFormat::kCsv) sla.WriteSummary(err, "time_ms");
   return sla.AnyViolated() ? kExitSlaViolated : 0;
 }

@@ -59,6 +59,20 @@ std::string Strip(std::string_view s) {
   return std::string(s);
 }
 
+// std::from_chars over all of `text`: whether it read the whole of it into `value`.
+template <typename Number>
+bool ReadWhole(std::string_view text, Number& value) {
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+  return r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
+
+// argparse's error for a value its type function refuses ("invalid int value: '1x'").
+[[noreturn]] void ThrowInvalidValue(std::string_view option, std::string_view type,
+                                    std::string_view text) {
+  throw UsageError("argument " + std::string(option) + ": invalid " + std::string(type) +
+                   " value: '" + std::string(text) + "'");
+}
+
 // Python int(): optional sign, digits with single underscores between them, outer whitespace.
 int64_t ParsePyInt(std::string_view option, std::string_view text) {
   std::string s = Strip(text), digits;
@@ -74,14 +88,7 @@ int64_t ParsePyInt(std::string_view option, std::string_view text) {
     }
   }
   int64_t v = 0;
-  if (ok) {
-    const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-    ok = r.ec == std::errc() && r.ptr == digits.data() + digits.size();
-  }
-  if (!ok) {
-    throw UsageError("argument " + std::string(option) + ": invalid int value: '" +
-                     std::string(text) + "'");
-  }
+  if (!ok || !ReadWhole(digits, v)) ThrowInvalidValue(option, "int", text);
   return negative ? -v : v;
 }
 
@@ -114,13 +121,9 @@ double ParsePyFloat(std::string_view option, std::string_view text) {
         break;
       }
     }
-    const auto r = std::from_chars(clean.data(), clean.data() + clean.size(), v);
-    ok = r.ec == std::errc() && r.ptr == clean.data() + clean.size();
+    ok = ReadWhole(clean, v);
   }
-  if (!ok) {
-    throw UsageError("argument " + std::string(option) + ": invalid float value: '" +
-                     std::string(text) + "'");
-  }
+  if (!ok) ThrowInvalidValue(option, "float", text);
   return negative ? -v : v;
 }
 

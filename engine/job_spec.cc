@@ -6,6 +6,7 @@
 
 #include "stats/core/errors.h"
 #include "stats/core/histogram_layout.h"
+#include "stats/util/enum_names.h"
 
 namespace iotail::engine {
 
@@ -13,58 +14,38 @@ using stats::UsageError;
 
 namespace {
 
-struct RwName {
-  RwMode mode;
-  const char* name;
-};
-constexpr RwName kRwNames[] = {
-    {RwMode::kRead, "read"},         {RwMode::kWrite, "write"},
-    {RwMode::kRandRead, "randread"}, {RwMode::kRandWrite, "randwrite"},
-    {RwMode::kReadWrite, "rw"},      {RwMode::kRandReadWrite, "randrw"},
+// Each mode's fio name first, then the aliases fio also accepts.
+constexpr stats::EnumName<RwMode> kRwNames[] = {
+    {RwMode::kRead, "read"},           {RwMode::kWrite, "write"},
+    {RwMode::kRandRead, "randread"},   {RwMode::kRandWrite, "randwrite"},
+    {RwMode::kReadWrite, "rw"},        {RwMode::kRandReadWrite, "randrw"},
+    {RwMode::kReadWrite, "readwrite"},
 };
 
-struct EngineName {
-  EngineKind kind;
-  const char* name;
-};
-constexpr EngineName kEngineNames[] = {
+constexpr stats::EnumName<EngineKind> kEngineNames[] = {
     {EngineKind::kIoUring, "io_uring"}, {EngineKind::kLibaio, "libaio"},
     {EngineKind::kPsync, "psync"},      {EngineKind::kNull, "null"},
-    {EngineKind::kNbd, "nbd"},
+    {EngineKind::kNbd, "nbd"},          {EngineKind::kIoUring, "uring"},
 };
 
 }  // namespace
 
 RwMode ParseRwMode(const std::string& text) {
-  for (const auto& n : kRwNames) {
-    if (text == n.name) return n.mode;
-  }
-  if (text == "readwrite") return RwMode::kReadWrite;
+  if (const auto mode = stats::ValueNamed(kRwNames, text)) return *mode;
   throw UsageError(
       fmt::format("--rw: expected read, write, randread, randwrite, rw or randrw, got '{}'", text));
 }
 
-std::string RwModeName(RwMode mode) {
-  for (const auto& n : kRwNames) {
-    if (n.mode == mode) return n.name;
-  }
-  return "?";
-}
+std::string RwModeName(RwMode mode) { return std::string(stats::NameOf(kRwNames, mode)); }
 
 EngineKind ParseEngineKind(const std::string& text) {
-  for (const auto& n : kEngineNames) {
-    if (text == n.name) return n.kind;
-  }
-  if (text == "uring") return EngineKind::kIoUring;
+  if (const auto kind = stats::ValueNamed(kEngineNames, text)) return *kind;
   throw UsageError(
       fmt::format("--ioengine: expected io_uring, libaio, psync, null or nbd, got '{}'", text));
 }
 
 std::string EngineKindName(EngineKind kind) {
-  for (const auto& n : kEngineNames) {
-    if (n.kind == kind) return n.name;
-  }
-  return "?";
+  return std::string(stats::NameOf(kEngineNames, kind));
 }
 
 std::string JobSpec::Normalize() {

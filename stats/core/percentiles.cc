@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
 #include "stats/core/errors.h"
+#include "stats/util/option_text.h"
 
 namespace iotail::stats {
 namespace {
@@ -145,24 +145,15 @@ HistogramStats ComputeStats(std::span<const double> counts, const HistogramLayou
 std::vector<double> ParsePercentileList(std::span<const std::string> args,
                                         std::string_view option) {
   std::vector<double> values;
-  for (const std::string& arg : args) {
-    size_t start = 0;
-    while (start <= arg.size()) {
-      size_t end = arg.find_first_of(":,", start);
-      if (end == std::string::npos) end = arg.size();
-      const std::string_view item = std::string_view(arg).substr(start, end - start);
-      double value = 0;
-      const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-      if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() ||
-          !std::isfinite(value) || value < 0 || value > 100) {
-        throw UsageError(fmt::format(
-            "{}: expected percentiles between 0 and 100 separated by ':' or ',', got '{}'", option,
-            arg));
-      }
-      values.push_back(value);
-      start = end + 1;
+  ForEachListItem(args, ":,", [&](std::string_view item, const std::string& arg) {
+    const auto value = ParseFiniteDouble(item);
+    if (!value || *value < 0 || *value > 100) {
+      throw UsageError(fmt::format(
+          "{}: expected percentiles between 0 and 100 separated by ':' or ',', got '{}'", option,
+          arg));
     }
-  }
+    values.push_back(*value);
+  });
   if (values.empty()) throw UsageError(fmt::format("{}: expected at least one percentile", option));
   return values;
 }

@@ -2,29 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-#include <cmath>
 
 #include "stats/core/errors.h"
+#include "stats/util/json.h"
+#include "stats/util/option_text.h"
 
 namespace iotail::stats {
 namespace {
-
-std::optional<Direction> DirectionNamed(std::string_view name) {
-  for (int d = 0; d < kDirectionCount; ++d) {
-    if (DirectionName(static_cast<Direction>(d)) == name) return static_cast<Direction>(d);
-  }
-  return std::nullopt;
-}
-
-std::optional<double> Number(std::string_view text) {
-  double v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v)) {
-    return std::nullopt;
-  }
-  return v;
-}
 
 SlaTarget ParseOne(std::string_view text, std::string_view option) {
   auto fail = [&](std::string_view why) -> SlaTarget {
@@ -56,7 +40,7 @@ SlaTarget ParseOne(std::string_view text, std::string_view option) {
   } else if (metric == "max") {
     target.metric = SlaTarget::Metric::kMax;
   } else if (metric.size() > 1 && metric[0] == 'p') {
-    const auto p = Number(metric.substr(1));
+    const auto p = ParseFiniteDouble(metric.substr(1));
     if (!p || *p < 0 || *p > 100)
       return fail(fmt::format("'{}' is not a percentile p0..p100", metric));
     target.percentile = *p;
@@ -72,7 +56,7 @@ SlaTarget ParseOne(std::string_view text, std::string_view option) {
       break;
     }
   }
-  const auto limit = Number(value);
+  const auto limit = ParseFiniteDouble(value);
   if (!limit || *limit <= 0)
     return fail("the limit must be a positive number with ns, us, ms or s");
   target.limit_ns = *limit * scale;
@@ -83,19 +67,10 @@ SlaTarget ParseOne(std::string_view text, std::string_view option) {
 
 std::vector<SlaTarget> ParseSlaTargets(std::span<const std::string> args, std::string_view option) {
   std::vector<SlaTarget> targets;
-  for (const std::string& arg : args) {
-    size_t start = 0;
-    while (start <= arg.size()) {
-      size_t end = arg.find(',', start);
-      if (end == std::string::npos) end = arg.size();
-      const std::string_view item = std::string_view(arg).substr(start, end - start);
-      if (item.empty()) {
-        throw UsageError(fmt::format("{}: empty target in '{}'", option, arg));
-      }
-      targets.push_back(ParseOne(item, option));
-      start = end + 1;
-    }
-  }
+  ForEachListItem(args, ",", [&](std::string_view item, const std::string& arg) {
+    if (item.empty()) throw UsageError(fmt::format("{}: empty target in '{}'", option, arg));
+    targets.push_back(ParseOne(item, option));
+  });
   return targets;
 }
 
@@ -166,9 +141,9 @@ void SlaChecker::WriteJson(std::ostream& out) const {
   for (size_t i = 0; i < targets_.size(); ++i) {
     const Result& r = results_[i];
     out << fmt::format(
-        "{}{{\"target\": \"{}\", \"checked\": {}, \"violated\": {}, \"worst_ns\": {}, "
+        "{}{{\"target\": {}, \"checked\": {}, \"violated\": {}, \"worst_ns\": {}, "
         "\"first_violation_times_ms\": [{}]}}",
-        i ? ", " : "", targets_[i].text, r.checked, r.violated,
+        i ? ", " : "", JsonString(targets_[i].text), r.checked, r.violated,
         r.violated ? fmt::format("{}", r.worst_ns) : "null", fmt::join(r.times, ", "));
   }
   out << ']';

@@ -12,20 +12,41 @@
 
 namespace iotail::stats {
 
+namespace {
+
+// The one definition of a line's format: `time, ddir, bs` then `, count` per column, then '\n'.
+template <typename Time>
+void AppendHead(fmt::memory_buffer& out, Time time_ms, Direction dir, uint64_t bs) {
+  fmt::format_to(std::back_inserter(out), "{}, {}, {}", time_ms, DirectionIndex(dir), bs);
+}
+
+void AppendColumn(fmt::memory_buffer& out, uint64_t count) {
+  out.push_back(',');
+  out.push_back(' ');
+  char digits[24];
+  char* end = fmt::format_to(digits, "{}", count);
+  out.append(digits, end);
+}
+
+}  // namespace
+
 void FormatHistLogLine(fmt::memory_buffer& out, uint64_t time_ms, Direction dir, uint64_t bs,
                        std::span<const uint64_t> fine_counts, int coarseness) {
-  fmt::format_to(std::back_inserter(out), "{}, {}, {}", time_ms, DirectionIndex(dir), bs);
+  AppendHead(out, time_ms, dir, bs);
   const size_t stride = size_t{1} << coarseness;
   const size_t columns = fine_counts.size() >> coarseness;
   for (size_t c = 0; c < columns; ++c) {
     uint64_t sum = 0;
     for (size_t j = c * stride; j < (c + 1) * stride; ++j) sum += fine_counts[j];
-    out.push_back(',');
-    out.push_back(' ');
-    char digits[24];
-    char* end = fmt::format_to(digits, "{}", sum);
-    out.append(digits, end);
+    AppendColumn(out, sum);
   }
+  out.push_back('\n');
+}
+
+void FormatHistLogColumns(fmt::memory_buffer& out, int64_t time_ms, Direction dir, uint64_t bs,
+                          std::span<const uint64_t> columns) {
+  AppendHead(out, time_ms, dir, bs);
+  for (uint64_t count : columns) AppendColumn(out, count);
   out.push_back('\n');
 }
 

@@ -23,6 +23,11 @@ namespace iotail::stats {
 void FormatHistLogLine(fmt::memory_buffer& out, uint64_t time_ms, Direction dir, uint64_t bs,
                        std::span<const uint64_t> fine_counts, int coarseness);
 
+// Appends one log line whose columns are written as given, for logs in another layout (the merged
+// log keeps its inputs' layout): `time, ddir, bs, columns[0], ...`. The same format as above.
+void FormatHistLogColumns(fmt::memory_buffer& out, int64_t time_ms, Direction dir, uint64_t bs,
+                          std::span<const uint64_t> columns);
+
 class HistLogWriter {
  public:
   // Creates (truncates) `path`. Throws std::system_error if it cannot be opened, UsageError if

@@ -7,11 +7,21 @@
 
 #include "stats/core/errors.h"
 #include "stats/core/latency_figures.h"
+#include "stats/util/enum_names.h"
+#include "stats/util/json.h"
 
 namespace iotail::stats {
 namespace {
 
 constexpr int kTableWidth = 10;
+
+constexpr EnumName<ReportFormat> kReportFormatNames[] = {
+    {ReportFormat::kTable, "table"}, {ReportFormat::kCsv, "csv"}, {ReportFormat::kJson, "json"}};
+
+// The short names first (printed), then the long ones fio's scripts use.
+constexpr EnumName<LatencyUnit> kLatencyUnitNames[] = {
+    {LatencyUnit::kNs, "ns"},   {LatencyUnit::kUs, "us"},   {LatencyUnit::kMs, "ms"},
+    {LatencyUnit::kNs, "nsec"}, {LatencyUnit::kUs, "usec"}, {LatencyUnit::kMs, "msec"}};
 
 // Shortest text that reads back as the same double ("1003.52", "12", "0.5").
 std::string Exact(double v) { return fmt::format("{}", v); }
@@ -22,21 +32,6 @@ std::string Readable(double v) {
   while (!s.empty() && s.back() == '0') s.pop_back();
   if (!s.empty() && s.back() == '.') s.pop_back();
   return s;
-}
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 template <typename Count>
@@ -57,30 +52,16 @@ IntervalStats ComputeImpl(std::span<const Count> counts, const HistogramLayout& 
 }  // namespace
 
 ReportFormat ParseReportFormat(std::string_view text, std::string_view option) {
-  if (text == "table") return ReportFormat::kTable;
-  if (text == "csv") return ReportFormat::kCsv;
-  if (text == "json") return ReportFormat::kJson;
+  if (const auto format = ValueNamed(kReportFormatNames, text)) return *format;
   throw UsageError(fmt::format("{}: expected table, csv or json, got '{}'", option, text));
 }
 
 LatencyUnit ParseLatencyUnit(std::string_view text, std::string_view option) {
-  if (text == "ns" || text == "nsec") return LatencyUnit::kNs;
-  if (text == "us" || text == "usec") return LatencyUnit::kUs;
-  if (text == "ms" || text == "msec") return LatencyUnit::kMs;
+  if (const auto unit = ValueNamed(kLatencyUnitNames, text)) return *unit;
   throw UsageError(fmt::format("{}: expected ns, us or ms, got '{}'", option, text));
 }
 
-std::string_view LatencyUnitName(LatencyUnit unit) {
-  switch (unit) {
-    case LatencyUnit::kNs:
-      return "ns";
-    case LatencyUnit::kUs:
-      return "us";
-    case LatencyUnit::kMs:
-      return "ms";
-  }
-  return "?";
-}
+std::string_view LatencyUnitName(LatencyUnit unit) { return NameOf(kLatencyUnitNames, unit); }
 
 double NsPerUnit(LatencyUnit unit) {
   switch (unit) {

@@ -11,6 +11,7 @@
 #include "stats/core/latency_figures.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/slc.h"
+#include "stats/util/json.h"
 
 namespace iotail::stats {
 
@@ -29,21 +30,6 @@ CpuUsage AggregateCpu(const RunSummary& s) {
   CpuUsage all;
   for (const JobTotals& j : s.jobs) all.Add(j.cpu);
   return all;
-}
-
-std::string JsonEscape(const std::string& in) {
-  std::string out;
-  for (char c : in) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 struct DirFigures {

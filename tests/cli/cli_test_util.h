@@ -1,5 +1,6 @@
-// Helpers for end-to-end tests of the iotail binary: a scratch directory per test, and running
-// the built binary (IOTAIL_BINARY) with its standard output and error captured.
+// Helpers for end-to-end tests of the iotail binary: running the built binary (IOTAIL_BINARY)
+// with its standard output and error captured; and those of tests/test_util.h (scratch
+// directories, files, lines).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "tests/test_util.h"
+
 namespace iotail::testing {
 
 struct CommandResult {
@@ -21,18 +24,6 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
-
-// A fresh directory under the system temp dir, named after `prefix`, the process and the running
-// test. The caller removes it (std::filesystem::remove_all) in TearDown.
-inline std::filesystem::path MakeScratchDir(std::string_view prefix) {
-  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() /
-      (std::string(prefix) + "_" + std::to_string(::getpid()) + "_" +
-       (test ? std::string(test->test_suite_name()) + "." + test->name() : std::string("global")));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 // Runs a shell command and captures its standard output (the command's own redirections apply;
 // err stays empty).

@@ -13,9 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+using iotail::testing::Lines;
+using iotail::testing::ReadFile;
 
 const fs::path kData = fs::path(IOTAIL_TEST_DATA_DIR) / "fio";
 
@@ -23,13 +27,6 @@ struct Result {
   int status = -1;
   std::string out, err;
 };
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string Quote(const std::string& s) {
   std::string q = "'";
@@ -54,13 +51,6 @@ Result RunCompat(const fs::path& dir, const std::vector<std::string>& args) {
   fs::remove(tmp.string() + ".out");
   fs::remove(tmp.string() + ".err");
   return r;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 std::vector<std::string> Fields(const std::string& line) {

@@ -17,6 +17,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using iotail::testing::ReadFile;
 
 struct Result {
   int status;
@@ -27,13 +28,6 @@ struct Result {
 Result RunIotail(const std::string& args) {
   const auto r = iotail::testing::Capture(std::string(IOTAIL_BINARY) + " run " + args + " 2>&1");
   return {r.status, r.out};
-}
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 struct LogLine {
@@ -90,11 +84,7 @@ std::map<std::string, uint64_t> TotalIos(const std::string& json) {
 
 class RunE2eTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/iotail-run-e2e-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
+  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_run_e2e"); }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;
 };
@@ -116,7 +106,7 @@ TEST_F(RunE2eTest, EveryEngineLogsAddUpToTotalIos) {
       continue;
     }
     ASSERT_EQ(r.status, 0) << r.output;
-    const auto totals = TotalIos(Slurp(json));
+    const auto totals = TotalIos(ReadFile(json));
     std::vector<std::vector<LogLine>> logs;
     for (int job = 1; job <= 2; ++job) {
       const fs::path log = prefix.string() + "_clat_hist." + std::to_string(job) + ".log";
@@ -205,7 +195,7 @@ TEST_F(RunE2eTest, SequentialReadOfIoSizeStopsAfterOnePass) {
       RunIotail("--ioengine=psync --filename=" + file.string() +
                 " --size=1m --rw=read --bs=64k --output-format=json --output=" + json.string());
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(TotalIos(Slurp(json)).at("iotail.1/read"), 16u);
+  EXPECT_EQ(TotalIos(ReadFile(json)).at("iotail.1/read"), 16u);
 }
 
 TEST_F(RunE2eTest, TextSummaryAndDirectIo) {
@@ -266,7 +256,7 @@ TEST_F(RunE2eTest, WholeRunPercentilesEqualPctilesOverTheLogs) {
                              "--log_hist_msec=100 --percentile_list=50:99 --write_hist_log=" +
                              prefix.string() + " --output-format=json --output=" + json.string());
   ASSERT_EQ(r.status, 0) << r.output;
-  const std::string js = Slurp(json);
+  const std::string js = ReadFile(json);
   const std::regex p_re("\"percentile\": \\{\"50.000000\": ([0-9]+), \"99.000000\": ([0-9]+)\\}");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(js, m, p_re)) << js.substr(0, 2000);

@@ -16,17 +16,13 @@
 #include <thread>
 #include <vector>
 
+#include "tests/test_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+using iotail::testing::ReadFile;
 using nlohmann::json;
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Sum of the counts of every line of one direction in a histogram log; also the line count.
 std::pair<uint64_t, size_t> LogCounts(const fs::path& p, int ddir) {
@@ -54,11 +50,7 @@ uint64_t NowEpochMs() {
 
 class RunRateTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/iotail-run-rate-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
+  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_run_rate"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   // Runs `iotail run ARGS`, stdout to out.txt, stderr to err.txt; returns the exit status.
@@ -66,8 +58,8 @@ class RunRateTest : public ::testing::Test {
     const std::string cmd = std::string(IOTAIL_BINARY) + " run " + args + " >" +
                             (dir_ / "out.txt").string() + " 2>" + (dir_ / "err.txt").string();
     const int st = std::system(cmd.c_str());
-    out_ = Slurp(dir_ / "out.txt");
-    err_ = Slurp(dir_ / "err.txt");
+    out_ = ReadFile(dir_ / "out.txt");
+    err_ = ReadFile(dir_ / "err.txt");
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   }
   std::string File(const std::string& name) const { return (dir_ / name).string(); }
@@ -85,7 +77,7 @@ TEST_F(RunRateTest, AchievedRateWithinOnePercentAndLatLogsAddUp) {
                        process + " --log_hist_msec=250 --write_hist_log=" + File("l" + process) +
                        " --live-format=none --output-format=json --output=" + File("o.json"));
     ASSERT_EQ(rc, 0) << out_ << err_;
-    const json j = json::parse(Slurp(File("o.json")));
+    const json j = json::parse(ReadFile(File("o.json")));
     const json& run = j["iotail_run"];
     EXPECT_EQ(run["mode"], "rate");
     EXPECT_EQ(run["rate_process"], process);
@@ -132,7 +124,7 @@ TEST_F(RunRateTest, OverloadGrowsLatWhileClatStaysFlat) {
   EXPECT_GT(last["p50_ns"].get<double>(), 2 * first["p50_ns"].get<double>()) << err_;
   EXPECT_GT(last["p50_ns"].get<double>(), 100e6);  // > 100 ms behind after ~1 s
   EXPECT_LT(last["clat_p99_ns"].get<double>(), last["p50_ns"].get<double>() / 10);
-  const json j = json::parse(Slurp(File("o.json")));
+  const json j = json::parse(ReadFile(File("o.json")));
   const json& d = j["iotail_aggregate"]["read"];
   EXPECT_GT(d["lat_ns"]["percentile"]["99.000000"].get<double>(),
             100 * d["clat_ns"]["percentile"]["99.000000"].get<double>());
@@ -148,7 +140,7 @@ TEST_F(RunRateTest, RampTimeIsExcludedFromStatsAndLogs) {
           "--time_based --log_hist_msec=100 --write_hist_log=" +
           File("rl") + " --live-format=none --output-format=json --output=" + File("o.json"));
   ASSERT_EQ(rc, 0) << out_ << err_;
-  const json j = json::parse(Slurp(File("o.json")));
+  const json j = json::parse(ReadFile(File("o.json")));
   const uint64_t ios = j["jobs"][0]["read"]["total_ios"];
   EXPECT_NEAR(static_cast<double>(ios), 1000.0, 30.0);  // 0.5 s at 2000 IOPS, not 0.9 s
   EXPECT_EQ(LogCounts(File("rl") + "_clat_hist.1.log", 0).first, ios);
@@ -166,7 +158,7 @@ TEST_F(RunRateTest, StartAtWaitsForTheSharedInstantAndRefusesThePast) {
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(rc, 0) << out_ << err_;
   EXPECT_GT(took, 1.2);
-  const json j = json::parse(Slurp(File("o.json")));
+  const json j = json::parse(ReadFile(File("o.json")));
   EXPECT_EQ(j["iotail_run"]["start_at_ms"].get<uint64_t>(), at);
   const double skew = j["iotail_run"]["start_skew_ms"];
   EXPECT_GE(skew, 0.0);
@@ -216,7 +208,7 @@ TEST_F(RunRateTest, RateOptionsParseAndRejectNonsense) {
                "--live-format=none --output-format=json --output=" +
                File("o.json"));
   ASSERT_EQ(rc, 0) << err_;
-  const json j = json::parse(Slurp(File("o.json")));
+  const json j = json::parse(ReadFile(File("o.json")));
   const json& rates = j["iotail_run"]["rates"];
   ASSERT_EQ(rates.size(), 2u);
   EXPECT_EQ(rates[0]["what"], "read IOPS");
@@ -228,8 +220,8 @@ TEST_F(RunRateTest, RateOptionsParseAndRejectNonsense) {
            "--output-format=json --output=" +
            File("o.json"));
   ASSERT_EQ(rc, 0) << err_;
-  EXPECT_NEAR(json::parse(Slurp(File("o.json")))["jobs"][0]["read"]["total_ios"].get<double>(), 32,
-              2);
+  EXPECT_NEAR(json::parse(ReadFile(File("o.json")))["jobs"][0]["read"]["total_ios"].get<double>(),
+              32, 2);
   const std::string f = " --filename=" + File("x") + " --size=1m";
   struct Case {
     std::string args, needle;
@@ -302,13 +294,13 @@ TEST_F(RunRateTest, SigintStopsCleanlyWithCompleteLogs) {
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
   ASSERT_TRUE(WIFEXITED(st));
-  const std::string err = Slurp(File("err.txt"));
+  const std::string err = ReadFile(File("err.txt"));
   if (WEXITSTATUS(st) == 2 && err.find("not available") != std::string::npos) {
     GTEST_SKIP() << err;
   }
   EXPECT_EQ(WEXITSTATUS(st), 130) << err;
   EXPECT_NE(err.find("interrupted by SIGINT"), std::string::npos) << err;
-  const json j = json::parse(Slurp(json_path));
+  const json j = json::parse(ReadFile(json_path));
   EXPECT_EQ(j["iotail_run"]["interrupted"], true);
   EXPECT_EQ(j["iotail_run"]["signal"], "SIGINT");
   uint64_t all = 0;

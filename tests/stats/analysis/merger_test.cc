@@ -12,6 +12,7 @@
 
 #include "stats/core/errors.h"
 #include "stats/logs/log_reader.h"
+#include "tests/test_util.h"
 
 namespace iotail::stats {
 namespace {
@@ -53,12 +54,7 @@ double Sum(const std::vector<double>& v) {
 
 class MergerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("iotail_merger_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = testing::MakeScratchDir("iotail_merger"); }
   void TearDown() override { fs::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& data) {
     const fs::path path = dir_ / name;

@@ -40,25 +40,20 @@ TEST(LayoutTest, IndexMatchesFioAtGroupBoundaries) {
 }
 
 TEST(LayoutTest, DocumentedExamples) {
-  EXPECT_EQ(Fio3BucketIndex(127), 127u);
-  EXPECT_EQ(FineBucketLower(127), 127u);
-  EXPECT_EQ(FineBucketUpper(127), 128u);
-  EXPECT_EQ(FineBucketValue(127), 127u);
-
-  EXPECT_EQ(Fio3BucketIndex(128), 128u);
-  EXPECT_EQ(FineBucketLower(128), 128u);
-  EXPECT_EQ(FineBucketUpper(128), 130u);
-  EXPECT_EQ(FineBucketValue(128), 129u);
-
-  EXPECT_EQ(Fio3BucketIndex(1000), 317u);
-  EXPECT_EQ(FineBucketLower(317), 1000u);
-  EXPECT_EQ(FineBucketUpper(317), 1008u);
-  EXPECT_EQ(FineBucketValue(317), 1004u);
-
-  EXPECT_EQ(Fio3BucketIndex(1'000'000), 954u);
-  EXPECT_EQ(FineBucketLower(954), 999'424u);
-  EXPECT_EQ(FineBucketUpper(954), 1'007'616u);
-  EXPECT_EQ(FineBucketValue(954), 1'003'520u);
+  struct Example {
+    uint64_t ns;
+    uint32_t index;
+    uint64_t lower, upper, value;
+  };
+  for (const Example& e : {Example{127, 127, 127, 128, 127}, Example{128, 128, 128, 130, 129},
+                           Example{1000, 317, 1000, 1008, 1004},
+                           Example{1'000'000, 954, 999'424, 1'007'616, 1'003'520}}) {
+    SCOPED_TRACE(e.ns);
+    EXPECT_EQ(Fio3BucketIndex(e.ns), e.index);
+    EXPECT_EQ(FineBucketLower(e.index), e.lower);
+    EXPECT_EQ(FineBucketUpper(e.index), e.upper);
+    EXPECT_EQ(FineBucketValue(e.index), e.value);
+  }
 
   const auto layout = HistogramLayout::Fio3();
   EXPECT_EQ(layout.IndexOfNs(1000), 317u);

@@ -59,6 +59,20 @@ TEST(HistLogWriterTest, CoarsenessSumsRunsOfBuckets) {
   }
 }
 
+TEST(HistLogWriterTest, ColumnsAsGivenUseTheSameFormat) {
+  std::vector<uint64_t> counts(kFio3Buckets, 0);
+  counts[3] = 12;
+  fmt::memory_buffer fine, columns;
+  FormatHistLogLine(fine, 2000, Direction::kTrim, 0, counts, 0);
+  FormatHistLogColumns(columns, 2000, Direction::kTrim, 0, counts);
+  EXPECT_EQ(std::string(columns.data(), columns.size()), std::string(fine.data(), fine.size()));
+
+  const std::vector<uint64_t> three = {1, 0, 5};  // any layout: the columns are not summed
+  fmt::memory_buffer short_line;
+  FormatHistLogColumns(short_line, 250, Direction::kRead, 0, three);
+  EXPECT_EQ(std::string(short_line.data(), short_line.size()), "250, 0, 0, 1, 0, 5\n");
+}
+
 TEST(HistLogWriterTest, WritesFileWithFioName) {
   char dir[] = "/tmp/iotail-hlw-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);

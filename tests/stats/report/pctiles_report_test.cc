@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "stats/core/errors.h"
+#include "tests/test_util.h"
 
 namespace iotail::stats {
 namespace {
+
+using testing::Lines;
 
 const HistogramLayout kFio3 = HistogramLayout::Fio3();
 
@@ -32,13 +35,6 @@ std::vector<uint64_t> Sample() {
   counts[317] = 3;  // 1004 ns
   counts[954] = 1;  // 1003520 ns
   return counts;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 TEST(PctilesReportTest, CsvHeaderAndRows) {

@@ -1,0 +1,65 @@
+#include "stats/analysis/merged_log_writer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <system_error>
+
+#include "stats/logs/hist_log_writer.h"
+
+namespace iotail::stats {
+
+MergedLogWriter::MergedLogWriter(std::FILE* out, std::string name, const Merger& merger,
+                                 MergedDirections directions)
+    : out_(out),
+      name_(std::move(name)),
+      directions_(directions),
+      buckets_(merger.layout().size()),
+      combined_(buckets_),
+      columns_(buckets_) {
+  for (int d = 0; d < kDirectionCount; ++d) {
+    present_[d] = merger.HasDirection(static_cast<Direction>(d));
+  }
+  for (Running& r : running_) {
+    r.exact.assign(buckets_, 0.0);
+    r.emitted.assign(buckets_, 0);
+  }
+}
+
+void MergedLogWriter::Write(const MergedQuantum& quantum) {
+  if (directions_ == MergedDirections::kCombined) {
+    std::fill(combined_.begin(), combined_.end(), 0.0);
+    for (int d = 0; d < kDirectionCount; ++d) {
+      for (size_t i = 0; i < buckets_; ++i) combined_[i] += quantum.counts[d][i];
+    }
+    WriteLine(quantum.end_ms, Direction::kRead, combined_);
+    return;
+  }
+  for (int d = 0; d < kDirectionCount; ++d) {
+    if (present_[d]) WriteLine(quantum.end_ms, static_cast<Direction>(d), quantum.counts[d]);
+  }
+}
+
+void MergedLogWriter::WriteLine(int64_t time_ms, Direction dir, std::span<const double> counts) {
+  Running& r = running_[DirectionIndex(dir)];
+  for (size_t i = 0; i < buckets_; ++i) {
+    r.exact[i] += counts[i];
+    const auto target = static_cast<uint64_t>(std::llround(r.exact[i]));
+    const uint64_t n = target > r.emitted[i] ? target - r.emitted[i] : 0;
+    r.emitted[i] += n;
+    columns_[i] = n;
+  }
+  line_.clear();
+  FormatHistLogColumns(line_, time_ms, dir, 0, columns_);
+  if (std::fwrite(line_.data(), 1, line_.size(), out_) != line_.size()) {
+    throw std::system_error(errno, std::generic_category(), "write '" + name_ + "'");
+  }
+}
+
+void MergedLogWriter::Flush() {
+  if (std::fflush(out_) != 0) {
+    throw std::system_error(errno, std::generic_category(), "write '" + name_ + "'");
+  }
+}
+
+}  // namespace iotail::stats

@@ -1,0 +1,44 @@
+// Reading option text: the list arguments that percentile lists and SLA targets share ("50:99",
+// "read:p99<=2ms,p50<=300us", or several arguments), and the numbers inside them. The callers
+// keep their own error messages: these helpers only split and convert. Header-only free
+// functions; thread-safe.
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace iotail::stats {
+
+// Calls fn(item, arg) for every item of every argument in `args`, an item being the text between
+// any two of the `separators` ("50:99,99.9" with ":," gives "50", "99", "99.9"). Empty items
+// ("a,,b", a trailing ',', an empty argument) are passed on for the caller to reject.
+template <typename Fn>
+void ForEachListItem(std::span<const std::string> args, std::string_view separators, Fn&& fn) {
+  for (const std::string& arg : args) {
+    size_t start = 0;
+    while (start <= arg.size()) {
+      size_t end = arg.find_first_of(separators, start);
+      if (end == std::string::npos) end = arg.size();
+      fn(std::string_view(arg).substr(start, end - start), arg);
+      start = end + 1;
+    }
+  }
+}
+
+// The whole of `text` read as a finite double (std::from_chars' syntax: no spaces, no '+'), or
+// nullopt.
+inline std::optional<double> ParseFiniteDouble(std::string_view text) {
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v)) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace iotail::stats
