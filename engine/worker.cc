@@ -216,8 +216,13 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
       const IoStamps& st = slot.stamps;
       rec.RecordClat(slot.dir, done - st.issued_ns, slot.len);
       if (async) rec.RecordSlat(slot.dir, st.issued_ns - st.start_ns);
-      const uint64_t from = slot.intended_ns != 0 ? slot.intended_ns : st.start_ns;
-      rec.RecordLat(slot.dir, done > from ? done - from : 0);
+      // lat: from the intended start (open loop), or from the start when that differs from the
+      // issue (asynchronous engines); a synchronous engine's lat is its clat, recorded once.
+      if (slot.intended_ns != 0) {
+        rec.RecordLat(slot.dir, done > slot.intended_ns ? done - slot.intended_ns : 0);
+      } else if (async) {
+        rec.RecordLat(slot.dir, done - st.start_ns);
+      }
     }
   }
   return ok;

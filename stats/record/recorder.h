@@ -52,7 +52,8 @@ struct LatencySnapshot {
 
 // A plain copy of one direction's counters. Every completed I/O counts in ios, bytes and clat
 // (issue to completion). slat (start of submission to its return) is recorded by the asynchronous
-// engines only; lat is start (closed loop) or intended start (open loop) to completion.
+// engines only; lat is start (closed loop) or intended start (open loop) to completion, recorded
+// in the open loop and by asynchronous engines (a synchronous engine's lat is its clat: n == 0).
 struct DirectionSnapshot {
   LatencySnapshot clat, slat, lat;
   uint64_t ios = 0;

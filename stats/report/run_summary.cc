@@ -46,6 +46,9 @@ struct LatencyView {
   const std::vector<double>* pct = nullptr;  // nullptr: no percentiles or bins
 };
 
+// lat as reported: a synchronous engine's is its clat (the worker records it once).
+const LatencySnapshot& LatOf(const DirectionSnapshot& d) { return d.lat.n > 0 ? d.lat : d.clat; }
+
 DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s) {
   DirFigures f;
   if (s.runtime_s > 0) {
@@ -105,7 +108,7 @@ void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s) {
   // lat = slat + clat (start to completion); rate-limited: from the intended start, with its own
   // percentiles and bins.
   fmt::format_to(o, ", \"lat_ns\": ");
-  JsonLatency(o, {&d.lat, s.mode.rate_limited ? &f.lat_pct : nullptr}, s);
+  JsonLatency(o, {&LatOf(d), s.mode.rate_limited ? &f.lat_pct : nullptr}, s);
   if (f.has_slc) {
     fmt::format_to(o,
                    ", \"iotail_slc\": {{\"slc1\": {}, \"slc2\": {}, \"slc1_mean\": {:.6f}, "
@@ -186,7 +189,7 @@ void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSu
   const bool sched = s.mode.rate_limited && f.lat_pct.size() == s.percentiles.size();
   TextLatencyLine(o, "slat", d.slat, "");
   TextLatencyLine(o, "clat", d.clat, sched ? "  (issue to completion)" : "");
-  TextLatencyLine(o, "lat", d.lat, sched ? "  (intended start to completion)" : "");
+  TextLatencyLine(o, "lat", LatOf(d), sched ? "  (intended start to completion)" : "");
   if (sched) {
     fmt::format_to(o, "    percentiles (fio's rule):  {:>12} {:>12}\n", "clat", "lat");
     for (size_t i = 0; i < s.percentiles.size(); ++i) {
