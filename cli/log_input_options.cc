@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 
 #include "stats/core/errors.h"
 
@@ -68,7 +69,19 @@ int64_t ParseQuantumMs(std::string_view text, std::string_view option) {
   return static_cast<int64_t>(ms);
 }
 
-stats::MergeOptions LogInputOptions::ToMergeOptions() const {
+namespace {
+
+// fio --client names a host's logs NAME.log.HOST (the server's address appended).
+bool NamedLikeClientLog(const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  const size_t at = name.rfind(".log.");
+  return at != std::string::npos && at + 5 < name.size();
+}
+
+}  // namespace
+
+stats::MergeOptions LogInputOptions::ToMergeOptions(std::ostream& err,
+                                                    std::string_view command) const {
   stats::MergeOptions options;
   options.quantum_ms = ParseQuantumMs(time_quantum, "--time-quantum");
   if (log_hist_msec < 0) throw stats::UsageError("--log-hist-msec: must be positive");
@@ -76,6 +89,22 @@ stats::MergeOptions LogInputOptions::ToMergeOptions() const {
   options.undo_client_sums = fio_client_logs;
   options.threads = threads;
   if (files.empty()) throw stats::UsageError("no input files given");
+  // Logs of `fio --client` hold running sums: read as ordinary logs they inflate every count.
+  size_t client = 0;
+  for (const std::string& f : files) client += NamedLikeClientLog(f) ? 1 : 0;
+  if (client != 0 && !fio_client_logs) {
+    if (client != files.size()) {
+      throw stats::UsageError(fmt::format(
+          "{} of the {} inputs are named as fio --client writes its logs (NAME.log.HOST) and the "
+          "others are not: merge them in separate calls, those with --fio-client-logs",
+          client, files.size()));
+    }
+    err << fmt::format(
+        "iotail {}: note: the inputs are named as fio --client writes its logs (NAME.log.HOST); "
+        "undoing their running sums as --fio-client-logs does\n",
+        command);
+    options.undo_client_sums = true;
+  }
   return options;
 }
 

@@ -30,7 +30,9 @@ struct LogInputOptions {
       CommandArgs args, boost::program_options::options_description& description,
       std::ostream& out);
   // Validates and converts; throws UsageError naming the option.
-  stats::MergeOptions ToMergeOptions() const;
+  // Files named as fio --client names its logs (NAME.log.HOST) turn --fio-client-logs on, with a
+  // note on `err`; a mix of such and other files is a UsageError.
+  stats::MergeOptions ToMergeOptions(std::ostream& err, std::string_view command) const;
 };
 
 // Prints the recoverable damage (a torn last line) the merger's readers found as they read, so

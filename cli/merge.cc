@@ -41,7 +41,7 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       "add read, write and trim together into one direction (written as ddir 0)");
   if (!input.Parse(args, description, out)) return 0;  // help
   if (output.empty()) throw stats::UsageError("--output: the merged log's path is required");
-  const stats::MergeOptions merge_options = input.ToMergeOptions();
+  const stats::MergeOptions merge_options = input.ToMergeOptions(err, "merge");
   stats::Merger merger(input.files, merge_options);
 
   std::unique_ptr<std::FILE, FileCloser> file;

@@ -1,6 +1,7 @@
 // iotail pctiles: per-interval percentiles, min/max/mean and SLC factors from histogram logs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <iostream>
 
@@ -79,6 +80,16 @@ std::vector<double> SlcList(const std::vector<std::string>& args, std::string* n
 
 }  // namespace
 
+// Moves the values of a multi-value option that are not its own, from the first such one on, to
+// the front of `files` (in order).
+template <typename IsOwn>
+void GiveBackFiles(std::vector<std::string>& values, IsOwn is_own,
+                   std::vector<std::string>& files) {
+  auto first_foreign = std::find_if_not(values.begin(), values.end(), is_own);
+  files.insert(files.begin(), first_foreign, values.end());
+  values.erase(first_foreign, values.end());
+}
+
 int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   // Drop-in mode for fio's fio-histo-log-pctiles.py.
   if (args.size() >= 2 && std::string_view(args[1]).starts_with(kCompatPrefix)) {
@@ -101,7 +112,7 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   }
 
   LogInputOptions input;
-  std::vector<std::string> percentile_args, slc_args{"sbk"}, sla_args;
+  std::vector<std::string> percentile_args, slc_args, sla_args;
   std::string unit = "us", method = "fio", directions = "rwt", format = "table";
   bool combine = false;
   po::options_description description(
@@ -130,13 +141,19 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   // clang-format on
   const std::optional<po::variables_map> vm = input.Parse(args, description, out);
   if (!vm) return 0;  // help
-  // Like the Python script, --percentiles takes the following words; the ones that are not
-  // percentile lists are file names.
-  while (!percentile_args.empty() &&
-         percentile_args.back().find_first_not_of("0123456789.:,") != std::string::npos) {
-    input.files.insert(input.files.begin(), percentile_args.back());
-    percentile_args.pop_back();
-  }
+  // A multi-value option takes the words after it only while they are its own: the first one
+  // that is not (a file name) ends it, so `--sla 'p99<=2ms' FILE` and `--percentiles 50 99 FILE`
+  // read as typed. Percentile lists are digits and separators; SLC lists also a list name; SLA
+  // targets always hold a comparison.
+  auto is_list = [](const std::string& v) {
+    return !v.empty() && v.find_first_not_of("0123456789.:,") == std::string::npos;
+  };
+  GiveBackFiles(percentile_args, is_list, input.files);
+  GiveBackFiles(
+      slc_args, [&](const std::string& v) { return v == "sbk" || v == "paper" || is_list(v); },
+      input.files);
+  GiveBackFiles(
+      sla_args, [](const std::string& v) { return v.find('<') != std::string::npos; }, input.files);
 
   stats::ReportOptions options;
   options.format = stats::ParseReportFormat(format, "--format");
@@ -148,11 +165,12 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     const auto d = stats::FioDefaultPercentiles();
     options.percentiles.assign(d.begin(), d.end());
   }
+  if (slc_args.empty()) slc_args = {"sbk"};
   options.slc_percentiles = SlcList(slc_args, &options.slc_list_name);
   const DirectionSelection selection = ParseDirections(directions, combine);
   stats::SlaChecker sla(stats::ParseSlaTargets(sla_args, "--sla"), options.method);
   options.sla_column = !sla.empty();
-  const stats::MergeOptions merge_options = input.ToMergeOptions();
+  const stats::MergeOptions merge_options = input.ToMergeOptions(err, "pctiles");
 
   stats::Merger merger(input.files, merge_options);
   if (merger.Empty()) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 
 #include "stats/core/errors.h"
 #include "stats/util/json.h"
@@ -47,7 +48,8 @@ SlaTarget ParseOne(std::string_view text, std::string_view option) {
   } else {
     return fail(fmt::format("unknown metric '{}'", metric));
   }
-  double scale = 1e3;  // microseconds by default
+  // A unit is required: a bare number could mean any of them (it once meant microseconds).
+  std::optional<double> scale;
   for (const auto& [suffix, ns] :
        {std::pair<std::string_view, double>{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}}) {
     if (value.ends_with(suffix)) {
@@ -56,10 +58,14 @@ SlaTarget ParseOne(std::string_view text, std::string_view option) {
       break;
     }
   }
+  if (!scale) {
+    return fail(
+        fmt::format("the limit '{}' needs a unit: ns, us, ms or s (e.g. {}ms)", value, value));
+  }
   const auto limit = ParseFiniteDouble(value);
   if (!limit || *limit <= 0)
     return fail("the limit must be a positive number with ns, us, ms or s");
-  target.limit_ns = *limit * scale;
+  target.limit_ns = *limit * *scale;
   return target;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -264,6 +265,83 @@ TEST(PctilesTest, ReadsEveryGoldenCase) {
     EXPECT_EQ(r.status, 0) << run << ": " << r.err;
     EXPECT_NE(r.out.find("\ntotal,"), std::string::npos) << run;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Multi-value options stop at the first word that is not theirs, so the forms users type work.
+TEST(PctilesOptionsTest, MultiValueOptionsStopAtTheFiles) {
+  const std::string log = Data("basic", "hist_clat_hist.1.log");
+  // The README's own form: two targets, then the file.
+  Result r = Iotail("pctiles --sla 'read:p99<=100s' 'p50<=100s' " + log);
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = Iotail("pctiles --sla 'p99<=1ns' " + log);
+  EXPECT_EQ(r.status, 3) << r.err;
+  r = Iotail("pctiles --slc-percentiles paper " + log);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("SLC over the paper list"), std::string::npos) << r.out;
+  r = Iotail("pctiles --format csv --percentiles 50 99 " + log);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "time_ms,dir,samples,min,max,mean,p50,p99,slc1,slc2,slc1_mean,slc2_mean");
+}
+
+TEST(PctilesOptionsTest, SlaLimitsNeedAUnit) {
+  const Result r = Iotail("pctiles --sla 'p99<=2' " + Data("basic", "hist_clat_hist.1.log"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("needs a unit"), std::string::npos) << r.err;
+}
+
+// What fio --client writes for a log: per direction, line k holds the counts of records k, k-2,
+// k-4, ... added up (the reader undoes it: see LogReader's undo_client_sums).
+std::string AsClientLog(const std::string& plain_path) {
+  std::ifstream in(plain_path);
+  std::map<std::string, std::array<std::vector<uint64_t>, 2>> previous;  // ddir -> r(k-1), r(k-2)
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> fields;
+    std::stringstream ss(line);
+    for (std::string f; std::getline(ss, f, ',');) fields.push_back(f);
+    auto& prev = previous[fields.at(1)];
+    std::vector<uint64_t> raw(fields.size() - 3);
+    for (size_t i = 3; i < fields.size(); ++i) {
+      raw[i - 3] = std::stoull(fields[i]) + (prev[1].empty() ? 0 : prev[1][i - 3]);
+    }
+    out += fields[0] + "," + fields[1] + "," + fields[2];
+    for (uint64_t v : raw) out += ", " + std::to_string(v);
+    out += "\n";
+    prev[1] = prev[0];
+    prev[0] = raw;
+  }
+  return out;
+}
+
+TEST(PctilesOptionsTest, FioClientLogsAreRecognisedByName) {
+  const fs::path dir = iotail::testing::MakeScratchDir("iotail_client_logs");
+  const std::string original = Data("randrw", "hist_clat_hist.1.log");
+  const fs::path client = dir / "job_clat_hist.1.log.192.168.0.7";
+  std::ofstream(client) << AsClientLog(original);
+  const Result named = iotail::testing::RunIotail("pctiles --format csv " + client.string(), dir);
+  const Result plain = iotail::testing::RunIotail("pctiles --format csv " + original, dir);
+  EXPECT_EQ(named.status, 0) << named.err;
+  EXPECT_NE(named.err.find("fio --client"), std::string::npos) << named.err;
+  // The running sums are undone: the same numbers as the log they were made from.
+  ASSERT_FALSE(plain.out.empty());
+  EXPECT_EQ(named.out, plain.out);
+  // A file named so that does not hold running sums is refused, not misread.
+  const fs::path fake = dir / "other_clat_hist.1.log.host";
+  fs::copy_file(Data("basic", "hist_clat_hist.1.log"), fake);
+  const Result not_client = iotail::testing::RunIotail("pctiles " + fake.string(), dir);
+  EXPECT_EQ(not_client.status, 2);
+  EXPECT_NE(not_client.err.find("not the alternating sums"), std::string::npos) << not_client.err;
+  // A mix cannot be read one way: refused, naming the flag.
+  const Result mixed =
+      iotail::testing::RunIotail("pctiles " + client.string() + " " + original, dir);
+  EXPECT_EQ(mixed.status, 2);
+  EXPECT_NE(mixed.err.find("--fio-client-logs"), std::string::npos) << mixed.err;
+  fs::remove_all(dir);
 }
 
 }  // namespace
