@@ -14,17 +14,12 @@
 #include "stats/analysis/merged_log_writer.h"
 #include "stats/analysis/merger.h"
 #include "stats/core/errors.h"
+#include "stats/util/output_file.h"
 
 namespace po = boost::program_options;
 
 namespace iotail::cli {
-namespace {
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-
-}  // namespace
+namespace {}  // namespace
 
 int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   LogInputOptions input;
@@ -42,9 +37,10 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   if (!input.Parse(args, description, out)) return 0;  // help
   if (output.empty()) throw stats::UsageError("--output: the merged log's path is required");
   const stats::MergeOptions merge_options = input.ToMergeOptions(err, "merge");
-  stats::Merger merger(input.files, merge_options);
 
-  std::unique_ptr<std::FILE, FileCloser> file;
+  // The merged log is written to a temporary file beside the destination and renamed over it only
+  // when complete: a bad input found late leaves an existing file as it was, never half a log.
+  std::unique_ptr<stats::OutputFile> file;
   std::FILE* sink = stdout;
   if (output != "-") {
     // Opening the output truncates it: it must not be one of the inputs.
@@ -59,11 +55,12 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
         }
       }
     }
-    file.reset(std::fopen(output.c_str(), "w"));
-    if (!file) throw std::system_error(errno, std::generic_category(), "open '" + output + "'");
-    sink = file.get();
+    file = std::make_unique<stats::OutputFile>(output, "--output");
+    sink = file->file();
   }
+  stats::Merger merger(input.files, merge_options);
   if (merger.Empty()) {
+    if (file) file->Commit();
     PrintMergerWarnings(merger, "merge", err);
     err << "iotail merge: warning: the input holds no histogram records; wrote an empty log\n";
     return 0;
@@ -73,6 +70,7 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       combine ? stats::MergedDirections::kCombined : stats::MergedDirections::kEach);
   merger.Run([&](const stats::MergedQuantum& q) { writer.Write(q); });
   writer.Flush();
+  if (file) file->Commit();
   PrintMergerWarnings(merger, "merge", err);
   err << fmt::format("iotail merge: {} files, {} records -> '{}' ({})\n", input.files.size(),
                      merger.records(), output, merger.layout().Describe());

@@ -191,6 +191,26 @@ TEST_F(MalformedInputTest, MergeRefusesToOverwriteAnInput) {
   EXPECT_EQ(kept, data);
 }
 
+TEST_F(MalformedInputTest, MergeWritesWholeOrNotAtAll) {
+  // A damaged line near the end of the input: the existing output stays as it was, and no partial
+  // log or temporary file is left.
+  const fs::path out = dir_ / "good.log";
+  std::ofstream(out) << "previous merge\n";
+  std::string data;
+  for (int i = 1; i <= 20; ++i) data += Line(std::to_string(i * 250), "0", 1856, "5");
+  data += "5500, 0, 4096, damaged\n";
+  EXPECT_EQ(Run("merge -o " + out.string() + " " + Write(data)), 2) << err_;
+  std::ifstream in(out);
+  const std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, "previous merge\n");
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+  }
+  // A device is never an output.
+  EXPECT_NE(Run("merge -o /dev/null " + Write(Line("250", "0", 1856, "5"))), 0);
+  EXPECT_NE(err_.find("not a regular file"), std::string::npos) << err_;
+}
+
 TEST_F(MalformedInputTest, TornLastLineIsAWarningNotAnError) {
   std::string torn = Line("750", "0");
   torn.resize(200);
