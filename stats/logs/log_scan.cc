@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -103,11 +104,13 @@ class SegmentBuilder {
   }
   // Damaged times: a forward gap no log holds, or (epoch logs) a fall to before the log began.
   void CheckJump(int64_t t, const std::optional<int64_t>& last, bool back, uint64_t line) const {
-    if (last && t > *last && t - *last > kMaxRecordGapMs) {
-      throw LogFormatError(path_, line,
-                           fmt::format("time jumps forward from {} to {} ms ({:.0f} days after the "
-                                       "previous record of this direction): a damaged time?",
-                                       *last, t, static_cast<double>(t - *last) / 86'400'000.0));
+    const int64_t max_gap = std::max(kMaxRecordGapMs, kMaxRecordGapPeriods * period_.value_or(1));
+    if (last && t > *last && t - *last > max_gap) {
+      throw LogFormatError(
+          path_, line,
+          fmt::format("time jumps forward from {} to {} ms ({:.1f} hours after the "
+                      "previous record of this direction): a damaged time?",
+                      *last, t, static_cast<double>(t - *last) / 3'600'000.0));
     }
     if (back && file_first_ms_ && IsEpochTime(*file_first_ms_)) {
       const int64_t period = period_.value_or(1000);

@@ -5,11 +5,11 @@
 // file into independent time-ordered sources so that merging stays streaming.
 // The scan also rejects what no log can hold, naming the file and line (LogFormatError): a line
 // longer than 1 MiB (fio's longest is about 40 KB), a time that jumps forward by more than
-// kMaxRecordGapMs within a direction, and, in a Unix-epoch log, a time that jumps back to before
-// the log's first record (less a few periods): that is a damaged time, not the next job of a
-// per_job_logs=0 file, whose times start where the first job's did. An input that is not a regular
-// file (a device, FIFO or socket) is a UsageError.
-// Free function; thread-safe. Throws std::system_error if the file cannot be read.
+// kMaxRecordGapMs (or kMaxRecordGapPeriods periods) within a direction, and, in a Unix-epoch log, a
+// time that jumps back to before the log's first record (less a few periods): that is a damaged
+// time, not the next job of a per_job_logs=0 file, whose times start where the first job's did. An
+// input that is not a regular file (a device, FIFO or socket) is a UsageError. Free function;
+// thread-safe. Throws std::system_error if the file cannot be read.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +24,11 @@ inline constexpr int64_t kEpochThresholdMs = 100'000'000'000;
 
 constexpr bool IsEpochTime(int64_t ms) { return ms >= kEpochThresholdMs; }
 
-// The longest gap between two records of one direction that a log may hold (30 days): more is a
-// damaged time, which would otherwise make a merge walk millions of empty quanta.
-inline constexpr int64_t kMaxRecordGapMs = int64_t{30} * 24 * 3600 * 1000;
+// The longest gap between two records of one direction that a log may hold: a day, or 100,000 log
+// periods when that is longer. More is a damaged time, which would otherwise make a merge walk
+// millions of empty quanta (a 29-day gap took a minute at 1 s quanta).
+inline constexpr int64_t kMaxRecordGapMs = int64_t{24} * 3600 * 1000;
+inline constexpr int64_t kMaxRecordGapPeriods = 100'000;
 
 struct LogSegment {
   uint64_t begin_offset = 0;
