@@ -1,16 +1,21 @@
 #!/bin/sh
-# Builds the libFuzzer target for the histogram-log reader with clang, ASan and UBSan, and runs it.
-# usage: scripts/fuzz.sh [SECONDS]   (default 60; the build goes to build-fuzz/, new corpus
-# entries to build-fuzz/corpus/, crashes to build-fuzz/crashes/)
+# Builds the libFuzzer targets with clang, ASan and UBSan, and runs each for SECONDS: the
+# histogram-log reader (log_reader_fuzz) and the pctiles/merge path (merge_fuzz: scan, merger,
+# percentiles and SLC, merged-log writer).
+# usage: scripts/fuzz.sh [SECONDS]   (default 60 each; the build goes to build-fuzz/, new corpus
+# entries to build-fuzz/corpus*/, crashes to build-fuzz/crashes/)
 set -eu
 seconds=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-fuzz
 CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIOTAIL_FUZZ=ON \
   -DIOTAIL_TESTS=OFF -DIOTAIL_SANITIZE=address,undefined >/dev/null
-cmake --build "$build" --target log_reader_fuzz -j"$(nproc)"
-mkdir -p "$build/corpus" "$build/crashes"
+cmake --build "$build" --target log_reader_fuzz merge_fuzz -j"$(nproc)"
+mkdir -p "$build/corpus" "$build/corpus-merge" "$build/crashes"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 "$build/tests/fuzz/log_reader_fuzz" -max_total_time="$seconds" -max_len=16384 -timeout=10 \
   -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/crashes/" \
   "$build/corpus" "$root/tests/fuzz/corpus"
+"$build/tests/fuzz/merge_fuzz" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+  -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/crashes/merge-" \
+  "$build/corpus-merge" "$root/tests/fuzz/corpus"

@@ -9,9 +9,13 @@ bash scripts/setup.sh
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIOTAIL_WERROR=ON
 cmake --build "$build" -j "$(nproc)"
 # Serially: the end-to-end tests time real I/O (rates, intervals, signals) and must not compete
-# with each other for the two cores of a CI machine; the whole suite takes about 20 s.
+# with each other for the two cores of a CI machine; the whole suite takes about a minute.
 ctest --test-dir "$build" --output-on-failure
+# Every skipped test with its reason, so that a skip is seen and never mistaken for a pass.
+awk '/: Skipped$/ {getline why; skip = why} /\[  SKIPPED \]/ && skip != "" {
+       sub(/^.*\[  SKIPPED \] /, ""); print "skipped: " $0 ": " skip; skip = ""}' \
+  "$build/Testing/Temporary/LastTest.log" | sort -u
 if [ -x scripts/fuzz.sh ]; then
-  # A short run of the log-reader fuzzer (libFuzzer, clang): finds crashes, not just builds.
+  # A short run of each fuzzer (libFuzzer, clang; the log reader, the pctiles/merge path).
   scripts/fuzz.sh 20
 fi
