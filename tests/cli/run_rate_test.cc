@@ -162,7 +162,7 @@ TEST_F(RunRateTest, StartAtWaitsForTheSharedInstantAndRefusesThePast) {
   EXPECT_EQ(j["iotail_run"]["start_at_ms"].get<uint64_t>(), at);
   const double skew = j["iotail_run"]["start_skew_ms"];
   EXPECT_GE(skew, 0.0);
-  EXPECT_LT(skew, 50.0);
+  EXPECT_LT(skew, 250.0);  // scheduling delay on a loaded 2-core machine, not a clock error
   EXPECT_GE(j["timestamp"].get<uint64_t>(), at / 1000);
 
   rc = Run("--ioengine=null --filename=" + File("past") +
