@@ -132,7 +132,7 @@ const std::vector<OptionDef>& Table() {
          o.iodepth_given = true;
        }},
       {"iodepth_batch_submit", false,
-       "at most N I/Os per submit call (default 0: all that are ready; stamps stay per call)",
+       "at most N I/Os per submit call (default 1, as fio; 0: all that are ready)",
        [](RunOptions& o, const std::string& v) {
          o.spec.iodepth_batch_submit = ParseU32(v, "iodepth_batch_submit");
        }},

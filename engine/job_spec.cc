@@ -52,7 +52,7 @@ std::string JobSpec::Normalize() {
   if (!Synchronous() || iodepth <= 1) return "";
   const uint32_t asked = iodepth;
   iodepth = 1;
-  iodepth_batch_submit = 0;
+  iodepth_batch_submit = 1;
   iodepth_batch_complete_min = 1;
   iodepth_batch_complete_max = 0;
   return fmt::format(

@@ -40,7 +40,7 @@ struct JobSpec {
   bool direct = false;                  // --direct: O_DIRECT
   uint32_t iodepth = 1;                 // --iodepth: I/Os in flight per worker
   // Batching trade-offs (fio's names). Each costs accuracy in exchange for fewer system calls:
-  uint32_t iodepth_batch_submit = 0;        // at most N requests per submit call; 0 = all ready
+  uint32_t iodepth_batch_submit = 1;        // at most N requests per submit call; 0 = iodepth
   uint32_t iodepth_batch_complete_min = 1;  // wait for N completions (>1 stamps early ones late)
   uint32_t iodepth_batch_complete_max = 0;  // take at most N per reap; 0 = iodepth
   uint32_t numjobs = 1;                     // --numjobs: workers, each over the whole region

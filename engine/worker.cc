@@ -176,6 +176,7 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
 
 bool Worker::SubmitBatch(uint32_t* in_flight) {
   // --iodepth_batch_submit: at most that many requests per submission call (0: the whole batch).
+  // By default 1, as fio: each I/O's submission is its own call, so its stamps are its own.
   const size_t chunk = spec_.iodepth_batch_submit != 0 ? spec_.iodepth_batch_submit : batch_count_;
   for (size_t at = 0; at < batch_count_; at += chunk) {
     const size_t count = std::min(chunk, batch_count_ - at);
