@@ -1,0 +1,102 @@
+// The nbd engine beyond latency: what the server says of its export is checked before the run,
+// every mode works over it (fixed size, histogram logs, SLA gates), and writing over a filesystem
+// on an export needs --allow-destructive, as on a device.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_test_util.h"
+#include "nbd_fixture.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using iotail::testing::NbdServer;
+using nlohmann::json;
+
+class RunNbdTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+    dir_ = iotail::testing::MakeScratchDir("iotail_nbd");
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  iotail::testing::CommandResult Run(const NbdServer& server, const std::string& args) {
+    return iotail::testing::RunIotail(
+        "run --ioengine=nbd --uri='" + server.uri() + "' --live_format=none " + args, dir_);
+  }
+  fs::path dir_;
+};
+
+TEST_F(RunNbdTest, BlockSizesTheServerCannotTakeAreRefusedBeforeTheRun) {
+  NbdServer server;
+  ASSERT_EQ(server.Start("--filter=blocksize-policy memory 64M blocksize-minimum=4096 "
+                         "blocksize-preferred=4096 blocksize-maximum=65536"),
+            "");
+  auto r = Run(server, "--bs=512 --rw=randread --runtime=5s --time_based");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--bs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("multiples of 4096"), std::string::npos) << r.err;
+  r = Run(server, "--bs=1m --rw=randread --runtime=5s --time_based");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("at most 65536"), std::string::npos) << r.err;
+  r = Run(server, "--bs=8k --rw=randread --size=1m --output-format=json");
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+TEST_F(RunNbdTest, FixedSizeRunWithLogsAndSlaGates) {
+  NbdServer server;
+  ASSERT_EQ(server.Start("memory 64M"), "");
+  const std::string prefix = (dir_ / "n").string();
+  // 2 MiB in 64 KiB writes: exactly 32 I/Os, every one in the log; an SLA no server can meet.
+  const auto r =
+      Run(server, "--rw=write --bs=64k --size=2m --iodepth=4 --write_hist_log=" + prefix +
+                      " --log_hist_msec=100 --sla 'p99<=1ns' "
+                      "--output-format=json");
+  EXPECT_EQ(r.status, 3) << r.err;  // the SLA gate, not an I/O error
+  const size_t brace = r.out.find('{');
+  ASSERT_NE(brace, std::string::npos) << r.out;
+  const json j = json::parse(r.out.substr(brace));
+  EXPECT_EQ(j["jobs"][0]["write"]["total_ios"].get<uint64_t>(), 32u);
+  EXPECT_EQ(j["jobs"][0]["write"]["io_bytes"].get<uint64_t>(), 2u << 20);
+  std::ifstream log(prefix + "_clat_hist.1.log");
+  uint64_t logged = 0;
+  for (std::string line; std::getline(log, line);) {
+    size_t field = 0, start = 0;
+    for (;;) {
+      const size_t comma = line.find(',', start);
+      if (field == 1 && std::stoi(line.substr(start)) != 1) break;  // writes only
+      if (field >= 3) logged += std::stoull(line.substr(start, comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+      ++field;
+    }
+  }
+  EXPECT_EQ(logged, 32u);
+}
+
+TEST_F(RunNbdTest, WritingOverAFilesystemOnAnExportNeedsTheFlag) {
+  const fs::path image = dir_ / "image";
+  std::ofstream(image).close();
+  fs::resize_file(image, 16 << 20);
+  const auto mkfs = iotail::testing::Capture("mkfs.ext4 -q -F " + image.string() + " 2>&1");
+  if (mkfs.status != 0) GTEST_SKIP() << "mkfs.ext4 failed: " << mkfs.out;
+  NbdServer server;
+  ASSERT_EQ(server.Start("file " + image.string()), "");
+  auto r = Run(server, "--rw=write --bs=4k --size=1m");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("ext4"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--allow-destructive"), std::string::npos) << r.err;
+  // Reading is harmless; the flag lets the write run.
+  EXPECT_EQ(Run(server, "--rw=read --bs=4k --size=1m").status, 0);
+  r = Run(server, "--rw=write --bs=4k --size=1m --allow-destructive");
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+}  // namespace
