@@ -62,6 +62,17 @@ IotailRun RunIotail(const std::string& args, const fs::path& scratch) {
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
+int64_t Pct(const json& clat, const char* key);
+
+// No I/O can complete faster than the target's delay: lat (from right before the submission call,
+// slat + clat) never does, on any engine, and clat (from that call's return, fio's definition)
+// does not either but for the odd I/O whose thread was preempted between the call's return and
+// its stamp on a loaded machine: its 1st percentile must be at the delay.
+void ExpectNoLatencyBelowTheDelay(const json& read) {
+  EXPECT_GE(read.at("lat_ns").at("min").get<int64_t>(), kDelayNs);
+  EXPECT_GE(Pct(read.at("clat_ns"), "1.000000"), kDelayNs);
+}
+
 int64_t Pct(const json& clat, const char* key) {
   return clat.at("percentile").at(key).get<int64_t>();
 }
@@ -126,7 +137,7 @@ TEST_P(RunOracleFuseTest, ClatIsTheDelayPlusLessThanAMillisecond) {
   const json& read = run.summary.at("jobs").at(0).at("read");
   const json& clat = read.at("clat_ns");
   EXPECT_GT(clat.at("N").get<int64_t>(), 0);
-  EXPECT_GE(clat.at("min").get<int64_t>(), kDelayNs);
+  ExpectNoLatencyBelowTheDelay(read);
   EXPECT_LE(Pct(clat, "50.000000"), kMaxP50Ns);
   EXPECT_EQ(run.summary.at("iotail_aggregate").at("read").at("clat_ns").at("N"), clat.at("N"));
 
@@ -168,9 +179,10 @@ TEST_F(RunOracleNbdTest, Qd1ClatIsTheServersDelay) {
   const IotailRun run = RunNbd(server, "--iodepth=1");
   ASSERT_EQ(run.result.status, 0) << run.result.err << run.result.out;
   ASSERT_FALSE(run.summary.is_null()) << run.result.out;
-  const json& clat = run.summary.at("jobs").at(0).at("read").at("clat_ns");
+  const json& read = run.summary.at("jobs").at(0).at("read");
+  const json& clat = read.at("clat_ns");
   EXPECT_GT(clat.at("N").get<int64_t>(), 0);
-  EXPECT_GE(clat.at("min").get<int64_t>(), kDelayNs);
+  ExpectNoLatencyBelowTheDelay(read);
   EXPECT_LE(Pct(clat, "50.000000"), kMaxP50Ns);
 }
 
