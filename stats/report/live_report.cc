@@ -9,6 +9,7 @@
 #include "stats/core/latency_figures.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/slc.h"
+#include "stats/util/json.h"
 
 namespace iotail::stats {
 
@@ -180,7 +181,7 @@ void LiveReport::Emit(uint64_t end_ns, bool final, uint64_t planned_bytes) {
     if (json) {
       fmt::format_to(o, ", \"sla_violations\": [");
       for (size_t i = 0; i < violated.size(); ++i) {
-        fmt::format_to(o, "{}\"{}\"", i ? ", " : "", violated[i]);
+        fmt::format_to(o, "{}{}", i ? ", " : "", JsonString(violated[i]));
       }
       fmt::format_to(o, "]");
     } else if (!violated.empty()) {
