@@ -12,6 +12,7 @@
 # usage: scripts/bench-pctiles.sh [--files N] [--records N] [--quick] [--rounds N]
 #                                 [--iotail-runs N] [--python-files N] [--python-records N]
 #                                 [--no-python] [--threads N] [--build-dir DIR] [--source DIR]
+#                                 [--many N [--nofile N]]
 #   --files N, --records N   log set size: N logs of N records each (default 32 x 1200, ~214 MB)
 #   --quick                  8 logs x 300 records, 1 round (a smoke test, ~13 MB)
 #   --rounds N               rounds of (script once, iotail --iotail-runs times) (default 1)
@@ -19,11 +20,15 @@
 #   --python-files/-records  a smaller set for the script only (the ratio is then per MB)
 #   --no-python              time iotail only
 #   --threads N              iotail --threads (default 0: one per core)
+#   --many N                 instead: time `iotail merge -o` and `iotail pctiles` on N small logs
+#                            (--records each, default 3) under an open-file limit (--nofile,
+#                            default 1024); prints wall and CPU time and peak RSS of each, or
+#                            the error of a run that fails
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 files=32 records=1200 rounds=1 iotail_runs=5 threads=0
-py_files="" py_records="" no_python=0
+py_files="" py_records="" no_python=0 many=0 nofile=1024 records_given=
 build_dir="$repo/build-bench"
 source_dir="$repo/tests/data/fio/randrw"
 
@@ -31,7 +36,7 @@ die() { echo "bench-pctiles: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --files) files=$2; shift ;;
-    --records) records=$2; shift ;;
+    --records) records=$2 records_given=1; shift ;;
     --quick) files=8 records=300 rounds=1 iotail_runs=3 ;;
     --rounds) rounds=$2; shift ;;
     --iotail-runs) iotail_runs=$2; shift ;;
@@ -39,6 +44,8 @@ while [ $# -gt 0 ]; do
     --python-records) py_records=$2; shift ;;
     --no-python) no_python=1 ;;
     --threads) threads=$2; shift ;;
+    --many) many=$2; shift ;;
+    --nofile) nofile=$2; shift ;;
     --build-dir) build_dir=$2; shift ;;
     --source) source_dir=$2; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -46,8 +53,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-for n in "$files" "$records" "$rounds" "$iotail_runs" "$threads" ${py_files:+"$py_files"} \
-         ${py_records:+"$py_records"}; do
+for n in "$files" "$records" "$rounds" "$iotail_runs" "$threads" "$many" "$nofile" \
+         ${py_files:+"$py_files"} ${py_records:+"$py_records"}; do
   [[ "$n" =~ ^[0-9]+$ ]] || die "expected a whole number, got '$n'"
 done
 [ "$files" -ge 1 ] && [ "$records" -ge 1 ] && [ "$rounds" -ge 1 ] && [ "$iotail_runs" -ge 1 ] ||
@@ -57,6 +64,10 @@ py_records=${py_records:-$records}
 python=/usr/bin/python3
 [ -x "$python" ] || python=$(command -v python3) || die "python3 not found (run scripts/setup.sh)"
 script_gz=/usr/share/doc/fio/fio-histo-log-pctiles.py.gz
+if [ "$many" -gt 0 ]; then
+  no_python=1
+  [ -n "$records_given" ] || records=3
+fi
 if [ "$no_python" -eq 0 ] && [ ! -f "$script_gz" ]; then
   die "$script_gz not found (install fio: scripts/setup.sh), or use --no-python"
 fi
@@ -71,15 +82,22 @@ iotail="$build_dir/iotail"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-pctiles.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# Runs a command, stdout to a file; prints "wall_s cpu_s maxrss_kb exit_status".
+# Runs a command, stdout to a file (and, with MEASURE_NOFILE set, stderr to FILE.err and the
+# open-file limit lowered to it); prints "wall_s cpu_s maxrss_kb exit_status".
 cat >"$tmp/measure.py" <<'EOF'
-import os, sys, time
+import os, resource, sys, time
 out = sys.argv[1]
+nofile = os.environ.get("MEASURE_NOFILE")
 start = time.monotonic()
 pid = os.fork()
 if pid == 0:
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(fd, 1)
+    if nofile:
+        err = os.open(out + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(err, 2)
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        resource.setrlimit(resource.RLIMIT_NOFILE, (int(nofile), hard))
     os.execv(sys.argv[2], sys.argv[2:])
 _, status, ru = os.wait4(pid, 0)
 wall = time.monotonic() - start
@@ -87,9 +105,48 @@ print(f"{wall:.4f} {ru.ru_utime + ru.ru_stime:.4f} {ru.ru_maxrss} {os.waitstatus
 EOF
 measure() { "$python" "$tmp/measure.py" "$@"; }
 
-echo "bench-pctiles: generating $files logs x $records records from $source_dir" >&2
 sources=("$source_dir"/*.log)
 [ -f "${sources[0]}" ] || die "no *.log in $source_dir"
+
+# Median of column $1 of a times file.
+median() { sort -g -k"$1,$1" "$2" | awk -v c="$1" '{v[NR] = $c} END {
+  if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+if [ "$many" -gt 0 ]; then
+  # Many small inputs: what it costs in time, memory and open files to merge them.
+  echo "bench-pctiles: generating $many logs x $records records from $source_dir" >&2
+  "$python" "$repo/scripts/gen-bench-logs.py" "$tmp/many" "$many" "$records" "${sources[@]}"
+  many_logs=("$tmp"/many/*.log)
+  many_mb=$(du -cb "${many_logs[@]}" | tail -1 | awk '{printf "%.1f", $1 / 1e6}')
+  cat "${many_logs[@]}" >/dev/null
+  echo
+  echo "iotail merge and pctiles on $many logs x $records records ($many_mb MB), open-file" \
+    "limit $nofile, $(nproc) cores (median of $iotail_runs runs)"
+  printf '%-10s %10s %9s %12s  %s\n' command "wall s" "cpu s" "peak RSS MB" status
+  for command in merge pctiles; do
+    if [ "$command" = merge ]; then
+      cmd=("$iotail" merge --threads "$threads" -o "$tmp/many.merged" "${many_logs[@]}")
+    else
+      cmd=("$iotail" pctiles --time-quantum 1 --threads "$threads" "${many_logs[@]}")
+    fi
+    : >"$tmp/many.times"
+    status=ok
+    for ((i = 0; i < iotail_runs; i++)); do
+      r=$(MEASURE_NOFILE=$nofile measure "$tmp/many.out" "${cmd[@]}")
+      echo "$r" >>"$tmp/many.times"
+      if [ "${r##* }" != 0 ]; then
+        status="FAILED (exit ${r##* }): $(grep -v '^$' "$tmp/many.out.err" | tail -1)"
+        break
+      fi
+    done
+    printf '%-10s %10.3f %9.3f %12.1f  %s\n' "$command" "$(median 1 "$tmp/many.times")" \
+      "$(median 2 "$tmp/many.times")" \
+      "$(sort -g -k3,3 "$tmp/many.times" | tail -1 | awk '{print $3 / 1024}')" "$status"
+  done
+  exit 0
+fi
+
+echo "bench-pctiles: generating $files logs x $records records from $source_dir" >&2
 "$python" "$repo/scripts/gen-bench-logs.py" "$tmp/logs" "$files" "$records" "${sources[@]}"
 logs=("$tmp"/logs/*.log)
 py_logs=("${logs[@]}")
@@ -133,9 +190,6 @@ for ((round = 1; round <= rounds; round++)); do
   if ((round % 2)); then run_iotail; run_python; else run_python; run_iotail; fi
 done
 
-# Median of column $1 of a times file.
-median() { sort -g -k"$1,$1" "$2" | awk -v c="$1" '{v[NR] = $c} END {
-  if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 io_wall=$(median 1 "$tmp/io.times")
 io_cpu=$(median 2 "$tmp/io.times")
 io_rss=$(sort -g -k3,3 "$tmp/io.times" | tail -1 | awk '{print $3}')

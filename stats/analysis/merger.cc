@@ -21,192 +21,237 @@ namespace iotail::stats {
 namespace {
 
 constexpr int64_t kNoQuantum = std::numeric_limits<int64_t>::min();
+// A thread's read buffer while merging; and while reading first records (one record each, so
+// less: the buffer grows if a line is longer).
+constexpr size_t kReadBuffer = size_t{256} << 10;
+constexpr size_t kFirstRecordBuffer = size_t{64} << 10;
+// Each thread holds at most one file open: this bounds the open files, whatever the input count.
+constexpr unsigned kMaxThreads = 256;
+
+// Compacts a record's non-zero buckets into (index, value), adding them to `sum` when kCount.
+// Skips blocks of empty buckets; adds up and compacts the others without branches (their
+// non-zero buckets are scattered). Returns the number of non-zero buckets.
+template <bool kCount>
+size_t CompactNonZero(std::span<const uint64_t> counts, uint64_t* sum, uint32_t* index,
+                      double* value) {
+  const uint64_t* in = counts.data();
+  const size_t size = counts.size();
+  size_t n = 0;
+  constexpr size_t kBlock = 8;
+  for (size_t b = 0; b < size; b += kBlock) {
+    const size_t stop = std::min(b + kBlock, size);
+    uint64_t any = 0;
+    for (size_t i = b; i < stop; ++i) any |= in[i];
+    if (any == 0) continue;
+    for (size_t i = b; i < stop; ++i) {
+      if constexpr (kCount) sum[i] += in[i];
+      index[n] = static_cast<uint32_t>(i);
+      value[n] = static_cast<double>(in[i]);
+      n += in[i] != 0;
+    }
+  }
+  return n;
+}
 
 }  // namespace
 
+// One (file, job segment, direction) run of records. Between its turns it holds no file, buffer
+// or record: where its next (pending) record begins, and that record's interval.
 struct Merger::Source {
-  Source(std::string path, LogReaderOptions options) : reader(std::move(path), options) {}
-
-  LogReader reader;
+  uint32_t file = 0;  // index in files_
   Direction direction = Direction::kRead;
-  int64_t prev_end = 0;  // job start until the first record
   int shift = 0;         // coarseness of the merge minus the file's
-  bool pending = false;  // reader.record() is loaded into start/end/counts, not yet all placed
-  bool done = false;
-  int64_t start = 0;
+  bool done = false;     // no pending record: all placed
+  bool counted = false;  // the pending record is in the totals already (it is read again)
+  int64_t prev_end =
+      0;              // end of the record before the pending one (the job start before the first)
+  int64_t start = 0;  // the pending record's interval (start, end]: read, not yet all placed
   int64_t end = 0;
+  int64_t last_quantum = kNoQuantum;
+  // The job segment's bytes in the file, and where the pending record begins.
+  uint64_t begin_offset = 0;
+  uint64_t end_offset = 0;
+  uint64_t first_line = 1;
+  LogReaderPosition position;
+};
+
+// What a thread reads sources with, one source at a time: its reader (and read buffer), the
+// current record in the merge's layout, and its share of the totals.
+struct Merger::ThreadReader {
+  LogReader reader;
   std::vector<double> counts;  // dense, in the merge's layout (only for a coarser merge)
-  // The pending record's non-zero buckets (index, count): most buckets of a line are empty, and
+  // The current record's non-zero buckets (index, count): most buckets of a line are empty, and
   // adding a zero to a window cell changes nothing, so only these are added.
   // Both have layout().size() entries; the first `nonzero` are valid.
   std::vector<uint32_t> nonzero_index;
   std::vector<double> nonzero_count;
   size_t nonzero = 0;
-  Histogram total;
+  std::array<Histogram, kDirectionCount> totals;  // integer sums: any order gives the same
   uint64_t records = 0;
-  int64_t last_quantum = kNoQuantum;
+  std::vector<std::string> warnings;
 
-  // Reads the next record into the pending slot; false at the end of the source.
-  bool Load() {
-    if (!reader.Next()) {
-      done = true;
-      pending = false;
-      return false;
-    }
-    Take();
-    return true;
-  }
-
-  // Makes the reader's current record the pending one, in the merge's layout.
-  void Take() {
-    const LogRecord& r = reader.record();
-    end = r.end_ms;
-    start = std::min(prev_end, end);
-    prev_end = end;
-    ++records;
-    auto totals = total.mutable_counts();
+  // Makes r the current record, in the merge's layout; adds it to the totals when `count` (a
+  // record read again, after a turn that ended on it, is counted already).
+  void Take(const LogRecord& r, int shift, Direction direction, bool count) {
+    auto totals_of = totals[DirectionIndex(direction)].mutable_counts();
     uint32_t* index = nonzero_index.data();
     double* value = nonzero_count.data();
-    size_t n = 0;
+    if (count) ++records;
     if (shift == 0) {
-      const uint64_t* in = r.counts.data();
-      uint64_t* sum = totals.data();
-      const size_t size = r.counts.size();
-      // Skip blocks of empty buckets; add up and compact the others without branches (their
-      // non-zero buckets are scattered).
-      constexpr size_t kBlock = 8;
-      for (size_t b = 0; b < size; b += kBlock) {
-        const size_t stop = std::min(b + kBlock, size);
-        uint64_t any = 0;
-        for (size_t i = b; i < stop; ++i) any |= in[i];
-        if (any == 0) continue;
-        for (size_t i = b; i < stop; ++i) {
-          sum[i] += in[i];
-          index[n] = static_cast<uint32_t>(i);
-          value[n] = static_cast<double>(in[i]);
-          n += in[i] != 0;
-        }
-      }
-    } else {
-      std::fill(counts.begin(), counts.end(), 0.0);
-      for (size_t i = 0; i < r.counts.size(); ++i) {
-        counts[i >> shift] += static_cast<double>(r.counts[i]);
-        totals[i >> shift] += r.counts[i];
-      }
-      for (size_t i = 0; i < counts.size(); ++i) {
-        index[n] = static_cast<uint32_t>(i);
-        value[n] = counts[i];
-        n += counts[i] != 0;
-      }
+      nonzero = count ? CompactNonZero<true>(r.counts, totals_of.data(), index, value)
+                      : CompactNonZero<false>(r.counts, nullptr, index, value);
+      return;
+    }
+    std::fill(counts.begin(), counts.end(), 0.0);
+    for (size_t i = 0; i < r.counts.size(); ++i) {
+      counts[i >> shift] += static_cast<double>(r.counts[i]);
+      if (count) totals_of[i >> shift] += r.counts[i];
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      index[n] = static_cast<uint32_t>(i);
+      value[n] = counts[i];
+      n += counts[i] != 0;
     }
     nonzero = n;
-    pending = true;
+  }
+
+  // Ends a source's turn: keeps the reader's warnings, lets the file go.
+  void Release() {
+    warnings.insert(warnings.end(), reader.warnings().begin(), reader.warnings().end());
+    reader.Close();
   }
 };
 
-Merger::Merger(std::vector<std::string> files, MergeOptions options) : options_(options) {
-  if (files.empty()) throw UsageError("no input files");
+namespace {
+
+LogReaderOptions ReaderOptions(const MergeOptions& merge, uint64_t begin_offset,
+                               uint64_t end_offset, uint64_t first_line, Direction direction,
+                               size_t buffer_size) {
+  LogReaderOptions options;
+  options.undo_client_sums = merge.undo_client_sums;
+  options.begin_offset = begin_offset;
+  options.end_offset = end_offset;
+  options.first_line = first_line;
+  options.only_direction = direction;
+  options.buffer_size = buffer_size;
+  return options;
+}
+
+}  // namespace
+
+Merger::Merger(std::vector<std::string> files, MergeOptions options)
+    : options_(options), files_(std::move(files)) {
+  if (files_.empty()) throw UsageError("no input files");
   if (options_.quantum_ms <= 0) throw UsageError("--time-quantum: must be a positive number of ms");
   // More threads than a few per core only cost window buffers.
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  threads_ = options_.threads ? std::min(options_.threads, 4 * cores) : cores;
+  threads_ =
+      std::min(options_.threads ? std::min(options_.threads, 4 * cores) : cores, kMaxThreads);
+  readers_.resize(threads_);
 
   // Each file is read twice (the scan, then its sources): a pipe would be drained by the scan
   // and the second open would wait for a writer forever. And the same file named twice (or
   // through another path) would count each of its I/Os twice.
   std::map<std::pair<dev_t, ino_t>, size_t> seen;
-  for (size_t i = 0; i < files.size(); ++i) {
+  for (size_t i = 0; i < files_.size(); ++i) {
     struct stat st {};
-    if (::stat(files[i].c_str(), &st) != 0) continue;  // the scan reports it, naming the file
+    if (::stat(files_[i].c_str(), &st) != 0) continue;  // the scan reports it, naming the file
     if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
       throw UsageError(fmt::format(
           "'{}' is a pipe or socket: histogram logs are read twice, give a regular file",
-          files[i]));
+          files_[i]));
     }
     if (!S_ISREG(st.st_mode)) continue;
     const auto [it, inserted] = seen.emplace(std::pair{st.st_dev, st.st_ino}, i);
     if (!inserted) {
       throw UsageError(fmt::format("'{}' and '{}' are the same file: its I/Os would count twice",
-                                   files[it->second], files[i]));
+                                   files_[it->second], files_[i]));
     }
   }
 
-  // Scan every file for its segments and directions, in parallel.
-  std::vector<std::vector<LogSegment>> segments(files.size());
-  ParallelFor(files.size(), threads_,
-              [&](size_t i, unsigned) { segments[i] = ScanLogSegments(files[i]); });
-  size_t source_count = 0;
-  for (const auto& s : segments) {
-    for (const auto& seg : s)
-      source_count += static_cast<size_t>(__builtin_popcount(seg.directions));
+  // Scan every file for its segments and directions, in parallel (each scan opens and closes its
+  // file).
+  std::vector<std::vector<LogSegment>> segments(files_.size());
+  {
+    std::vector<std::vector<char>> scan_buffers(threads_);
+    ParallelFor(files_.size(), threads_, [&](size_t i, unsigned t) {
+      segments[i] = ScanLogSegments(files_[i], scan_buffers[t]);
+    });
   }
-  const size_t read_buffer =
-      std::clamp<size_t>(options_.memory_budget / 2 / std::max<size_t>(source_count, 1),
-                         size_t{64} << 10, size_t{256} << 10);
 
   std::optional<size_t> epoch_file, relative_file;
-  for (size_t f = 0; f < files.size(); ++f) {
+  for (size_t f = 0; f < files_.size(); ++f) {
     for (const LogSegment& seg : segments[f]) {
       (IsEpochTime(seg.first_end_ms) ? epoch_file : relative_file) = f;
       const int64_t job_start =
           InferJobStart(seg.first_end_ms, seg.second_end_ms, options_.log_hist_msec);
       for (int d = 0; d < kDirectionCount; ++d) {
         if (!(seg.directions & (1u << d))) continue;
-        LogReaderOptions reader_options;
-        reader_options.undo_client_sums = options_.undo_client_sums;
-        reader_options.begin_offset = seg.begin_offset;
-        reader_options.end_offset = seg.end_offset;
-        reader_options.first_line = seg.first_line;
-        reader_options.only_direction = static_cast<Direction>(d);
-        reader_options.buffer_size = read_buffer;
-        auto source = std::make_unique<Source>(files[f], reader_options);
-        source->direction = static_cast<Direction>(d);
-        source->prev_end = job_start;
-        sources_.push_back(std::move(source));
+        Source source;
+        source.file = static_cast<uint32_t>(f);
+        source.direction = static_cast<Direction>(d);
+        source.prev_end = job_start;
+        source.begin_offset = seg.begin_offset;
+        source.end_offset = seg.end_offset;
+        source.first_line = seg.first_line;
+        sources_.push_back(source);
       }
     }
+    segments[f] = {};
   }
   if (epoch_file && relative_file) {
     throw UsageError(
         fmt::format("cannot merge '{}' (Unix-epoch times) with '{}' (times relative to "
                     "the job start)",
-                    files[*epoch_file], files[*relative_file]));
+                    files_[*epoch_file], files_[*relative_file]));
   }
   epoch_ = epoch_file.has_value();
 
-  // Read each source's first record (this validates it and detects its layout).
-  ParallelFor(sources_.size(), threads_, [&](size_t i, unsigned) {
-    Source& s = *sources_[i];
-    s.done = !s.reader.Next();
+  // Read each source's first record (this validates it, detects its layout and gives its
+  // interval), then let the file go: the source keeps the position before that record.
+  std::vector<std::optional<HistogramLayout>> layouts(sources_.size());
+  ParallelFor(sources_.size(), threads_, [&](size_t i, unsigned t) {
+    Source& s = sources_[i];
+    ThreadReader& thread = readers_[t];
+    thread.reader.Open(files_[s.file],
+                       ReaderOptions(options_, s.begin_offset, s.end_offset, s.first_line,
+                                     s.direction, kFirstRecordBuffer));
+    s.position = thread.reader.Position();
+    if (thread.reader.Next()) {
+      s.end = thread.reader.record().end_ms;
+      s.start = std::min(s.prev_end, s.end);
+      layouts[i] = thread.reader.layout();
+    } else {
+      s.done = true;
+    }
+    thread.Release();
   });
-  const Source* first = nullptr;
+  std::optional<size_t> first;
   int coarseness = 0;
-  for (const auto& s : sources_) {
-    if (s->done) continue;
-    const HistogramLayout& l = *s->reader.layout();
-    if (first && l.generation() != first->reader.layout()->generation()) {
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    if (sources_[i].done) continue;
+    const HistogramLayout& l = *layouts[i];
+    if (first && l.generation() != layouts[*first]->generation()) {
       throw UsageError(
           fmt::format("cannot merge '{}' ({}) with '{}' ({}): fio 2 logs count "
                       "microseconds, fio 3 logs nanoseconds",
-                      first->reader.path(), first->reader.layout()->Describe(), s->reader.path(),
-                      l.Describe()));
+                      files_[sources_[*first].file], layouts[*first]->Describe(),
+                      files_[sources_[i].file], l.Describe()));
     }
-    if (!first) first = s.get();
+    if (!first) first = i;
     coarseness = std::max(coarseness, l.coarseness());
   }
   if (!first) return;  // no records at all
-  layout_ = first->reader.layout()->generation() == FioGeneration::kFio3
+  layout_ = layouts[*first]->generation() == FioGeneration::kFio3
                 ? HistogramLayout::Fio3(coarseness)
                 : HistogramLayout::Fio2(coarseness);
   for (auto& t : totals_) t.Resize(layout_->size());
-  for (auto& s : sources_) {
-    s->counts.assign(layout_->size(), 0.0);
-    s->nonzero_index.assign(layout_->size(), 0);
-    s->nonzero_count.assign(layout_->size(), 0.0);
-    s->total.Resize(layout_->size());
-    if (s->done) continue;
-    has_direction_[DirectionIndex(s->direction)] = true;
-    s->shift = coarseness - s->reader.layout()->coarseness();
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    Source& s = sources_[i];
+    if (s.done) continue;
+    has_direction_[DirectionIndex(s.direction)] = true;
+    s.shift = coarseness - layouts[i]->coarseness();
   }
 }
 
@@ -221,20 +266,32 @@ bool Merger::Empty() const { return !layout_.has_value(); }
 
 std::vector<std::string> Merger::warnings() const {
   std::set<std::string> unique;
-  for (const auto& s : sources_)
-    unique.insert(s->reader.warnings().begin(), s->reader.warnings().end());
+  for (const auto& t : readers_) unique.insert(t.warnings.begin(), t.warnings.end());
   return {unique.begin(), unique.end()};
 }
 
-// Places the source's records that touch quanta [w0, w1) into the window buffer; stops at the
-// first record that reaches beyond the window (it stays pending for the next window).
-void Merger::ProcessWindow(Source& s, int64_t w0, int64_t w1, double* buffer, bool* touched) {
+// The source's turn in the window: places its records that touch quanta [w0, w1) into the window
+// buffer, from its pending one to the first that reaches beyond the window (which stays pending,
+// to be read again in the source's next turn). A source whose pending record lies beyond the
+// window does not open its file.
+void Merger::ProcessWindow(Source& s, int64_t w0, int64_t w1, double* buffer, bool* touched,
+                           ThreadReader& thread) {
   const Aligner aligner(options_.quantum_ms);
+  if (s.done || aligner.FirstQuantum(s.start, s.end) >= w1) return;
   const size_t buckets = layout_->size();
   const int dir = DirectionIndex(s.direction);
-  while (!s.done) {
-    if (!s.pending && !s.Load()) break;
-    if (aligner.FirstQuantum(s.start, s.end) >= w1) break;
+  LogReader& reader = thread.reader;
+  reader.Open(
+      files_[s.file],
+      ReaderOptions(options_, s.begin_offset, s.end_offset, s.first_line, s.direction, kReadBuffer),
+      s.position);
+  if (!reader.Next() || reader.record().end_ms != s.end) {
+    throw LogFormatError(files_[s.file], s.position.line() + 1,
+                         "the file changed while it was being read");
+  }
+  while (true) {
+    thread.Take(reader.record(), s.shift, s.direction, !s.counted);
+    s.counted = true;
     aligner.Split(s.start, s.end, w0, w1 - 1, [&](int64_t k, double weight) {
       const size_t slot = static_cast<size_t>(k - w0) * kDirectionCount + dir;
       double* out = buffer + slot * buckets;
@@ -242,9 +299,9 @@ void Merger::ProcessWindow(Source& s, int64_t w0, int64_t w1, double* buffer, bo
         std::fill(out, out + buckets, 0.0);
         touched[slot] = true;
       }
-      const uint32_t* index = s.nonzero_index.data();
-      const double* in = s.nonzero_count.data();
-      const size_t n = s.nonzero;
+      const uint32_t* index = thread.nonzero_index.data();
+      const double* in = thread.nonzero_count.data();
+      const size_t n = thread.nonzero;
       if (weight == 1.0) {
         for (size_t j = 0; j < n; ++j) out[index[j]] += in[j];
       } else {
@@ -253,9 +310,20 @@ void Merger::ProcessWindow(Source& s, int64_t w0, int64_t w1, double* buffer, bo
     });
     const int64_t last = aligner.LastQuantum(s.start, s.end);
     s.last_quantum = std::max(s.last_quantum, last);
-    if (last >= w1) break;
-    s.pending = false;
+    if (last >= w1) break;  // the rest of it goes into the next window
+    // All placed: the next record becomes the pending one.
+    s.prev_end = s.end;
+    s.position = reader.Position();
+    if (!reader.Next()) {
+      s.done = true;
+      break;
+    }
+    s.end = reader.record().end_ms;
+    s.start = std::min(s.prev_end, s.end);
+    s.counted = false;
+    if (aligner.FirstQuantum(s.start, s.end) >= w1) break;
   }
+  thread.Release();
 }
 
 void Merger::Run(const std::function<void(const MergedQuantum&)>& sink) {
@@ -273,16 +341,17 @@ void Merger::Run(const std::function<void(const MergedQuantum&)>& sink) {
     buffers.push_back(std::make_unique_for_overwrite<double[]>(slots * buckets));
   std::vector<std::vector<char>> touched(threads_, std::vector<char>(slots));
   std::vector<double> merged(kDirectionCount * buckets);
-
-  // The constructor read each source's first record; make it the pending one.
-  for (auto& s : sources_) {
-    if (!s->done) s->Take();
+  for (ThreadReader& t : readers_) {
+    t.counts.assign(buckets, 0.0);
+    t.nonzero_index.assign(buckets, 0);
+    t.nonzero_count.assign(buckets, 0.0);
+    for (auto& total : t.totals) total.Resize(buckets);
   }
 
   auto next_start = [&]() {
     int64_t next = std::numeric_limits<int64_t>::max();
-    for (const auto& s : sources_) {
-      if (s->pending) next = std::min(next, aligner.FirstQuantum(s->start, s->end));
+    for (const Source& s : sources_) {
+      if (!s.done) next = std::min(next, aligner.FirstQuantum(s.start, s.end));
     }
     return next;
   };
@@ -313,27 +382,27 @@ void Merger::Run(const std::function<void(const MergedQuantum&)>& sink) {
 
   while (true) {
     bool any = false;
-    for (const auto& s : sources_) any = any || !s->done;
+    for (const Source& s : sources_) any = any || !s.done;
     if (!any) break;
     const int64_t w1 = w0 + window;
     for (auto& t : touched) std::fill(t.begin(), t.end(), 0);
     ParallelFor(sources_.size(), threads_, [&](size_t i, unsigned t) {
-      ProcessWindow(*sources_[i], w0, w1, buffers[t].get(),
-                    reinterpret_cast<bool*>(touched[t].data()));
+      ProcessWindow(sources_[i], w0, w1, buffers[t].get(),
+                    reinterpret_cast<bool*>(touched[t].data()), readers_[t]);
     });
     int64_t last = kNoQuantum;
-    for (const auto& s : sources_) last = std::max(last, s->last_quantum);
+    for (const Source& s : sources_) last = std::max(last, s.last_quantum);
     bool remaining = false;
-    for (const auto& s : sources_) remaining = remaining || !s->done;
+    for (const Source& s : sources_) remaining = remaining || !s.done;
     emit_through(remaining ? w1 - 1 : std::min(last, w1 - 1), w0, true);
     if (!remaining) break;
     // Skip windows in which no source has anything (the empty quanta are still emitted).
     w0 = std::max(w1, next_start());
     emit_through(w0 - 1, w0, false);
   }
-  for (const auto& s : sources_) {
-    records_ += s->records;
-    totals_[DirectionIndex(s->direction)].Merge(s->total);
+  for (const ThreadReader& t : readers_) {
+    records_ += t.records;
+    for (int d = 0; d < kDirectionCount; ++d) totals_[d].Merge(t.totals[d]);
   }
 }
 

@@ -2,11 +2,19 @@
 // streaming the merged quanta in time order.
 //
 // Each file is split into sources: one per job segment (see ScanLogSegments) and direction, each a
-// strictly time-ordered run of records read by its own LogReader. A window of quanta is filled by
-// all sources in parallel (one accumulation buffer per thread), summed, and handed to the sink one
-// quantum at a time; then the next window. Memory is bounded by threads x window x 3 x buckets
-// plus one read buffer and one pending record per source, never by the input size. Every quantum
-// from the first to the last one that holds data is emitted, empty ones included.
+// strictly time-ordered run of records. A window of quanta is filled by all sources in parallel
+// (one accumulation buffer per thread, source i always on thread i % threads, so that fractional
+// sums are added in the same order on every run), summed, and handed to the sink one quantum at a
+// time; then the next window. Every quantum from the first to the last one that holds data is
+// emitted, empty ones included.
+//
+// Inputs may be many: a source holds no file, buffer or record between its turns, only where to
+// carry on (a LogReaderPosition) and the times of its next record, about 200 bytes. In its turn in
+// a window, a thread's reader opens the file at that position, reads the source's records up to
+// the first that reaches beyond the window, and closes it; that record is read again in the next
+// turn. So at most one file per thread is open at once (scan included), and memory is bounded by
+// threads x (window x 3 x buckets + one read buffer and record) plus the sources' positions,
+// never by the input size.
 //
 // All files must share a fio generation and a time base (relative or Unix epoch); logs of
 // different coarseness are merged at the coarsest. Besides the aligned (fractional) quanta, the
@@ -37,9 +45,10 @@ struct MergeOptions {
   std::optional<int64_t> log_hist_msec;
   // Undo the alternating sums of `fio --client` logs.
   bool undo_client_sums = false;
-  // Worker threads for parsing; 0 means one per core.
+  // Worker threads for parsing; 0 means one per core. At most 4 per core and 256 in all (each
+  // holds at most one file open).
   unsigned threads = 0;
-  // Bytes for the per-thread window buffers and read buffers together (about).
+  // Bytes for the per-thread window buffers (about).
   size_t memory_budget = size_t{192} << 20;
 };
 
@@ -52,8 +61,9 @@ struct MergedQuantum {
 
 class Merger {
  public:
-  // Scans the files (in parallel) and opens every source. Throws UsageError when the files cannot
-  // be merged (mixed generations or time bases, no file), LogFormatError or std::system_error.
+  // Scans the files (in parallel) and reads every source's first record. Throws UsageError when the
+  // files cannot be merged (mixed generations or time bases, no file), LogFormatError or
+  // std::system_error.
   Merger(std::vector<std::string> files, MergeOptions options);
   ~Merger();
 
@@ -76,10 +86,14 @@ class Merger {
 
  private:
   struct Source;
-  void ProcessWindow(Source& source, int64_t w0, int64_t w1, double* buffer, bool* touched);
+  struct ThreadReader;
+  void ProcessWindow(Source& source, int64_t w0, int64_t w1, double* buffer, bool* touched,
+                     ThreadReader& thread);
 
   MergeOptions options_;
-  std::vector<std::unique_ptr<Source>> sources_;
+  std::vector<std::string> files_;
+  std::vector<Source> sources_;
+  std::vector<ThreadReader> readers_;  // one per thread
   std::optional<HistogramLayout> layout_;
   bool epoch_ = false;
   std::array<bool, kDirectionCount> has_direction_{};

@@ -18,6 +18,13 @@
 //
 // The reader reads the file in large blocks; it owns its buffers and is not thread-safe (use one
 // reader per thread). A record's counts stay valid until the next call to Next().
+//
+// A reader need not hold its file open for the whole read: Position() says where it stands
+// between two records (a small value), and Open() with that position makes a reader, this one or
+// another, carry on from there exactly as the first would have (same records, checks, line
+// numbers, segments and client-sum differences). Open() reuses the reader's buffers, so one reader
+// per thread can take turns on any number of files while holding one file descriptor at most;
+// Close() releases the file and keeps the buffers.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +55,31 @@ struct LogReaderOptions {
   size_t buffer_size = size_t{4} << 20;
 };
 
+// Where a LogReader stands between two records, for LogReader::Open to carry on from there. Its
+// state is the reader's own; only offset() and line() are meant for the caller. A value type.
+class LogReaderPosition {
+ public:
+  // Byte offset in the file of the next line to read, and the line number of the last one read.
+  uint64_t offset() const { return offset_; }
+  uint64_t line() const { return line_; }
+
+ private:
+  friend class LogReader;
+  uint64_t offset_ = 0;
+  uint64_t line_ = 0;
+  uint64_t bytes_consumed_ = 0;
+  // With undo_client_sums: the resumed reader starts `replay_records` records of its direction
+  // earlier (at replay_offset_, after line replay_line_) and reads them again without returning
+  // them, which rebuilds the raw rows the differences need without keeping them here.
+  uint64_t replay_offset_ = 0;
+  uint64_t replay_line_ = 0;
+  std::optional<HistogramLayout> layout_;
+  uint32_t segment_ = 0;
+  uint8_t replay_records_ = 0;
+  std::optional<int64_t> last_end_ms_[kDirectionCount];
+  uint64_t records_[kDirectionCount] = {};
+};
+
 struct LogRecord {
   int64_t end_ms = 0;  // time at the end of the interval, ms (relative or Unix epoch)
   Direction direction = Direction::kRead;
@@ -59,6 +91,8 @@ struct LogRecord {
 
 class LogReader {
  public:
+  // A reader without input (Next() returns false) until Open().
+  LogReader();
   // Opens the file; throws std::system_error if it cannot be opened.
   explicit LogReader(std::string path, LogReaderOptions options = {});
   // Reads from memory instead of a file (tests, fuzzing); `name` is used in messages.
@@ -66,6 +100,19 @@ class LogReader {
   ~LogReader();
   LogReader(LogReader&&) noexcept;
   LogReader& operator=(LogReader&&) noexcept;
+
+  // Closes the current input and opens `path` with `options`, at the start of the byte range or,
+  // when given, at `position` (which a reader of the same file with the same options returned;
+  // begin_offset and first_line are then ignored). Keeps the buffers; clears the warnings.
+  // Throws std::system_error if the file cannot be opened.
+  void Open(std::string path, LogReaderOptions options,
+            const std::optional<LogReaderPosition>& position = std::nullopt);
+  // Closes the file (the buffers stay for the next Open()); Next() then returns false.
+  void Close();
+  // Where the reader stands: Open() at this position reads the records that Next() would return
+  // from now on. A reader with undo_client_sums needs only_direction for this (else
+  // std::logic_error): its rows are rebuilt by reading its direction's last two records again.
+  LogReaderPosition Position() const;
 
   // Advances to the next record. Returns false at the end of the input.
   // Throws LogFormatError for a line it cannot read.
@@ -84,8 +131,10 @@ class LogReader {
   struct Input;
   LogReader(std::string path, std::unique_ptr<Input> input, LogReaderOptions options);
   bool ParseLine(const char* begin, const char* end, bool last_without_newline);
+  std::optional<bool> ParseCanonicalLine(const char* begin, const char* end);
   bool FinishRecord(uint64_t time, uint64_t ddir);
   bool FillLine(const char** begin, const char** end, bool* has_newline);
+  void SetLayout(const HistogramLayout& layout);
   [[noreturn]] void Fail(const std::string& what) const;
   [[noreturn]] void FailTime(uint64_t time) const;
 
@@ -97,13 +146,19 @@ class LogReader {
   std::vector<uint64_t> counts_;
   uint64_t line_ = 0;
   uint64_t bytes_consumed_ = 0;
+  uint64_t offset_ = 0;       // file offset of the next unconsumed byte
+  uint64_t line_offset_ = 0;  // file offset of the line being parsed
+  uint64_t replay_ = 0;       // records still to read again without returning them (Open)
   std::vector<std::string> warnings_;
   // Per direction: last end time in this segment (or nullopt) and, for undo_client_sums, the
-  // raw rows of the two previous records.
+  // raw rows of the two previous records (allocated only then) and where those records begin
+  // ([0] the last one, [1] the one before), for Position().
   struct DirectionState {
     std::optional<int64_t> last_end_ms;
     uint64_t records = 0;
     std::vector<uint64_t> raw_prev1, raw_prev2;
+    uint64_t recent_offset[2] = {};
+    uint64_t recent_line[2] = {};
   };
   DirectionState directions_[kDirectionCount];
   uint32_t segment_ = 0;

@@ -146,16 +146,32 @@ class SegmentBuilder {
 }  // namespace
 
 std::vector<LogSegment> ScanLogSegments(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  std::vector<char> buffer;
+  return ScanLogSegments(path, buffer);
+}
+
+std::vector<LogSegment> ScanLogSegments(const std::string& path, std::vector<char>& buffer) {
+  // The file is closed however the scan ends (a damaged time throws from the builder).
+  struct File {
+    int fd;
+    ~File() {
+      if (fd >= 0) ::close(fd);
+    }
+  };
+  const File file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  const int fd = file.fd;
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "open '" + path + "'");
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
     throw UsageError(fmt::format(
         "'{}' is not a regular file (a device, FIFO or socket): histogram logs are files", path));
   }
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  std::vector<char> buffer(size_t{1} << 20);
+  constexpr size_t kBufferSize = size_t{1} << 20;
+  if (buffer.size() != kBufferSize) {
+    buffer.clear();
+    buffer.resize(kBufferSize);
+  }
   SegmentBuilder builder(path);
   size_t len = 0;     // bytes in buffer
   uint64_t base = 0;  // file offset of buffer[0]
@@ -167,7 +183,6 @@ std::vector<LogSegment> ScanLogSegments(const std::string& path) {
     } while (got < 0 && errno == EINTR);
     if (got < 0) {
       const int error = errno;
-      ::close(fd);
       throw std::system_error(error, std::generic_category(), "read '" + path + "'");
     }
     len += static_cast<size_t>(got);
@@ -181,15 +196,11 @@ std::vector<LogSegment> ScanLogSegments(const std::string& path) {
       builder.Line(buffer.data() + pos, buffer.data() + stop, base + pos, line);
       pos = stop + 1;
     }
-    if (eof) {
-      ::close(fd);
-      return builder.Finish(base + len);
-    }
+    if (eof) return builder.Finish(base + len);
     if (pos > len) pos = len;
     const size_t keep = len - pos;
     if (keep == buffer.size()) {
       // A line longer than 1 MiB: no histogram log has one (fio's longest is about 40 KB).
-      ::close(fd);
       throw LogFormatError(path, line + 1,
                            "a line longer than 1 MiB: not a histogram log (binary data?)");
     }

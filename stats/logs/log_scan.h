@@ -9,7 +9,8 @@
 // time that jumps back to before the log's first record (less a few periods): that is a damaged
 // time, not the next job of a per_job_logs=0 file, whose times start where the first job's did. An
 // input that is not a regular file (a device, FIFO or socket) is a UsageError. Free function;
-// thread-safe. Throws std::system_error if the file cannot be read.
+// thread-safe. Throws std::system_error if the file cannot be read. The file is open only during
+// the call.
 #pragma once
 
 #include <cstdint>
@@ -45,5 +46,8 @@ struct LogSegment {
 // Segments of the file in order; an empty vector for a file without records. Lines it cannot
 // make sense of are left for LogReader to report.
 std::vector<LogSegment> ScanLogSegments(const std::string& path);
+// The same, reading through `buffer` (1 MiB; sized on first use), for a thread that scans many
+// files: it then allocates and clears that megabyte once, not once per file.
+std::vector<LogSegment> ScanLogSegments(const std::string& path, std::vector<char>& buffer);
 
 }  // namespace iotail::stats

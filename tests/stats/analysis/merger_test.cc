@@ -2,8 +2,10 @@
 #include "stats/analysis/merger.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -286,6 +288,114 @@ TEST_F(MergerTest, TinyWindowsAndThreadsGiveTheSameResult) {
           }
         }
       }
+    }
+  }
+}
+
+TEST_F(MergerTest, WindowSizeChangesNoBit) {
+  // Records that straddle quanta (fractional weights) and windows; sources that end early, start
+  // late or pause; with and without fio --client running sums (whose undoing needs the two
+  // previous records of a direction: a source read again after a window boundary rebuilds them).
+  for (const bool client : {false, true}) {
+    SCOPED_TRACE(client);
+    std::vector<std::string> files;
+    for (int f = 0; f < 5; ++f) {
+      std::string data;
+      std::map<size_t, uint64_t> prev1[2], prev2[2];  // per direction: raw rows k-1, k-2
+      for (int k = 1; k <= 60; ++k) {
+        if (f == 3 && k > 10 && k < 40) continue;  // a pause
+        if (f == 4 && k < 30) continue;            // a late start
+        const int ddir = (k + f) % 2;
+        std::map<size_t, uint64_t> counts = {{static_cast<size_t>(200 + k), uint64_t(k + f)},
+                                             {static_cast<size_t>(1000 + f), 3}};
+        if (client) {  // running sums r_k = d_k + r_(k-2), per direction
+          for (const auto& [bucket, n] : prev2[ddir]) counts[bucket] += n;
+          prev2[ddir] = prev1[ddir];
+          prev1[ddir] = counts;
+        }
+        data += Line(k * 337 + 41 * f, ddir, counts);
+      }
+      files.push_back(Write("w" + std::to_string(f) + (client ? ".c" : "") + ".log", data));
+    }
+    for (const int64_t quantum : {100, 1000}) {
+      auto run = [&](size_t budget) {
+        MergeOptions options = Options(quantum, 2);
+        options.memory_budget = budget;
+        options.undo_client_sums = client;
+        Merger merger(files, options);
+        auto q = RunMerger(merger);
+        return std::pair{std::move(q), merger.Total(Direction::kRead).Total() +
+                                           merger.Total(Direction::kWrite).Total()};
+      };
+      const auto [reference, reference_total] = run(size_t{192} << 20);
+      const auto [tiny, tiny_total] = run(1);  // 4-quantum windows
+      EXPECT_EQ(tiny_total, reference_total);
+      ASSERT_EQ(tiny.size(), reference.size());
+      for (size_t i = 0; i < tiny.size(); ++i) {
+        EXPECT_EQ(tiny[i].start_ms, reference[i].start_ms);
+        for (int d = 0; d < kDirectionCount; ++d) {
+          ASSERT_EQ(tiny[i].counts[d], reference[i].counts[d])  // every bit
+              << "quantum " << quantum << " index " << i << " dir " << d;
+        }
+      }
+    }
+  }
+}
+
+// The entries of /proc/self/fd (the directory's own descriptor included).
+size_t OpenFiles() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+TEST_F(MergerTest, ManyInputsUnderALowOpenFileLimit) {
+  // 300 files of both directions (600 sources) under a limit of a few more files than are open
+  // now: a source holds its file only during its turn, one per thread.
+  std::vector<std::string> files;
+  for (int f = 0; f < 300; ++f) {
+    std::string data;
+    for (int k = 1; k <= 4; ++k) {
+      data += Line(k * 1000, 0, {{static_cast<size_t>(f), 1}}) +
+              Line(k * 1000, 1, {{static_cast<size_t>(f), 2}});
+    }
+    files.push_back(Write("m" + std::to_string(f) + ".log", data));
+  }
+  const size_t open_before = OpenFiles();
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = open_before + 8;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  uint64_t records = 0;
+  std::vector<Quantum> q;
+  size_t most_open = 0;
+  try {
+    MergeOptions options = Options(1000, 3);
+    options.memory_budget = 1;  // windows of 4 quanta: sources take several turns
+    Merger merger(files, options);
+    merger.Run([&](const MergedQuantum& quantum) {
+      most_open = std::max(most_open, OpenFiles());
+      Quantum copy{quantum.start_ms, quantum.end_ms, {}};
+      for (int d = 0; d < kDirectionCount; ++d)
+        copy.counts[d].assign(quantum.counts[d].begin(), quantum.counts[d].end());
+      q.push_back(std::move(copy));
+    });
+    records = merger.records();
+  } catch (...) {
+    ::setrlimit(RLIMIT_NOFILE, &saved);
+    throw;
+  }
+  ::setrlimit(RLIMIT_NOFILE, &saved);
+  EXPECT_EQ(records, 2400u);
+  EXPECT_EQ(most_open, open_before);  // no input is open between windows
+  ASSERT_EQ(q.size(), 4u);
+  for (size_t i = 0; i < q.size(); ++i) {
+    EXPECT_EQ(Sum(q[i].counts[0]), 300.0);
+    EXPECT_EQ(Sum(q[i].counts[1]), 600.0);
+    for (size_t f = 0; f < 300; ++f) {
+      EXPECT_EQ(q[i].counts[0][f], 1.0) << i << " " << f;
+      EXPECT_EQ(q[i].counts[1][f], 2.0) << i << " " << f;
     }
   }
 }

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -378,6 +381,90 @@ TEST(LogReaderTest, TinyBufferWithLongLinesReadsTheSame) {
     EXPECT_EQ(ra[i].line, i + 1);
   }
   EXPECT_EQ(reader.bytes_consumed(), data.size());
+  std::filesystem::remove(path);
+}
+
+// What a caller sees of a record, to compare two reads of one file.
+struct SeenRecord {
+  int64_t end_ms;
+  Direction direction;
+  uint64_t line;
+  uint32_t segment;
+  std::vector<uint64_t> counts;
+  bool operator==(const SeenRecord&) const = default;
+};
+
+std::vector<SeenRecord> ReadRest(LogReader& reader, size_t limit = SIZE_MAX) {
+  std::vector<SeenRecord> seen;
+  while (seen.size() < limit && reader.Next()) {
+    const LogRecord& r = reader.record();
+    seen.push_back({r.end_ms, r.direction, r.line, r.segment, {r.counts.begin(), r.counts.end()}});
+  }
+  return seen;
+}
+
+TEST(LogReaderTest, OpenAtAPositionCarriesOnExactly) {
+  // Two jobs (per_job_logs=0), both directions interleaved, a blank line, a CRLF line and a torn
+  // last line; counts that only grow, so that they are also valid fio --client running sums.
+  std::string data;
+  for (int job = 0; job < 2; ++job) {
+    for (int k = 1; k <= 6; ++k) {
+      const auto n = static_cast<uint64_t>(k * k + job);
+      data += Line(k * 100, 0, {{3, n}, {40, 2 * n}}, 29);
+      if (k % 3 != 0) data += Line(k * 100 + 5, 1, {{7, n + 1}}, 29, k == 4 ? "\r\n" : "\n");
+      if (k == 2) data += "\n";
+    }
+  }
+  data += "700, 0, 4096, 1, 2";  // torn
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("iotail_reader_position_" + std::to_string(::getpid()) + ".log");
+  std::ofstream(path, std::ios::binary) << data;
+
+  struct Variant {
+    std::optional<Direction> only;
+    bool undo;
+  };
+  for (const Variant v : {Variant{std::nullopt, false}, Variant{Direction::kRead, false},
+                          Variant{Direction::kRead, true}, Variant{Direction::kWrite, true}}) {
+    SCOPED_TRACE(testing::Message()
+                 << "only " << (v.only ? DirectionIndex(*v.only) : -1) << " undo " << v.undo);
+    LogReaderOptions options;
+    options.only_direction = v.only;
+    options.undo_client_sums = v.undo;
+    options.buffer_size = 1;  // refills in the middle of lines, too
+    LogReader straight(path.string(), options);
+    const auto all = ReadRest(straight);
+    ASSERT_GE(all.size(), 7u);
+    ASSERT_EQ(straight.warnings().size(), v.only == Direction::kWrite ? 0u : 1u);  // a read line
+    LogReader resumed;  // one reader takes every turn, reusing its buffers
+    for (size_t k = 0; k <= all.size(); ++k) {
+      SCOPED_TRACE(k);
+      LogReader first(path.string(), options);
+      auto seen = ReadRest(first, k);
+      const LogReaderPosition position = first.Position();
+      first.Close();
+      EXPECT_FALSE(first.Next());
+      resumed.Open(path.string(), options, position);
+      const auto rest = ReadRest(resumed);
+      seen.insert(seen.end(), rest.begin(), rest.end());
+      EXPECT_EQ(seen, all);
+      EXPECT_EQ(resumed.warnings(), straight.warnings());
+      EXPECT_EQ(resumed.bytes_consumed(), data.size());
+      EXPECT_EQ(resumed.layout(), HistogramLayout::Fio3(6));
+    }
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(LogReaderTest, PositionOfAClientSumReaderNeedsOneDirection) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("iotail_reader_client_" + std::to_string(::getpid()) + ".log");
+  std::ofstream(path) << Line(100, 0, {{1, 1}}, 29) << Line(200, 0, {{1, 2}}, 29);
+  LogReaderOptions options;
+  options.undo_client_sums = true;
+  LogReader reader(path.string(), options);
+  ASSERT_TRUE(reader.Next());
+  EXPECT_THROW(reader.Position(), std::logic_error);
   std::filesystem::remove(path);
 }
 
