@@ -238,11 +238,7 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   summary.start_skew_ns = outcome.start_skew_ns;
   summary.sla = &sla;
   for (size_t w = 0; w < outcome.per_worker.size(); ++w) {
-    stats::CpuUsage cpu;
-    if (w < outcome.cpu.size()) {
-      const engine::WorkerCpu& c = outcome.cpu[w];
-      cpu = {c.usr_ns, c.sys_ns, c.elapsed_ns, c.ctx, c.majf, c.minf};
-    }
+    const stats::CpuUsage cpu = w < outcome.cpu.size() ? outcome.cpu[w] : stats::CpuUsage{};
     summary.jobs.push_back(
         {fmt::format("{}.{}", spec.name, w + 1), std::move(outcome.per_worker[w]), cpu});
   }

@@ -35,7 +35,7 @@ inline constexpr uint64_t kStartAtToleranceMs = 500;
 
 struct RunOutcome {
   std::vector<stats::RecorderSnapshot> per_worker;  // totals per worker
-  std::vector<WorkerCpu> cpu;                       // CPU use per worker
+  std::vector<stats::CpuUsage> cpu;                 // CPU use per worker
   double runtime_s = 0;                             // recorded time (after ramp)
   std::string engine_description;                   // flags the engine actually used
   std::string clock_source;                         // "tsc" or "monotonic"

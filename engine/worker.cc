@@ -113,34 +113,28 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
     for (int cpu : spec_.cpus_allowed) CPU_SET(cpu, &set);
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   }
-  const CpuSample before = SampleCpu();
+  const stats::CpuUsage before = SampleCpu();
   if (!plan_.schedules.empty()) {
     RunOpenLoop(times, stop);
   } else {
     RunClosedLoop(times, stop);
   }
-  const CpuSample after = SampleCpu();
-  cpu_.usr_ns = after.usr_ns - before.usr_ns;
-  cpu_.sys_ns = after.sys_ns - before.sys_ns;
-  cpu_.elapsed_ns = after.wall_ns - before.wall_ns;
-  cpu_.ctx = after.ctx - before.ctx;
-  cpu_.majf = after.majf - before.majf;
-  cpu_.minf = after.minf - before.minf;
+  cpu_ = SampleCpu().Since(before);
 }
 
-Worker::CpuSample Worker::SampleCpu() {
+stats::CpuUsage Worker::SampleCpu() {
   rusage ru{};
   getrusage(RUSAGE_THREAD, &ru);
   auto ns = [](const timeval& tv) {
     return static_cast<uint64_t>(tv.tv_sec) * 1'000'000'000u +
            static_cast<uint64_t>(tv.tv_usec) * 1000u;
   };
-  return CpuSample{ns(ru.ru_utime),
-                   ns(ru.ru_stime),
-                   Clock::MonotonicNs(),
-                   static_cast<uint64_t>(ru.ru_nvcsw + ru.ru_nivcsw),
-                   static_cast<uint64_t>(ru.ru_majflt),
-                   static_cast<uint64_t>(ru.ru_minflt)};
+  return stats::CpuUsage{ns(ru.ru_utime),
+                         ns(ru.ru_stime),
+                         Clock::MonotonicNs(),
+                         static_cast<uint64_t>(ru.ru_nvcsw + ru.ru_nivcsw),
+                         static_cast<uint64_t>(ru.ru_majflt),
+                         static_cast<uint64_t>(ru.ru_minflt)};
 }
 
 void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& stop) {

@@ -33,6 +33,7 @@
 #include "engine/io_pattern.h"
 #include "engine/job_spec.h"
 #include "engine/rate_schedule.h"
+#include "stats/record/cpu_usage.h"
 #include "stats/record/recorder.h"
 
 namespace iotail::engine {
@@ -55,16 +56,6 @@ struct WorkerTimes {
   uint64_t stop_at_ns = 0;      // stop issuing at this instant (0 = no limit)
 };
 
-// CPU use of one worker's thread over its run (fio's usr_cpu, sys_cpu, ctx, majf, minf).
-struct WorkerCpu {
-  uint64_t usr_ns = 0;
-  uint64_t sys_ns = 0;
-  uint64_t elapsed_ns = 0;  // wall time of the run the figures cover
-  uint64_t ctx = 0;         // voluntary + involuntary context switches
-  uint64_t majf = 0;
-  uint64_t minf = 0;
-};
-
 class Worker {
  public:
   Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> engine);
@@ -82,7 +73,7 @@ class Worker {
   // The first engine-level failure (-errno from Submit/Reap), 0 if none.
   int engine_error() const { return engine_error_; }
   // CPU use of the worker's thread over Run(); valid once Run has returned.
-  const WorkerCpu& cpu() const { return cpu_; }
+  const stats::CpuUsage& cpu() const { return cpu_; }
   std::string DescribeEngine() const { return engine_->Describe(); }
   // Tears the engine down (waiting for anything in flight); call on the worker's thread once Run
   // has returned. DescribeEngine() must not be called after.
@@ -105,10 +96,8 @@ class Worker {
   void QueueRedo();
   void RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& stop);
   void RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop);
-  struct CpuSample {
-    uint64_t usr_ns, sys_ns, wall_ns, ctx, majf, minf;
-  };
-  static CpuSample SampleCpu();
+  // This thread's cumulative CPU use, elapsed_ns being the monotonic clock.
+  static stats::CpuUsage SampleCpu();
   // The schedule whose I/O is due first, and its direction (per-direction schedules).
   RateSchedule& NextDue(stats::Direction* dir);
   // Submits the batch; on an engine failure records it and returns false (the worker stops).
@@ -138,7 +127,7 @@ class Worker {
   // Open loop: how late a timed wait has been waking (moving average); waits end that much early.
   static constexpr uint64_t kMaxOversleepNs = 200'000;
   uint64_t oversleep_ns_ = 0;
-  WorkerCpu cpu_;
+  stats::CpuUsage cpu_;
 };
 
 }  // namespace iotail::engine

@@ -24,26 +24,10 @@
 #include <vector>
 
 #include "stats/core/sla.h"
+#include "stats/record/cpu_usage.h"
 #include "stats/record/recorder.h"
 
 namespace iotail::stats {
-
-// CPU use of one job's thread (getrusage), as fio reports it: usr_cpu and sys_cpu are percentages
-// of the job's elapsed time, ctx counts context switches, majf/minf page faults.
-struct CpuUsage {
-  uint64_t usr_ns = 0, sys_ns = 0, elapsed_ns = 0;
-  uint64_t ctx = 0, majf = 0, minf = 0;
-  double UsrPct() const { return elapsed_ns ? 100.0 * usr_ns / elapsed_ns : 0; }
-  double SysPct() const { return elapsed_ns ? 100.0 * sys_ns / elapsed_ns : 0; }
-  void Add(const CpuUsage& o) {
-    usr_ns += o.usr_ns;
-    sys_ns += o.sys_ns;
-    elapsed_ns += o.elapsed_ns;
-    ctx += o.ctx;
-    majf += o.majf;
-    minf += o.minf;
-  }
-};
 
 struct JobTotals {
   std::string name;
