@@ -97,11 +97,7 @@ std::vector<size_t> MaxBucketPerReadLine(const fs::path& log) {
 
 class RunOracleTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/iotail-oracle-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
+  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_oracle"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   // Skips the test when an engine is not available in this kernel.
@@ -171,15 +167,27 @@ class RunOracleNbdTest : public RunOracleTest {
                          " --rw=randread --bs=4k --runtime=2s --time_based " + args + kOutput,
                      dir_);
   }
+
+  // RunNbd against a fresh server whose every read takes kDelayNs; the job's "read" object, or
+  // null after recording why the run gave none.
+  json DelayedReads(const std::string& args) {
+    NbdServer server;
+    if (const std::string why = server.Start(kDelayedMemory); !why.empty()) {
+      ADD_FAILURE() << "nbdkit: " << why;
+      return nullptr;
+    }
+    const IotailRun run = RunNbd(server, args);
+    if (run.result.status != 0 || run.summary.is_null()) {
+      ADD_FAILURE() << "exit " << run.result.status << ": " << run.result.err << run.result.out;
+      return nullptr;
+    }
+    return run.summary.at("jobs").at(0).at("read");
+  }
 };
 
 TEST_F(RunOracleNbdTest, Qd1ClatIsTheServersDelay) {
-  NbdServer server;
-  ASSERT_EQ(server.Start(kDelayedMemory), "");
-  const IotailRun run = RunNbd(server, "--iodepth=1");
-  ASSERT_EQ(run.result.status, 0) << run.result.err << run.result.out;
-  ASSERT_FALSE(run.summary.is_null()) << run.result.out;
-  const json& read = run.summary.at("jobs").at(0).at("read");
+  const json read = DelayedReads("--iodepth=1");
+  ASSERT_FALSE(read.is_null());
   const json& clat = read.at("clat_ns");
   EXPECT_GT(clat.at("N").get<int64_t>(), 0);
   ExpectNoLatencyBelowTheDelay(read);
@@ -187,12 +195,8 @@ TEST_F(RunOracleNbdTest, Qd1ClatIsTheServersDelay) {
 }
 
 TEST_F(RunOracleNbdTest, Qd8ReadsOverlapSoIopsIsEightOverTheDelay) {
-  NbdServer server;
-  ASSERT_EQ(server.Start(kDelayedMemory), "");
-  const IotailRun run = RunNbd(server, "--iodepth=8");
-  ASSERT_EQ(run.result.status, 0) << run.result.err << run.result.out;
-  ASSERT_FALSE(run.summary.is_null()) << run.result.out;
-  const json& read = run.summary.at("jobs").at(0).at("read");
+  const json read = DelayedReads("--iodepth=8");
+  ASSERT_FALSE(read.is_null());
   const json& clat = read.at("clat_ns");
   ASSERT_GT(clat.at("N").get<int64_t>(), 0);
   EXPECT_GE(Pct(clat, "1.000000"), kDelayNs);
@@ -202,12 +206,8 @@ TEST_F(RunOracleNbdTest, Qd8ReadsOverlapSoIopsIsEightOverTheDelay) {
 }
 
 TEST_F(RunOracleNbdTest, RateTheTargetKeepsUpWithHasLatCloseToClat) {
-  NbdServer server;
-  ASSERT_EQ(server.Start(kDelayedMemory), "");
-  const IotailRun run = RunNbd(server, "--rate_iops=100 --iodepth=8");
-  ASSERT_EQ(run.result.status, 0) << run.result.err << run.result.out;
-  ASSERT_FALSE(run.summary.is_null()) << run.result.out;
-  const json& read = run.summary.at("jobs").at(0).at("read");
+  const json read = DelayedReads("--rate_iops=100 --iodepth=8");
+  ASSERT_FALSE(read.is_null());
   ASSERT_GT(read.at("clat_ns").at("N").get<int64_t>(), 0);
   const int64_t clat50 = Pct(read.at("clat_ns"), "50.000000");
   const int64_t lat50 = Pct(read.at("lat_ns"), "50.000000");
@@ -219,16 +219,12 @@ TEST_F(RunOracleNbdTest, RateTheTargetKeepsUpWithHasLatCloseToClat) {
 TEST_F(RunOracleNbdTest, RateTheTargetCannotKeepUpWithCountsTheWaitInLat) {
   // 400 reads/s asked, 200/s possible at 5 ms each and depth 1: each read starts later than
   // scheduled by a lag that grows through the run, and lat counts it.
-  NbdServer server;
-  ASSERT_EQ(server.Start(kDelayedMemory), "");
   const fs::path prefix = dir_ / "h";
-  const IotailRun run = RunNbd(server,
-                               "--rate_iops=400 --iodepth=1 --log_hist_msec=500 "
-                               "--write_hist_log=" +
-                                   prefix.string());
-  ASSERT_EQ(run.result.status, 0) << run.result.err << run.result.out;
-  ASSERT_FALSE(run.summary.is_null()) << run.result.out;
-  const json& read = run.summary.at("jobs").at(0).at("read");
+  const json read = DelayedReads(
+      "--rate_iops=400 --iodepth=1 --log_hist_msec=500 "
+      "--write_hist_log=" +
+      prefix.string());
+  ASSERT_FALSE(read.is_null());
   ASSERT_GT(read.at("clat_ns").at("N").get<int64_t>(), 0);
   const int64_t clat50 = Pct(read.at("clat_ns"), "50.000000");
   EXPECT_LE(clat50, kMaxP50Ns);
