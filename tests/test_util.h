@@ -17,13 +17,17 @@
 namespace iotail::testing {
 
 // A fresh directory under the system temp dir, named after `prefix`, the process and the running
-// test. The caller removes it (std::filesystem::remove_all) in TearDown.
+// test (one path component: '/' in parameterised test names becomes '_'). The caller removes it
+// (std::filesystem::remove_all) in TearDown.
 inline std::filesystem::path MakeScratchDir(std::string_view prefix) {
   const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() /
-      (std::string(prefix) + "_" + std::to_string(::getpid()) + "_" +
-       (test ? std::string(test->test_suite_name()) + "." + test->name() : std::string("global")));
+  std::string name =
+      std::string(prefix) + "_" + std::to_string(::getpid()) + "_" +
+      (test ? std::string(test->test_suite_name()) + "." + test->name() : std::string("global"));
+  // Parameterised tests are named "Instance/Suite.Test/Param": one directory, not a tree whose
+  // parents the caller's remove_all would leave behind.
+  for (char& c : name) c = c == '/' ? '_' : c;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / name;
   std::filesystem::create_directories(dir);
   return dir;
 }
