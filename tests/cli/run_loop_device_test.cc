@@ -172,4 +172,37 @@ TEST_F(RunDeviceGuardTest, DeviceIsClaimedExclusivelyWhileWritten) {
   EXPECT_NE(r.output.find("RUN-STATUS=0"), std::string::npos) << r.output;
 }
 
+TEST_F(RunDeviceGuardTest, LvmPhysicalVolumeNeedsTheFlag) {
+  if (Shell("command -v pvcreate").status != 0) GTEST_SKIP() << "pvcreate not installed (lvm2)";
+  // Only this loop device is visible to LVM, and it does not wait for udev (none in containers).
+  const std::string config = "--config 'devices { filter=[\"a|^" + device_ +
+                             "$|\",\"r|.*|\"] } activation { udev_sync=0 udev_rules=0 }'";
+  const Result pv = Shell("pvcreate -y " + config + " " + device_);
+  if (pv.status != 0) GTEST_SKIP() << "pvcreate failed here: " << pv.output;
+  const Result r = WriteRun(device_, "");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("LVM2_member"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--allow-destructive"), std::string::npos) << r.output;
+  EXPECT_EQ(WriteRun(device_, "--allow-destructive").status, 0);
+}
+
+TEST_F(RunDeviceGuardTest, RaidMemberNeedsTheFlag) {
+  if (Shell("command -v mdadm").status != 0) GTEST_SKIP() << "mdadm not installed";
+  if (!std::filesystem::exists("/proc/mdstat")) {
+    GTEST_SKIP() << "the kernel has no md driver (no /proc/mdstat): mdadm cannot create an array";
+  }
+  const std::string md = "/dev/md/iotail-test-" + std::to_string(getpid());
+  const Result create =
+      Shell("mdadm --create " + md + " --run --level=1 --raid-devices=2 --metadata=1.2 " + device_ +
+            " missing");
+  if (create.status != 0) GTEST_SKIP() << "mdadm --create failed here: " << create.output;
+  // While the array runs the member is held by md: refused even with the flag.
+  const Result held = WriteRun(device_, "--allow-destructive");
+  EXPECT_EQ(held.status, 2) << held.output;
+  Shell("mdadm --stop " + md);
+  const Result r = WriteRun(device_, "");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("linux_raid_member"), std::string::npos) << r.output;
+}
+
 }  // namespace
