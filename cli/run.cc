@@ -18,6 +18,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <system_error>
 
 #include "cli/commands.h"
@@ -75,32 +76,49 @@ std::string RateText(const engine::RateLimit& r) {
                     : fmt::format("{:.1f} MiB/s", r.bytes_per_s / (1 << 20));
 }
 
-stats::RunMode Mode(const engine::JobSpec& spec) {
+stats::RunMode Mode(std::span<const engine::JobSpec> specs) {
   stats::RunMode m;
-  if (!spec.RateLimited()) {
-    m.description = fmt::format("burst (closed loop, iodepth {} per job)", spec.iodepth);
+  const engine::JobSpec* limited = nullptr;
+  for (const auto& spec : specs) {
+    if (spec.RateLimited() && limited == nullptr) limited = &spec;
+  }
+  if (limited == nullptr) {
+    std::string depths;
+    for (const auto& spec : specs) {
+      if (depths.find(fmt::format("iodepth {} ", spec.iodepth)) == std::string::npos)
+        depths += fmt::format("{}iodepth {} ", depths.empty() ? "" : ", ", spec.iodepth);
+    }
+    depths.pop_back();
+    m.description = fmt::format("burst (closed loop, {} per worker)", depths);
     return m;
   }
   m.rate_limited = true;
-  m.process = spec.rate_poisson ? "poisson" : "linear";
+  m.process = limited->rate_poisson ? "poisson" : "linear";
   m.late_threshold_ns = engine::kLateThresholdNs;
-  m.target_iops = spec.rate.iops;
-  m.target_bw = spec.rate.bytes_per_s;
-  std::string target = RateText(spec.rate);
-  if (spec.RatePerDirection()) {
-    target.clear();
-    for (int d = 0; d < 2; ++d) {
-      m.dir_target_iops[d] = spec.rate_dir[d].iops;
-      m.dir_target_bw[d] = spec.rate_dir[d].bytes_per_s;
-      if (spec.rate_dir[d].Any()) {
-        target += fmt::format("{}{} {}", target.empty() ? "" : ", ", d == 0 ? "read" : "write",
-                              RateText(spec.rate_dir[d]));
+  // The targets are per worker (fio's rate is per job clone); the run's are their sums.
+  std::string targets;
+  for (const auto& spec : specs) {
+    if (!spec.RateLimited()) continue;
+    const double n = spec.numjobs;
+    m.target_iops += spec.rate.iops * n;
+    m.target_bw += spec.rate.bytes_per_s * n;
+    std::string target = RateText(spec.rate);
+    if (spec.RatePerDirection()) {
+      target.clear();
+      for (int d = 0; d < 2; ++d) {
+        m.dir_target_iops[d] += spec.rate_dir[d].iops * n;
+        m.dir_target_bw[d] += spec.rate_dir[d].bytes_per_s * n;
+        if (spec.rate_dir[d].Any()) {
+          target += fmt::format("{}{} {}", target.empty() ? "" : ", ", d == 0 ? "read" : "write",
+                                RateText(spec.rate_dir[d]));
+        }
       }
     }
+    targets +=
+        fmt::format("{}{} per worker x {}", targets.empty() ? "" : "; ", target, spec.numjobs);
   }
-  m.description = fmt::format(
-      "rate-limited open loop ({}, {} over {} job(s), at most iodepth {} per job in flight)",
-      m.process, target, spec.numjobs, spec.iodepth);
+  m.description = fmt::format("rate-limited open loop ({}, {}, at most iodepth {} in flight)",
+                              m.process, targets, limited->iodepth);
   return m;
 }
 
@@ -112,7 +130,8 @@ struct TempFile {
   }
 };
 
-std::string Header(const engine::JobSpec& spec, const engine::RunOutcome& outcome) {
+std::string Header(const engine::JobSpec& spec, const engine::JobOutcome& job,
+                   const std::string& clock_source, int groupid) {
   std::string bs = fmt::format("{}", spec.bs);
   if (spec.bs_min != 0) bs = fmt::format("{}-{}", spec.bs_min, spec.bs_max);
   if (!spec.bssplit.empty()) bs = "split";
@@ -120,44 +139,101 @@ std::string Header(const engine::JobSpec& spec, const engine::RunOutcome& outcom
   for (const auto& f : spec.filenames) files += (files.empty() ? "" : ":") + f;
   if (!spec.uri.empty()) files = spec.uri;
   return fmt::format(
-      "iotail run '{}': rw={}, bs={}, iodepth={}, numjobs={}, direct={}, target={} ({} bytes "
-      "used), engine={}, clock={}",
-      spec.name, engine::RwModeName(spec.rw), bs, spec.iodepth, spec.numjobs, spec.direct ? 1 : 0,
-      files, outcome.region_size, outcome.engine_description, outcome.clock_source);
+      "iotail run '{}' (g={}): rw={}, bs={}, iodepth={}, numjobs={}, direct={}, target={} ({} "
+      "bytes used), engine={}, clock={}",
+      spec.name, groupid, engine::RwModeName(spec.rw), bs, spec.iodepth, spec.numjobs,
+      spec.direct ? 1 : 0, files, job.region_size, job.engine_description, clock_source);
+}
+
+// fio's groups: jobs between two stonewalls run together (an execution group); the reporting
+// group number (groupid) grows at every stonewall and new_group.
+struct Groups {
+  std::vector<int> groupid;                  // per job
+  std::vector<std::vector<size_t>> batches;  // jobs that run together, in order
+};
+
+Groups PlanGroups(const std::vector<RunOptions>& jobs) {
+  Groups g;
+  int id = 0;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (j > 0 && (jobs[j].stonewall || jobs[j].new_group)) ++id;
+    g.groupid.push_back(id);
+    if (j == 0 || jobs[j].stonewall) g.batches.emplace_back();
+    g.batches.back().push_back(j);
+  }
+  return g;
+}
+
+// The summary's jobs: one per worker (fio's clones), or, for jobs with group_reporting, one per
+// reporting group, summed over its workers and named after its first job.
+std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
+                                          std::vector<engine::JobOutcome>& outcomes,
+                                          const Groups& groups) {
+  std::vector<stats::JobTotals> out;
+  std::map<int, size_t> group_entry;  // groupid -> its entry in out (group_reporting)
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    engine::JobOutcome& o = outcomes[j];
+    const int gid = groups.groupid[j];
+    for (size_t w = 0; w < o.per_worker.size(); ++w) {
+      const stats::CpuUsage cpu = w < o.cpu.size() ? o.cpu[w] : stats::CpuUsage{};
+      if (jobs[j].group_reporting) {
+        if (const auto it = group_entry.find(gid); it != group_entry.end()) {
+          stats::JobTotals& g = out[it->second];
+          g.totals.Add(o.per_worker[w]);
+          g.cpu.Add(cpu);
+          g.runtime_s = std::max(g.runtime_s, o.runtime_s);
+          continue;
+        }
+        group_entry[gid] = out.size();
+      }
+      out.push_back(
+          {jobs[j].spec.name, std::move(o.per_worker[w]), cpu, gid, o.runtime_s, jobs[j].own});
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
 int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
-  RunOptions options = ParseRunOptions(args);
-  if (options.help) {
+  RunPlan plan = ParseRunPlan(args);
+  const RunOptions& run_opts = plan.run;
+  if (run_opts.help) {
     out << RunUsage();
     return 0;
   }
-  engine::JobSpec& spec = options.spec;
-  if (!options.ioengine_given && !spec.uri.empty()) {
-    spec.ioengine = engine::EngineKind::kNbd;
-  } else if (!options.ioengine_given) {
-    const auto available = engine::AvailableEngines();
-    if (available.empty()) throw std::runtime_error("no I/O engine can run here");
-    spec.ioengine = available.front();
+  std::vector<RunOptions>& jobs = plan.jobs;
+  std::vector<engine::JobSpec> specs;
+  for (RunOptions& job : jobs) {
+    engine::JobSpec& spec = job.spec;
+    if (!job.ioengine_given && !spec.uri.empty()) {
+      spec.ioengine = engine::EngineKind::kNbd;
+    } else if (!job.ioengine_given) {
+      const auto available = engine::AvailableEngines();
+      if (available.empty()) throw std::runtime_error("no I/O engine can run here");
+      spec.ioengine = available.front();
+    }
   }
 
+  // One job without a target: the short default benchmark on a temporary file.
   TempFile temp;
-  if (spec.filenames.empty() && spec.uri.empty()) {
-    options.default_benchmark = true;
+  const bool default_benchmark =
+      jobs.size() == 1 && jobs[0].spec.filenames.empty() && jobs[0].spec.uri.empty();
+  if (default_benchmark) {
+    RunOptions& job = jobs[0];
+    engine::JobSpec& spec = job.spec;
     temp.path = fmt::format("iotail-default.{}.tmp", getpid());
     spec.filenames = {temp.path};
-    if (!options.size_given) spec.size = 64 << 20;
-    if (!options.rw_given) spec.rw = engine::RwMode::kRandRead;
-    if (!options.iodepth_given) spec.iodepth = 32;
-    if (!options.runtime_given) spec.runtime_ns = 3'000'000'000;
+    if (!job.size_given) spec.size = 64 << 20;
+    if (!job.rw_given) spec.rw = engine::RwMode::kRandRead;
+    if (!job.iodepth_given) spec.iodepth = 32;
+    if (!job.runtime_given) spec.runtime_ns = 3'000'000'000;
     spec.time_based = true;
     if (spec.write_hist_log.empty()) {
       spec.write_hist_log = "iotail";
       spec.log_hist_msec = 500;
     }
-    if (!options.direct_given) spec.direct = true;
+    if (!job.direct_given) spec.direct = true;
     err << fmt::format(
         "iotail run: no --filename: default benchmark on a temporary {} MiB file "
         "'{}' (removed afterwards)\n",
@@ -165,84 +241,126 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   }
 
   // The status interval rides on the interval clock: the log period, or a multiple of it.
-  if (options.status_interval_ms != 0) {
-    if (spec.write_hist_log.empty()) {
-      spec.log_hist_msec = static_cast<uint32_t>(options.status_interval_ms);
-    } else if (options.status_interval_ms % spec.log_hist_msec != 0) {
-      throw stats::UsageError(fmt::format(
-          "--status-interval: with histogram logs it must be a multiple of --log_hist_msec ({})",
-          spec.log_hist_msec));
+  for (RunOptions& job : jobs) {
+    engine::JobSpec& spec = job.spec;
+    if (run_opts.status_interval_ms != 0) {
+      if (spec.write_hist_log.empty()) {
+        spec.log_hist_msec = static_cast<uint32_t>(run_opts.status_interval_ms);
+      } else if (run_opts.status_interval_ms % spec.log_hist_msec != 0) {
+        throw stats::UsageError(fmt::format(
+            "--status-interval: with histogram logs it must be a multiple of --log_hist_msec ({})",
+            spec.log_hist_msec));
+      }
     }
+    if (const std::string note = spec.Normalize(); !note.empty()) err << note << "\n";
+    spec.Validate();
+    specs.push_back(spec);
   }
-  if (const std::string note = spec.Normalize(); !note.empty()) err << note << "\n";
-  spec.Validate();
-  stats::SlaChecker sla(stats::ParseSlaTargets(options.sla, "--sla"),
+  const Groups groups = PlanGroups(jobs);
+  stats::SlaChecker sla(stats::ParseSlaTargets(run_opts.sla, "--sla"),
                         stats::PercentileMethod::kFio);
-  stats::LiveReportOptions live;
-  live.format = options.live_format;
-  live.period_ms = static_cast<uint32_t>(
-      options.status_interval_ms != 0 ? options.status_interval_ms : spec.log_hist_msec);
-  live.runtime_ns = spec.runtime_ns;
-  live.schedule_latency = spec.RateLimited();
-  live.directions = engine::LoggedDirections(spec);
 
   // The summary file is checked and created (as a temporary beside it) before the run, so a wrong
   // path is found now rather than after the run; it replaces the destination only when complete.
   std::unique_ptr<stats::OutputFile> summary_file;
-  if (!options.output.empty()) {
-    summary_file = std::make_unique<stats::OutputFile>(options.output, "--output");
+  if (!run_opts.output.empty()) {
+    summary_file = std::make_unique<stats::OutputFile>(run_opts.output, "--output");
   }
 
   StopSignals signals;
-  engine::RunOutcome outcome;
   std::unique_ptr<stats::LiveReport> report;
-  auto run = [&] {
-    // A fresh report and checker for each attempt (the default benchmark may run twice).
-    sla = stats::SlaChecker(stats::ParseSlaTargets(options.sla, "--sla"),
-                            stats::PercentileMethod::kFio);
+  // Runs one batch of jobs (those between two stonewalls) together.
+  auto run_batch = [&](std::span<const engine::JobSpec> batch, int first_worker) {
+    stats::LiveReportOptions live;
+    live.format = run_opts.live_format;
+    live.period_ms =
+        static_cast<uint32_t>(run_opts.status_interval_ms != 0 ? run_opts.status_interval_ms
+                                                               : batch.front().log_hist_msec);
+    for (const auto& spec : batch) {
+      live.runtime_ns = std::max(live.runtime_ns,
+                                 spec.runtime_ns != 0 ? spec.runtime_ns + spec.startdelay_ns : 0);
+      live.schedule_latency = live.schedule_latency || spec.RateLimited();
+      for (stats::Direction d : engine::LoggedDirections(spec)) {
+        if (std::find(live.directions.begin(), live.directions.end(), d) == live.directions.end())
+          live.directions.push_back(d);
+      }
+    }
+    std::sort(live.directions.begin(), live.directions.end());
     report = std::make_unique<stats::LiveReport>(live, err, &sla);
     stats::IntervalSink* const sinks[] = {report.get()};
-    return engine::RunJob(spec, sinks, &g_stop, [&err](const std::string& why) {
-      err << fmt::format("iotail run: output failed: {} (that output stops; the run goes on)\n",
-                         why);
-    });
+    return engine::RunJobs(
+        batch, sinks, &g_stop,
+        [&err](const std::string& why) {
+          err << fmt::format("iotail run: output failed: {} (that output stops; the run goes on)\n",
+                             why);
+        },
+        first_worker);
   };
-  try {
-    outcome = run();
-  } catch (const stats::Interrupted& e) {
-    err << fmt::format("iotail run: {}; nothing was run\n", e.what());
-    return 128 + (g_signal.load() != 0 ? g_signal.load() : SIGINT);
-  } catch (const std::system_error& e) {
-    // The default benchmark falls back to buffered I/O where O_DIRECT is not supported.
-    if (!options.default_benchmark || !spec.direct || e.code().value() != EINVAL) throw;
-    err << "iotail run: O_DIRECT not supported here; using buffered I/O\n";
-    spec.direct = false;
-    outcome = run();
+
+  std::vector<engine::JobOutcome> outcomes(jobs.size());
+  engine::RunOutcome last;
+  std::vector<std::string> output_errors;
+  double runtime_s = 0;
+  uint64_t start_realtime_ns = 0;
+  int64_t start_skew_ns = 0;
+  int first_worker = 0;
+  bool stopped = false;
+  for (const std::vector<size_t>& batch_jobs : groups.batches) {
+    if (g_stop.load()) break;
+    std::vector<engine::JobSpec> batch;
+    for (size_t j : batch_jobs) batch.push_back(specs[j]);
+    engine::RunOutcome outcome;
+    try {
+      outcome = run_batch(batch, first_worker);
+    } catch (const stats::Interrupted& e) {
+      err << fmt::format("iotail run: {}; nothing was run\n", e.what());
+      return 128 + (g_signal.load() != 0 ? g_signal.load() : SIGINT);
+    } catch (const std::system_error& e) {
+      // The default benchmark falls back to buffered I/O where O_DIRECT is not supported.
+      if (!default_benchmark || !batch[0].direct || e.code().value() != EINVAL) throw;
+      err << "iotail run: O_DIRECT not supported here; using buffered I/O\n";
+      batch[0].direct = specs[0].direct = jobs[0].spec.direct = false;
+      outcome = run_batch(batch, first_worker);
+    }
+    for (size_t k = 0; k < batch_jobs.size(); ++k) {
+      outcomes[batch_jobs[k]] = std::move(outcome.jobs[k]);
+      first_worker += static_cast<int>(batch[k].numjobs);
+    }
+    if (start_realtime_ns == 0) {
+      start_realtime_ns = outcome.start_realtime_ns;
+      start_skew_ns = outcome.start_skew_ns;
+    }
+    runtime_s += outcome.runtime_s;
+    output_errors.insert(output_errors.end(), outcome.output_errors.begin(),
+                         outcome.output_errors.end());
+    stopped = stopped || outcome.stopped;
+    last.clock_source = outcome.clock_source;
   }
   const int signal = g_signal.load();
 
   stats::RunSummary summary;
-  summary.timestamp_s = outcome.start_realtime_ns / 1'000'000'000u;
-  summary.runtime_s = outcome.runtime_s;
-  summary.percentiles = options.percentiles;
-  summary.options = options.given;
-  summary.options.emplace_back("ioengine_used", outcome.engine_description);
-  summary.options.emplace_back("clocksource", outcome.clock_source);
-  summary.header = Header(spec, outcome);
-  summary.mode = Mode(spec);
-  if (outcome.stopped && signal != 0)
+  summary.timestamp_s = start_realtime_ns / 1'000'000'000u;
+  summary.runtime_s = runtime_s;
+  summary.percentiles = jobs[0].percentiles;
+  summary.options = plan.global;
+  if (jobs.size() == 1) summary.options = jobs[0].given;
+  for (const auto& g : run_opts.given) summary.options.push_back(g);
+  summary.options.emplace_back("ioengine_used", outcomes[0].engine_description);
+  summary.options.emplace_back("clocksource", last.clock_source);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    summary.header +=
+        (j ? "\n" : "") + Header(specs[j], outcomes[j], last.clock_source, groups.groupid[j]);
+  }
+  summary.mode = Mode(specs);
+  if (stopped && signal != 0)
     summary.interrupted_by = sigabbrev_np(signal) != nullptr
                                  ? fmt::format("SIG{}", sigabbrev_np(signal))
                                  : fmt::format("signal {}", signal);
-  summary.start_at_ms = spec.start_at_ms;
-  summary.start_skew_ns = outcome.start_skew_ns;
+  summary.start_at_ms = specs[0].start_at_ms;
+  summary.start_skew_ns = start_skew_ns;
   summary.sla = &sla;
-  for (size_t w = 0; w < outcome.per_worker.size(); ++w) {
-    const stats::CpuUsage cpu = w < outcome.cpu.size() ? outcome.cpu[w] : stats::CpuUsage{};
-    summary.jobs.push_back(
-        {fmt::format("{}.{}", spec.name, w + 1), std::move(outcome.per_worker[w]), cpu});
-  }
-  const std::string text = options.output_format == OutputFormat::kJson
+  summary.jobs = SummaryJobs(jobs, outcomes, groups);
+  const std::string text = run_opts.output_format == OutputFormat::kJson
                                ? stats::FormatJsonSummary(summary)
                                : stats::FormatTextSummary(summary);
   if (summary_file == nullptr) {
@@ -251,39 +369,46 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     summary_file->Write(text);
     summary_file->Commit();
   }
-  if (!outcome.log_paths.empty() && options.output_format == OutputFormat::kNormal) {
-    std::string logs;
-    for (const auto& p : outcome.log_paths) logs += " " + p;
-    out << fmt::format("  histogram logs ({} ms, fio format):{}\n", spec.log_hist_msec, logs);
-    if (!outcome.lat_log_paths.empty()) {
-      std::string lat;
-      for (const auto& p : outcome.lat_log_paths) lat += " " + p;
-      out << fmt::format("  lat (intended start) histogram logs:{}\n", lat);
-    }
-    if (options.default_benchmark) {
+  std::string logs, lat;
+  for (const auto& o : outcomes) {
+    for (const auto& p : o.log_paths) logs += " " + p;
+    for (const auto& p : o.lat_log_paths) lat += " " + p;
+  }
+  if (!logs.empty() && run_opts.output_format == OutputFormat::kNormal) {
+    out << fmt::format("  histogram logs ({} ms, fio format):{}\n", specs[0].log_hist_msec, logs);
+    if (!lat.empty()) out << fmt::format("  lat (intended start) histogram logs:{}\n", lat);
+    if (default_benchmark)
       out << fmt::format("  per-interval percentiles: iotail pctiles{}\n", logs);
-    }
   }
 
-  uint64_t errors = 0, lost = 0;
-  for (const auto& j : summary.jobs) {
-    errors += j.totals.TotalErrors();
-    lost += j.totals.errors[ENOTCONN];
+  uint64_t errors = 0;
+  for (const auto& j : summary.jobs) errors += j.totals.TotalErrors();
+  int engine_error = 0;
+  std::string lost_uri;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const engine::JobOutcome& o = outcomes[j];
+    if (o.engine_error != 0 && engine_error == 0) engine_error = o.engine_error;
+    if (specs[j].ioengine == engine::EngineKind::kNbd && o.engine_error == ENOTCONN) {
+      lost_uri = specs[j].uri;
+    }
   }
-  for (const std::string& why : outcome.output_errors) {
+  for (const auto& j : summary.jobs) {
+    if (j.totals.errors[ENOTCONN] == 0) continue;
+    for (const auto& spec : specs) {
+      if (spec.name == j.name && spec.ioengine == engine::EngineKind::kNbd) lost_uri = spec.uri;
+    }
+  }
+  for (const std::string& why : output_errors) {
     err << fmt::format("iotail run: an output failed during the run: {}\n", why);
   }
-  if (!outcome.output_errors.empty() && errors == 0 && outcome.engine_error == 0) return 1;
-  if (errors != 0 || outcome.engine_error != 0) {
+  if (!output_errors.empty() && errors == 0 && engine_error == 0) return 1;
+  if (errors != 0 || engine_error != 0) {
     std::string why;
-    if (outcome.engine_error != 0) {
-      why = fmt::format(", engine failure {} ({})", stats::ErrnoName(outcome.engine_error),
-                        std::strerror(outcome.engine_error));
+    if (engine_error != 0) {
+      why = fmt::format(", engine failure {} ({})", stats::ErrnoName(engine_error),
+                        std::strerror(engine_error));
     }
-    if (spec.ioengine == engine::EngineKind::kNbd &&
-        (outcome.engine_error == ENOTCONN || lost != 0)) {
-      why += fmt::format(": the connection to '{}' was lost", spec.uri);
-    }
+    if (!lost_uri.empty()) why += fmt::format(": the connection to '{}' was lost", lost_uri);
     err << fmt::format("iotail run: {} I/O error(s){}\n", errors, why);
     return 1;
   }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "cli/option_table.h"
 #include "stats/core/errors.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/sla.h"
@@ -26,28 +27,12 @@ double ParseNumber(std::string_view text, std::string_view option, size_t* used)
   return v;
 }
 
-uint32_t ParseU32(std::string_view text, std::string_view option) {
-  uint32_t v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size()) {
-    throw UsageError(fmt::format("--{}: expected a whole number, got '{}'", option, text));
-  }
-  return v;
-}
-
 uint32_t ParseBs(std::string_view text, std::string_view option) {
   const uint64_t v = ParseSize(text, option);
   if (v == 0 || v > UINT32_MAX)
     throw UsageError(fmt::format("--{}: bad block size '{}'", option, text));
   return static_cast<uint32_t>(v);
 }
-
-struct OptionDef {
-  const char* name;
-  bool boolean;
-  const char* help;
-  std::function<void(RunOptions&, const std::string&)> apply;
-};
 
 const std::vector<OptionDef>& Table() {
   using engine::JobSpec;
@@ -301,6 +286,34 @@ const std::vector<OptionDef>& Table() {
 
 }  // namespace
 
+std::span<const OptionDef> CoreOptionTable() { return Table(); }
+
+const OptionDef* FindRunOption(std::string_view name) {
+  for (auto table : {CoreOptionTable(), JobControlOptionTable()}) {
+    for (const OptionDef& d : table) {
+      if (name == d.name) return &d;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> RunOptionNames() {
+  std::vector<std::string_view> names;
+  for (auto table : {CoreOptionTable(), JobControlOptionTable()}) {
+    for (const OptionDef& d : table) names.emplace_back(d.name);
+  }
+  return names;
+}
+
+uint32_t ParseU32(std::string_view text, std::string_view option) {
+  uint32_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size()) {
+    throw UsageError(fmt::format("--{}: expected a whole number, got '{}'", option, text));
+  }
+  return v;
+}
+
 uint64_t ParseSize(std::string_view text, std::string_view option) {
   size_t used = 0;
   const double v = ParseNumber(text, option, &used);
@@ -426,40 +439,6 @@ std::vector<int> ParseCpuList(std::string_view text, std::string_view option) {
   return cpus;
 }
 
-RunOptions ParseRunOptions(std::span<char* const> args) {
-  RunOptions o;
-  o.percentiles.assign(stats::FioDefaultPercentiles().begin(),
-                       stats::FioDefaultPercentiles().end());
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string arg = args[i];
-    if (arg == "-h") arg = "--help";
-    if (arg.rfind("--", 0) != 0) {
-      throw UsageError(fmt::format("unexpected argument '{}' (options start with --)", arg));
-    }
-    arg = arg.substr(2);
-    const size_t eq = arg.find('=');
-    std::string name = arg.substr(0, eq);
-    for (char& c : name) c = c == '-' ? '_' : c;
-    const OptionDef* def = nullptr;
-    for (const OptionDef& d : Table()) {
-      if (name == d.name) def = &d;
-    }
-    if (def == nullptr) throw UsageError(fmt::format("unknown option '--{}' (see --help)", name));
-    std::string value;
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-    } else if (def->boolean) {
-      value = "1";
-    } else {
-      if (i + 1 >= args.size()) throw UsageError(fmt::format("--{}: needs a value", name));
-      value = args[++i];
-    }
-    def->apply(o, value);
-    o.given.emplace_back(name, value);
-  }
-  return o;
-}
-
 std::string RunUsage() {
   std::string out =
       "usage: iotail run [options]\n"
@@ -474,8 +453,10 @@ std::string RunUsage() {
       "Exit status: 0 ok; 1 I/O errors or a system failure; 2 bad options; 3 an --sla target\n"
       "was violated; 130/143 interrupted by SIGINT/SIGTERM (summary and logs still complete).\n"
       "Precedence: 1, then 130/143, then 3.\n\noptions:\n";
-  for (const OptionDef& d : Table()) {
-    out += fmt::format("  --{:<28} {}\n", std::string(d.name) + (d.boolean ? "" : "=V"), d.help);
+  for (auto table : {CoreOptionTable(), JobControlOptionTable()}) {
+    for (const OptionDef& d : table) {
+      out += fmt::format("  --{:<28} {}\n", std::string(d.name) + (d.boolean ? "" : "=V"), d.help);
+    }
   }
   return out;
 }

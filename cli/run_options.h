@@ -31,12 +31,34 @@ struct RunOptions {
   uint64_t status_interval_ms = 0;                         // --status-interval (0 = the log period)
   stats::LiveFormat live_format = stats::LiveFormat::kText;  // --live-format
   std::vector<std::string> sla;                              // --sla targets, as given
+
+  // Jobs and groups, with fio's meanings (cli/run_options_jobs.cc).
+  bool stonewall = false;        // --stonewall: wait for the jobs before, start a new group
+  bool new_group = false;        // --new_group: start a new reporting group
+  bool group_reporting = false;  // --group_reporting: report each group as one job
+  std::vector<std::pair<std::string, std::string>> own;  // this job's own settings ("job options")
 };
 
+// What one `iotail run` command line (and its job files) asks for: the jobs in order and the
+// settings of the run as a whole (--output, --output_format, --live_format, --status_interval,
+// --sla, --help: in `run`, wherever they appear).
+struct RunPlan {
+  std::vector<RunOptions> jobs;
+  RunOptions run;
+  std::vector<std::pair<std::string, std::string>> global;  // settings every job shares
+};
+
+// Options before the first --name are global (they apply to every job); each --name starts a job.
+// Without --name, the command line is one job. Throws UsageError naming the option on bad input.
+RunPlan ParseRunPlan(std::span<char* const> args);
+// Whether `name` (underscores) is a setting of the whole run rather than of one job.
+bool IsRunLevelOption(std::string_view name);
+// One job as the only job of a plan (for tests and single-job callers).
 RunOptions ParseRunOptions(std::span<char* const> args);
 std::string RunUsage();
 
 uint64_t ParseSize(std::string_view text, std::string_view option);
+uint32_t ParseU32(std::string_view text, std::string_view option);
 // "N" (all directions together) or "R,W", "R,", ",W" (per direction) into spec's rate fields;
 // bytes: sizes with suffixes per second (--rate), else I/Os per second (--rate_iops).
 void ParseRate(std::string_view text, std::string_view option, bool bytes, engine::JobSpec& spec);

@@ -43,14 +43,13 @@ void CheckStartAt(uint64_t start_at_ms, uint64_t now_ns) {
   }
 }
 
-// Each worker's share of the rate: total / numjobs per schedule, workers staggered by a fraction
-// of a gap so that the union of linear schedules is evenly spaced as well.
+// Each worker's rate: the job's whole rate (fio's rate is per job clone), workers staggered by a
+// fraction of a gap so that the union of linear schedules is evenly spaced as well.
 void PlanRate(const JobSpec& spec, WorkerPlan& plan, uint32_t jobs) {
   if (!spec.RateLimited()) return;
   const RateProcess process = spec.rate_poisson ? RateProcess::kPoisson : RateProcess::kLinear;
-  const double share = 1.0 / jobs;
   auto add = [&](const RateLimit& limit, uint64_t stream) {
-    RateTarget t{limit.iops * share, limit.bytes_per_s * share};
+    RateTarget t{limit.iops, limit.bytes_per_s};
     const double gap_ns = t.iops > 0 ? 1e9 / t.iops : spec.MinBlockSize() * 1e9 / t.bytes_per_s;
     const double phase = gap_ns * plan.index / jobs;
     const uint64_t seed = spec.randseed ^ (0xd1b54a32d192ed03ull * (plan.index * 4 + stream + 1));
@@ -74,7 +73,7 @@ struct Targets {
 
 // Opens (creates or safety-checks) every target and settles the region: the smallest capacity
 // after the offset, or --size, in whole minimum blocks.
-Targets OpenTargets(const JobSpec& spec, RunOutcome& out, const std::atomic<bool>* stop) {
+Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool>* stop) {
   Targets t;
   TargetOptions topt;
   topt.access = spec.HasWrites() ? Access::kReadWrite : Access::kRead;
@@ -134,6 +133,9 @@ std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Tar
     plan.region_size = targets.region;
     if (!spec.time_based) {
       plan.bytes_limit = spec.io_size != 0 ? spec.io_size : targets.region * plan.fds.size();
+      if (__builtin_mul_overflow(plan.bytes_limit, uint64_t{spec.loops}, &plan.bytes_limit)) {
+        throw stats::UsageError("--loops: the bytes to do overflow 64 bits");
+      }
     }
     PlanRate(spec, plan, jobs);
     workers.push_back(
@@ -143,11 +145,14 @@ std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Tar
 }
 
 // The histogram logs as an interval sink (nullptr without --write_hist_log).
-std::unique_ptr<stats::HistLogSink> OpenLogs(const JobSpec& spec, RunOutcome& out) {
+std::unique_ptr<stats::HistLogSink> OpenLogs(const JobSpec& spec, JobOutcome& out,
+                                             size_t first_delta) {
   if (spec.write_hist_log.empty()) return nullptr;
   stats::HistLogSinkOptions o;
   o.prefix = spec.write_hist_log;
   o.workers = static_cast<int>(spec.numjobs);
+  o.first_number = out.first_worker + 1;
+  o.first_delta = first_delta;
   o.coarseness = spec.log_hist_coarseness;
   o.directions = LoggedDirections(spec);
   o.bs = spec.MinBlockSize();
@@ -164,7 +169,11 @@ std::unique_ptr<stats::HistLogSink> OpenLogs(const JobSpec& spec, RunOutcome& ou
 class WorkerThreads {
  public:
   WorkerThreads(std::vector<std::unique_ptr<Worker>>& workers, const std::atomic<bool>& stop)
-      : workers_(workers), stop_(stop), failures_(workers.size()), prepared_(workers.size()) {
+      : workers_(workers),
+        stop_(stop),
+        failures_(workers.size()),
+        end_ns_(workers.size(), 0),
+        prepared_(workers.size()) {
     threads_.reserve(workers.size());
     for (size_t w = 0; w < workers.size(); ++w) {
       try {
@@ -191,9 +200,9 @@ class WorkerThreads {
       }
     }
   }
-  // Starts every worker with these times (workers run until done or *stop).
-  void Go(const WorkerTimes& times) {
-    times_ = times;
+  // Starts every worker w with times[w] (workers run until done or *stop).
+  void Go(std::vector<WorkerTimes> times) {
+    times_ = std::move(times);
     went_ = true;
     go_.count_down();
   }
@@ -214,6 +223,8 @@ class WorkerThreads {
     }
     joined_ = true;
   }
+  // When worker w's Run returned (Clock::NowNs()); valid after Join().
+  uint64_t end_ns(size_t w) const { return end_ns_[w]; }
 
  private:
   void Body(size_t w) {
@@ -225,37 +236,48 @@ class WorkerThreads {
     }
     prepared_.count_down();
     go_.wait();
-    if (!abort_ && failures_[w] == nullptr) worker.Run(times_, stop_);
+    if (!abort_ && failures_[w] == nullptr) worker.Run(times_[w], stop_);
+    end_ns_[w] = Clock::NowNs();
     worker.ReleaseEngine();
   }
 
   std::vector<std::unique_ptr<Worker>>& workers_;
   const std::atomic<bool>& stop_;
   std::vector<std::exception_ptr> failures_;
+  std::vector<uint64_t> end_ns_;
   std::latch prepared_;
   std::latch go_{1};
   bool abort_ = false;
   bool went_ = false;
   bool joined_ = false;
-  WorkerTimes times_;
+  std::vector<WorkerTimes> times_;
   std::vector<std::thread> threads_;
 };
 
-// The common start: after --start_at (if given), ramp_time recorded by nothing, runtime from the
-// end of the ramp.
-WorkerTimes StartTimes(const JobSpec& spec, RunOutcome& out) {
+// A job's times from the group's common start (monotonic ns): its startdelay, then ramp_time
+// recorded by nothing, then runtime from the end of the ramp.
+WorkerTimes JobTimes(const JobSpec& spec, uint64_t start_mono) {
   WorkerTimes times;
-  const uint64_t start_mono = Clock::NowNs();
-  const uint64_t start_real = Clock::RealtimeNs();
-  if (spec.start_at_ms != 0) {
-    out.start_skew_ns =
-        static_cast<int64_t>(start_real) - static_cast<int64_t>(spec.start_at_ms * 1'000'000u);
-  }
-  times.start_ns = start_mono;
-  times.record_from_ns = start_mono + spec.ramp_time_ns;
+  times.start_ns = start_mono + spec.startdelay_ns;
+  times.record_from_ns = times.start_ns + spec.ramp_time_ns;
   times.stop_at_ns = spec.runtime_ns != 0 ? times.record_from_ns + spec.runtime_ns : 0;
-  out.start_realtime_ns = start_real + spec.ramp_time_ns;
   return times;
+}
+
+// The jobs of a group share one interval clock: they must agree on what drives it.
+void CheckCommonClock(std::span<const JobSpec> specs) {
+  for (const JobSpec& spec : specs) {
+    const JobSpec& first = specs.front();
+    auto fail = [&](const char* option) {
+      throw stats::UsageError(fmt::format(
+          "--{}: jobs '{}' and '{}' run together but differ; their logs and live lines close on "
+          "one clock, so give them the same value",
+          option, first.name, spec.name));
+    };
+    if (spec.log_hist_msec != first.log_hist_msec) fail("log_hist_msec");
+    if (spec.log_unix_epoch != first.log_unix_epoch) fail("log_unix_epoch");
+    if (spec.start_at_ms != first.start_at_ms) fail("start_at");
+  }
 }
 
 }  // namespace
@@ -267,51 +289,91 @@ std::vector<stats::Direction> LoggedDirections(const JobSpec& spec) {
   return dirs;
 }
 
-RunOutcome RunJob(const JobSpec& spec, std::span<stats::IntervalSink* const> sinks,
-                  const std::atomic<bool>* stop,
-                  std::function<void(const std::string&)> on_output_error) {
+RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink* const> sinks,
+                   const std::atomic<bool>* stop,
+                   std::function<void(const std::string&)> on_output_error, int first_worker) {
   static const std::atomic<bool> kNever{false};
   const std::atomic<bool>& stop_flag = stop != nullptr ? *stop : kNever;
-  spec.Validate();
-  CheckStartAt(spec.start_at_ms, Clock::RealtimeNs());
+  if (specs.empty()) throw std::logic_error("RunJobs: no job");
+  for (const JobSpec& spec : specs) spec.Validate();
+  CheckCommonClock(specs);
+  const JobSpec& lead = specs.front();
+  CheckStartAt(lead.start_at_ms, Clock::RealtimeNs());
   Clock::Init();
-  // Probe once (throws UsageError listing the available engines); workers then build theirs
-  // without probing again: a libaio probe's io_destroy waits for an RCU grace period (~30 ms),
-  // which per worker made --numjobs=1000 take half a minute to start.
-  (void)MakeEngine(spec.ioengine);
+  // Probe each engine once (throws UsageError listing the available engines); workers then build
+  // theirs without probing again: a libaio probe's io_destroy waits for an RCU grace period
+  // (~30 ms), which per worker made --numjobs=1000 take half a minute to start.
+  std::vector<EngineKind> probed;
+  for (const JobSpec& spec : specs) {
+    if (std::find(probed.begin(), probed.end(), spec.ioengine) != probed.end()) continue;
+    (void)MakeEngine(spec.ioengine);
+    probed.push_back(spec.ioengine);
+  }
 
   RunOutcome out;
   out.clock_source = std::string(Clock::SourceName());
-  const Targets targets = OpenTargets(spec, out, stop);
-  std::vector<std::unique_ptr<Worker>> workers = BuildWorkers(spec, targets);
-  const std::unique_ptr<stats::HistLogSink> logs = OpenLogs(spec, out);
+  out.jobs.resize(specs.size());
+  std::vector<Targets> targets;
+  targets.reserve(specs.size());
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::unique_ptr<stats::HistLogSink>> logs;
+  std::vector<size_t> job_of_worker;
+  for (size_t j = 0; j < specs.size(); ++j) {
+    JobOutcome& job = out.jobs[j];
+    job.first_worker = first_worker + static_cast<int>(workers.size());
+    targets.push_back(OpenTargets(specs[j], job, stop));
+    const size_t first_delta = workers.size();
+    for (auto& w : BuildWorkers(specs[j], targets.back())) {
+      workers.push_back(std::move(w));
+      job_of_worker.push_back(j);
+    }
+    if (auto sink = OpenLogs(specs[j], job, first_delta)) logs.push_back(std::move(sink));
+  }
 
   WorkerThreads threads(workers, stop_flag);
   threads.WaitPrepared();
-  out.engine_description = workers.front()->DescribeEngine();
-  if (spec.start_at_ms != 0) {
+  for (size_t w = 0; w < workers.size(); ++w) {
+    JobOutcome& job = out.jobs[job_of_worker[w]];
+    if (job.engine_description.empty()) job.engine_description = workers[w]->DescribeEngine();
+  }
+  if (lead.start_at_ms != 0) {
     try {
-      CheckStartAt(spec.start_at_ms, Clock::RealtimeNs());
-      SleepUntilRealtime(spec.start_at_ms * 1'000'000u, stop);
+      CheckStartAt(lead.start_at_ms, Clock::RealtimeNs());
+      SleepUntilRealtime(lead.start_at_ms * 1'000'000u, stop);
     } catch (...) {
       threads.Abort();
       throw;
     }
   }
-  const WorkerTimes times = StartTimes(spec, out);
+  // The common start; each job's recording starts after its startdelay and ramp.
+  const uint64_t start_mono = Clock::NowNs();
+  const uint64_t start_real = Clock::RealtimeNs();
+  if (lead.start_at_ms != 0) {
+    out.start_skew_ns =
+        static_cast<int64_t>(start_real) - static_cast<int64_t>(lead.start_at_ms * 1'000'000u);
+  }
+  std::vector<WorkerTimes> job_times;
+  uint64_t first_record_ns = UINT64_MAX;
+  for (const JobSpec& spec : specs) {
+    job_times.push_back(JobTimes(spec, start_mono));
+    first_record_ns = std::min(first_record_ns, job_times.back().record_from_ns);
+  }
+  out.start_realtime_ns = start_real + (first_record_ns - start_mono);
 
   std::vector<stats::IntervalSink*> all_sinks;
-  if (logs != nullptr) all_sinks.push_back(logs.get());
+  for (const auto& l : logs) all_sinks.push_back(l.get());
   all_sinks.insert(all_sinks.end(), sinks.begin(), sinks.end());
   std::vector<const stats::Recorder*> recorders;
+  std::vector<WorkerTimes> worker_times;
   uint64_t planned_bytes = 0;
-  for (const auto& w : workers) {
-    recorders.push_back(&w->recorder());
-    planned_bytes += w->bytes_limit();
+  for (size_t w = 0; w < workers.size(); ++w) {
+    recorders.push_back(&workers[w]->recorder());
+    worker_times.push_back(job_times[job_of_worker[w]]);
+    planned_bytes += workers[w]->bytes_limit();
   }
   IntervalClockOptions copt;
-  copt.period_ms = spec.log_hist_msec;
-  copt.unix_epoch = spec.log_unix_epoch;
+  copt.period_ms = lead.log_hist_msec;
+  copt.unix_epoch = lead.log_unix_epoch;
   copt.start_realtime_ns = out.start_realtime_ns;  // after the ramp: the clock waits for it
   copt.planned_bytes = planned_bytes;
   copt.on_sink_error = on_output_error;
@@ -322,23 +384,34 @@ RunOutcome RunJob(const JobSpec& spec, std::span<stats::IntervalSink* const> sin
     threads.Abort();  // nothing has run yet
     throw;
   }
-  threads.Go(times);
+  threads.Go(std::move(worker_times));
   threads.Join();
   const uint64_t end_mono = Clock::NowNs();
   clock.Finish(Clock::RealtimeNs());
 
-  if (spec.end_fsync && spec.HasWrites()) {
-    for (const Target& t : targets.files) t.Sync();
+  for (size_t j = 0; j < specs.size(); ++j) {
+    if (specs[j].end_fsync && specs[j].HasWrites()) {
+      for (const Target& t : targets[j].files) t.Sync();
+    }
   }
-  out.per_worker = clock.Totals();
+  std::vector<stats::RecorderSnapshot> totals = clock.Totals();
   out.output_errors = clock.sink_errors();
-  for (const auto& w : workers) {
-    out.cpu.push_back(w->cpu());
-    if (w->engine_error() != 0 && out.engine_error == 0) out.engine_error = w->engine_error();
+  std::vector<uint64_t> job_end(specs.size(), 0);
+  for (size_t w = 0; w < workers.size(); ++w) {
+    JobOutcome& job = out.jobs[job_of_worker[w]];
+    job.per_worker.push_back(std::move(totals[w]));
+    job.cpu.push_back(workers[w]->cpu());
+    if (workers[w]->engine_error() != 0 && job.engine_error == 0) {
+      job.engine_error = workers[w]->engine_error();
+    }
+    job_end[job_of_worker[w]] = std::max(job_end[job_of_worker[w]], threads.end_ns(w));
   }
-  out.runtime_s = end_mono > times.record_from_ns
-                      ? static_cast<double>(end_mono - times.record_from_ns) / 1e9
-                      : 0;
+  for (size_t j = 0; j < specs.size(); ++j) {
+    const uint64_t from = job_times[j].record_from_ns;
+    out.jobs[j].runtime_s = job_end[j] > from ? static_cast<double>(job_end[j] - from) / 1e9 : 0;
+  }
+  out.runtime_s =
+      end_mono > first_record_ns ? static_cast<double>(end_mono - first_record_ns) / 1e9 : 0;
   out.stopped = stop != nullptr && stop->load();
   return out;
 }

@@ -1,19 +1,20 @@
-// RunJob: runs one JobSpec from setup to the final interval and returns what the recorders hold.
+// RunJobs: runs a group of JobSpecs together from setup to the final interval and returns what the
+// recorders hold.
 //
-// Setup (all before the common start instant, all able to throw): validate the spec, choose and
-// calibrate the clock, probe the engine, open (and create or safety-check) the targets (files and
-// devices, or the NBD export: engine/nbd_target.h), build one
-// Worker per job with its own engine instance and its share of the rate schedule, open the
-// histogram logs (clat, plus lat when rate-limited: a stats::HistLogSink), and prepare the workers
-// on their own threads. Then, after waiting for
-// spec.start_at_ms if given (UsageError if that is more than kStartAtToleranceMs in the past), the
-// workers start together; ramp_time is run but not recorded (no counts, no lag, no log lines), and
-// the interval clock starts when recording does and hands every interval to the log sink and to
-// the caller's sinks; runtime counts from there. *stop (set by a
-// signal handler, say) ends the run early, cleanly, at any of these stages. When every worker has
-// stopped (runtime, bytes, error or *stop), the interval clock writes the final partial interval,
+// Setup (all before the common start instant, all able to throw): validate each spec, choose and
+// calibrate the clock, probe the engines, open (and create or safety-check) each job's targets
+// (files and devices, or the NBD export: engine/nbd_target.h), build its numjobs Workers, each with
+// its own engine instance and its rate schedule (a rate is per worker, as fio's is per job clone),
+// open its histogram logs (clat, plus lat when rate-limited: a stats::HistLogSink), and prepare
+// every worker on its own thread. Then, after waiting for start_at_ms if given (UsageError if that
+// is more than kStartAtToleranceMs in the past), the workers start together, each job's after its
+// startdelay; ramp_time is run but not recorded (no counts, no lag, no log lines), and the interval
+// clock starts when the first job records and hands every interval to the log sinks and to the
+// caller's sinks; each job's runtime counts from its own recording start. *stop (set by a signal
+// handler, say) ends the run early, cleanly, at any of these stages. When every worker has stopped
+// (runtime, bytes, loops, error or *stop), the interval clock writes the final partial interval,
 // end_fsync runs, and the totals per worker (exactly the sums of the logged intervals) are
-// returned. Not thread-safe; one call per run.
+// returned. Not thread-safe; one call at a time.
 #pragma once
 
 #include <atomic>
@@ -33,30 +34,43 @@ namespace iotail::engine {
 // How far in the past --start_at may be when the workers are ready (later is an error).
 inline constexpr uint64_t kStartAtToleranceMs = 500;
 
-struct RunOutcome {
+// What one job (one JobSpec: numjobs workers) did.
+struct JobOutcome {
   std::vector<stats::RecorderSnapshot> per_worker;  // totals per worker
   std::vector<stats::CpuUsage> cpu;                 // CPU use per worker
-  double runtime_s = 0;                             // recorded time (after ramp)
+  double runtime_s = 0;                             // recorded time (after startdelay and ramp)
   std::string engine_description;                   // flags the engine actually used
-  std::string clock_source;                         // "tsc" or "monotonic"
   std::vector<std::string> log_paths;               // histogram logs written
-  std::vector<std::string> created_files;           // targets this run created
-  uint64_t start_realtime_ns = 0;                   // recording start, epoch ns
+  std::vector<std::string> lat_log_paths;           // lat histogram logs (rate-limited mode)
+  std::vector<std::string> created_files;           // targets this job created
   uint64_t region_size = 0;                         // bytes per file actually used
   int engine_error = 0;                             // first engine-level errno, 0 if none
-  std::vector<std::string> lat_log_paths;           // lat histogram logs (rate-limited mode)
-  int64_t start_skew_ns = 0;                        // actual start - start_at (0 without it)
-  bool stopped = false;                             // *stop ended the run early
-  std::vector<std::string> output_errors;           // outputs that failed (and stopped)
+  int first_worker = 0;                             // 0-based number of its first worker in the run
 };
 
-// `sinks` (not owned) get every closed interval after the histogram logs (which RunJob writes
-// itself when spec.write_hist_log is set): the live report, SLA checks, metrics.
-// A failing output (a log on a full filesystem) is reported at once through `on_output_error`,
-// stops that output only, and is listed in RunOutcome::output_errors.
-RunOutcome RunJob(const JobSpec& spec, std::span<stats::IntervalSink* const> sinks = {},
-                  const std::atomic<bool>* stop = nullptr,
-                  std::function<void(const std::string&)> on_output_error = nullptr);
+struct RunOutcome {
+  std::vector<JobOutcome> jobs;            // one per spec, in order
+  std::string clock_source;                // "tsc" or "monotonic"
+  uint64_t start_realtime_ns = 0;          // recording start of the earliest job, epoch ns
+  int64_t start_skew_ns = 0;               // actual start - start_at (0 without it)
+  bool stopped = false;                    // *stop ended the run early
+  std::vector<std::string> output_errors;  // outputs that failed (and stopped)
+  double runtime_s = 0;                    // from the earliest recording start to the end
+};
+
+// Runs `specs` at the same time (fio's jobs between two stonewalls), all their workers started
+// together (each job's after its startdelay) and closed on one interval clock, so their logs share
+// the time column. The jobs must agree on the clock: log_hist_msec, log_unix_epoch and start_at
+// (UsageError naming the job otherwise). Each job writes its own histogram logs, numbered by
+// worker across the whole run from first_worker + 1 (fio's thread numbers); first_worker is where
+// this run's numbering starts. `sinks` (not owned) get every closed interval after the histogram
+// logs, with the deltas of all workers of all jobs in order: the live report, SLA checks,
+// metrics. A failing output (a log on a full filesystem) is reported at once through
+// `on_output_error`, stops that output only, and is listed in RunOutcome::output_errors.
+RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink* const> sinks = {},
+                   const std::atomic<bool>* stop = nullptr,
+                   std::function<void(const std::string&)> on_output_error = nullptr,
+                   int first_worker = 0);
 
 // The directions a job's logs and reports cover (reads, writes or both).
 std::vector<stats::Direction> LoggedDirections(const JobSpec& spec);

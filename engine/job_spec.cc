@@ -1,6 +1,8 @@
 #include "engine/job_spec.h"
 
 #include <fmt/format.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -80,6 +82,24 @@ uint32_t JobSpec::MaxBlockSize() const {
   if (bs_max != 0) return bs_max;
   return bs;
 }
+
+namespace {
+
+// "0-1,3" for a CPU set.
+std::string CpuListText(const cpu_set_t& set) {
+  std::string out;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int last = c;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    out += fmt::format("{}{}", out.empty() ? "" : ",", c);
+    if (last > c) out += fmt::format("-{}", last);
+    c = last;
+  }
+  return out;
+}
+
+}  // namespace
 
 void JobSpec::Validate() const {
   if (bs == 0) throw UsageError("--bs: must be greater than 0");
@@ -165,6 +185,21 @@ void JobSpec::Validate() const {
   }
   if (iodepth_batch_complete_max != 0 && iodepth_batch_complete_max < iodepth_batch_complete_min) {
     throw UsageError("--iodepth_batch_complete_max: at least --iodepth_batch_complete_min");
+  }
+  if (loops == 0) throw UsageError("--loops: must be at least 1");
+  if (startdelay_ns > UINT64_MAX / 4) throw UsageError("--startdelay: too long");
+  if (!cpus_allowed.empty()) {
+    cpu_set_t usable;
+    CPU_ZERO(&usable);
+    if (sched_getaffinity(0, sizeof(usable), &usable) == 0) {
+      for (int cpu : cpus_allowed) {
+        if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &usable)) {
+          throw UsageError(fmt::format(
+              "--cpus_allowed: CPU {} is not one this process may use here ({} of {} online: {})",
+              cpu, CPU_COUNT(&usable), sysconf(_SC_NPROCESSORS_ONLN), CpuListText(usable)));
+        }
+      }
+    }
   }
   if (ioengine == EngineKind::kNbd) {
     if (uri.empty()) throw UsageError("--uri: --ioengine=nbd needs the server's --uri");

@@ -45,20 +45,24 @@ struct JobSpec {
   uint32_t iodepth_batch_complete_max = 0;  // take at most N per reap; 0 = iodepth
   uint32_t numjobs = 1;                     // --numjobs: workers, each over the whole region
   std::vector<int> cpus_allowed;            // --cpus_allowed: workers pinned to these CPUs
+  bool cpus_allowed_split = false;          // --cpus_allowed_policy=split: worker i on CPU i mod n
   uint64_t randseed = 0x1f2e3d4c5b6a7988;   // --randseed: worker i uses randseed + i
   bool zero_buffers = false;                // --zero_buffers: write zeros (default random data)
   uint64_t runtime_ns = 0;                  // --runtime: stop after this long (0 = no limit)
-  bool time_based = false;    // --time_based: run for runtime, looping over the region
-  uint64_t io_size = 0;       // --io_size: bytes per worker (default: size, one pass)
-  uint64_t ramp_time_ns = 0;  // --ramp_time: run but record nothing for this long
-  bool end_fsync = false;     // --end_fsync: fsync files at the end
+  bool time_based = false;     // --time_based: run for runtime, looping over the region
+  uint64_t io_size = 0;        // --io_size: bytes per worker (default: size, one pass)
+  uint64_t ramp_time_ns = 0;   // --ramp_time: run but record nothing for this long
+  uint64_t startdelay_ns = 0;  // --startdelay: start this long after the group's common start
+  uint32_t loops = 1;          // --loops: passes over the region (not time_based)
+  bool end_fsync = false;      // --end_fsync: fsync files at the end
   EngineKind ioengine = EngineKind::kIoUring;  // --ioengine
   bool sqthread_poll = false;                  // --sqthread_poll (io_uring SQPOLL)
   bool hipri = false;                          // --hipri (io_uring IOPOLL)
   bool continue_on_error = false;              // --continue_on_error: count errors, keep going
   bool allow_destructive = false;  // --allow-destructive: write over a signature/mounted device
 
-  // Rate-limited open loop (issue 4). Rates are totals over all workers (fio's are per job).
+  // Rate-limited open loop. Rates are per worker, as fio's are per job clone (numjobs=2 doubles
+  // the load).
   RateLimit rate;                       // --rate_iops=N / --rate=N: all directions together
   std::array<RateLimit, 2> rate_dir{};  // --rate_iops=R,W / --rate=R,W: reads [0], writes [1]
   bool rate_poisson = false;            // --rate_process=poisson (default linear)

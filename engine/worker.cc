@@ -110,8 +110,19 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
   if (!spec_.cpus_allowed.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    for (int cpu : spec_.cpus_allowed) CPU_SET(cpu, &set);
+    if (spec_.cpus_allowed_split) {
+      const size_t n = spec_.cpus_allowed.size();
+      CPU_SET(spec_.cpus_allowed[static_cast<size_t>(plan_.index) % n], &set);
+    } else {
+      for (int cpu : spec_.cpus_allowed) CPU_SET(cpu, &set);
+    }
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  }
+  // startdelay: wait for this worker's start, in slices so that a stop request is seen.
+  for (uint64_t now = Clock::NowNs(); now < times.start_ns && !stop.load(); now = Clock::NowNs()) {
+    const uint64_t slice = std::min<uint64_t>(times.start_ns - now, 10'000'000);
+    timespec ts{0, static_cast<long>(slice)};
+    nanosleep(&ts, nullptr);
   }
   const stats::CpuUsage before = SampleCpu();
   if (!plan_.schedules.empty()) {

@@ -6,7 +6,7 @@ namespace iotail::stats {
 
 HistLogSink::HistLogSink(HistLogSinkOptions options)
     : options_(std::move(options)), zeros_(kFio3Buckets, 0) {
-  for (int w = 1; w <= options_.workers; ++w) {
+  for (int w = options_.first_number; w < options_.first_number + options_.workers; ++w) {
     clat_.push_back(std::make_unique<HistLogWriter>(HistLogWriter::ClatLogPath(options_.prefix, w),
                                                     options_.coarseness));
     if (options_.lat_logs) {
@@ -17,9 +17,9 @@ HistLogSink::HistLogSink(HistLogSinkOptions options)
 }
 
 void HistLogSink::OnInterval(const IntervalInfo& info, std::span<const RecorderSnapshot> deltas) {
-  for (size_t w = 0; w < deltas.size() && w < clat_.size(); ++w) {
+  for (size_t w = 0; options_.first_delta + w < deltas.size() && w < clat_.size(); ++w) {
     for (Direction d : options_.directions) {
-      const DirectionSnapshot& dir = deltas[w].dirs[DirectionIndex(d)];
+      const DirectionSnapshot& dir = deltas[options_.first_delta + w].dirs[DirectionIndex(d)];
       clat_[w]->Write(info.time_ms, d, options_.bs, dir.clat.hist);
       if (w < lat_.size()) {
         lat_[w]->Write(info.time_ms, d, options_.bs, dir.lat.hist.empty() ? zeros_ : dir.lat.hist);

@@ -1,5 +1,6 @@
 // HistLogSink: the interval sink that writes a run's fio histogram logs, one file per worker:
-// PREFIX_clat_hist.N.log (issue to completion) and, when asked (the rate-limited mode), also
+// PREFIX_clat_hist.N.log (issue to completion; N numbers the run's workers from 1 across jobs, as
+// fio numbers threads) and, when asked (the rate-limited mode), also
 // PREFIX_lat_hist.N.log (intended start to completion). Each closed interval becomes one line per
 // worker and logged direction, stamped with the interval's log time, so the files of every worker
 // (and host) share their time column and their counts add up to exactly the I/Os completed. Each
@@ -23,7 +24,9 @@ namespace iotail::stats {
 
 struct HistLogSinkOptions {
   std::string prefix;                 // PREFIX of PREFIX_clat_hist.N.log
-  int workers = 1;                    // N runs 1..workers
+  int workers = 1;                    // files for this many workers...
+  int first_number = 1;               // ...numbered N = first_number .. (fio's thread numbers)
+  size_t first_delta = 0;             // the first of them is deltas[first_delta] (several jobs)
   int coarseness = 0;                 // log_hist_coarseness 0..6
   std::vector<Direction> directions;  // a line per direction every interval, even when idle
   uint32_t bs = 4096;                 // the bs column (meaningless to fio's readers)

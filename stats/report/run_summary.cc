@@ -49,11 +49,11 @@ struct LatencyView {
 // lat as reported: a synchronous engine's is its clat (the worker records it once).
 const LatencySnapshot& LatOf(const DirectionSnapshot& d) { return d.lat.n > 0 ? d.lat : d.clat; }
 
-DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s) {
+DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s, double runtime_s) {
   DirFigures f;
-  if (s.runtime_s > 0) {
-    f.iops = static_cast<double>(d.ios) / s.runtime_s;
-    f.bw_bytes = static_cast<double>(d.bytes) / s.runtime_s;
+  if (runtime_s > 0) {
+    f.iops = static_cast<double>(d.ios) / runtime_s;
+    f.bw_bytes = static_cast<double>(d.bytes) / runtime_s;
   }
   const HistogramLayout layout = HistogramLayout::Fio3();
   if (d.ios > 0 && !d.clat.hist.empty()) {
@@ -93,9 +93,9 @@ void JsonLatency(Out o, const LatencyView& v, const RunSummary& s) {
   fmt::format_to(o, "}}");
 }
 
-void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s) {
-  const DirFigures f = Figures(d, s);
-  const uint64_t runtime_ms = static_cast<uint64_t>(std::llround(s.runtime_s * 1000));
+void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, double runtime_s) {
+  const DirFigures f = Figures(d, s, runtime_s);
+  const uint64_t runtime_ms = static_cast<uint64_t>(std::llround(runtime_s * 1000));
   fmt::format_to(o,
                  "{{\"io_bytes\": {}, \"io_kbytes\": {}, \"bw_bytes\": {}, \"bw\": {}, "
                  "\"iops\": {:.6f}, \"runtime\": {}, \"total_ios\": {}, \"short_ios\": 0, "
@@ -118,26 +118,37 @@ void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s) {
   fmt::format_to(o, "}}");
 }
 
-void JsonJob(Out o, const std::string& name, const RecorderSnapshot& t, const CpuUsage& cpu,
-             const RunSummary& s, const std::string& options_json) {
+std::string JsonOptions(const std::vector<std::pair<std::string, std::string>>& options) {
+  std::string out = "{";
+  for (size_t i = 0; i < options.size(); ++i) {
+    out += fmt::format("{}\"{}\": \"{}\"", i ? ", " : "", JsonEscape(options[i].first),
+                       JsonEscape(options[i].second));
+  }
+  return out + "}";
+}
+
+void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
+  const RecorderSnapshot& t = job.totals;
+  const CpuUsage& cpu = job.cpu;
+  const double runtime_s = job.runtime_s >= 0 ? job.runtime_s : s.runtime_s;
   int first_errno = 0;
   for (size_t e = 1; e < t.errors.size() && first_errno == 0; ++e) {
     if (t.errors[e] != 0) first_errno = static_cast<int>(e);
   }
-  fmt::format_to(o, "{{\"jobname\": \"{}\", \"groupid\": 0, \"error\": {}, \"eta\": 0, ",
-                 JsonEscape(name), first_errno);
+  fmt::format_to(o, "{{\"jobname\": \"{}\", \"groupid\": {}, \"error\": {}, \"eta\": 0, ",
+                 JsonEscape(job.name), job.groupid, first_errno);
   fmt::format_to(o, "\"elapsed\": {}, \"job options\": {}, ",
-                 static_cast<uint64_t>(std::ceil(s.runtime_s)), options_json);
+                 static_cast<uint64_t>(std::ceil(runtime_s)), JsonOptions(job.options));
   for (int d = 0; d < kDirectionCount; ++d) {
     fmt::format_to(o, "\"{}\": ", DirectionName(static_cast<Direction>(d)));
-    JsonDirection(o, t.dirs[d], s);
+    JsonDirection(o, t.dirs[d], s, runtime_s);
     fmt::format_to(o, ", ");
   }
   fmt::format_to(o,
                  "\"job_runtime\": {}, \"usr_cpu\": {:.6f}, \"sys_cpu\": {:.6f}, \"ctx\": {}, "
                  "\"majf\": {}, \"minf\": {}, ",
-                 static_cast<uint64_t>(std::llround(s.runtime_s * 1000)), cpu.UsrPct(),
-                 cpu.SysPct(), cpu.ctx, cpu.majf, cpu.minf);
+                 static_cast<uint64_t>(std::llround(runtime_s * 1000)), cpu.UsrPct(), cpu.SysPct(),
+                 cpu.ctx, cpu.majf, cpu.minf);
   fmt::format_to(o, "\"iotail_errors\": {{\"total\": {}, \"by_errno\": {{", t.TotalErrors());
   bool first = true;
   for (size_t e = 0; e < t.errors.size(); ++e) {
@@ -181,7 +192,7 @@ void TextLatencyLine(Out o, const char* name, const LatencySnapshot& l, const ch
 
 void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSummary& s) {
   if (d.ios == 0) return;
-  const DirFigures f = Figures(d, s);
+  const DirFigures f = Figures(d, s, s.runtime_s);
   const double mib = f.bw_bytes / (1 << 20);
   fmt::format_to(o,
                  "  {}: IOPS={:.0f}, BW={:.1f}MiB/s ({:.1f}MB/s) ({} I/Os, {} bytes in {:.3f}s)\n",
@@ -335,22 +346,17 @@ std::string ErrnoName(int err) {
 std::string FormatJsonSummary(const RunSummary& s) {
   std::string out;
   Out o(out);
-  std::string options = "{";
-  for (size_t i = 0; i < s.options.size(); ++i) {
-    options += fmt::format("{}\"{}\": \"{}\"", i ? ", " : "", JsonEscape(s.options[i].first),
-                           JsonEscape(s.options[i].second));
-  }
-  options += "}";
+  const std::string options = JsonOptions(s.options);
   fmt::format_to(o, "{{\n\"fio version\": \"{}\",\n\"timestamp\": {},\n\"global options\": {},\n",
                  s.version, s.timestamp_s, options);
   fmt::format_to(o, "\"jobs\": [\n");
   for (size_t j = 0; j < s.jobs.size(); ++j) {
-    JsonJob(o, s.jobs[j].name, s.jobs[j].totals, s.jobs[j].cpu, s, "{}");
+    JsonJob(o, s.jobs[j], s);
     fmt::format_to(o, "{}\n", j + 1 < s.jobs.size() ? "," : "");
   }
   fmt::format_to(o, "],\n\"iotail_aggregate\": ");
   const RecorderSnapshot all = Aggregate(s);
-  JsonJob(o, "All jobs", all, AggregateCpu(s), s, options);
+  JsonJob(o, JobTotals{"All jobs", all, AggregateCpu(s), 0, -1, s.options}, s);
   fmt::format_to(o, ",\n");
   JsonRun(o, s, all);
   fmt::format_to(o, "\n}}\n");
@@ -374,12 +380,13 @@ std::string FormatTextSummary(const RunSummary& s) {
   TextRun(o, s, all);
   if (s.jobs.size() > 1) {
     for (const JobTotals& j : s.jobs) {
-      fmt::format_to(o, "  {}:", j.name);
+      const double runtime_s = j.runtime_s >= 0 ? j.runtime_s : s.runtime_s;
+      fmt::format_to(o, "  {} (g={}):", j.name, j.groupid);
       for (int d = 0; d < kDirectionCount; ++d) {
         const DirectionSnapshot& ds = j.totals.dirs[d];
         if (ds.ios == 0) continue;
         fmt::format_to(o, " {} IOPS={:.0f} mean={:.0f}ns", DirectionName(static_cast<Direction>(d)),
-                       s.runtime_s > 0 ? static_cast<double>(ds.ios) / s.runtime_s : 0,
+                       runtime_s > 0 ? static_cast<double>(ds.ios) / runtime_s : 0,
                        ds.clat.MeanNs());
       }
       fmt::format_to(o, " errors={}\n", j.totals.TotalErrors());

@@ -33,6 +33,9 @@ struct JobTotals {
   std::string name;
   RecorderSnapshot totals;
   CpuUsage cpu;
+  int groupid = 0;        // fio's reporting group
+  double runtime_s = -1;  // this job's recorded time (< 0: the run's, RunSummary::runtime_s)
+  std::vector<std::pair<std::string, std::string>> options;  // its own settings ("job options")
 };
 
 // The workload mode and, when rate-limited, its targets (total over all jobs; 0 = none).
@@ -52,8 +55,9 @@ struct RunSummary {
   uint64_t timestamp_s = 0;  // Unix time of the run's start
   double runtime_s = 0;      // recorded duration
   std::vector<JobTotals> jobs;
-  std::vector<double> percentiles;                           // fio-rule percentiles to report
-  std::vector<std::pair<std::string, std::string>> options;  // settings used ("job options")
+  std::vector<double> percentiles;  // fio-rule percentiles to report
+  std::vector<std::pair<std::string, std::string>>
+      options;         // settings of all jobs ("global options")
   std::string header;  // one-line description for the text form
   RunMode mode;
   std::string interrupted_by;       // "SIGINT" etc. when a signal stopped the run, else ""

@@ -59,7 +59,8 @@ std::vector<LogLine> ReadLog(const fs::path& p) {
   return out;
 }
 
-// total_ios per job and direction from our JSON (jobs[] entries only).
+// total_ios per job and direction from our JSON (jobs[] entries only), keyed "NAME#K/DIR" with K
+// the 1-based number of the entry among those named NAME (fio's clones share their jobname).
 std::map<std::string, uint64_t> TotalIos(const std::string& json) {
   std::map<std::string, uint64_t> out;
   const std::string jobs = json.substr(0, json.find("\"iotail_aggregate\""));
@@ -67,9 +68,11 @@ std::map<std::string, uint64_t> TotalIos(const std::string& json) {
   const std::regex dir_re(
       "\"(read|write|trim)\": \\{\"io_bytes\": [0-9]+[^}]*?\"total_ios\": ([0-9]+)");
   std::vector<std::pair<size_t, std::string>> names;
+  std::map<std::string, int> seen;
   for (auto it = std::sregex_iterator(jobs.begin(), jobs.end(), job_re);
        it != std::sregex_iterator(); ++it) {
-    names.emplace_back(static_cast<size_t>(it->position()), (*it)[1]);
+    const std::string n = (*it)[1];
+    names.emplace_back(static_cast<size_t>(it->position()), n + "#" + std::to_string(++seen[n]));
   }
   for (auto it = std::sregex_iterator(jobs.begin(), jobs.end(), dir_re);
        it != std::sregex_iterator(); ++it) {
@@ -117,7 +120,7 @@ TEST_F(RunE2eTest, EveryEngineLogsAddUpToTotalIos) {
         EXPECT_EQ(l.fields, 1859u);
         (l.ddir == 0 ? reads : writes) += l.total;
       }
-      const std::string name = "iotail." + std::to_string(job);
+      const std::string name = "iotail#" + std::to_string(job);
       EXPECT_EQ(reads, totals.at(name + "/read"));
       EXPECT_EQ(writes, totals.at(name + "/write"));
       EXPECT_GT(reads, 0u);
@@ -195,7 +198,7 @@ TEST_F(RunE2eTest, SequentialReadOfIoSizeStopsAfterOnePass) {
       RunIotail("--ioengine=psync --filename=" + file.string() +
                 " --size=1m --rw=read --bs=64k --output-format=json --output=" + json.string());
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(TotalIos(ReadFile(json)).at("iotail.1/read"), 16u);
+  EXPECT_EQ(TotalIos(ReadFile(json)).at("iotail#1/read"), 16u);
 }
 
 TEST_F(RunE2eTest, TextSummaryAndDirectIo) {

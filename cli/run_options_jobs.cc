@@ -1,0 +1,167 @@
+// Jobs and groups on the command line, with fio's meanings: options before the first --name are
+// global, each --name starts a job, stonewall/new_group/group_reporting/startdelay/loops and fio's
+// switches that need no work in iotail (thread, fixedbufs, registerfiles). See run_options.h.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cli/option_table.h"
+#include "cli/run_options.h"
+#include "stats/core/errors.h"
+#include "stats/core/percentiles.h"
+
+namespace iotail::cli {
+
+using stats::UsageError;
+
+namespace {
+
+// fio's switches that iotail always behaves as if set: accepted, checked, and without effect.
+void AlwaysOn(std::string_view option, const std::string& v) { (void)ParseBool(v, option); }
+
+const std::vector<OptionDef>& Table() {
+  static const std::vector<OptionDef> table = {
+      {"stonewall", true, "wait for the jobs before this one to finish; starts a new group",
+       [](RunOptions& o, const std::string& v) { o.stonewall = ParseBool(v, "stonewall"); }},
+      {"wait_for_previous", true, "same as --stonewall",
+       [](RunOptions& o, const std::string& v) {
+         o.stonewall = ParseBool(v, "wait_for_previous");
+       }},
+      {"new_group", true, "start a new reporting group (jobs still run together)",
+       [](RunOptions& o, const std::string& v) { o.new_group = ParseBool(v, "new_group"); }},
+      {"group_reporting", true, "report each reporting group as one job (summed over its jobs)",
+       [](RunOptions& o, const std::string& v) {
+         o.group_reporting = ParseBool(v, "group_reporting");
+       }},
+      {"startdelay", false, "start this job this long after the others (bare = seconds)",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.startdelay_ns = ParseTimeNs(v, "startdelay");
+       }},
+      {"loops", false, "passes over the region (default 1; not with time_based)",
+       [](RunOptions& o, const std::string& v) { o.spec.loops = ParseU32(v, "loops"); }},
+      {"cpus_allowed_policy", false, "shared (default: every worker on all CPUs) or split",
+       [](RunOptions& o, const std::string& v) {
+         if (v != "shared" && v != "split") {
+           throw UsageError(
+               fmt::format("--cpus_allowed_policy: expected shared or split, got '{}'", v));
+         }
+         o.spec.cpus_allowed_split = v == "split";
+       }},
+      {"thread", true, "accepted: iotail's workers are always threads",
+       [](RunOptions&, const std::string& v) { AlwaysOn("thread", v); }},
+      {"fixedbufs", true, "accepted: io_uring buffers are always registered when possible",
+       [](RunOptions&, const std::string& v) { AlwaysOn("fixedbufs", v); }},
+      {"registerfiles", true, "accepted: io_uring files are always registered when possible",
+       [](RunOptions&, const std::string& v) { AlwaysOn("registerfiles", v); }},
+      {"clat_percentiles", true, "accepted: clat percentiles are always reported",
+       [](RunOptions&, const std::string& v) { AlwaysOn("clat_percentiles", v); }},
+      {"lat_percentiles", true, "accepted: lat percentiles are reported when lat is measured",
+       [](RunOptions&, const std::string& v) { AlwaysOn("lat_percentiles", v); }},
+  };
+  return table;
+}
+
+constexpr std::string_view kRunLevel[] = {"help",        "output",          "output_format",
+                                          "live_format", "status_interval", "sla"};
+
+struct Setting {
+  std::string name, value;
+};
+
+// The settings of a command line in order, names normalised (dashes to underscores), values of
+// flags filled in ("1").
+std::vector<Setting> Tokenize(std::span<char* const> args) {
+  std::vector<Setting> out;
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg == "-h") arg = "--help";
+    if (arg.rfind("--", 0) != 0) {
+      throw UsageError(fmt::format("unexpected argument '{}' (options start with --)", arg));
+    }
+    arg = arg.substr(2);
+    const size_t eq = arg.find('=');
+    std::string name = arg.substr(0, eq);
+    std::replace(name.begin(), name.end(), '-', '_');
+    const OptionDef* def = FindRunOption(name);
+    if (def == nullptr) throw UsageError(fmt::format("unknown option '--{}' (see --help)", name));
+    std::string value;
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (def->boolean) {
+      value = "1";
+    } else {
+      if (i + 1 >= args.size()) throw UsageError(fmt::format("--{}: needs a value", name));
+      value = args[++i];
+    }
+    out.push_back({std::move(name), std::move(value)});
+  }
+  return out;
+}
+
+RunOptions DefaultJob() {
+  RunOptions o;
+  o.percentiles.assign(stats::FioDefaultPercentiles().begin(),
+                       stats::FioDefaultPercentiles().end());
+  return o;
+}
+
+void Apply(RunOptions& o, const Setting& s) {
+  FindRunOption(s.name)->apply(o, s.value);
+  o.given.emplace_back(s.name, s.value);
+}
+
+}  // namespace
+
+std::span<const OptionDef> JobControlOptionTable() { return Table(); }
+
+bool IsRunLevelOption(std::string_view name) {
+  return std::find(std::begin(kRunLevel), std::end(kRunLevel), name) != std::end(kRunLevel);
+}
+
+RunPlan ParseRunPlan(std::span<char* const> args) {
+  RunPlan plan;
+  plan.run = DefaultJob();
+  std::vector<Setting> global;
+  std::vector<std::vector<Setting>> jobs;
+  for (Setting& s : Tokenize(args)) {
+    if (IsRunLevelOption(s.name)) {
+      Apply(plan.run, s);
+    } else if (s.name == "name") {
+      jobs.push_back({std::move(s)});
+    } else if (jobs.empty()) {
+      global.push_back(std::move(s));
+    } else {
+      jobs.back().push_back(std::move(s));
+    }
+  }
+  if (jobs.empty()) jobs.emplace_back();  // no --name: the global settings are the one job
+  for (const Setting& s : global) plan.global.emplace_back(s.name, s.value);
+  for (const auto& own : jobs) {
+    RunOptions job = DefaultJob();
+    for (const Setting& s : global) Apply(job, s);
+    for (const Setting& s : own) {
+      Apply(job, s);
+      job.own.emplace_back(s.name, s.value);
+    }
+    plan.jobs.push_back(std::move(job));
+  }
+  return plan;
+}
+
+RunOptions ParseRunOptions(std::span<char* const> args) {
+  RunPlan plan = ParseRunPlan(args);
+  if (plan.jobs.size() != 1) {
+    throw UsageError(fmt::format("expected one job, got {}", plan.jobs.size()));
+  }
+  RunOptions job = std::move(plan.jobs.front());
+  job.help = plan.run.help;
+  job.output = plan.run.output;
+  job.output_format = plan.run.output_format;
+  job.live_format = plan.run.live_format;
+  job.status_interval_ms = plan.run.status_interval_ms;
+  job.sla = plan.run.sla;
+  for (auto& g : plan.run.given) job.given.push_back(g);
+  return job;
+}
+
+}  // namespace iotail::cli

@@ -1,0 +1,142 @@
+// Several jobs in one `iotail run`, compared with fio 3.33 itself on the same command line: each
+// --name starts a job, options before the first --name are global, stonewall runs jobs one group
+// after another and new_group numbers reporting groups, group_reporting sums a group into one
+// entry, loops repeats the pass, and histogram logs are numbered by worker across the run (fio's
+// thread numbers). Tests that need fio skip with the reason when it is not installed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cli_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using iotail::testing::CommandResult;
+
+// What each jobs[] entry did: name, reporting group, bytes read and written.
+using Entry = std::tuple<std::string, int, uint64_t, uint64_t>;
+
+std::vector<Entry> Entries(const std::string& text) {
+  const json j = json::parse(text.substr(text.find('{')));
+  std::vector<Entry> out;
+  for (const json& job : j["jobs"]) {
+    out.emplace_back(job["jobname"].get<std::string>(), job["groupid"].get<int>(),
+                     job["read"]["io_bytes"].get<uint64_t>(),
+                     job["write"]["io_bytes"].get<uint64_t>());
+  }
+  return out;
+}
+
+class RunJobsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_run_jobs"); }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `tool` (fio or iotail run) in its own directory with ARGS on a 1 MiB file there.
+  CommandResult Run(const std::string& tool, const std::string& args) {
+    const fs::path d = dir_ / tool;
+    fs::create_directories(d);
+    const std::string bin = tool == "fio" ? "fio" : std::string(IOTAIL_BINARY) + " run";
+    const std::string extra = tool == "fio" ? "" : " --live_format=none";
+    return iotail::testing::RunShell("cd " + d.string() + " && " + bin +
+                                         " --ioengine=psync --filename=target --size=1m" + extra +
+                                         " --output-format=json " + args,
+                                     d);
+  }
+  // Runs both and checks that they did the same jobs in the same groups.
+  void CompareWithFio(const std::string& args) {
+    SCOPED_TRACE(args);
+    if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
+    const CommandResult fio = Run("fio", args);
+    ASSERT_EQ(fio.status, 0) << fio.err;
+    const CommandResult ours = Run("iotail", args);
+    ASSERT_EQ(ours.status, 0) << ours.err;
+    const std::vector<Entry> expected = Entries(fio.out);
+    EXPECT_FALSE(expected.empty());
+    EXPECT_EQ(Entries(ours.out), expected) << ours.out;
+  }
+  std::set<std::string> Files(const std::string& tool) {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_ / tool)) {
+      const std::string n = e.path().filename().string();
+      if (n.find("_hist.") != std::string::npos) out.insert(n);
+    }
+    return out;
+  }
+  fs::path dir_;
+};
+
+TEST_F(RunJobsTest, EachNameStartsAJobAndStonewallAndNewGroupNumberGroupsAsFio) {
+  CompareWithFio(
+      "--bs=8k --name=a --rw=read --numjobs=2 --name=b --rw=write --stonewall "
+      "--name=c --rw=randread --new_group --name=d --rw=randwrite");
+}
+
+TEST_F(RunJobsTest, GroupReportingSumsEachGroupAsFio) {
+  CompareWithFio(
+      "--group_reporting --name=a --rw=read --numjobs=3 --name=b --rw=write --stonewall "
+      "--numjobs=2");
+}
+
+TEST_F(RunJobsTest, LoopsRepeatThePassAsFio) {
+  CompareWithFio("--name=a --rw=read --loops=3 --name=b --rw=randwrite --loops=2");
+}
+
+TEST_F(RunJobsTest, HistogramLogsAreNumberedByWorkerAcrossTheRunAsFio) {
+  if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
+  const std::string args =
+      "--write_hist_log=x --name=a --numjobs=2 --name=b --write_hist_log=y --stonewall --name=c";
+  ASSERT_EQ(Run("fio", args).status, 0);
+  ASSERT_EQ(Run("iotail", args).status, 0);
+  EXPECT_EQ(Files("iotail"), Files("fio"));
+  EXPECT_EQ(Files("iotail"), (std::set<std::string>{"x_clat_hist.1.log", "x_clat_hist.2.log",
+                                                    "y_clat_hist.3.log", "x_clat_hist.4.log"}));
+}
+
+TEST_F(RunJobsTest, StonewallRunsGroupsOneAfterAnotherAndStartdelayDelaysAJob) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const CommandResult r = Run("iotail",
+                              "--runtime=300ms --time_based --name=a --name=b --startdelay=200ms "
+                              "--name=c --stonewall");
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["jobs"].size(), 3u);
+  for (const json& job : j["jobs"]) {
+    // Each job runs its own 300 ms, counted from its own start.
+    EXPECT_NEAR(job["job_runtime"].get<double>(), 300, 60) << job["jobname"];
+  }
+  // a and b overlap (b starts 200 ms late and ends 500 ms in), then c runs alone.
+  EXPECT_GE(wall, 0.8);
+}
+
+TEST_F(RunJobsTest, CpusAllowedOutsideTheMachineIsRefused) {
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const CommandResult r = Run("iotail", "--name=a --cpus_allowed=" + std::to_string(cpus + 3));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--cpus_allowed: CPU " + std::to_string(cpus + 3)), std::string::npos)
+      << r.err;
+}
+
+TEST_F(RunJobsTest, JobsThatRunTogetherMustShareTheLogPeriod) {
+  const CommandResult r =
+      Run("iotail", "--name=a --log_hist_msec=100 --name=b --log_hist_msec=200");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--log_hist_msec: jobs 'a' and 'b' run together"), std::string::npos)
+      << r.err;
+  // Separated by a stonewall they do not run together.
+  EXPECT_EQ(
+      Run("iotail", "--name=a --log_hist_msec=100 --name=b --log_hist_msec=200 --stonewall").status,
+      0);
+}
+
+}  // namespace
