@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -115,6 +116,13 @@ SplitArgs SplitAtDashes(CommandArgs args) {
     const std::string arg = args[i];
     if (!after && arg == "--") {
       after = true;
+      continue;
+    }
+    if (!after && arg.starts_with("--")) {
+      // fio's spelling: underscores in option names are dashes (--log_hist_msec).
+      std::string name = arg.substr(0, arg.find('='));
+      std::replace(name.begin(), name.end(), '_', '-');
+      split.options.push_back(name + arg.substr(name.size()));
       continue;
     }
     (after ? split.after_dashes : split.options).push_back(arg);

@@ -43,7 +43,9 @@ void PrintMergerWarnings(const stats::Merger& merger, std::string_view command, 
 // bare number of seconds (as fio-histo-log-pctiles.py's --time-quantum). Throws UsageError.
 int64_t ParseQuantumMs(std::string_view text, std::string_view option);
 
-// Splits args at a literal "--": the part before it, and everything after it (files).
+// Splits args at a literal "--": the part before it, and everything after it (files). Option names
+// before it may be spelled as fio spells them, with underscores: they become dashes
+// (--log_hist_msec is --log-hist-msec).
 struct SplitArgs {
   std::vector<std::string> options;
   std::vector<std::string> after_dashes;

@@ -28,7 +28,8 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   po::options_description description(
       "usage: iotail merge -o OUT [options] FILES...\n\n"
       "Aligns fio-format histogram logs on time quanta, adds them up across files, and writes one\n"
-      "fio-format histogram log (one line per quantum and direction, end-of-interval times).\n\n"
+      "fio-format histogram log (one line per quantum and direction, end-of-interval times).\n"
+      "Option names take dashes or fio's underscores (--time_quantum = --time-quantum).\n\n"
       "options");
   description.add_options()("help,h", "show this help")(
       "output,o", po::value(&output), "the merged log to write ('-' for standard output)")(

@@ -120,7 +120,8 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       "       iotail pctiles --compat fio-histo-log-pctiles [that script's arguments]\n\n"
       "Reads fio-format histogram logs (fio 2 or 3, any coarseness, fio's or iotail's), aligns\n"
       "them on time quanta, merges them across files, and prints per-interval statistics and a\n"
-      "whole-run line per direction.\n\noptions");
+      "whole-run line per direction. Option names take dashes or fio's underscores\n"
+      "(--log_hist_msec = --log-hist-msec).\n\noptions");
   // clang-format off
   description.add_options()
       ("help,h", "show this help")

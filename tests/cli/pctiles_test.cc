@@ -117,6 +117,19 @@ TEST(PctilesTest, TableIsTheDefault) {
   EXPECT_NE(r.out.find("sbk"), std::string::npos);
 }
 
+TEST(PctilesTest, OptionNamesTakeFiosUnderscoresAsWellAsDashes) {
+  const std::string file = Data("basic", "hist_clat_hist.1.log");
+  const Result dashes =
+      Iotail("pctiles --log-hist-msec 1000 --time-quantum 2s --output-unit ns " + file);
+  ASSERT_EQ(dashes.status, 0) << dashes.err;
+  const Result underscores =
+      Iotail("pctiles --log_hist_msec 1000 --time_quantum=2s --output_unit ns " + file);
+  ASSERT_EQ(underscores.status, 0) << underscores.err;
+  EXPECT_EQ(underscores.out, dashes.out);
+  EXPECT_EQ(Iotail("merge --time_quantum 2s -o - " + file).out,
+            Iotail("merge --time-quantum 2s -o - " + file).out);
+}
+
 TEST(PctilesTest, PercentileListForms) {
   const std::string file = Data("basic", "hist_clat_hist.1.log");
   for (const std::string& form :
