@@ -156,6 +156,16 @@ Groups PlanGroups(const std::vector<RunOptions>& jobs) {
   Groups g;
   int id = 0;
   for (size_t j = 0; j < jobs.size(); ++j) {
+    if (const std::string& waitee = jobs[j].spec.wait_for; !waitee.empty()) {
+      size_t found = 0;
+      for (size_t k = 0; k < j; ++k) found += jobs[k].spec.name == waitee ? 1 : 0;
+      if (found != 1) {
+        throw stats::UsageError(fmt::format(
+            "--wait_for: job '{}' waits for '{}', {} (it must name exactly one earlier job)",
+            jobs[j].spec.name, waitee,
+            found == 0 ? "which is not an earlier job" : "a name several earlier jobs have"));
+      }
+    }
     if (j > 0 && (jobs[j].stonewall || jobs[j].new_group)) ++id;
     g.groupid.push_back(id);
     if (j == 0 || jobs[j].stonewall) g.batches.emplace_back();

@@ -33,6 +33,11 @@ const std::vector<OptionDef>& Table() {
        [](RunOptions& o, const std::string& v) {
          o.group_reporting = ParseBool(v, "group_reporting");
        }},
+      {"wait_for", false, "start when the named earlier job has ended (no forward references)",
+       [](RunOptions& o, const std::string& v) {
+         if (v.empty()) throw UsageError("--wait_for: expected a job name");
+         o.spec.wait_for = v;
+       }},
       {"startdelay", false, "start this job this long after the others (bare = seconds)",
        [](RunOptions& o, const std::string& v) {
          o.spec.startdelay_ns = ParseTimeNs(v, "startdelay");

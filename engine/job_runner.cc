@@ -168,12 +168,19 @@ std::unique_ptr<stats::HistLogSink> OpenLogs(const JobSpec& spec, JobOutcome& ou
 // engine is torn down there too (in parallel: a libaio context takes ~30 ms to destroy).
 class WorkerThreads {
  public:
-  WorkerThreads(std::vector<std::unique_ptr<Worker>>& workers, const std::atomic<bool>& stop)
+  // job_of_worker[w]: worker w's job; waits_on[j]: the job that job j waits for (wait_for), or -1.
+  WorkerThreads(std::vector<std::unique_ptr<Worker>>& workers, const std::atomic<bool>& stop,
+                std::vector<size_t> job_of_worker, std::vector<int> waits_on)
       : workers_(workers),
         stop_(stop),
         failures_(workers.size()),
         end_ns_(workers.size(), 0),
+        record_from_ns_(workers.size(), 0),
+        job_of_worker_(std::move(job_of_worker)),
+        waits_on_(std::move(waits_on)),
+        running_(waits_on_.size()),
         prepared_(workers.size()) {
+    for (size_t w = 0; w < workers.size(); ++w) ++running_[job_of_worker_[w]];
     threads_.reserve(workers.size());
     for (size_t w = 0; w < workers.size(); ++w) {
       try {
@@ -200,9 +207,12 @@ class WorkerThreads {
       }
     }
   }
-  // Starts every worker w with times[w] (workers run until done or *stop).
-  void Go(std::vector<WorkerTimes> times) {
+  // Starts every worker w with times[w], which count from the common start start_ns (workers run
+  // until done or *stop). A job that waits for another starts when that one's workers have all
+  // ended: its times move by as much as it waited.
+  void Go(std::vector<WorkerTimes> times, uint64_t start_ns) {
     times_ = std::move(times);
+    start_ns_ = start_ns;
     went_ = true;
     go_.count_down();
   }
@@ -223,8 +233,9 @@ class WorkerThreads {
     }
     joined_ = true;
   }
-  // When worker w's Run returned (Clock::NowNs()); valid after Join().
+  // When worker w's Run returned, and when it began to record (Clock::NowNs()); valid after Join().
   uint64_t end_ns(size_t w) const { return end_ns_[w]; }
+  uint64_t record_from_ns(size_t w) const { return record_from_ns_[w]; }
 
  private:
   void Body(size_t w) {
@@ -236,8 +247,22 @@ class WorkerThreads {
     }
     prepared_.count_down();
     go_.wait();
-    if (!abort_ && failures_[w] == nullptr) worker.Run(times_[w], stop_);
+    const size_t job = job_of_worker_[w];
+    if (!abort_ && failures_[w] == nullptr) {
+      WorkerTimes times = times_[w];
+      if (const int waitee = waits_on_[job]; waitee >= 0) {
+        std::atomic<int>& left = running_[static_cast<size_t>(waitee)];
+        for (int n = left.load(); n != 0; n = left.load()) left.wait(n);
+        const uint64_t waited = Clock::NowNs() - start_ns_;
+        times.start_ns += waited;
+        times.record_from_ns += waited;
+        if (times.stop_at_ns != 0) times.stop_at_ns += waited;
+      }
+      record_from_ns_[w] = times.record_from_ns;
+      worker.Run(times, stop_);
+    }
     end_ns_[w] = Clock::NowNs();
+    if (running_[job].fetch_sub(1) == 1) running_[job].notify_all();
     worker.ReleaseEngine();
   }
 
@@ -245,6 +270,11 @@ class WorkerThreads {
   const std::atomic<bool>& stop_;
   std::vector<std::exception_ptr> failures_;
   std::vector<uint64_t> end_ns_;
+  std::vector<uint64_t> record_from_ns_;
+  std::vector<size_t> job_of_worker_;
+  std::vector<int> waits_on_;
+  std::vector<std::atomic<int>> running_;  // per job: workers not yet ended
+  uint64_t start_ns_ = 0;
   std::latch prepared_;
   std::latch go_{1};
   bool abort_ = false;
@@ -330,7 +360,14 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink
     if (auto sink = OpenLogs(specs[j], job, first_delta)) logs.push_back(std::move(sink));
   }
 
-  WorkerThreads threads(workers, stop_flag);
+  // wait_for: a job of this group named by a later one (other names were earlier groups: done).
+  std::vector<int> waits_on(specs.size(), -1);
+  for (size_t j = 0; j < specs.size(); ++j) {
+    for (size_t k = 0; k < j && !specs[j].wait_for.empty(); ++k) {
+      if (specs[k].name == specs[j].wait_for) waits_on[j] = static_cast<int>(k);
+    }
+  }
+  WorkerThreads threads(workers, stop_flag, job_of_worker, waits_on);
   threads.WaitPrepared();
   for (size_t w = 0; w < workers.size(); ++w) {
     JobOutcome& job = out.jobs[job_of_worker[w]];
@@ -384,7 +421,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink
     threads.Abort();  // nothing has run yet
     throw;
   }
-  threads.Go(std::move(worker_times));
+  threads.Go(std::move(worker_times), start_mono);
   threads.Join();
   const uint64_t end_mono = Clock::NowNs();
   clock.Finish(Clock::RealtimeNs());
@@ -397,6 +434,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink
   std::vector<stats::RecorderSnapshot> totals = clock.Totals();
   out.output_errors = clock.sink_errors();
   std::vector<uint64_t> job_end(specs.size(), 0);
+  std::vector<uint64_t> job_from(specs.size(), UINT64_MAX);
   for (size_t w = 0; w < workers.size(); ++w) {
     JobOutcome& job = out.jobs[job_of_worker[w]];
     job.per_worker.push_back(std::move(totals[w]));
@@ -404,10 +442,13 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink
     if (workers[w]->engine_error() != 0 && job.engine_error == 0) {
       job.engine_error = workers[w]->engine_error();
     }
-    job_end[job_of_worker[w]] = std::max(job_end[job_of_worker[w]], threads.end_ns(w));
+    const size_t j = job_of_worker[w];
+    job_end[j] = std::max(job_end[j], threads.end_ns(w));
+    if (threads.record_from_ns(w) != 0)
+      job_from[j] = std::min(job_from[j], threads.record_from_ns(w));
   }
   for (size_t j = 0; j < specs.size(); ++j) {
-    const uint64_t from = job_times[j].record_from_ns;
+    const uint64_t from = job_from[j];
     out.jobs[j].runtime_s = job_end[j] > from ? static_cast<double>(job_end[j] - from) / 1e9 : 0;
   }
   out.runtime_s =

@@ -54,6 +54,7 @@ struct JobSpec {
   uint64_t ramp_time_ns = 0;   // --ramp_time: run but record nothing for this long
   uint64_t startdelay_ns = 0;  // --startdelay: start this long after the group's common start
   uint32_t loops = 1;          // --loops: passes over the region (not time_based)
+  std::string wait_for;        // --wait_for: start when this earlier job of the group has ended
   bool end_fsync = false;      // --end_fsync: fsync files at the end
   EngineKind ioengine = EngineKind::kIoUring;  // --ioengine
   bool sqthread_poll = false;                  // --sqthread_poll (io_uring SQPOLL)

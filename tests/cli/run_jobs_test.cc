@@ -119,6 +119,27 @@ TEST_F(RunJobsTest, StonewallRunsGroupsOneAfterAnotherAndStartdelayDelaysAJob) {
   EXPECT_GE(wall, 0.8);
 }
 
+TEST_F(RunJobsTest, WaitForStartsAJobWhenTheNamedOneHasEnded) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const CommandResult r = Run("iotail",
+                              "--runtime=300ms --time_based --name=a --name=b --wait_for=a "
+                              "--name=c");
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["jobs"].size(), 3u);
+  for (const json& job : j["jobs"]) {
+    EXPECT_NEAR(job["job_runtime"].get<double>(), 300, 60) << job["jobname"];
+    EXPECT_EQ(job["groupid"], 0);  // wait_for does not start a group
+  }
+  EXPECT_GE(wall, 0.6);  // b runs after a, c beside a
+  const CommandResult forward = Run("iotail", "--name=a --wait_for=b --name=b");
+  EXPECT_EQ(forward.status, 2);
+  EXPECT_NE(forward.err.find("--wait_for: job 'a' waits for 'b', which is not an earlier job"),
+            std::string::npos)
+      << forward.err;
+}
+
 TEST_F(RunJobsTest, CpusAllowedOutsideTheMachineIsRefused) {
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   const CommandResult r = Run("iotail", "--name=a --cpus_allowed=" + std::to_string(cpus + 3));
