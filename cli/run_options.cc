@@ -314,27 +314,35 @@ uint32_t ParseU32(std::string_view text, std::string_view option) {
   return v;
 }
 
+namespace {
+int g_kb_base = 1024;  // kb_base of the job being parsed (ScopedKbBase)
+}  // namespace
+
+ScopedKbBase::ScopedKbBase(int kb_base) : previous_(g_kb_base) { g_kb_base = kb_base; }
+ScopedKbBase::~ScopedKbBase() { g_kb_base = previous_; }
+
 uint64_t ParseSize(std::string_view text, std::string_view option) {
   size_t used = 0;
   const double v = ParseNumber(text, option, &used);
   std::string suffix(text.substr(used));
   for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (suffix.size() > 1 && (suffix.back() == 'b')) suffix.pop_back();
-  if (suffix.size() > 1 && (suffix.back() == 'i')) suffix.pop_back();
-  double mult = 1;
-  if (suffix.empty() || suffix == "b")
-    mult = 1;
-  else if (suffix == "k")
-    mult = 1024.0;
-  else if (suffix == "m")
-    mult = 1024.0 * 1024;
-  else if (suffix == "g")
-    mult = 1024.0 * 1024 * 1024;
-  else if (suffix == "t")
-    mult = 1024.0 * 1024 * 1024 * 1024;
-  else
+  // fio's rule: "KiB" (the IEC form, with its 'b') is powers of 1000 under the default kb_base
+  // of 1024 (fio's compatibility mode) and of 1024 under kb_base=1000; every other form (k, K, kB,
+  // KB, ki) goes by its first letter, powers of kb_base.
+  const bool iec = suffix.size() == 3 && suffix[1] == 'i' && suffix[2] == 'b';
+  const double base = iec ? (g_kb_base == 1024 ? 1000.0 : 1024.0) : g_kb_base;
+  int power = -1;
+  if (suffix.empty() || suffix == "b") power = 0;
+  if (!suffix.empty() &&
+      (suffix.size() == 1 || iec || suffix.substr(1) == "b" || suffix.substr(1) == "i")) {
+    const size_t at = std::string_view("kmgtp").find(suffix[0]);
+    if (at != std::string_view::npos) power = static_cast<int>(at) + 1;
+  }
+  if (power < 0) {
     throw UsageError(
-        fmt::format("--{}: unknown size suffix in '{}' (use k, m, g, t)", option, text));
+        fmt::format("--{}: unknown size suffix in '{}' (use k, m, g, t, p)", option, text));
+  }
+  const double mult = std::pow(base, power);
   // Whole numbers exactly (a double loses digits past 2^53), anything past 2^64 refused.
   uint64_t whole = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + used, whole);

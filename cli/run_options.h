@@ -57,7 +57,19 @@ bool IsRunLevelOption(std::string_view name);
 RunOptions ParseRunOptions(std::span<char* const> args);
 std::string RunUsage();
 
+// Sizes as fio reads them under the kb_base in effect (ScopedKbBase; default 1024).
 uint64_t ParseSize(std::string_view text, std::string_view option);
+// Sets fio's kb_base (1000 or 1024) for the ParseSize calls in its scope (one job's options).
+class ScopedKbBase {
+ public:
+  explicit ScopedKbBase(int kb_base);
+  ~ScopedKbBase();
+  ScopedKbBase(const ScopedKbBase&) = delete;
+  ScopedKbBase& operator=(const ScopedKbBase&) = delete;
+
+ private:
+  int previous_;
+};
 uint32_t ParseU32(std::string_view text, std::string_view option);
 // "N" (all directions together) or "R,W", "R,", ",W" (per direction) into spec's rate fields;
 // bytes: sizes with suffixes per second (--rate), else I/Os per second (--rate_iops).

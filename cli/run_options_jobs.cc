@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "cli/option_table.h"
 #include "cli/run_options.h"
@@ -51,6 +52,12 @@ const std::vector<OptionDef>& Table() {
                fmt::format("--cpus_allowed_policy: expected shared or split, got '{}'", v));
          }
          o.spec.cpus_allowed_split = v == "split";
+       }},
+      {"kb_base", false,
+       "1024 (default: k = 1024, KiB = 1000, as fio) or 1000 (k = 1000, KiB = 1024)",
+       [](RunOptions&, const std::string& v) {
+         if (v != "1000" && v != "1024")
+           throw UsageError(fmt::format("--kb_base: expected 1000 or 1024, got '{}'", v));
        }},
       {"thread", true, "accepted: iotail's workers are always threads",
        [](RunOptions&, const std::string& v) { AlwaysOn("thread", v); }},
@@ -142,6 +149,14 @@ RunPlan ParseRunPlan(std::span<char* const> args) {
   if (jobs.empty()) jobs.emplace_back();  // no --name: the global settings are the one job
   for (const Setting& s : global) plan.global.emplace_back(s.name, s.value);
   for (const auto& own : jobs) {
+    // kb_base first, as fio parses it, so that it applies to every size of the job.
+    int kb_base = 1024;
+    for (const std::vector<Setting>* list : {&std::as_const(global), &own}) {
+      for (const Setting& s : *list) {
+        if (s.name == "kb_base") kb_base = s.value == "1000" ? 1000 : 1024;
+      }
+    }
+    ScopedKbBase scoped(kb_base);
     RunOptions job = DefaultJob();
     for (const Setting& s : global) Apply(job, s);
     for (const Setting& s : own) {

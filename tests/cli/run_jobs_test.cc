@@ -91,6 +91,13 @@ TEST_F(RunJobsTest, LoopsRepeatThePassAsFio) {
   CompareWithFio("--name=a --rw=read --loops=3 --name=b --rw=randwrite --loops=2");
 }
 
+TEST_F(RunJobsTest, SizeSuffixesFollowKbBaseAsFio) {
+  // Under the default kb_base=1024, 4k is 4096 bytes but 4KiB is 4000; kb_base=1000 swaps them.
+  CompareWithFio(
+      "--name=a --rw=read --bs=4KiB --name=b --rw=read --kb_base=1000 --bs=4k --size=400k "
+      "--name=c --rw=read --bs=2kB --size=300k");
+}
+
 TEST_F(RunJobsTest, HistogramLogsAreNumberedByWorkerAcrossTheRunAsFio) {
   if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
   const std::string args =

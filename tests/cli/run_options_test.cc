@@ -18,7 +18,15 @@ TEST(RunOptionsTest, SizesAndTimes) {
   EXPECT_EQ(ParseSize("4k", "bs"), 4096u);
   EXPECT_EQ(ParseSize("64M", "size"), 64u << 20);
   EXPECT_EQ(ParseSize("1g", "size"), 1u << 30);
-  EXPECT_EQ(ParseSize("1GiB", "size"), 1u << 30);
+  // fio's kb_base=1024 (its default, "compatibility mode"): the IEC form is powers of 1000.
+  EXPECT_EQ(ParseSize("1GiB", "size"), 1'000'000'000u);
+  EXPECT_EQ(ParseSize("4KB", "bs"), 4096u);
+  {
+    iotail::cli::ScopedKbBase si(1000);
+    EXPECT_EQ(ParseSize("1GiB", "size"), 1u << 30);
+    EXPECT_EQ(ParseSize("4k", "bs"), 4000u);
+  }
+  EXPECT_EQ(ParseSize("4k", "bs"), 4096u);
   EXPECT_EQ(ParseSize("512", "bs"), 512u);
   EXPECT_THROW(ParseSize("4q", "bs"), std::exception);
   EXPECT_EQ(ParseTimeNs("3s", "runtime"), 3'000'000'000u);
