@@ -265,8 +265,11 @@ const std::vector<OptionDef>& Table() {
        }},
       {"output_format", false, "normal|json|json+ (json always carries the bins)",
        [](RunOptions& o, const std::string& v) {
-         if (v == "normal" || v == "terse")
+         if (v == "normal")
            o.output_format = OutputFormat::kNormal;
+         else if (v == "terse" || v.find(',') != std::string::npos)
+           throw UsageError(fmt::format(
+               "--output-format: '{}' is not supported yet (normal, json or json+)", v));
          else if (v == "json" || v == "json+")
            o.output_format = OutputFormat::kJson;
          else
