@@ -59,6 +59,22 @@ const std::vector<OptionDef>& Table() {
          if (v != "1000" && v != "1024")
            throw UsageError(fmt::format("--kb_base: expected 1000 or 1024, got '{}'", v));
        }},
+      {"eta", false, "always|auto: the live lines (default); never: none (fio's status line)",
+       [](RunOptions& o, const std::string& v) {
+         if (v == "never") {
+           o.live_format = stats::LiveFormat::kNone;
+         } else if (v != "always" && v != "auto") {
+           throw UsageError(fmt::format("--eta: expected always, auto or never, got '{}'", v));
+         }
+       }},
+      {"eta_newline", false, "a live line every T (as --status_interval)",
+       [](RunOptions& o, const std::string& v) {
+         const uint64_t ns = ParseTimeNs(v, "eta_newline");
+         if (ns < 1'000'000 || ns % 1'000'000 != 0) {
+           throw UsageError("--eta_newline: expected whole milliseconds, at least 1ms");
+         }
+         o.status_interval_ms = ns / 1'000'000;
+       }},
       {"thread", true, "accepted: iotail's workers are always threads",
        [](RunOptions&, const std::string& v) { AlwaysOn("thread", v); }},
       {"fixedbufs", true, "accepted: io_uring buffers are always registered when possible",
@@ -74,7 +90,8 @@ const std::vector<OptionDef>& Table() {
 }
 
 constexpr std::string_view kRunLevel[] = {"help",        "output",          "output_format",
-                                          "live_format", "status_interval", "sla"};
+                                          "live_format", "status_interval", "sla",
+                                          "eta",         "eta_newline"};
 
 struct Setting {
   std::string name, value;

@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "stats/core/errors.h"
+
 namespace iotail::cli {
 namespace {
 
@@ -75,3 +77,34 @@ TEST(RunOptionsTest, ErrorsNameTheOption) {
 
 }  // namespace
 }  // namespace iotail::cli
+
+namespace {
+
+iotail::cli::RunPlan Plan(std::vector<std::string> args) {
+  args.insert(args.begin(), "run");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return iotail::cli::ParseRunPlan(argv);
+}
+
+}  // namespace
+
+TEST(RunOptionsTest, GlobalOptionsApplyToEveryJobAndRunOptionsToTheRun) {
+  const auto plan = Plan({"--bs=8k", "--name=a", "--iodepth=4", "--output-format=json", "--name=b",
+                          "--bs=16k", "--eta", "never", "--eta_newline=250ms"});
+  ASSERT_EQ(plan.jobs.size(), 2u);
+  EXPECT_EQ(plan.jobs[0].spec.name, "a");
+  EXPECT_EQ(plan.jobs[0].spec.bs, 8192u);
+  EXPECT_EQ(plan.jobs[0].spec.iodepth, 4u);
+  EXPECT_EQ(plan.jobs[1].spec.bs, 16384u);
+  EXPECT_EQ(plan.jobs[1].spec.iodepth, 1u);  // a's own setting is not b's
+  // Settings of the run, wherever they appear.
+  EXPECT_EQ(plan.run.output_format, iotail::cli::OutputFormat::kJson);
+  EXPECT_EQ(plan.run.live_format, iotail::stats::LiveFormat::kNone);
+  EXPECT_EQ(plan.run.status_interval_ms, 250u);
+  // "job options" are a job's own settings; the globals are listed once.
+  EXPECT_EQ(plan.jobs[1].own,
+            (std::vector<std::pair<std::string, std::string>>{{"name", "b"}, {"bs", "16k"}}));
+  EXPECT_EQ(plan.global, (std::vector<std::pair<std::string, std::string>>{{"bs", "8k"}}));
+  EXPECT_THROW(Plan({"--eta=sometimes"}), iotail::stats::UsageError);
+}
