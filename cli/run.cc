@@ -253,6 +253,7 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   // The status interval rides on the interval clock: the log period, or a multiple of it.
   for (RunOptions& job : jobs) {
     engine::JobSpec& spec = job.spec;
+    if (const std::string note = SettleLogPeriod(job); !note.empty()) err << note << "\n";
     if (run_opts.status_interval_ms != 0) {
       if (spec.write_hist_log.empty()) {
         spec.log_hist_msec = static_cast<uint32_t>(run_opts.status_interval_ms);
@@ -379,10 +380,15 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     summary_file->Write(text);
     summary_file->Commit();
   }
-  std::string logs, lat;
+  std::string logs, lat, value_logs;
   for (const auto& o : outcomes) {
     for (const auto& p : o.log_paths) logs += " " + p;
     for (const auto& p : o.lat_log_paths) lat += " " + p;
+    for (const auto& p : o.value_log_paths) value_logs += " " + p;
+  }
+  if (!value_logs.empty() && run_opts.output_format == OutputFormat::kNormal) {
+    out << fmt::format("  fio bw/iops/lat logs ({} ms windows):{}\n", specs[0].log_hist_msec,
+                       value_logs);
   }
   if (!logs.empty() && run_opts.output_format == OutputFormat::kNormal) {
     out << fmt::format("  histogram logs ({} ms, fio format):{}\n", specs[0].log_hist_msec, logs);

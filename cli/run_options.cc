@@ -254,6 +254,7 @@ const std::vector<OptionDef>& Table() {
       {"log_hist_msec", false, "log period in ms (default 1000), epoch-aligned",
        [](RunOptions& o, const std::string& v) {
          o.spec.log_hist_msec = ParseU32(v, "log_hist_msec");
+         o.log_hist_msec_given = true;
        }},
       {"log_hist_coarseness", false, "0..6: sum 2^c buckets per column",
        [](RunOptions& o, const std::string& v) {
@@ -291,8 +292,12 @@ const std::vector<OptionDef>& Table() {
 
 std::span<const OptionDef> CoreOptionTable() { return Table(); }
 
+std::vector<std::span<const OptionDef>> AllOptionTables() {
+  return {CoreOptionTable(), JobControlOptionTable(), LogOptionTable()};
+}
+
 const OptionDef* FindRunOption(std::string_view name) {
-  for (auto table : {CoreOptionTable(), JobControlOptionTable()}) {
+  for (auto table : AllOptionTables()) {
     for (const OptionDef& d : table) {
       if (name == d.name) return &d;
     }
@@ -302,7 +307,7 @@ const OptionDef* FindRunOption(std::string_view name) {
 
 std::vector<std::string_view> RunOptionNames() {
   std::vector<std::string_view> names;
-  for (auto table : {CoreOptionTable(), JobControlOptionTable()}) {
+  for (auto table : AllOptionTables()) {
     for (const OptionDef& d : table) names.emplace_back(d.name);
   }
   return names;
@@ -464,7 +469,7 @@ std::string RunUsage() {
       "Exit status: 0 ok; 1 I/O errors or a system failure; 2 bad options; 3 an --sla target\n"
       "was violated; 130/143 interrupted by SIGINT/SIGTERM (summary and logs still complete).\n"
       "Precedence: 1, then 130/143, then 3.\n\noptions:\n";
-  for (auto table : {CoreOptionTable(), JobControlOptionTable()}) {
+  for (auto table : AllOptionTables()) {
     for (const OptionDef& d : table) {
       out += fmt::format("  --{:<28} {}\n", std::string(d.name) + (d.boolean ? "" : "=V"), d.help);
     }

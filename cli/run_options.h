@@ -23,7 +23,8 @@ struct RunOptions {
   bool help = false;
   bool default_benchmark = false;  // no --filename: run the short default benchmark
   bool rw_given = false, ioengine_given = false, runtime_given = false, direct_given = false;
-  bool iodepth_given = false, size_given = false;
+  bool iodepth_given = false, size_given = false, log_hist_msec_given = false;
+  uint32_t log_avg_msec = 0;  // --log_avg_msec (0: not given)
   OutputFormat output_format = OutputFormat::kNormal;
   std::string output;                                      // --output FILE ("" = stdout)
   std::vector<double> percentiles;                         // --percentile_list (default fio's list)
@@ -51,6 +52,10 @@ struct RunPlan {
 // Options before the first --name are global (they apply to every job); each --name starts a job.
 // Without --name, the command line is one job. Throws UsageError naming the option on bad input.
 RunPlan ParseRunPlan(std::span<char* const> args);
+// Settles the window of fio's bw/iops/lat logs: --log_avg_msec sets the job's log period (it must
+// agree with an explicit --log_hist_msec when both logs are written). Returns a note for the user
+// when these logs are asked for without --log_avg_msec, else "". Throws UsageError.
+std::string SettleLogPeriod(RunOptions& options);
 // Whether `name` (underscores) is a setting of the whole run rather than of one job.
 bool IsRunLevelOption(std::string_view name);
 // One job as the only job of a plan (for tests and single-job callers).

@@ -16,6 +16,7 @@
 #include "engine/worker.h"
 #include "stats/core/errors.h"
 #include "stats/report/hist_log_sink.h"
+#include "stats/report/value_log_sink.h"
 
 namespace iotail::engine {
 
@@ -160,6 +161,23 @@ std::unique_ptr<stats::HistLogSink> OpenLogs(const JobSpec& spec, JobOutcome& ou
   auto sink = std::make_unique<stats::HistLogSink>(std::move(o));
   out.log_paths = sink->clat_paths();
   out.lat_log_paths = sink->lat_paths();
+  return sink;
+}
+
+// fio's windowed bw/iops/lat logs as an interval sink (nullptr when none is asked for).
+std::unique_ptr<stats::ValueLogSink> OpenValueLogs(const JobSpec& spec, JobOutcome& out,
+                                                   size_t first_delta) {
+  if (!spec.HasValueLogs()) return nullptr;
+  stats::ValueLogSinkOptions o;
+  o.bw_prefix = spec.write_bw_log;
+  o.iops_prefix = spec.write_iops_log;
+  o.lat_prefix = spec.write_lat_log;
+  o.max_value = spec.log_max_value;
+  o.workers = static_cast<int>(spec.numjobs);
+  o.first_number = out.first_worker + 1;
+  o.first_delta = first_delta;
+  auto sink = std::make_unique<stats::ValueLogSink>(std::move(o));
+  out.value_log_paths = sink->paths();
   return sink;
 }
 
@@ -346,7 +364,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink
   std::vector<Targets> targets;
   targets.reserve(specs.size());
   std::vector<std::unique_ptr<Worker>> workers;
-  std::vector<std::unique_ptr<stats::HistLogSink>> logs;
+  std::vector<std::unique_ptr<stats::IntervalSink>> logs;
   std::vector<size_t> job_of_worker;
   for (size_t j = 0; j < specs.size(); ++j) {
     JobOutcome& job = out.jobs[j];
@@ -358,6 +376,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink
       job_of_worker.push_back(j);
     }
     if (auto sink = OpenLogs(specs[j], job, first_delta)) logs.push_back(std::move(sink));
+    if (auto sink = OpenValueLogs(specs[j], job, first_delta)) logs.push_back(std::move(sink));
   }
 
   // wait_for: a job of this group named by a later one (other names were earlier groups: done).

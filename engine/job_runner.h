@@ -42,6 +42,7 @@ struct JobOutcome {
   std::string engine_description;                   // flags the engine actually used
   std::vector<std::string> log_paths;               // histogram logs written
   std::vector<std::string> lat_log_paths;           // lat histogram logs (rate-limited mode)
+  std::vector<std::string> value_log_paths;         // fio's bw/iops/lat logs
   std::vector<std::string> created_files;           // targets this job created
   uint64_t region_size = 0;                         // bytes per file actually used
   int engine_error = 0;                             // first engine-level errno, 0 if none

@@ -51,6 +51,13 @@ std::string EngineKindName(EngineKind kind) {
 }
 
 std::string JobSpec::Normalize() {
+  // fio's rate=N (one value) caps each direction the job does at N, as bs=N sets each direction's
+  // block size: it becomes the per-direction form.
+  if (rate.Any() && !RatePerDirection()) {
+    if (HasReads()) rate_dir[0] = rate;
+    if (HasWrites()) rate_dir[1] = rate;
+    rate = RateLimit{};
+  }
   if (!Synchronous() || iodepth <= 1) return "";
   const uint32_t asked = iodepth;
   iodepth = 1;

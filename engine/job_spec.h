@@ -64,7 +64,7 @@ struct JobSpec {
 
   // Rate-limited open loop. Rates are per worker, as fio's are per job clone (numjobs=2 doubles
   // the load).
-  RateLimit rate;                       // --rate_iops=N / --rate=N: all directions together
+  RateLimit rate;                       // --rate_iops=N / --rate=N: each direction (Normalize)
   std::array<RateLimit, 2> rate_dir{};  // --rate_iops=R,W / --rate=R,W: reads [0], writes [1]
   bool rate_poisson = false;            // --rate_process=poisson (default linear)
   uint64_t start_at_ms = 0;             // --start_at: Unix epoch ms of the common start (0 = now)
@@ -74,6 +74,14 @@ struct JobSpec {
   uint32_t log_hist_msec = 1000;  // --log_hist_msec
   int log_hist_coarseness = 0;    // --log_hist_coarseness 0..6
   bool log_unix_epoch = false;    // --log_unix_epoch: epoch ms instead of ms since run start
+  // fio's windowed value logs (stats/report/value_log_sink.h), on the interval clock's windows.
+  std::string write_bw_log;    // --write_bw_log=PREFIX: PREFIX_bw.N.log (KiB/s)
+  std::string write_iops_log;  // --write_iops_log=PREFIX: PREFIX_iops.N.log
+  std::string write_lat_log;   // --write_lat_log=PREFIX: PREFIX_{slat,clat,lat}.N.log (ns)
+  bool log_max_value = false;  // --log_max_value: a window's largest latency, not its mean
+  bool HasValueLogs() const {
+    return !write_bw_log.empty() || !write_iops_log.empty() || !write_lat_log.empty();
+  }
 
   bool HasReads() const { return rw != RwMode::kWrite && rw != RwMode::kRandWrite; }
   bool HasWrites() const { return rw != RwMode::kRead && rw != RwMode::kRandRead; }

@@ -98,6 +98,30 @@ TEST_F(RunJobsTest, SizeSuffixesFollowKbBaseAsFio) {
       "--name=c --rw=read --bs=2kB --size=300k");
 }
 
+TEST_F(RunJobsTest, RateIsPerCloneAndPerDirectionAsFio) {
+  if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
+  const std::string args =
+      "--runtime=1 --time_based --name=a --rw=randrw --numjobs=2 --rate_iops=300 --name=b "
+      "--rw=randread --rate_iops=200";
+  const CommandResult fio = Run("fio", args);
+  ASSERT_EQ(fio.status, 0) << fio.err;
+  const CommandResult ours = Run("iotail", args);
+  ASSERT_EQ(ours.status, 0) << ours.err;
+  const auto theirs = Entries(fio.out), mine = Entries(ours.out);
+  ASSERT_EQ(mine.size(), 3u);
+  ASSERT_EQ(theirs.size(), mine.size());
+  for (size_t i = 0; i < mine.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(std::get<0>(mine[i]), std::get<0>(theirs[i]));
+    // About 300 (or 200) I/Os of 4 KiB per direction in the second each clone runs.
+    const double r = static_cast<double>(std::get<2>(mine[i]));
+    const double w = static_cast<double>(std::get<3>(mine[i]));
+    EXPECT_NEAR(r, static_cast<double>(std::get<2>(theirs[i])), 0.1 * r + 4096);
+    EXPECT_NEAR(w, static_cast<double>(std::get<3>(theirs[i])), 0.1 * w + 4096);
+    EXPECT_NEAR(r / 4096, i < 2 ? 300 : 200, 20);
+  }
+}
+
 TEST_F(RunJobsTest, HistogramLogsAreNumberedByWorkerAcrossTheRunAsFio) {
   if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
   const std::string args =

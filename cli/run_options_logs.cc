@@ -1,0 +1,66 @@
+// fio's bandwidth, IOPS and latency logs (stats/report/value_log_sink.h) on `iotail run`:
+// --write_bw_log, --write_iops_log, --write_lat_log, --log_avg_msec, --log_max_value. iotail writes
+// them windowed, on the interval clock's epoch-aligned windows: --log_avg_msec sets that period
+// (and must then agree with an explicit --log_hist_msec); without it the window is the log period,
+// where fio (log_avg_msec=0) would write a line per I/O. See SettleLogPeriod.
+#include <fmt/format.h>
+
+#include "cli/option_table.h"
+#include "cli/run_options.h"
+#include "stats/core/errors.h"
+
+namespace iotail::cli {
+
+using stats::UsageError;
+
+namespace {
+
+const std::vector<OptionDef>& Table() {
+  static const std::vector<OptionDef> table = {
+      {"write_bw_log", false, "fio's bandwidth log PREFIX_bw.N.log (KiB/s per window)",
+       [](RunOptions& o, const std::string& v) { o.spec.write_bw_log = v; }},
+      {"write_iops_log", false, "fio's IOPS log PREFIX_iops.N.log (per window)",
+       [](RunOptions& o, const std::string& v) { o.spec.write_iops_log = v; }},
+      {"write_lat_log", false, "fio's latency logs PREFIX_{slat,clat,lat}.N.log (ns, per window)",
+       [](RunOptions& o, const std::string& v) { o.spec.write_lat_log = v; }},
+      {"log_avg_msec", false, "window of the bw/iops/lat logs in ms (default: the log period)",
+       [](RunOptions& o, const std::string& v) {
+         o.log_avg_msec = ParseU32(v, "log_avg_msec");
+         if (o.log_avg_msec == 0) {
+           throw UsageError(
+               "--log_avg_msec: iotail writes these logs windowed; give a window of 1 ms or more");
+         }
+       }},
+      {"log_max_value", true, "latency logs: the window's largest latency instead of its mean",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.log_max_value = ParseBool(v, "log_max_value");
+       }},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::span<const OptionDef> LogOptionTable() { return Table(); }
+
+std::string SettleLogPeriod(RunOptions& o) {
+  engine::JobSpec& spec = o.spec;
+  if (o.log_avg_msec != 0) {
+    if (o.log_hist_msec_given && !spec.write_hist_log.empty() &&
+        spec.log_hist_msec != o.log_avg_msec) {
+      throw UsageError(fmt::format(
+          "--log_avg_msec: {} differs from --log_hist_msec={}; iotail closes every log on one "
+          "clock, so give them the same period",
+          o.log_avg_msec, spec.log_hist_msec));
+    }
+    spec.log_hist_msec = o.log_avg_msec;
+    return "";
+  }
+  if (!spec.HasValueLogs()) return "";
+  return fmt::format(
+      "iotail run: note: job '{}': fio's bw/iops/lat logs are written windowed, one line per {} ms "
+      "(--log_avg_msec={}); iotail does not log each I/O",
+      spec.name, spec.log_hist_msec, spec.log_hist_msec);
+}
+
+}  // namespace iotail::cli

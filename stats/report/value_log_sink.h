@@ -1,0 +1,66 @@
+// ValueLogSink: the interval sink that writes fio's bandwidth, IOPS and latency logs, windowed as
+// fio writes them with log_avg_msec: one line per worker, direction and window,
+// `time, value, ddir, 0, 0` (fio's "time (ms), value, data direction, block size, offset" with
+// block size and offset 0, as fio writes them when windowed), read by fio2gnuplot,
+// fio_generate_plots and fiologparser.py.
+//
+// The windows are the interval clock's (the log period, epoch-aligned like the histogram logs and
+// with the same time column), so every worker's and host's lines share their times. Values: bw in
+// KiB/s and IOPS over the window's real length (the first and last windows of a run are partial:
+// their rate is over the part the run covered), latencies in ns: the mean over the window's I/Os,
+// or with max_value the largest, taken from the histogram (the value fio prints for the highest
+// non-empty bucket, so within its 1/64 relative width, where fio's is exact). A direction without
+// I/O in a window gets no line in it, as in fio. Files: PREFIX_bw.N.log, PREFIX_iops.N.log,
+// PREFIX_slat.N.log, PREFIX_clat.N.log and PREFIX_lat.N.log (N numbered as the histogram logs);
+// slat only for asynchronous engines (lines only where slat was recorded).
+//
+// The constructor creates (truncates) every file (std::system_error if one cannot be opened);
+// OnInterval and Close throw std::system_error on a write failure. Each interval is flushed.
+// Used by one thread at a time (see IntervalSink).
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "stats/core/direction.h"
+#include "stats/record/interval_sink.h"
+
+namespace iotail::stats {
+
+struct ValueLogSinkOptions {
+  std::string bw_prefix;    // PREFIX_bw.N.log ("" = none)
+  std::string iops_prefix;  // PREFIX_iops.N.log ("" = none)
+  std::string lat_prefix;   // PREFIX_{slat,clat,lat}.N.log ("" = none)
+  bool max_value = false;   // log_max_value: the window's largest latency instead of the mean
+  int workers = 1;          // files for this many workers...
+  int first_number = 1;     // ...numbered N = first_number .. (fio's thread numbers)
+  size_t first_delta = 0;   // the first of them is deltas[first_delta]
+};
+
+class ValueLogSink final : public IntervalSink {
+ public:
+  explicit ValueLogSink(ValueLogSinkOptions options);
+  ~ValueLogSink() override;
+  ValueLogSink(const ValueLogSink&) = delete;
+  ValueLogSink& operator=(const ValueLogSink&) = delete;
+
+  void OnInterval(const IntervalInfo& info, std::span<const RecorderSnapshot> deltas) override;
+  void Close() override;
+
+  std::vector<std::string> paths() const;
+
+ private:
+  enum Kind { kBw, kIops, kSlat, kClat, kLat, kKinds };
+  struct File {
+    std::string path;
+    std::FILE* file = nullptr;
+  };
+  void Line(File& f, uint64_t time_ms, uint64_t value, Direction d);
+
+  ValueLogSinkOptions options_;
+  std::vector<File> files_[kKinds];  // per kind, per worker
+  std::string line_;
+};
+
+}  // namespace iotail::stats
