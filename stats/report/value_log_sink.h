@@ -12,7 +12,7 @@
 // non-empty bucket, so within its 1/64 relative width, where fio's is exact). A direction without
 // I/O in a window gets no line in it, as in fio. Files: PREFIX_bw.N.log, PREFIX_iops.N.log,
 // PREFIX_slat.N.log, PREFIX_clat.N.log and PREFIX_lat.N.log (N numbered as the histogram logs);
-// slat only for asynchronous engines (lines only where slat was recorded).
+// the slat log has lines only where slat was recorded (asynchronous engines).
 //
 // The constructor creates (truncates) every file (std::system_error if one cannot be opened);
 // OnInterval and Close throw std::system_error on a write failure. Each interval is flushed.
