@@ -23,12 +23,15 @@
 
 #include "cli/commands.h"
 #include "cli/run_options.h"
+#include "engine/clock.h"
+#include "engine/disk_stats.h"
 #include "engine/io/io_engine.h"
 #include "engine/job_runner.h"
 #include "engine/rate_schedule.h"
 #include "stats/core/errors.h"
 #include "stats/core/sla.h"
 #include "stats/report/live_report.h"
+#include "stats/report/rate_samples.h"
 #include "stats/report/run_summary.h"
 #include "stats/util/output_file.h"
 
@@ -174,30 +177,58 @@ Groups PlanGroups(const std::vector<RunOptions>& jobs) {
   return g;
 }
 
-// The summary's jobs: one per worker (fio's clones), or, for jobs with group_reporting, one per
-// reporting group, summed over its workers and named after its first job.
+// The summary's entries: one per worker (fio's clones) or, for jobs with group_reporting, one per
+// reporting group, named after its first job. entry[j][w]: the entry of job j's worker w.
+struct Entries {
+  std::vector<std::vector<size_t>> entry;
+  size_t count = 0;
+};
+
+Entries PlanEntries(const std::vector<RunOptions>& jobs, const Groups& groups) {
+  Entries e;
+  std::map<int, size_t> group_entry;  // groupid -> its entry (group_reporting)
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    std::vector<size_t>& of = e.entry.emplace_back();
+    for (uint32_t w = 0; w < jobs[j].spec.numjobs; ++w) {
+      if (jobs[j].group_reporting) {
+        const auto [it, fresh] = group_entry.try_emplace(groups.groupid[j], e.count);
+        if (fresh) ++e.count;
+        of.push_back(it->second);
+      } else {
+        of.push_back(e.count++);
+      }
+    }
+  }
+  return e;
+}
+
 std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
                                           std::vector<engine::JobOutcome>& outcomes,
-                                          const Groups& groups) {
-  std::vector<stats::JobTotals> out;
-  std::map<int, size_t> group_entry;  // groupid -> its entry in out (group_reporting)
+                                          const Groups& groups, const Entries& entries,
+                                          const std::vector<stats::RateSamples>& samples) {
+  std::vector<stats::JobTotals> out(entries.count);
+  std::vector<bool> filled(entries.count, false);
   for (size_t j = 0; j < jobs.size(); ++j) {
     engine::JobOutcome& o = outcomes[j];
-    const int gid = groups.groupid[j];
     for (size_t w = 0; w < o.per_worker.size(); ++w) {
+      stats::JobTotals& t = out[entries.entry[j][w]];
       const stats::CpuUsage cpu = w < o.cpu.size() ? o.cpu[w] : stats::CpuUsage{};
-      if (jobs[j].group_reporting) {
-        if (const auto it = group_entry.find(gid); it != group_entry.end()) {
-          stats::JobTotals& g = out[it->second];
-          g.totals.Add(o.per_worker[w]);
-          g.cpu.Add(cpu);
-          g.runtime_s = std::max(g.runtime_s, o.runtime_s);
-          continue;
-        }
-        group_entry[gid] = out.size();
+      if (filled[entries.entry[j][w]]) {
+        t.totals.Add(o.per_worker[w]);
+        t.cpu.Add(cpu);
+        t.runtime_s = std::max(t.runtime_s, o.runtime_s);
+      } else {
+        filled[entries.entry[j][w]] = true;
+        t.name = jobs[j].spec.name;
+        t.totals = std::move(o.per_worker[w]);
+        t.cpu = cpu;
+        t.groupid = groups.groupid[j];
+        t.runtime_s = o.runtime_s;
+        t.options = jobs[j].own;
+        t.iodepth = jobs[j].spec.iodepth;
+        t.samples = samples[entries.entry[j][w]];
       }
-      out.push_back(
-          {jobs[j].spec.name, std::move(o.per_worker[w]), cpu, gid, o.runtime_s, jobs[j].own});
+      if (w < o.depths.size()) t.depths.Add(o.depths[w]);
     }
   }
   return out;
@@ -280,6 +311,8 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
 
   StopSignals signals;
   std::unique_ptr<stats::LiveReport> report;
+  const Entries entries = PlanEntries(jobs, groups);
+  stats::RateSampleSink samples({}, entries.count, specs[0].log_hist_msec);
   // Runs one batch of jobs (those between two stonewalls) together.
   auto run_batch = [&](std::span<const engine::JobSpec> batch, int first_worker) {
     stats::LiveReportOptions live;
@@ -298,7 +331,7 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     }
     std::sort(live.directions.begin(), live.directions.end());
     report = std::make_unique<stats::LiveReport>(live, err, &sla);
-    stats::IntervalSink* const sinks[] = {report.get()};
+    stats::IntervalSink* const sinks[] = {report.get(), &samples};
     return engine::RunJobs(
         batch, sinks, &g_stop,
         [&err](const std::string& why) {
@@ -307,6 +340,15 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
         },
         first_worker);
   };
+
+  // fio's disk_util: the disks behind the targets, their counters around the whole run.
+  std::vector<std::string> target_paths;
+  for (const auto& spec : specs) {
+    target_paths.insert(target_paths.end(), spec.filenames.begin(), spec.filenames.end());
+  }
+  const std::vector<std::string> disks = engine::DisksOf(target_paths);
+  const std::vector<engine::DiskCounters> disks_before = engine::ReadDiskCounters(disks);
+  const uint64_t disks_from_ns = engine::Clock::MonotonicNs();
 
   std::vector<engine::JobOutcome> outcomes(jobs.size());
   engine::RunOutcome last;
@@ -319,7 +361,13 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   for (const std::vector<size_t>& batch_jobs : groups.batches) {
     if (g_stop.load()) break;
     std::vector<engine::JobSpec> batch;
-    for (size_t j : batch_jobs) batch.push_back(specs[j]);
+    std::vector<size_t> entry_of_worker;
+    for (size_t j : batch_jobs) {
+      batch.push_back(specs[j]);
+      entry_of_worker.insert(entry_of_worker.end(), entries.entry[j].begin(),
+                             entries.entry[j].end());
+    }
+    samples.SetWorkers(std::move(entry_of_worker));
     engine::RunOutcome outcome;
     try {
       outcome = run_batch(batch, first_worker);
@@ -350,7 +398,14 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   const int signal = g_signal.load();
 
   stats::RunSummary summary;
+  const double disk_ms = static_cast<double>(engine::Clock::MonotonicNs() - disks_from_ns) / 1e6;
+  for (const auto& d : engine::DiskDelta(disks_before, engine::ReadDiskCounters(disks))) {
+    summary.disk_util.push_back({d.name, d.read_ios, d.write_ios, d.read_merges, d.write_merges,
+                                 d.read_ticks, d.write_ticks, d.in_queue,
+                                 disk_ms > 0 ? std::min(100.0, 100.0 * d.io_ticks / disk_ms) : 0});
+  }
   summary.timestamp_s = start_realtime_ns / 1'000'000'000u;
+  summary.timestamp_ms = start_realtime_ns / 1'000'000u;
   summary.runtime_s = runtime_s;
   summary.percentiles = jobs[0].percentiles;
   summary.options = plan.global;
@@ -370,8 +425,9 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   summary.start_at_ms = specs[0].start_at_ms;
   summary.start_skew_ns = start_skew_ns;
   summary.sla = &sla;
-  summary.jobs = SummaryJobs(jobs, outcomes, groups);
-  const std::string text = run_opts.output_format == OutputFormat::kJson
+  summary.jobs = SummaryJobs(jobs, outcomes, groups, entries, samples.samples());
+  summary.json_bins = run_opts.output_format == OutputFormat::kJsonPlus;
+  const std::string text = run_opts.output_format != OutputFormat::kNormal
                                ? stats::FormatJsonSummary(summary)
                                : stats::FormatTextSummary(summary);
   if (summary_file == nullptr) {

@@ -264,15 +264,17 @@ const std::vector<OptionDef>& Table() {
        [](RunOptions& o, const std::string& v) {
          o.spec.log_unix_epoch = ParseBool(v, "log_unix_epoch");
        }},
-      {"output_format", false, "normal|json|json+ (json always carries the bins)",
+      {"output_format", false, "normal|json|json+ (json+ adds the latency bins, as fio)",
        [](RunOptions& o, const std::string& v) {
          if (v == "normal")
            o.output_format = OutputFormat::kNormal;
          else if (v == "terse" || v.find(',') != std::string::npos)
            throw UsageError(fmt::format(
                "--output-format: '{}' is not supported yet (normal, json or json+)", v));
-         else if (v == "json" || v == "json+")
+         else if (v == "json")
            o.output_format = OutputFormat::kJson;
+         else if (v == "json+")
+           o.output_format = OutputFormat::kJsonPlus;
          else
            throw UsageError(
                fmt::format("--output-format: expected normal, json or json+, got '{}'", v));

@@ -16,7 +16,7 @@
 
 namespace iotail::cli {
 
-enum class OutputFormat { kNormal, kJson };
+enum class OutputFormat { kNormal, kJson, kJsonPlus };
 
 struct RunOptions {
   engine::JobSpec spec;

@@ -458,6 +458,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink
     JobOutcome& job = out.jobs[job_of_worker[w]];
     job.per_worker.push_back(std::move(totals[w]));
     job.cpu.push_back(workers[w]->cpu());
+    job.depths.push_back(workers[w]->depths());
     if (workers[w]->engine_error() != 0 && job.engine_error == 0) {
       job.engine_error = workers[w]->engine_error();
     }

@@ -38,6 +38,7 @@ inline constexpr uint64_t kStartAtToleranceMs = 500;
 struct JobOutcome {
   std::vector<stats::RecorderSnapshot> per_worker;  // totals per worker
   std::vector<stats::CpuUsage> cpu;                 // CPU use per worker
+  std::vector<stats::IoDepthCounts> depths;         // queue depths and batches per worker
   double runtime_s = 0;                             // recorded time (after startdelay and ramp)
   std::string engine_description;                   // flags the engine actually used
   std::vector<std::string> log_paths;               // histogram logs written

@@ -191,6 +191,10 @@ bool Worker::SubmitBatch(uint32_t* in_flight) {
       recorder_->RecordError(-rc);
       return false;
     }
+    ++depths_.submit[stats::IoDepthCounts::BatchIndex(count)];
+    for (size_t k = 1; k <= count; ++k) {
+      ++depths_.level[stats::IoDepthCounts::LevelIndex(*in_flight + at + k)];
+    }
   }
   *in_flight += static_cast<uint32_t>(new_in_batch_);
   return true;
@@ -198,6 +202,7 @@ bool Worker::SubmitBatch(uint32_t* in_flight) {
 
 bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
   stats::Recorder& rec = *recorder_;
+  if (n > 0) ++depths_.complete[stats::IoDepthCounts::BatchIndex(static_cast<uint64_t>(n))];
   const bool async = asynchronous_;
   bool ok = true;
   for (int i = 0; i < n; ++i) {

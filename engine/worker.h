@@ -34,6 +34,7 @@
 #include "engine/job_spec.h"
 #include "engine/rate_schedule.h"
 #include "stats/record/cpu_usage.h"
+#include "stats/record/io_depths.h"
 #include "stats/record/recorder.h"
 
 namespace iotail::engine {
@@ -74,6 +75,8 @@ class Worker {
   int engine_error() const { return engine_error_; }
   // CPU use of the worker's thread over Run(); valid once Run has returned.
   const stats::CpuUsage& cpu() const { return cpu_; }
+  // Queue depths and batch sizes over Run(); valid once Run has returned.
+  const stats::IoDepthCounts& depths() const { return depths_; }
   std::string DescribeEngine() const { return engine_->Describe(); }
   // Tears the engine down (waiting for anything in flight); call on the worker's thread once Run
   // has returned. DescribeEngine() must not be called after.
@@ -128,6 +131,7 @@ class Worker {
   static constexpr uint64_t kMaxOversleepNs = 200'000;
   uint64_t oversleep_ns_ = 0;
   stats::CpuUsage cpu_;
+  stats::IoDepthCounts depths_;
 };
 
 }  // namespace iotail::engine

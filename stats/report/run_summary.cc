@@ -1,6 +1,7 @@
 #include "stats/report/run_summary.h"
 
 #include <fmt/format.h>
+#include <time.h>
 
 #include <cmath>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "stats/core/latency_figures.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/slc.h"
+#include "stats/report/fio_json_extras.h"
 #include "stats/util/json.h"
 
 namespace iotail::stats {
@@ -81,19 +83,23 @@ void JsonLatency(Out o, const LatencyView& v, const RunSummary& s) {
       fmt::format_to(o, "{}\"{:.6f}\": {}", i ? ", " : "", s.percentiles[i],
                      static_cast<uint64_t>((*v.pct)[i]));
     }
-    fmt::format_to(o, "}}, \"bins\": {{");
-    bool first = true;
-    for (uint32_t i = 0; i < l.hist.size(); ++i) {
-      if (l.hist[i] == 0) continue;
-      fmt::format_to(o, "{}\"{}\": {}", first ? "" : ", ", FineBucketValue(i), l.hist[i]);
-      first = false;
-    }
     fmt::format_to(o, "}}");
+    if (s.json_bins) {
+      fmt::format_to(o, ", \"bins\": {{");
+      bool first = true;
+      for (uint32_t i = 0; i < l.hist.size(); ++i) {
+        if (l.hist[i] == 0) continue;
+        fmt::format_to(o, "{}\"{}\": {}", first ? "" : ", ", FineBucketValue(i), l.hist[i]);
+        first = false;
+      }
+      fmt::format_to(o, "}}");
+    }
   }
   fmt::format_to(o, "}}");
 }
 
-void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, double runtime_s) {
+void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, double runtime_s,
+                   const RateSamples& samples, int dir, double group_bw_kib) {
   const DirFigures f = Figures(d, s, runtime_s);
   const uint64_t runtime_ms = static_cast<uint64_t>(std::llround(runtime_s * 1000));
   fmt::format_to(o,
@@ -109,6 +115,7 @@ void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, doubl
   // percentiles and bins.
   fmt::format_to(o, ", \"lat_ns\": ");
   JsonLatency(o, {&LatOf(d), s.mode.rate_limited ? &f.lat_pct : nullptr}, s);
+  JsonRateSampleFields(o, samples, dir, group_bw_kib);
   if (f.has_slc) {
     fmt::format_to(o,
                    ", \"iotail_slc\": {{\"slc1\": {}, \"slc2\": {}, \"slc1_mean\": {:.6f}, "
@@ -140,15 +147,27 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
   fmt::format_to(o, "\"elapsed\": {}, \"job options\": {}, ",
                  static_cast<uint64_t>(std::ceil(runtime_s)), JsonOptions(job.options));
   for (int d = 0; d < kDirectionCount; ++d) {
+    // fio's bw_agg: this job's mean bandwidth as a share of its reporting group's.
+    double group_bw_kib = 0;
+    for (const JobTotals& g : s.jobs) {
+      const double rt = g.runtime_s >= 0 ? g.runtime_s : s.runtime_s;
+      if (g.groupid == job.groupid && rt > 0) {
+        group_bw_kib += static_cast<double>(g.totals.dirs[d].bytes) / 1024 / rt;
+      }
+    }
     fmt::format_to(o, "\"{}\": ", DirectionName(static_cast<Direction>(d)));
-    JsonDirection(o, t.dirs[d], s, runtime_s);
+    JsonDirection(o, t.dirs[d], s, runtime_s, job.samples, d, group_bw_kib);
     fmt::format_to(o, ", ");
   }
+  JsonSyncField(o);
+  fmt::format_to(o, ", ");
   fmt::format_to(o,
                  "\"job_runtime\": {}, \"usr_cpu\": {:.6f}, \"sys_cpu\": {:.6f}, \"ctx\": {}, "
-                 "\"majf\": {}, \"minf\": {}, ",
+                 "\"majf\": {}, \"minf\": {}",
                  static_cast<uint64_t>(std::llround(runtime_s * 1000)), cpu.UsrPct(), cpu.SysPct(),
                  cpu.ctx, cpu.majf, cpu.minf);
+  JsonDepthAndLatencyFields(o, job);
+  fmt::format_to(o, ", ");
   fmt::format_to(o, "\"iotail_errors\": {{\"total\": {}, \"by_errno\": {{", t.TotalErrors());
   bool first = true;
   for (size_t e = 0; e < t.errors.size(); ++e) {
@@ -347,16 +366,35 @@ std::string FormatJsonSummary(const RunSummary& s) {
   std::string out;
   Out o(out);
   const std::string options = JsonOptions(s.options);
-  fmt::format_to(o, "{{\n\"fio version\": \"{}\",\n\"timestamp\": {},\n\"global options\": {},\n",
-                 s.version, s.timestamp_s, options);
+  // fio's "time": the start as ctime(3) writes it, without its newline.
+  const time_t start = static_cast<time_t>(s.timestamp_s);
+  char when[64] = "";
+  ctime_r(&start, when);
+  std::string time_text(when);
+  while (!time_text.empty() && time_text.back() == '\n') time_text.pop_back();
+  fmt::format_to(o,
+                 "{{\n\"fio version\": \"{}\",\n\"timestamp\": {},\n\"timestamp_ms\": {},\n"
+                 "\"time\": \"{}\",\n\"global options\": {},\n",
+                 s.version, s.timestamp_s, s.timestamp_ms, time_text, options);
   fmt::format_to(o, "\"jobs\": [\n");
   for (size_t j = 0; j < s.jobs.size(); ++j) {
     JsonJob(o, s.jobs[j], s);
     fmt::format_to(o, "{}\n", j + 1 < s.jobs.size() ? "," : "");
   }
-  fmt::format_to(o, "],\n\"iotail_aggregate\": ");
+  fmt::format_to(o, "],\n");
+  JsonDiskUtil(o, s.disk_util);
+  fmt::format_to(o, ",\n\"iotail_aggregate\": ");
   const RecorderSnapshot all = Aggregate(s);
-  JsonJob(o, JobTotals{"All jobs", all, AggregateCpu(s), 0, -1, s.options}, s);
+  JobTotals aggregate;
+  aggregate.name = "All jobs";
+  aggregate.totals = all;
+  aggregate.cpu = AggregateCpu(s);
+  aggregate.options = s.options;
+  for (const JobTotals& j : s.jobs) {
+    aggregate.depths.Add(j.depths);
+    aggregate.iodepth = std::max(aggregate.iodepth, j.iodepth);
+  }
+  JsonJob(o, aggregate, s);
   fmt::format_to(o, ",\n");
   JsonRun(o, s, all);
   fmt::format_to(o, "\n}}\n");

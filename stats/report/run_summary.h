@@ -25,7 +25,9 @@
 
 #include "stats/core/sla.h"
 #include "stats/record/cpu_usage.h"
+#include "stats/record/io_depths.h"
 #include "stats/record/recorder.h"
+#include "stats/report/rate_samples.h"
 
 namespace iotail::stats {
 
@@ -36,6 +38,17 @@ struct JobTotals {
   int groupid = 0;        // fio's reporting group
   double runtime_s = -1;  // this job's recorded time (< 0: the run's, RunSummary::runtime_s)
   std::vector<std::pair<std::string, std::string>> options;  // its own settings ("job options")
+  IoDepthCounts depths;  // iodepth_level, iodepth_submit, iodepth_complete
+  uint32_t iodepth = 1;  // latency_depth
+  RateSamples samples;   // bw_* and iops_* statistics over the run's windows
+};
+
+// One device's /proc/diskstats over the run, as fio's disk_util (ticks in ms).
+struct DiskUtil {
+  std::string name;
+  uint64_t read_ios = 0, write_ios = 0, read_merges = 0, write_merges = 0;
+  uint64_t read_ticks = 0, write_ticks = 0, in_queue = 0;
+  double util = 0;  // % of the run's time the device was busy
 };
 
 // The workload mode and, when rate-limited, its targets (total over all jobs; 0 = none).
@@ -52,8 +65,11 @@ struct RunMode {
 
 struct RunSummary {
   std::string version = "iotail-0.1.0";
-  uint64_t timestamp_s = 0;  // Unix time of the run's start
-  double runtime_s = 0;      // recorded duration
+  uint64_t timestamp_s = 0;   // Unix time of the run's start
+  uint64_t timestamp_ms = 0;  // the same in ms
+  std::vector<DiskUtil> disk_util;
+  bool json_bins = true;  // json+ (fio's json has no bins)
+  double runtime_s = 0;   // recorded duration
   std::vector<JobTotals> jobs;
   std::vector<double> percentiles;  // fio-rule percentiles to report
   std::vector<std::pair<std::string, std::string>>

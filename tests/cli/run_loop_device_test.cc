@@ -35,7 +35,8 @@ class RunLoopDeviceTest : public ::testing::Test {
     device_ = r.output.substr(0, r.output.find('\n'));
   }
   void TearDown() override {
-    if (!device_.empty()) Shell("losetup -d " + device_);
+    // Partitions added with partx outlive the loop device unless removed first.
+    if (!device_.empty()) Shell("partx -d " + device_ + "; losetup -d " + device_);
     if (!backing_.empty()) std::filesystem::remove(backing_);
   }
   std::string backing_, device_;

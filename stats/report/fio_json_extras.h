@@ -1,0 +1,38 @@
+// The parts of fio's JSON that describe a job beyond its latencies, written from iotail's own
+// data with fio's keys, units and buckets: per direction the bandwidth and IOPS sample statistics
+// (bw_min/max/agg/mean/dev/samples in KiB/s, iops_min/max/mean/stddev/samples), per job the queue
+// depth and batch distributions (iodepth_level/submit/complete, % of I/Os or calls), the total
+// latency distribution in fio's coarse buckets (latency_ns/us/ms, % of I/Os: from the histogram,
+// each bucket counted at the value fio prints for it, so a bucket straddling a boundary counts on
+// one side), fio's latency-target fields (not used by iotail: depth = iodepth, target 0,
+// percentile 100, window 0) and sync (fsync/fdatasync calls: none counted yet), and the run's
+// disk_util. Helpers of run_summary.cc; pure functions, thread-safe.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "stats/record/recorder.h"
+#include "stats/report/run_summary.h"
+
+namespace iotail::stats {
+
+using JsonOut = std::back_insert_iterator<std::string>;
+
+// `, "bw_min": ..., "iops_samples": N` for direction d of a job (no leading brace).
+// group_bw_kib: the aggregate bandwidth of the job's reporting group in KiB/s (for bw_agg).
+void JsonRateSampleFields(JsonOut o, const RateSamples& samples, int d, double group_bw_kib);
+
+// `, "iodepth_level": {...}, ..., "latency_window": 0` for a job (no leading brace).
+void JsonDepthAndLatencyFields(JsonOut o, const JobTotals& job);
+
+// `"sync": {...}` (no separators).
+void JsonSyncField(JsonOut o);
+
+// `"disk_util": [...]` (no separators).
+void JsonDiskUtil(JsonOut o, const std::vector<DiskUtil>& disks);
+
+}  // namespace iotail::stats

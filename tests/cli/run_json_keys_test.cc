@@ -1,0 +1,113 @@
+// The JSON summary carries every key fio 3.33 writes, with the same JSON types, compared with fio
+// itself on the same one-second job (fio skipped with the reason when not installed); json leaves
+// the bins out and json+ has them, as fio; the bandwidth and IOPS sample statistics describe the
+// run's windows.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using iotail::testing::CommandResult;
+
+std::string Kind(const json& v) {
+  if (v.is_boolean()) return "bool";
+  if (v.is_number()) return "number";
+  if (v.is_string()) return "string";
+  if (v.is_array()) return "array";
+  return "object";
+}
+
+// Every key path and its type, not descending into the contents of maps keyed by values
+// (percentiles, bins, job options) and taking the first element of arrays.
+void Paths(const json& v, const std::string& prefix, std::map<std::string, std::string>& out) {
+  if (prefix.ends_with("/percentile") || prefix.ends_with("/bins") ||
+      prefix.ends_with("/job options") || prefix.ends_with("/global options")) {
+    return;
+  }
+  if (v.is_object()) {
+    for (const auto& [k, x] : v.items()) {
+      out[prefix + "/" + k] = Kind(x);
+      Paths(x, prefix + "/" + k, out);
+    }
+  } else if (v.is_array() && !v.empty()) {
+    Paths(v[0], prefix + "[]", out);
+  }
+}
+
+class RunJsonKeysTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_json_keys"); }
+  void TearDown() override { fs::remove_all(dir_); }
+  json Run(const std::string& command) {
+    const CommandResult r =
+        iotail::testing::RunShell("cd " + dir_.string() + " && " + command, dir_);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.status == 0 ? json::parse(r.out.substr(r.out.find('{'))) : json::object();
+  }
+  fs::path dir_;
+};
+
+constexpr const char* kJob =
+    " --name=x --ioengine=libaio --filename=t --size=8m --rw=randrw --iodepth=4 --direct=1 "
+    "--runtime=1 --time_based ";
+
+TEST_F(RunJsonKeysTest, EveryKeyFioWritesWithItsType) {
+  if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
+  const json fio = Run(std::string("fio") + kJob + "--output-format=json+");
+  const json ours =
+      Run(std::string(IOTAIL_BINARY) + " run" + kJob + "--output-format=json+ --live_format=none");
+  if (ours.empty() || fio.empty()) return;
+  std::map<std::string, std::string> theirs, mine;
+  Paths(fio, "", theirs);
+  Paths(ours, "", mine);
+  EXPECT_GT(theirs.size(), 150u);  // fio 3.33's JSON: a job has about 200 key paths
+  for (const auto& [path, kind] : theirs) {
+    const auto it = mine.find(path);
+    if (it == mine.end()) {
+      ADD_FAILURE() << "missing " << path;
+    } else {
+      EXPECT_EQ(it->second, kind) << path;
+    }
+  }
+  // json+ carries the bins, json does not.
+  EXPECT_TRUE(ours["jobs"][0]["read"]["clat_ns"].contains("bins"));
+  const json plain =
+      Run(std::string(IOTAIL_BINARY) + " run" + kJob + "--output-format=json --live_format=none");
+  EXPECT_FALSE(plain["jobs"][0]["read"]["clat_ns"].contains("bins"));
+  EXPECT_TRUE(plain["jobs"][0]["read"]["clat_ns"].contains("percentile"));
+}
+
+TEST_F(RunJsonKeysTest, SampleStatisticsDescribeTheWindows) {
+  const json j = Run(std::string(IOTAIL_BINARY) +
+                     " run --name=x --ioengine=psync --filename=t --size=4m --rw=randread "
+                     "--rate_iops=500 --runtime=2 --time_based --log_hist_msec=250 "
+                     "--output-format=json --live_format=none");
+  if (j.empty()) return;
+  const json& r = j["jobs"][0]["read"];
+  // 2 s in 250 ms windows: 7 or 8 full or mostly full ones, each at the target rate.
+  EXPECT_GE(r["iops_samples"].get<int>(), 7);
+  EXPECT_LE(r["iops_samples"].get<int>(), 9);
+  EXPECT_NEAR(r["iops_mean"].get<double>(), 500, 25);
+  EXPECT_NEAR(r["bw_mean"].get<double>(), 2000, 100);  // KiB/s of 4 KiB reads
+  EXPECT_LE(r["iops_min"].get<double>(), r["iops_mean"].get<double>());
+  EXPECT_GE(r["iops_max"].get<double>(), r["iops_mean"].get<double>());
+  EXPECT_NEAR(r["bw_agg"].get<double>(), 100, 5);  // the only job of its group
+  // One I/O at a time: every submission at depth 1, one I/O per call.
+  EXPECT_DOUBLE_EQ(j["jobs"][0]["iodepth_level"]["1"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(j["jobs"][0]["iodepth_submit"]["4"].get<double>(), 100.0);
+  double lat_pct = 0;
+  for (const char* table : {"latency_ns", "latency_us", "latency_ms"}) {
+    for (const auto& [k, v] : j["jobs"][0][table].items()) lat_pct += v.get<double>();
+  }
+  EXPECT_NEAR(lat_pct, 100.0, 1e-3);
+}
+
+}  // namespace
