@@ -243,6 +243,10 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     out << RunUsage();
     return 0;
   }
+  if (!plan.showcmd.empty()) {
+    out << plan.showcmd;
+    return 0;
+  }
   std::vector<RunOptions>& jobs = plan.jobs;
   std::vector<engine::JobSpec> specs;
   for (RunOptions& job : jobs) {
@@ -259,7 +263,15 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   // One job without a target: the short default benchmark on a temporary file.
   TempFile temp;
   const bool default_benchmark =
-      jobs.size() == 1 && jobs[0].spec.filenames.empty() && jobs[0].spec.uri.empty();
+      !plan.named_jobs && jobs[0].spec.filenames.empty() && jobs[0].spec.uri.empty();
+  // A named job without a target uses fio's default files: NAME.CLONE.0, one per clone.
+  for (RunOptions& job : jobs) {
+    engine::JobSpec& spec = job.spec;
+    if (default_benchmark || !spec.filenames.empty() || !spec.uri.empty()) continue;
+    for (uint32_t w = 0; w < spec.numjobs; ++w) {
+      spec.filenames.push_back(fmt::format("{}.{}.0", spec.name, w));
+    }
+  }
   if (default_benchmark) {
     RunOptions& job = jobs[0];
     engine::JobSpec& spec = job.spec;
@@ -299,6 +311,14 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     specs.push_back(spec);
   }
   const Groups groups = PlanGroups(jobs);
+  if (plan.parse_only) {
+    uint32_t clones = 0;
+    for (const auto& spec : specs) clones += spec.numjobs;
+    err << fmt::format(
+        "iotail run: --parse-only: {} job(s) ({} with their clones) in {} group(s), all valid\n",
+        jobs.size(), clones, groups.groupid.back() + 1);
+    return 0;
+  }
   stats::SlaChecker sla(stats::ParseSlaTargets(run_opts.sla, "--sla"),
                         stats::PercentileMethod::kFio);
 

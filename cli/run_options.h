@@ -46,11 +46,18 @@ struct RunOptions {
 struct RunPlan {
   std::vector<RunOptions> jobs;
   RunOptions run;
+  std::string showcmd;      // --showcmd: the job files as command lines (then nothing is run)
+  bool parse_only = false;  // --parse-only: check everything, run nothing
+  bool named_jobs = false;  // jobs came from --name or job files (not a bare command line)
   std::vector<std::pair<std::string, std::string>> global;  // settings every job shares
 };
 
 // Options before the first --name are global (they apply to every job); each --name starts a job.
-// Without --name, the command line is one job. Throws UsageError naming the option on bad input.
+// Arguments that are not options are fio job files (cli/job_file.h), read with fio's rules
+// (--section=NAME selects their jobs); the command line's global options are the defaults beneath
+// a file's own settings, as in fio. Without --name and job files, the command line is one job.
+// Throws UsageError naming the option (and FILE:LINE in a job file) on bad input, with the
+// closest valid name for a typo.
 RunPlan ParseRunPlan(std::span<char* const> args);
 // Settles the window of fio's bw/iops/lat logs: --log_avg_msec sets the job's log period (it must
 // agree with an explicit --log_hist_msec when both logs are written). Returns a note for the user

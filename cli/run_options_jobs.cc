@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "cli/job_file.h"
+#include "cli/option_suggest.h"
 #include "cli/option_table.h"
 #include "cli/run_options.h"
 #include "stats/core/errors.h"
@@ -95,34 +97,57 @@ constexpr std::string_view kRunLevel[] = {"help",        "output",          "out
 
 struct Setting {
   std::string name, value;
+  std::string origin;  // "FILE:LINE" in a job file, "" on the command line
 };
 
-// The settings of a command line in order, names normalised (dashes to underscores), values of
-// flags filled in ("1").
-std::vector<Setting> Tokenize(std::span<char* const> args) {
-  std::vector<Setting> out;
+[[noreturn]] void Unknown(const Setting& s) {
+  const std::vector<std::string_view> names = RunOptionNames();
+  const std::string why = UnknownOptionMessage(s.name, names);
+  throw UsageError(s.origin.empty() ? why : s.origin + ": " + why);
+}
+
+// The command line in order: its settings (names normalised: dashes to underscores; values of
+// flags filled in) and its job files.
+struct CommandLine {
+  std::vector<Setting> settings;
+  std::vector<std::string> files;
+  std::vector<std::string> sections;  // --section
+  bool showcmd = false, parse_only = false;
+};
+
+CommandLine Tokenize(std::span<char* const> args) {
+  CommandLine out;
   for (size_t i = 1; i < args.size(); ++i) {
     std::string arg = args[i];
     if (arg == "-h") arg = "--help";
-    if (arg.rfind("--", 0) != 0) {
-      throw UsageError(fmt::format("unexpected argument '{}' (options start with --)", arg));
+    if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
+      out.files.push_back(arg);  // a job file
+      continue;
     }
     arg = arg.substr(2);
     const size_t eq = arg.find('=');
     std::string name = arg.substr(0, eq);
     std::replace(name.begin(), name.end(), '-', '_');
+    if (name == "showcmd" || name == "parse_only") {
+      (name == "showcmd" ? out.showcmd : out.parse_only) = true;
+      continue;
+    }
     const OptionDef* def = FindRunOption(name);
-    if (def == nullptr) throw UsageError(fmt::format("unknown option '--{}' (see --help)", name));
+    if (def == nullptr && name != "section") Unknown({name, "", ""});
     std::string value;
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
-    } else if (def->boolean) {
+    } else if (def != nullptr && def->boolean) {
       value = "1";
     } else {
       if (i + 1 >= args.size()) throw UsageError(fmt::format("--{}: needs a value", name));
       value = args[++i];
     }
-    out.push_back({std::move(name), std::move(value)});
+    if (name == "section") {
+      out.sections.push_back(value);
+      continue;
+    }
+    out.settings.push_back({std::move(name), std::move(value), ""});
   }
   return out;
 }
@@ -135,8 +160,35 @@ RunOptions DefaultJob() {
 }
 
 void Apply(RunOptions& o, const Setting& s) {
-  FindRunOption(s.name)->apply(o, s.value);
+  const OptionDef* def = FindRunOption(s.name);
+  if (def == nullptr) Unknown(s);
+  if (s.origin.empty()) {
+    def->apply(o, s.value);
+  } else {
+    try {
+      def->apply(o, s.value);
+    } catch (const UsageError& e) {
+      throw UsageError(s.origin + ": " + e.what());
+    }
+  }
   o.given.emplace_back(s.name, s.value);
+}
+
+// One job from its settings in order (a later one wins); kb_base first, as fio parses it, so that
+// it applies to every size of the job.
+RunOptions BuildJob(const std::vector<const std::vector<Setting>*>& layers) {
+  int kb_base = 1024;
+  for (const auto* layer : layers) {
+    for (const Setting& s : *layer) {
+      if (s.name == "kb_base") kb_base = s.value == "1000" ? 1000 : 1024;
+    }
+  }
+  ScopedKbBase scoped(kb_base);
+  RunOptions job = DefaultJob();
+  for (const auto* layer : layers) {
+    for (const Setting& s : *layer) Apply(job, s);
+  }
+  return job;
 }
 
 }  // namespace
@@ -150,37 +202,74 @@ bool IsRunLevelOption(std::string_view name) {
 RunPlan ParseRunPlan(std::span<char* const> args) {
   RunPlan plan;
   plan.run = DefaultJob();
+  const CommandLine cl = Tokenize(args);
+  plan.parse_only = cl.parse_only;
+  const JobFileEnvironment env = JobFileEnvironment::System();
+  if (cl.showcmd) {
+    if (cl.files.empty()) throw UsageError("--showcmd: give the job files to show");
+    plan.showcmd = ShowCommand(cl.files, env, "iotail run");
+    return plan;
+  }
   std::vector<Setting> global;
   std::vector<std::vector<Setting>> jobs;
-  for (Setting& s : Tokenize(args)) {
+  for (const Setting& s : cl.settings) {
     if (IsRunLevelOption(s.name)) {
       Apply(plan.run, s);
     } else if (s.name == "name") {
-      jobs.push_back({std::move(s)});
+      jobs.push_back({s});
     } else if (jobs.empty()) {
-      global.push_back(std::move(s));
+      global.push_back(s);
     } else {
-      jobs.back().push_back(std::move(s));
+      jobs.back().push_back(s);
     }
   }
-  if (jobs.empty()) jobs.emplace_back();  // no --name: the global settings are the one job
+  // Without --name and without job files, the command line is one job.
+  plan.named_jobs = !jobs.empty() || !cl.files.empty();
+  if (jobs.empty() && cl.files.empty()) jobs.emplace_back();
   for (const Setting& s : global) plan.global.emplace_back(s.name, s.value);
   for (const auto& own : jobs) {
-    // kb_base first, as fio parses it, so that it applies to every size of the job.
-    int kb_base = 1024;
-    for (const std::vector<Setting>* list : {&std::as_const(global), &own}) {
-      for (const Setting& s : *list) {
-        if (s.name == "kb_base") kb_base = s.value == "1000" ? 1000 : 1024;
-      }
-    }
-    ScopedKbBase scoped(kb_base);
-    RunOptions job = DefaultJob();
-    for (const Setting& s : global) Apply(job, s);
-    for (const Setting& s : own) {
-      Apply(job, s);
-      job.own.emplace_back(s.name, s.value);
-    }
+    RunOptions job = BuildJob({&global, &own});
+    for (const Setting& s : own) job.own.emplace_back(s.name, s.value);
     plan.jobs.push_back(std::move(job));
+  }
+  // Job files: the command line's global settings are the defaults beneath each file's own; a
+  // file's global sections apply to the jobs after them in that file; the first job of every file
+  // after the first waits for the jobs before it (fio's implicit stonewall).
+  for (size_t f = 0; f < cl.files.size(); ++f) {
+    std::vector<Setting> file_global;
+    bool first_of_file = true;
+    for (const JobFileSection& section : ParseJobFile(cl.files[f], env)) {
+      std::vector<Setting> own;
+      for (const JobFileSetting& js : section.settings) {
+        if (IsRunLevelOption(js.name)) {
+          throw UsageError(fmt::format(
+              "{}: --{} is a setting of the whole run, given on the command line, not in a job "
+              "file",
+              js.origin, js.name));
+        }
+        own.push_back({js.name, js.value, js.origin});
+      }
+      if (section.global) {
+        file_global.insert(file_global.end(), own.begin(), own.end());
+        continue;
+      }
+      if (!cl.sections.empty() &&
+          std::find(cl.sections.begin(), cl.sections.end(), section.name) == cl.sections.end()) {
+        continue;
+      }
+      std::vector<Setting> head = {{"name", section.name, section.origin}};
+      if (f > 0 && first_of_file) head.push_back({"stonewall", "1", section.origin});
+      first_of_file = false;
+      std::vector<Setting> all = head;
+      all.insert(all.end(), own.begin(), own.end());
+      RunOptions job = BuildJob({&global, &file_global, &all});
+      for (const Setting& s : own) job.own.emplace_back(s.name, s.value);
+      plan.jobs.push_back(std::move(job));
+    }
+  }
+  if (plan.jobs.empty()) {
+    throw UsageError(cl.sections.empty() ? "no job: the job files define no job section"
+                                         : "no job: no section of the job files matches --section");
   }
   return plan;
 }

@@ -1,0 +1,327 @@
+#include "cli/job_file.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "stats/core/errors.h"
+
+namespace iotail::cli {
+
+using stats::UsageError;
+
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// A recursive-descent evaluator: expr = term {(+|-) term}; term = power {(*|/|%) power};
+// power = unary [^ power]; unary = [-|+] unary | primary; primary = number[suffix] | (expr).
+class Arithmetic {
+ public:
+  Arithmetic(std::string_view text, const std::string& where) : text_(text), where_(where) {}
+  int64_t Evaluate() {
+    const int64_t v = Expr();
+    Skip();
+    if (pos_ != text_.size()) Fail(fmt::format("unexpected '{}'", text_.substr(pos_)));
+    return v;
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& why) const {
+    throw UsageError(fmt::format("{}: bad arithmetic '{}': {}", where_, text_, why));
+  }
+  void Skip() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool Eat(char c) {
+    Skip();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void Check(bool overflow) const {
+    if (overflow) Fail("overflows 64 bits");
+  }
+  int64_t Expr() {
+    int64_t v = Term();
+    for (;;) {
+      int64_t r = 0;
+      if (Eat('+')) {
+        const int64_t t = Term();
+        Check(__builtin_add_overflow(v, t, &r));
+        v = r;
+      } else if (Eat('-')) {
+        const int64_t t = Term();
+        Check(__builtin_sub_overflow(v, t, &r));
+        v = r;
+      } else {
+        return v;
+      }
+    }
+  }
+  int64_t Term() {
+    int64_t v = Power();
+    for (;;) {
+      int64_t r = 0;
+      if (Eat('*')) {
+        const int64_t t = Power();
+        Check(__builtin_mul_overflow(v, t, &r));
+        v = r;
+      } else if (Eat('/') || Eat('%')) {
+        const bool mod = text_[pos_ - 1] == '%';
+        const int64_t t = Power();
+        if (t == 0) Fail("division by zero");
+        v = mod ? v % t : v / t;
+      } else {
+        return v;
+      }
+    }
+  }
+  int64_t Power() {
+    const int64_t base = Unary();
+    if (!Eat('^')) return base;
+    const int64_t exp = Power();
+    if (exp < 0) Fail("negative exponent");
+    int64_t v = 1;
+    for (int64_t i = 0; i < exp; ++i) {
+      int64_t r = 0;
+      Check(__builtin_mul_overflow(v, base, &r));
+      v = r;
+    }
+    return v;
+  }
+  int64_t Unary() {
+    if (Eat('-')) return -Unary();
+    if (Eat('+')) return Unary();
+    return Primary();
+  }
+  int64_t Primary() {
+    if (Eat('(')) {
+      const int64_t v = Expr();
+      if (!Eat(')')) Fail("missing ')'");
+      return v;
+    }
+    Skip();
+    const size_t start = pos_;
+    int64_t v = 0;
+    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+      int64_t r = 0;
+      Check(__builtin_mul_overflow(v, int64_t{10}, &r));
+      v = r;
+      Check(__builtin_add_overflow(v, int64_t{text_[pos_] - '0'}, &r));
+      v = r;
+      ++pos_;
+    }
+    if (pos_ == start)
+      Fail(pos_ < text_.size() ? fmt::format("unexpected '{}'", text_[pos_])
+                               : std::string("a number is missing"));
+    if (pos_ < text_.size()) {
+      const char s = static_cast<char>(std::tolower(static_cast<unsigned char>(text_[pos_])));
+      const size_t at = std::string_view("kmgt").find(s);
+      if (at != std::string_view::npos) {
+        ++pos_;
+        for (size_t i = 0; i <= at; ++i) {
+          int64_t r = 0;
+          Check(__builtin_mul_overflow(v, int64_t{1024}, &r));
+          v = r;
+        }
+      }
+    }
+    return v;
+  }
+
+  std::string_view text_;
+  const std::string& where_;
+  size_t pos_ = 0;
+};
+
+class Parser {
+ public:
+  explicit Parser(const JobFileEnvironment& env) : env_(env) {}
+
+  void ReadFile(const std::string& path, const std::string& included_from) {
+    std::error_code ec;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
+    const std::string key = ec ? path : canonical.string();
+    if (std::find(open_.begin(), open_.end(), key) != open_.end()) {
+      throw UsageError(fmt::format("{}: include loop: '{}' includes itself", included_from, path));
+    }
+    std::ifstream in(path);
+    if (!in) {
+      throw UsageError(included_from.empty()
+                           ? fmt::format("job file '{}': cannot open it", path)
+                           : fmt::format("{}: include '{}': cannot open it", included_from, path));
+    }
+    open_.push_back(key);
+    std::string line;
+    for (uint64_t number = 1; std::getline(in, line); ++number) {
+      Line(path, number, line);
+    }
+    open_.pop_back();
+  }
+
+  std::vector<JobFileSection> Take() { return std::move(sections_); }
+
+ private:
+  void Line(const std::string& path, uint64_t number, std::string_view raw) {
+    const std::string where = fmt::format("{}:{}", path, number);
+    std::string_view line = raw;
+    const size_t comment = line.find_first_of(";#");
+    if (comment != std::string_view::npos) line = line.substr(0, comment);
+    line = Trim(line);
+    if (line.empty()) return;
+    if (line.front() == '[') {
+      if (open_.size() > 1) {
+        throw UsageError(fmt::format(
+            "{}: a section in an included file (fio allows only settings there)", where));
+      }
+      if (line.back() != ']' || line.size() < 3) {
+        throw UsageError(fmt::format("{}: a section header is '[name]', got '{}'", where, line));
+      }
+      JobFileSection s;
+      s.name = std::string(Trim(line.substr(1, line.size() - 2)));
+      s.global = s.name.rfind("global", 0) == 0;
+      s.origin = where;
+      sections_.push_back(std::move(s));
+      return;
+    }
+    if (line.rfind("include", 0) == 0 && line.size() > 7 &&
+        std::isspace(static_cast<unsigned char>(line[7]))) {
+      std::string target(Trim(line.substr(7)));
+      if (!std::filesystem::exists(target)) {
+        const std::filesystem::path beside = std::filesystem::path(path).parent_path() / target;
+        if (std::filesystem::exists(beside)) target = beside.string();
+      }
+      ReadFile(target, where);
+      return;
+    }
+    if (sections_.empty()) {
+      throw UsageError(fmt::format("{}: '{}' is outside any [section]", where, line));
+    }
+    JobFileSetting setting;
+    setting.origin = where;
+    const size_t eq = line.find('=');
+    setting.name = std::string(Trim(line.substr(0, eq)));
+    std::replace(setting.name.begin(), setting.name.end(), '-', '_');
+    if (setting.name.empty()) throw UsageError(fmt::format("{}: a setting without a name", where));
+    setting.bare = eq == std::string_view::npos;
+    setting.value = setting.bare ? "1" : Expand(Trim(line.substr(eq + 1)), where);
+    sections_.back().settings.push_back(std::move(setting));
+  }
+
+  // ${VAR} from the environment, fio's $ncpus, $mb_memory and $pagesize, then the arithmetic.
+  std::string Expand(std::string_view value, const std::string& where) {
+    std::string out;
+    bool machine_variable = false;
+    for (size_t i = 0; i < value.size();) {
+      if (value.compare(i, 2, "${") == 0) {
+        const size_t close = value.find('}', i + 2);
+        if (close == std::string_view::npos) {
+          throw UsageError(fmt::format("{}: '${{' without its '}}' in '{}'", where, value));
+        }
+        const std::string name(value.substr(i + 2, close - i - 2));
+        const std::optional<std::string> v = env_.getenv(name);
+        if (!v) {
+          throw UsageError(fmt::format(
+              "{}: ${{{}}} is not set in the environment (fio would drop this job)", where, name));
+        }
+        out += *v;
+        i = close + 1;
+        continue;
+      }
+      if (value[i] == '$') {
+        bool found = false;
+        for (const auto& [name, figure] :
+             {std::pair<std::string_view, uint64_t>{"ncpus", env_.ncpus},
+              {"mb_memory", env_.mb_memory},
+              {"pagesize", env_.pagesize}}) {
+          if (value.compare(i + 1, name.size(), name) == 0) {
+            out += std::to_string(figure);
+            i += 1 + name.size();
+            found = machine_variable = true;
+            break;
+          }
+        }
+        if (!found) {
+          throw UsageError(fmt::format(
+              "{}: unknown variable in '{}' (fio's are $ncpus, $mb_memory, $pagesize; ${{VAR}} "
+              "for the environment)",
+              where, value));
+        }
+        continue;
+      }
+      out += value[i++];
+    }
+    const bool wrapped = out.size() >= 2 && out.front() == '(' && out.back() == ')';
+    if (machine_variable || wrapped) return std::to_string(EvaluateArithmetic(out, where));
+    return out;
+  }
+
+  const JobFileEnvironment& env_;
+  std::vector<std::string> open_;  // files being read (include loops)
+  std::vector<JobFileSection> sections_;
+};
+
+}  // namespace
+
+JobFileEnvironment JobFileEnvironment::System() {
+  JobFileEnvironment env;
+  env.getenv = [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  env.ncpus = cpus > 0 ? static_cast<uint64_t>(cpus) : 1;
+  env.pagesize = page > 0 ? static_cast<uint64_t>(page) : 4096;
+  env.mb_memory = pages > 0 ? static_cast<uint64_t>(pages) * env.pagesize / (1024 * 1024) : 1;
+  return env;
+}
+
+std::vector<JobFileSection> ParseJobFile(const std::string& path, const JobFileEnvironment& env) {
+  Parser parser(env);
+  parser.ReadFile(path, "");
+  return parser.Take();
+}
+
+std::string ShowCommand(const std::vector<std::string>& files, const JobFileEnvironment& env,
+                        std::string_view program) {
+  std::string out;
+  for (const std::string& file : files) {
+    out += program;
+    std::vector<JobFileSetting> global;
+    auto add = [&out](const JobFileSetting& s) {
+      out += s.bare ? fmt::format(" --{}", s.name) : fmt::format(" --{}={}", s.name, s.value);
+    };
+    for (const JobFileSection& section : ParseJobFile(file, env)) {
+      if (section.global) {
+        global.insert(global.end(), section.settings.begin(), section.settings.end());
+        for (const JobFileSetting& s : global) add(s);
+        continue;
+      }
+      out += fmt::format(" --name={}", section.name);
+      for (const JobFileSetting& s : section.settings) add(s);
+    }
+    out += " \n";
+  }
+  return out;
+}
+
+int64_t EvaluateArithmetic(std::string_view text, const std::string& where) {
+  return Arithmetic(text, where).Evaluate();
+}
+
+}  // namespace iotail::cli

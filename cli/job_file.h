@@ -1,0 +1,61 @@
+// JobFile: reads a fio job file into its sections, with fio's rules.
+//
+// `[name]` starts a section; a section whose name starts with "global" holds settings for the
+// jobs after it in the file (a later global section adds to them). Settings are `key=value` or a
+// bare `key` (a flag), blanks around the key and value trimmed; key names take dashes or
+// underscores. `;` and `#` start a comment, on a line of its own or after a setting (everything
+// from the first one on). `include FILE` reads another file's settings in place, within the current
+// section (FILE as given, else relative to the including file's directory; as in fio, an included
+// file holds no sections; an include loop is an error). In values, `${VAR}` is the
+// environment variable VAR (unset: an error, where fio drops the job), and `$ncpus`, `$mb_memory`
+// and `$pagesize` are this machine's; a value that used one of fio's `$` variables, or that is
+// wrapped in parentheses, is integer arithmetic (+ - * / % ^ and parentheses, numbers with k/m/g/t
+// suffixes in powers of 1024), evaluated natively (fio pipes the first form to bc and lacks the
+// second). Every error is a stats::UsageError whose message starts with `FILE:LINE: `.
+// Pure parsing; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace iotail::cli {
+
+struct JobFileSetting {
+  std::string name;    // dashes as underscores
+  std::string value;   // "1" for a bare flag
+  bool bare = false;   // written without '=' (a flag)
+  std::string origin;  // "FILE:LINE"
+};
+
+struct JobFileSection {
+  std::string name;
+  bool global = false;
+  std::string origin;  // "FILE:LINE" of its header
+  std::vector<JobFileSetting> settings;
+};
+
+// What a job file may refer to: environment variables and the machine's figures (injectable for
+// tests).
+struct JobFileEnvironment {
+  std::function<std::optional<std::string>(const std::string&)> getenv;
+  uint64_t ncpus = 1, mb_memory = 1, pagesize = 4096;
+  static JobFileEnvironment System();
+};
+
+std::vector<JobFileSection> ParseJobFile(const std::string& path, const JobFileEnvironment& env);
+
+// The files as one command line per file, as `fio --showcmd FILE...` prints them: "PROGRAM" then,
+// section by section, a global section's accumulated settings or a job's `--name=NAME` and its
+// own settings, each as ` --key=value` (` --key` for a flag), the line ending in a blank.
+std::string ShowCommand(const std::vector<std::string>& files, const JobFileEnvironment& env,
+                        std::string_view program);
+
+// Integer arithmetic as fio's job files write it ("4*2", "(1k+512)/2", "2^10"); `where` prefixes
+// the error message. Throws UsageError.
+int64_t EvaluateArithmetic(std::string_view text, const std::string& where);
+
+}  // namespace iotail::cli
