@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -32,6 +33,33 @@ uint32_t ParseBs(std::string_view text, std::string_view option) {
   if (v == 0 || v > UINT32_MAX)
     throw UsageError(fmt::format("--{}: bad block size '{}'", option, text));
   return static_cast<uint32_t>(v);
+}
+
+// fio's bs=int[,int][,int]: one value for every direction, or reads, writes (and trims, which
+// iotail does not do) separated by commas, an empty one keeping the default (4k): "8k,32k",
+// ",8k", "8k," (writes at the default).
+void ParseBlockSizes(const std::string& v, std::string_view option, engine::JobSpec& spec) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = v.find(',', start);
+    parts.push_back(v.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (parts.size() > 3) {
+    throw UsageError(
+        fmt::format("--{}: at most 3 values (reads,writes,trims), got '{}'", option, v));
+  }
+  if (parts.size() == 1) {
+    spec.bs = ParseBs(parts[0], option);
+    spec.bs_dir = {};
+    return;
+  }
+  const std::array<uint32_t, 2> sizes = {parts[0].empty() ? 4096u : ParseBs(parts[0], option),
+                                         parts[1].empty() ? 4096u : ParseBs(parts[1], option)};
+  spec.bs = std::min(sizes[0], sizes[1]);
+  spec.bs_dir = sizes;
 }
 
 const std::vector<OptionDef>& Table() {
@@ -80,8 +108,10 @@ const std::vector<OptionDef>& Table() {
          if (w > 100) throw UsageError("--rwmixwrite: expected 0..100");
          o.spec.rwmixread = 100 - w;
        }},
-      {"bs", false, "block size (default 4k)",
-       [](RunOptions& o, const std::string& v) { o.spec.bs = ParseBs(v, "bs"); }},
+      {"bs", false, "block size (default 4k), or R,W per direction as fio (8k,32k; ,8k)",
+       [](RunOptions& o, const std::string& v) { ParseBlockSizes(v, "bs", o.spec); }},
+      {"blocksize", false, "same as --bs",
+       [](RunOptions& o, const std::string& v) { ParseBlockSizes(v, "blocksize", o.spec); }},
       {"bsrange", false, "MIN-MAX block sizes (multiples of MIN)",
        [](RunOptions& o, const std::string& v) {
          const size_t dash = v.find('-');

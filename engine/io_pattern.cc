@@ -39,6 +39,7 @@ IoPattern::IoPattern(const JobSpec& spec, uint32_t files, uint64_t region_offset
            : spec.rw == RwMode::kWrite || spec.rw == RwMode::kRandWrite ? 0
                                                                         : spec.rwmixread),
       unit_(spec.MinBlockSize()),
+      dir_bs_{spec.BlockSize(stats::Direction::kRead), spec.BlockSize(stats::Direction::kWrite)},
       random_(spec.IsRandom()),
       region_offset_(region_offset),
       region_size_(region_size),

@@ -88,7 +88,7 @@ class IoPattern {
   IoChoice Next(stats::Direction dir) {
     IoChoice c;
     c.dir = dir;
-    c.bs = ChooseBlockSize();
+    c.bs = ChooseBlockSize(dir);
     const uint64_t block = random_ ? permutation_.Next() : NextSequential();
     c.file = static_cast<uint32_t>(block / blocks_per_file_);
     uint64_t off = (block % blocks_per_file_) * unit_;
@@ -104,7 +104,7 @@ class IoPattern {
     if (mix_ == 0) return stats::Direction::kWrite;
     return rng_.Below(100) < mix_ ? stats::Direction::kRead : stats::Direction::kWrite;
   }
-  uint32_t ChooseBlockSize() {
+  uint32_t ChooseBlockSize(stats::Direction dir) {
     if (!split_.empty()) {
       const uint32_t r = rng_.Below(100);
       for (const auto& s : split_) {
@@ -113,7 +113,7 @@ class IoPattern {
       return split_.back().bs;
     }
     if (range_steps_ > 1) return unit_ * (1 + rng_.Below(range_steps_));
-    return unit_;
+    return dir_bs_[dir == stats::Direction::kRead ? 0 : 1];
   }
   uint64_t NextSequential() {
     const uint64_t b = cursor_;
@@ -124,6 +124,7 @@ class IoPattern {
   FastRandom rng_;
   uint32_t mix_;  // % reads
   uint32_t unit_;
+  std::array<uint32_t, 2> dir_bs_;  // plain bs per direction (reads, writes)
   uint32_t range_steps_ = 1;
   std::vector<BlockSizeShare> split_;
   bool random_;

@@ -77,7 +77,10 @@ uint32_t JobSpec::MinBlockSize() const {
     return m;
   }
   if (bs_min != 0) return bs_min;
-  return bs;
+  uint32_t m = UINT32_MAX;
+  if (HasReads()) m = std::min(m, BlockSize(stats::Direction::kRead));
+  if (HasWrites()) m = std::min(m, BlockSize(stats::Direction::kWrite));
+  return m == UINT32_MAX ? bs : m;
 }
 
 uint32_t JobSpec::MaxBlockSize() const {
@@ -87,7 +90,10 @@ uint32_t JobSpec::MaxBlockSize() const {
     return m;
   }
   if (bs_max != 0) return bs_max;
-  return bs;
+  uint32_t m = 0;
+  if (HasReads()) m = std::max(m, BlockSize(stats::Direction::kRead));
+  if (HasWrites()) m = std::max(m, BlockSize(stats::Direction::kWrite));
+  return m == 0 ? bs : m;
 }
 
 namespace {
@@ -110,6 +116,9 @@ std::string CpuListText(const cpu_set_t& set) {
 
 void JobSpec::Validate() const {
   if (bs == 0) throw UsageError("--bs: must be greater than 0");
+  if ((bs_dir[0] != 0 || bs_dir[1] != 0) && (bs_min != 0 || !bssplit.empty())) {
+    throw UsageError("--bs=R,W: not with --bsrange or --bssplit");
+  }
   if (bs_min != 0 || bs_max != 0) {
     if (bs_min == 0 || bs_max < bs_min || bs_max % bs_min != 0) {
       throw UsageError("--bsrange: expected MIN-MAX with 0 < MIN <= MAX and MAX a multiple of MIN");

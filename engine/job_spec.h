@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "stats/core/direction.h"
+
 namespace iotail::engine {
 
 enum class RwMode { kRead, kWrite, kRandRead, kRandWrite, kReadWrite, kRandReadWrite };
@@ -35,6 +37,7 @@ struct JobSpec {
   RwMode rw = RwMode::kRead;            // --rw
   uint32_t rwmixread = 50;              // --rwmixread: % reads for rw/randrw
   uint32_t bs = 4096;                   // --bs
+  std::array<uint32_t, 2> bs_dir{};     // --bs=R,W: reads [0], writes [1] (0 = bs)
   uint32_t bs_min = 0, bs_max = 0;      // --bsrange=MIN-MAX (uniform, multiples of MIN)
   std::vector<BlockSizeShare> bssplit;  // --bssplit=4k/50:64k/50
   bool direct = false;                  // --direct: O_DIRECT
@@ -91,6 +94,11 @@ struct JobSpec {
   bool RateLimited() const { return rate.Any() || rate_dir[0].Any() || rate_dir[1].Any(); }
   bool RatePerDirection() const { return rate_dir[0].Any() || rate_dir[1].Any(); }
   bool Synchronous() const { return ioengine == EngineKind::kPsync; }
+  // The block size of direction d (plain bs or bs=R,W; bsrange and bssplit choose per I/O).
+  uint32_t BlockSize(stats::Direction d) const {
+    const uint32_t b = bs_dir[d == stats::Direction::kRead ? 0 : 1];
+    return b != 0 ? b : bs;
+  }
   uint32_t MinBlockSize() const;
   uint32_t MaxBlockSize() const;
 

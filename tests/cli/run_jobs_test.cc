@@ -98,6 +98,23 @@ TEST_F(RunJobsTest, SizeSuffixesFollowKbBaseAsFio) {
       "--name=c --rw=read --bs=2kB --size=300k");
 }
 
+TEST_F(RunJobsTest, PerDirectionBlockSizesAsFio) {
+  CompareWithFio(
+      "--name=a --rw=read --bs=,8k --name=b --rw=write --bs=,8k --name=c --rw=randwrite --bs=8k, "
+      "--name=d --rw=read --blocksize=16k,4k");
+  // Mixed: every read is 4 KiB and every write 64 KiB.
+  const CommandResult r = Run("iotail", "--name=m --rw=randrw --bs=4k,64k --size=4m");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& job = j["jobs"][0];
+  ASSERT_GT(job["read"]["total_ios"].get<uint64_t>(), 0u);
+  ASSERT_GT(job["write"]["total_ios"].get<uint64_t>(), 0u);
+  EXPECT_EQ(job["read"]["io_bytes"].get<uint64_t>(),
+            4096 * job["read"]["total_ios"].get<uint64_t>());
+  EXPECT_EQ(job["write"]["io_bytes"].get<uint64_t>(),
+            65536 * job["write"]["total_ios"].get<uint64_t>());
+}
+
 TEST_F(RunJobsTest, RateIsPerCloneAndPerDirectionAsFio) {
   if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
   const std::string args =
