@@ -296,6 +296,7 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   // The status interval rides on the interval clock: the log period, or a multiple of it.
   for (RunOptions& job : jobs) {
     engine::JobSpec& spec = job.spec;
+    if (!job.randrepeat) spec.randseed ^= engine::Clock::RealtimeNs() * 0x9e3779b97f4a7c15ull;
     if (const std::string note = SettleLogPeriod(job); !note.empty()) err << note << "\n";
     if (run_opts.status_interval_ms != 0) {
       if (spec.write_hist_log.empty()) {

@@ -35,6 +35,16 @@ uint32_t ParseBs(std::string_view text, std::string_view option) {
   return static_cast<uint32_t>(v);
 }
 
+// "N%" with 0 < N <= 100 (fio's percentage of a file's size).
+double ParsePercent(const std::string& v, std::string_view option) {
+  size_t used = 0;
+  const double p = ParseNumber(std::string_view(v).substr(0, v.size() - 1), option, &used);
+  if (used + 1 != v.size() || p <= 0 || p > 100) {
+    throw UsageError(fmt::format("--{}: expected a percentage from 1 to 100, got '{}'", option, v));
+  }
+  return p;
+}
+
 // fio's bs=int[,int][,int]: one value for every direction, or reads, writes (and trims, which
 // iotail does not do) separated by commas, an empty one keeping the default (4k): "8k,32k",
 // ",8k", "8k," (writes at the default).
@@ -85,11 +95,25 @@ const std::vector<OptionDef>& Table() {
        }},
       {"size", false, "bytes per file (created if missing); default: whole file/device",
        [](RunOptions& o, const std::string& v) {
-         o.spec.size = ParseSize(v, "size");
+         if (v.ends_with('%')) {
+           o.spec.size_percent = ParsePercent(v, "size");
+           o.spec.size = 0;
+         } else {
+           o.spec.size = ParseSize(v, "size");
+           o.spec.size_percent = 0;
+         }
          o.size_given = true;
        }},
       {"offset", false, "start offset in each file",
-       [](RunOptions& o, const std::string& v) { o.spec.offset = ParseSize(v, "offset"); }},
+       [](RunOptions& o, const std::string& v) {
+         if (v.ends_with('%')) {
+           o.spec.offset_percent = ParsePercent(v, "offset");
+           o.spec.offset = 0;
+         } else {
+           o.spec.offset = ParseSize(v, "offset");
+           o.spec.offset_percent = 0;
+         }
+       }},
       {"rw", false, "read|write|randread|randwrite|rw|randrw (default read)",
        [](RunOptions& o, const std::string& v) {
          o.spec.rw = engine::ParseRwMode(v);
@@ -220,9 +244,25 @@ const std::vector<OptionDef>& Table() {
        }},
       {"hipri", true, "io_uring: polled completions (IOPOLL; NVMe poll queues)",
        [](RunOptions& o, const std::string& v) { o.spec.hipri = ParseBool(v, "hipri"); }},
-      {"continue_on_error", true, "count I/O errors and keep going",
+      {"continue_on_error", true,
+       "none|read|write|io|all (1 = all): count those I/O errors and keep going",
        [](RunOptions& o, const std::string& v) {
-         o.spec.continue_on_error = ParseBool(v, "continue_on_error") || v == "all" || v == "io";
+         auto& c = o.spec.continue_on_error;
+         if (v == "none" || v == "0") {
+           c = {false, false};
+         } else if (v == "read") {
+           c = {true, false};
+         } else if (v == "write") {
+           c = {false, true};
+         } else if (v == "io" || v == "all" || v == "1") {
+           c = {true, true};
+         } else if (v == "verify") {
+           c = {false, false};  // iotail does not verify: no verify errors to continue on
+         } else {
+           throw UsageError(fmt::format(
+               "--continue_on_error: expected none, read, write, io, verify, all, 0 or 1, got '{}'",
+               v));
+         }
        }},
       {"allow_destructive", true, "allow writing over a device with a signature or mount",
        [](RunOptions& o, const std::string& v) {
@@ -463,8 +503,6 @@ uint64_t ParseTimeNs(std::string_view text, std::string_view option) {
 bool ParseBool(std::string_view text, std::string_view option) {
   if (text == "1" || text == "true" || text == "yes" || text == "on") return true;
   if (text == "0" || text == "false" || text == "no" || text == "off") return false;
-  if (option == "continue_on_error" && (text == "all" || text == "io" || text == "none"))
-    return false;
   throw UsageError(fmt::format("--{}: expected 0 or 1, got '{}'", option, text));
 }
 

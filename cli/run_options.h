@@ -37,6 +37,7 @@ struct RunOptions {
   bool stonewall = false;        // --stonewall: wait for the jobs before, start a new group
   bool new_group = false;        // --new_group: start a new reporting group
   bool group_reporting = false;  // --group_reporting: report each group as one job
+  bool randrepeat = true;        // --randrepeat=0: seed the random offsets from the time
   std::vector<std::pair<std::string, std::string>> own;  // this job's own settings ("job options")
 };
 

@@ -55,6 +55,17 @@ const std::vector<OptionDef>& Table() {
          }
          o.spec.cpus_allowed_split = v == "split";
        }},
+      {"random_distribution", false,
+       "random (default) | zipf:THETA | pareto:H | normal:SIGMA, with an optional :CENTRE 0..1",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.random_distribution = engine::ParseDistribution(v);
+       }},
+      {"norandommap", true, "random offsets with replacement (default: every block once a pass)",
+       [](RunOptions& o, const std::string& v) {
+         o.spec.norandommap = ParseBool(v, "norandommap");
+       }},
+      {"randrepeat", true, "1 (default): the same random offsets every run; 0: seeded by the time",
+       [](RunOptions& o, const std::string& v) { o.randrepeat = ParseBool(v, "randrepeat"); }},
       {"kb_base", false,
        "1024 (default: k = 1024, KiB = 1000, as fio) or 1000 (k = 1000, KiB = 1024)",
        [](RunOptions&, const std::string& v) {

@@ -4,15 +4,18 @@
 // region exactly once per pass in a scrambled order without a per-block map: a full-period LCG on
 // 2^k states, passed through a bijective bit mixer, skipping values >= n (cycle walking; fewer than
 // two steps per value on average). IoPattern combines them as fio's rw, rwmixread, bs, bsrange and
-// bssplit options describe. All of it is allocation-free after construction; not thread-safe (one
-// per worker).
+// bssplit options describe; with norandommap or a skewed random_distribution, random offsets come
+// from a BlockDistribution (engine/random_distribution.h) instead, with replacement. All of it is
+// allocation-free after construction; not thread-safe (one per worker).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "engine/job_spec.h"
+#include "engine/random_distribution.h"
 #include "stats/core/direction.h"
 
 namespace iotail::engine {
@@ -89,7 +92,9 @@ class IoPattern {
     IoChoice c;
     c.dir = dir;
     c.bs = ChooseBlockSize(dir);
-    const uint64_t block = random_ ? permutation_.Next() : NextSequential();
+    const uint64_t block = !random_        ? NextSequential()
+                           : distribution_ ? distribution_->Next()
+                                           : permutation_.Next();
     c.file = static_cast<uint32_t>(block / blocks_per_file_);
     uint64_t off = (block % blocks_per_file_) * unit_;
     if (off + c.bs > region_size_) off = (region_size_ - c.bs) / unit_ * unit_;
@@ -132,6 +137,9 @@ class IoPattern {
   uint64_t blocks_per_file_, total_blocks_;
   uint64_t cursor_ = 0;
   BlockPermutation permutation_;
+  // Random offsets with replacement or skewed (norandommap, random_distribution): every block
+  // once per pass (the permutation) otherwise.
+  std::optional<BlockDistribution> distribution_;
 };
 
 }  // namespace iotail::engine

@@ -69,7 +69,8 @@ void PlanRate(const JobSpec& spec, WorkerPlan& plan, uint32_t jobs) {
 struct Targets {
   std::vector<Target> files;  // empty for the nbd engine
   bool nbd = false;
-  uint64_t region = 0;  // bytes per file (or of the export) from spec.offset
+  uint64_t offset = 0;  // start of the region in each file (spec.offset, or its percentage)
+  uint64_t region = 0;  // bytes per file (or of the export) from offset
 };
 
 // Opens (creates or safety-checks) every target and settles the region: the smallest capacity
@@ -99,11 +100,28 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
     }
     capacities.push_back(capacity);
   }
+  const uint32_t unit = spec.MinBlockSize();
+  // fio's percentages: of the smallest target, the offset aligned up to the minimum block size.
+  t.offset = spec.offset;
+  uint64_t size = spec.size;
+  if (spec.offset_percent > 0 || spec.size_percent > 0) {
+    const uint64_t smallest = *std::min_element(capacities.begin(), capacities.end());
+    if (spec.offset_percent > 0) {
+      const auto at =
+          static_cast<uint64_t>(static_cast<double>(smallest) * spec.offset_percent / 100);
+      t.offset = (at + unit - 1) / unit * unit;
+    }
+    if (spec.size_percent > 0) {
+      size = static_cast<uint64_t>(static_cast<double>(smallest) * spec.size_percent / 100);
+    }
+    if (t.offset >= smallest || (size != 0 && size > smallest - t.offset)) {
+      size = smallest > t.offset ? smallest - t.offset : 0;
+    }
+  }
   uint64_t region = UINT64_MAX;
   for (uint64_t capacity : capacities) {
-    region = std::min(region, spec.size != 0 ? spec.size : capacity - spec.offset);
+    region = std::min(region, size != 0 ? size : capacity > t.offset ? capacity - t.offset : 0);
   }
-  const uint32_t unit = spec.MinBlockSize();
   region = region / unit * unit;
   if (region < spec.MaxBlockSize()) {
     throw stats::UsageError(
@@ -130,7 +148,7 @@ std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Tar
     } else {
       for (size_t f = w; f < nfiles; f += jobs) plan.fds.push_back(targets.files[f].fd());
     }
-    plan.region_offset = spec.offset;
+    plan.region_offset = targets.offset;
     plan.region_size = targets.region;
     if (!spec.time_based) {
       plan.bytes_limit = spec.io_size != 0 ? spec.io_size : targets.region * plan.fds.size();

@@ -227,6 +227,9 @@ void JobSpec::Validate() const {
     return;
   }
   if (!uri.empty()) throw UsageError("--uri: only with --ioengine=nbd");
+  if ((size_percent > 0 || offset_percent > 0) && (size != 0 || offset != 0)) {
+    throw UsageError("--size/--offset: give both as percentages or both as sizes");
+  }
   if (filenames.empty()) throw UsageError("--filename: no target given");
   for (const auto& f : filenames) {
     if (f.empty()) throw UsageError("--filename: empty file name in the list");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/random_distribution.h"
 #include "stats/core/direction.h"
 
 namespace iotail::engine {
@@ -34,6 +35,8 @@ struct JobSpec {
   std::string uri;                      // --uri: NBD server (--ioengine=nbd), no filenames
   uint64_t size = 0;                    // --size: bytes per file; 0 = existing file/device size
   uint64_t offset = 0;                  // --offset: start of the region in each file
+  double size_percent = 0;              // --size=N%: of each file's size (0: not given)
+  double offset_percent = 0;            // --offset=N%: of each file's size, aligned to the bs
   RwMode rw = RwMode::kRead;            // --rw
   uint32_t rwmixread = 50;              // --rwmixread: % reads for rw/randrw
   uint32_t bs = 4096;                   // --bs
@@ -50,6 +53,8 @@ struct JobSpec {
   std::vector<int> cpus_allowed;            // --cpus_allowed: workers pinned to these CPUs
   bool cpus_allowed_split = false;          // --cpus_allowed_policy=split: worker i on CPU i mod n
   uint64_t randseed = 0x1f2e3d4c5b6a7988;   // --randseed: worker i uses randseed + i
+  DistributionSpec random_distribution;     // --random_distribution (engine/random_distribution.h)
+  bool norandommap = false;                 // --norandommap: random offsets with replacement
   bool zero_buffers = false;                // --zero_buffers: write zeros (default random data)
   uint64_t runtime_ns = 0;                  // --runtime: stop after this long (0 = no limit)
   bool time_based = false;     // --time_based: run for runtime, looping over the region
@@ -62,7 +67,12 @@ struct JobSpec {
   EngineKind ioengine = EngineKind::kIoUring;  // --ioengine
   bool sqthread_poll = false;                  // --sqthread_poll (io_uring SQPOLL)
   bool hipri = false;                          // --hipri (io_uring IOPOLL)
-  bool continue_on_error = false;              // --continue_on_error: count errors, keep going
+  // --continue_on_error: count I/O errors and keep going, for reads [0] and writes [1] (fio's
+  // none/0, read, write, io/all/1).
+  std::array<bool, 2> continue_on_error{};
+  bool ContinueOnError(stats::Direction d) const {
+    return continue_on_error[d == stats::Direction::kRead ? 0 : 1];
+  }
   bool allow_destructive = false;  // --allow-destructive: write over a signature/mounted device
 
   // Rate-limited open loop. Rates are per worker, as fio's are per job clone (numjobs=2 doubles

@@ -219,7 +219,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     free_[free_count_++] = c.slot;
     if (res < 0) {
       rec.RecordError(static_cast<int>(-res));
-      if (!spec_.continue_on_error) ok = false;
+      if (!spec_.ContinueOnError(slot.dir)) ok = false;
       continue;
     }
     const uint64_t done = c.done_ns;

@@ -115,6 +115,31 @@ TEST_F(RunJobsTest, PerDirectionBlockSizesAsFio) {
             65536 * job["write"]["total_ios"].get<uint64_t>());
 }
 
+TEST_F(RunJobsTest, SizeAndOffsetAsPercentagesAsFio) {
+  // The first job lays the 1 MiB file out; the next ones take shares of it.
+  CompareWithFio(
+      "--name=make --rw=write --name=half --stonewall --rw=read --size=50% --name=tail --rw=read "
+      "--offset=25% --size=100% --name=mid --rw=randread --offset=10% --size=30%");
+}
+
+TEST_F(RunJobsTest, RandomOffsetOptionsAsFio) {
+  // The skew itself is tested on the sampler (tests/engine/random_distribution_test.cc); here, the
+  // options are taken with fio's spellings and each job does its size's worth of I/O.
+  CompareWithFio(
+      "--name=a --rw=randread --norandommap --name=b --rw=randread --randrepeat=0 --name=c "
+      "--rw=randwrite --random_distribution=zipf:1.2 --name=d --rw=randread "
+      "--random_distribution=pareto:0.9 --name=e --rw=randread --random_distribution=normal:20");
+}
+
+TEST_F(RunJobsTest, ContinueOnErrorTakesFiosValues) {
+  for (const char* v : {"none", "read", "write", "io", "verify", "all", "0", "1"}) {
+    EXPECT_EQ(Run("iotail", std::string("--name=a --continue_on_error=") + v).status, 0) << v;
+  }
+  const CommandResult bad = Run("iotail", "--name=a --continue_on_error=some");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("expected none, read, write, io, verify, all"), std::string::npos);
+}
+
 TEST_F(RunJobsTest, RateIsPerCloneAndPerDirectionAsFio) {
   if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
   const std::string args =

@@ -1,0 +1,55 @@
+// BlockDistribution: fio's random_distribution for random I/O over n blocks, as a sampler that
+// never allocates after construction: uniform with replacement (norandommap), zipf:theta (ranks
+// drawn by Hörmann and Derflinger's rejection-inversion, O(1) per draw for any theta > 0, theta
+// != 1 or 1), pareto:h (0 < h < 1; rank = (n - 1) * u^(log h / log(1 - h)), as fio's power), and
+// normal:sigma (sigma in % of n, around the centre). Zipf and pareto ranks count from a hot spot
+// at the centre (fio's optional second value, 0..1 of the range; by default a random place chosen
+// by the seed) and wrap around the end, so the hottest blocks are contiguous as in fio. Not
+// thread-safe (one per worker).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace iotail::engine {
+
+enum class DistributionKind { kRandom, kZipf, kPareto, kNormal };
+
+struct DistributionSpec {
+  DistributionKind kind = DistributionKind::kRandom;
+  double value = 0;  // zipf theta, pareto h, normal sigma (% of the range)
+  double center =
+      -1;  // 0..1 of the range; < 0: zipf/pareto at a place chosen by the seed, normal 0.5
+};
+
+// Parses fio's "random", "zipf:1.2", "pareto:0.9", "normal:10[:0.25]". Throws UsageError naming
+// --random_distribution.
+DistributionSpec ParseDistribution(const std::string& text);
+
+class BlockDistribution {
+ public:
+  BlockDistribution(const DistributionSpec& spec, uint64_t blocks, uint64_t seed);
+  // The next block in [0, blocks).
+  uint64_t Next();
+
+ private:
+  double Uniform01();  // (0, 1)
+  uint64_t Wrap(uint64_t rank) const { return (rank + offset_) % blocks_; }
+  double H(double x) const;
+  double HIntegral(double x) const;
+  double HIntegralInverse(double x) const;
+
+  DistributionSpec spec_;
+  uint64_t blocks_;
+  uint64_t offset_ = 0;
+  uint64_t state_;
+  // zipf (rejection-inversion)
+  double h_integral_x1_ = 0, h_integral_n_ = 0, s_ = 0;
+  // pareto
+  double pareto_power_ = 0;
+  // normal: a second Box-Muller value waiting
+  bool has_spare_ = false;
+  double spare_ = 0;
+};
+
+}  // namespace iotail::engine
