@@ -229,6 +229,7 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
         t.samples = samples[entries.entry[j][w]];
       }
       if (w < o.depths.size()) t.depths.Add(o.depths[w]);
+      if (w < o.syncs.size()) t.syncs.Merge(o.syncs[w]);
     }
   }
   return out;

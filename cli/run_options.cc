@@ -365,7 +365,7 @@ const std::vector<OptionDef>& Table() {
 std::span<const OptionDef> CoreOptionTable() { return Table(); }
 
 std::vector<std::span<const OptionDef>> AllOptionTables() {
-  return {CoreOptionTable(), JobControlOptionTable(), LogOptionTable()};
+  return {CoreOptionTable(), IoBehaviourOptionTable(), JobControlOptionTable(), LogOptionTable()};
 }
 
 const OptionDef* FindRunOption(std::string_view name) {

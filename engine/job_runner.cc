@@ -1,5 +1,6 @@
 #include "engine/job_runner.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -84,6 +85,11 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   topt.offset = spec.offset;
   topt.allow_destructive = spec.allow_destructive;
   topt.stop = stop;
+  topt.sync_flags = spec.sync_flags;
+  topt.invalidate = spec.invalidate && !spec.direct;
+  topt.fadvise = spec.fadvise != -2 ? spec.fadvise
+                 : spec.IsRandom()  ? POSIX_FADV_RANDOM
+                                    : POSIX_FADV_SEQUENTIAL;
   t.files.reserve(spec.filenames.size());
   std::vector<uint64_t> capacities;
   for (const std::string& path : spec.filenames) {
@@ -477,6 +483,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink
     job.per_worker.push_back(std::move(totals[w]));
     job.cpu.push_back(workers[w]->cpu());
     job.depths.push_back(workers[w]->depths());
+    job.syncs.push_back(workers[w]->syncs());
     if (workers[w]->engine_error() != 0 && job.engine_error == 0) {
       job.engine_error = workers[w]->engine_error();
     }

@@ -28,6 +28,7 @@
 #include "engine/job_spec.h"
 #include "engine/worker.h"
 #include "stats/record/recorder.h"
+#include "stats/report/rate_samples.h"
 
 namespace iotail::engine {
 
@@ -39,6 +40,7 @@ struct JobOutcome {
   std::vector<stats::RecorderSnapshot> per_worker;  // totals per worker
   std::vector<stats::CpuUsage> cpu;                 // CPU use per worker
   std::vector<stats::IoDepthCounts> depths;         // queue depths and batches per worker
+  std::vector<stats::SampleStats> syncs;            // fsync/fdatasync latencies per worker (ns)
   double runtime_s = 0;                             // recorded time (after startdelay and ramp)
   std::string engine_description;                   // flags the engine actually used
   std::vector<std::string> log_paths;               // histogram logs written

@@ -203,6 +203,17 @@ void JobSpec::Validate() const {
     throw UsageError("--iodepth_batch_complete_max: at least --iodepth_batch_complete_min");
   }
   if (loops == 0) throw UsageError("--loops: must be at least 1");
+  if (thinktime_blocks == 0) throw UsageError("--thinktime_blocks: must be at least 1");
+  if (thinktime_spin_ns > thinktime_ns) {
+    throw UsageError("--thinktime_spin: at most --thinktime");
+  }
+  if (thinktime_ns != 0 && RateLimited()) {
+    throw UsageError("--thinktime: not with --rate/--rate_iops (the schedule sets the pace)");
+  }
+  if (thinktime_ns > UINT64_MAX / 4) throw UsageError("--thinktime: too long");
+  if ((fsync_every != 0 || fdatasync_every != 0) && ioengine == EngineKind::kNbd) {
+    throw UsageError("--fsync/--fdatasync: not with --ioengine=nbd");
+  }
   if (startdelay_ns > UINT64_MAX / 4) throw UsageError("--startdelay: too long");
   if (!cpus_allowed.empty()) {
     cpu_set_t usable;

@@ -57,13 +57,21 @@ struct JobSpec {
   bool norandommap = false;                 // --norandommap: random offsets with replacement
   bool zero_buffers = false;                // --zero_buffers: write zeros (default random data)
   uint64_t runtime_ns = 0;                  // --runtime: stop after this long (0 = no limit)
-  bool time_based = false;     // --time_based: run for runtime, looping over the region
-  uint64_t io_size = 0;        // --io_size: bytes per worker (default: size, one pass)
-  uint64_t ramp_time_ns = 0;   // --ramp_time: run but record nothing for this long
-  uint64_t startdelay_ns = 0;  // --startdelay: start this long after the group's common start
-  uint32_t loops = 1;          // --loops: passes over the region (not time_based)
-  std::string wait_for;        // --wait_for: start when this earlier job of the group has ended
-  bool end_fsync = false;      // --end_fsync: fsync files at the end
+  bool time_based = false;         // --time_based: run for runtime, looping over the region
+  uint64_t io_size = 0;            // --io_size: bytes per worker (default: size, one pass)
+  uint64_t ramp_time_ns = 0;       // --ramp_time: run but record nothing for this long
+  uint64_t startdelay_ns = 0;      // --startdelay: start this long after the group's common start
+  uint32_t loops = 1;              // --loops: passes over the region (not time_based)
+  std::string wait_for;            // --wait_for: start when this earlier job of the group has ended
+  bool end_fsync = false;          // --end_fsync: fsync files at the end
+  uint32_t fsync_every = 0;        // --fsync=N: fsync a file after every N writes to it (0: never)
+  uint32_t fdatasync_every = 0;    // --fdatasync=N: the same with fdatasync
+  int sync_flags = 0;              // --sync: O_SYNC (sync, 1) or O_DSYNC (dsync)
+  int fadvise = -2;                // --fadvise_hint: POSIX_FADV_*; -2: by rw (fio's 1), -1: off
+  bool invalidate = true;          // --invalidate: drop the page cache before the run (fio: on)
+  uint64_t thinktime_ns = 0;       // --thinktime: stall after each thinktime_blocks I/Os
+  uint64_t thinktime_spin_ns = 0;  // --thinktime_spin: of which spent spinning
+  uint32_t thinktime_blocks = 1;   // --thinktime_blocks
   EngineKind ioengine = EngineKind::kIoUring;  // --ioengine
   bool sqthread_poll = false;                  // --sqthread_poll (io_uring SQPOLL)
   bool hipri = false;                          // --hipri (io_uring IOPOLL)

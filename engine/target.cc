@@ -266,7 +266,7 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
       close(fd);
     }
   }
-  int flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+  int flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | options.sync_flags;
   if (options.direct) flags |= O_DIRECT;
   // A device opened for writing is claimed exclusively: the kernel refuses it when it is mounted
   // or claimed (closing the race with the checks above), and refuses mount and mkfs meanwhile.
@@ -299,6 +299,16 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
     if (fstat(fd_, &now) != 0) ThrowErrno(fmt::format("fstat '{}'", path_));
     capacity_ = static_cast<uint64_t>(now.st_size);
   }
+  // fio's invalidate (its default): start from a cold page cache; and its fadvise_hint. Both are
+  // hints whose failure changes nothing else, as in fio.
+  if (options.invalidate) {
+    if (block_device_) {
+      (void)ioctl(fd_, BLKFLSBUF, 0);
+    } else {
+      (void)posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+    }
+  }
+  if (options.fadvise >= 0) (void)posix_fadvise(fd_, 0, 0, options.fadvise);
   if (options.offset >= capacity_ ||
       (options.size != 0 && options.size > capacity_ - options.offset)) {
     close(fd_);

@@ -26,6 +26,9 @@ struct TargetOptions {
   uint64_t offset = 0;
   bool allow_destructive = false;
   const std::atomic<bool>* stop = nullptr;  // set: laying out a file stops (stats::Interrupted)
+  int sync_flags = 0;       // O_SYNC or O_DSYNC (fio's sync=), added to the open flags
+  int fadvise = -1;         // POSIX_FADV_* for the whole file after opening (-1: none)
+  bool invalidate = false;  // drop the page cache of the file (or device) after opening
 };
 
 class Target {

@@ -32,6 +32,7 @@ Worker::~Worker() {
 
 void Worker::Prepare() {
   const uint32_t depth = spec_.iodepth;
+  writes_since_sync_.assign(plan_.fds.size(), 0);
   buffer_size_ = (spec_.MaxBlockSize() + 4095) / 4096 * 4096;
   const size_t total = static_cast<size_t>(buffer_size_) * depth;
   buffers_ = static_cast<char*>(std::aligned_alloc(4096, total));
@@ -172,11 +173,46 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
     }
     const uint64_t now = n > 0 ? completions_[0].done_ns : Clock::NowNs();
     if (!Complete(n, times.record_from_ns, &in_flight)) stopping = true;
+    if (spec_.thinktime_ns != 0 && n > 0 && !stopping) {
+      since_think_ += static_cast<uint32_t>(n);
+      if (since_think_ >= spec_.thinktime_blocks) {
+        since_think_ = 0;
+        Think(stop);
+      }
+    }
     if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) ||
         stop.load(std::memory_order_relaxed)) {
       stopping = true;
     }
   }
+}
+
+// fio's thinktime: a stall between I/Os, its first thinktime_spin spent spinning, the rest asleep
+// (in slices, so that a stop request is seen).
+void Worker::Think(const std::atomic<bool>& stop) {
+  const uint64_t start = Clock::NowNs();
+  const uint64_t spin_until = start + spec_.thinktime_spin_ns;
+  while (Clock::NowNs() < spin_until) {
+  }
+  const uint64_t until = start + spec_.thinktime_ns;
+  for (uint64_t now = Clock::NowNs(); now < until && !stop.load(std::memory_order_relaxed);
+       now = Clock::NowNs()) {
+    const uint64_t slice = std::min<uint64_t>(until - now, 10'000'000);
+    timespec ts{0, static_cast<long>(slice)};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+// fio's fsync=N / fdatasync=N: the file is synced, synchronously, after every N writes to it.
+void Worker::SyncFile(uint32_t file) {
+  const int fd = plan_.fds[file];
+  const uint64_t start = Clock::NowNs();
+  const int rc = spec_.fdatasync_every != 0 ? fdatasync(fd) : fsync(fd);
+  if (rc != 0) {
+    recorder_->RecordError(errno);
+    return;
+  }
+  syncs_.Add(static_cast<double>(Clock::NowNs() - start));
 }
 
 bool Worker::SubmitBatch(uint32_t* in_flight) {
@@ -234,6 +270,12 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
       } else if (async) {
         rec.RecordLat(slot.dir, done - st.start_ns);
       }
+    }
+    const uint32_t sync_every = spec_.fsync_every != 0 ? spec_.fsync_every : spec_.fdatasync_every;
+    if (sync_every != 0 && slot.dir == stats::Direction::kWrite &&
+        ++writes_since_sync_[slot.file] >= sync_every) {
+      writes_since_sync_[slot.file] = 0;
+      SyncFile(slot.file);
     }
   }
   return ok;

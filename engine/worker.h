@@ -36,6 +36,7 @@
 #include "stats/record/cpu_usage.h"
 #include "stats/record/io_depths.h"
 #include "stats/record/recorder.h"
+#include "stats/report/rate_samples.h"
 
 namespace iotail::engine {
 
@@ -77,6 +78,8 @@ class Worker {
   const stats::CpuUsage& cpu() const { return cpu_; }
   // Queue depths and batch sizes over Run(); valid once Run has returned.
   const stats::IoDepthCounts& depths() const { return depths_; }
+  // fsync/fdatasync calls (--fsync=N, --fdatasync=N) and their latencies in ns.
+  const stats::SampleStats& syncs() const { return syncs_; }
   std::string DescribeEngine() const { return engine_->Describe(); }
   // Tears the engine down (waiting for anything in flight); call on the worker's thread once Run
   // has returned. DescribeEngine() must not be called after.
@@ -132,6 +135,13 @@ class Worker {
   uint64_t oversleep_ns_ = 0;
   stats::CpuUsage cpu_;
   stats::IoDepthCounts depths_;
+  // --fsync/--fdatasync: writes completed per file since its last sync, and the syncs done.
+  std::vector<uint32_t> writes_since_sync_;
+  stats::SampleStats syncs_;
+  // --thinktime: I/Os completed since the last stall.
+  uint32_t since_think_ = 0;
+  void SyncFile(uint32_t file);
+  void Think(const std::atomic<bool>& stop);
 };
 
 }  // namespace iotail::engine

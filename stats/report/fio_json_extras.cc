@@ -95,10 +95,12 @@ void JsonDepthAndLatencyFields(JsonOut o, const JobTotals& job) {
                  job.iodepth);
 }
 
-void JsonSyncField(JsonOut o) {
+void JsonSyncField(JsonOut o, const SampleStats& syncs) {
   fmt::format_to(o,
-                 "\"sync\": {{\"total_ios\": 0, \"lat_ns\": {{\"min\": 0, \"max\": 0, \"mean\": "
-                 "0.000000, \"stddev\": 0.000000, \"N\": 0}}}}");
+                 "\"sync\": {{\"total_ios\": {}, \"lat_ns\": {{\"min\": {}, \"max\": {}, "
+                 "\"mean\": {:.6f}, \"stddev\": {:.6f}, \"N\": {}}}}}",
+                 syncs.n, std::llround(syncs.min), std::llround(syncs.max), syncs.Mean(),
+                 syncs.Stddev(), syncs.n);
 }
 
 void JsonDiskUtil(JsonOut o, const std::vector<DiskUtil>& disks) {

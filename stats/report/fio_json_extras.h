@@ -5,8 +5,8 @@
 // latency distribution in fio's coarse buckets (latency_ns/us/ms, % of I/Os: from the histogram,
 // each bucket counted at the value fio prints for it, so a bucket straddling a boundary counts on
 // one side), fio's latency-target fields (not used by iotail: depth = iodepth, target 0,
-// percentile 100, window 0) and sync (fsync/fdatasync calls: none counted yet), and the run's
-// disk_util. Helpers of run_summary.cc; pure functions, thread-safe.
+// percentile 100, window 0) and sync (the fsync/fdatasync calls of --fsync/--fdatasync), and the
+// run's disk_util. Helpers of run_summary.cc; pure functions, thread-safe.
 #pragma once
 
 #include <fmt/format.h>
@@ -29,8 +29,8 @@ void JsonRateSampleFields(JsonOut o, const RateSamples& samples, int d, double g
 // `, "iodepth_level": {...}, ..., "latency_window": 0` for a job (no leading brace).
 void JsonDepthAndLatencyFields(JsonOut o, const JobTotals& job);
 
-// `"sync": {...}` (no separators).
-void JsonSyncField(JsonOut o);
+// `"sync": {...}` (no separators): the fsync/fdatasync calls and their latencies.
+void JsonSyncField(JsonOut o, const SampleStats& syncs);
 
 // `"disk_util": [...]` (no separators).
 void JsonDiskUtil(JsonOut o, const std::vector<DiskUtil>& disks);

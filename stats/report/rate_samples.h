@@ -24,6 +24,15 @@ struct SampleStats {
   double Mean() const { return n ? sum / static_cast<double>(n) : 0; }
   // Sample standard deviation (n - 1), as fio's; 0 for fewer than two samples.
   double Stddev() const;
+  // Adds another series' samples (min/max combine).
+  void Merge(const SampleStats& o) {
+    if (o.n == 0) return;
+    min = n == 0 ? o.min : (o.min < min ? o.min : min);
+    max = n == 0 ? o.max : (o.max > max ? o.max : max);
+    sum += o.sum;
+    sum_sq += o.sum_sq;
+    n += o.n;
+  }
 };
 
 struct RateSamples {

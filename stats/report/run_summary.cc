@@ -159,7 +159,7 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
     JsonDirection(o, t.dirs[d], s, runtime_s, job.samples, d, group_bw_kib);
     fmt::format_to(o, ", ");
   }
-  JsonSyncField(o);
+  JsonSyncField(o, job.syncs);
   fmt::format_to(o, ", ");
   fmt::format_to(o,
                  "\"job_runtime\": {}, \"usr_cpu\": {:.6f}, \"sys_cpu\": {:.6f}, \"ctx\": {}, "

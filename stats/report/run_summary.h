@@ -41,6 +41,7 @@ struct JobTotals {
   IoDepthCounts depths;  // iodepth_level, iodepth_submit, iodepth_complete
   uint32_t iodepth = 1;  // latency_depth
   RateSamples samples;   // bw_* and iops_* statistics over the run's windows
+  SampleStats syncs;     // fsync/fdatasync calls and their latencies (ns): fio's "sync"
 };
 
 // One device's /proc/diskstats over the run, as fio's disk_util (ticks in ms).

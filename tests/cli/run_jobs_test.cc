@@ -131,6 +131,45 @@ TEST_F(RunJobsTest, RandomOffsetOptionsAsFio) {
       "--random_distribution=pareto:0.9 --name=e --rw=randread --random_distribution=normal:20");
 }
 
+TEST_F(RunJobsTest, ThinktimeStallsBetweenIos) {
+  // 16 reads of 4 KiB, a 20 ms stall after every 4 (bare thinktime values are microseconds, as
+  // fio's), half of it spinning: at least 3 full stalls.
+  const auto t0 = std::chrono::steady_clock::now();
+  const CommandResult r =
+      Run("iotail",
+          "--name=a --rw=read --size=64k --thinktime=20000 --thinktime_blocks=4 "
+          "--thinktime_spin=10ms");
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_GE(wall, 0.06);
+  EXPECT_GE(json::parse(r.out)["jobs"][0]["job_runtime"].get<double>(), 60);
+  EXPECT_EQ(Run("iotail", "--name=a --thinktime=1ms --thinktime_spin=2ms").status, 2);
+}
+
+TEST_F(RunJobsTest, FsyncAndFdatasyncEveryNWritesAsFio) {
+  if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
+  for (const std::string option : {"--fsync=4", "--fdatasync=8"}) {
+    SCOPED_TRACE(option);
+    const std::string args = "--name=a --rw=write --size=256k " + option;
+    const CommandResult fio = Run("fio", args);
+    const CommandResult ours = Run("iotail", args);
+    ASSERT_EQ(fio.status, 0) << fio.err;
+    ASSERT_EQ(ours.status, 0) << ours.err;
+    const json theirs = json::parse(fio.out.substr(fio.out.find('{')))["jobs"][0]["sync"];
+    const json mine = json::parse(ours.out)["jobs"][0]["sync"];
+    // One per N writes: fio skips the one after its last write, iotail does not.
+    const int n = mine["lat_ns"]["N"].get<int>();
+    EXPECT_GE(n, theirs["lat_ns"]["N"].get<int>());
+    EXPECT_LE(n, theirs["lat_ns"]["N"].get<int>() + 1);
+    EXPECT_EQ(mine["total_ios"].get<int>(), n);
+    EXPECT_GT(mine["lat_ns"]["mean"].get<double>(), 0);
+  }
+  EXPECT_EQ(
+      Run("iotail", "--name=a --rw=write --sync=dsync --fadvise_hint=random --invalidate=0").status,
+      0);
+  EXPECT_EQ(Run("iotail", "--name=a --sync=sometimes").status, 2);
+}
+
 TEST_F(RunJobsTest, ContinueOnErrorTakesFiosValues) {
   for (const char* v : {"none", "read", "write", "io", "verify", "all", "0", "1"}) {
     EXPECT_EQ(Run("iotail", std::string("--name=a --continue_on_error=") + v).status, 0) << v;
