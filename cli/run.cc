@@ -265,12 +265,31 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   TempFile temp;
   const bool default_benchmark =
       !plan.named_jobs && jobs[0].spec.filenames.empty() && jobs[0].spec.uri.empty();
-  // A named job without a target uses fio's default files: NAME.CLONE.0, one per clone.
+  // fio's files: a named job without a target uses NAME.CLONE.FILE (nrfiles per clone, each
+  // clone its own), in --directory when given; --size is divided among a clone's files unless
+  // --filesize gives each file's.
   for (RunOptions& job : jobs) {
     engine::JobSpec& spec = job.spec;
-    if (default_benchmark || !spec.filenames.empty() || !spec.uri.empty()) continue;
-    for (uint32_t w = 0; w < spec.numjobs; ++w) {
-      spec.filenames.push_back(fmt::format("{}.{}.0", spec.name, w));
+    if (default_benchmark || !spec.uri.empty()) continue;
+    const auto in_directory = [&](const std::string& name) {
+      return job.directory.empty() || (!name.empty() && name[0] == '/')
+                 ? name
+                 : (std::filesystem::path(job.directory) / name).string();
+    };
+    if (!spec.filenames.empty()) {
+      for (std::string& f : spec.filenames) f = in_directory(f);
+    } else {
+      // Worker w takes files w, w + numjobs, ... (engine::RunJobs): its own NAME.w.k.
+      for (uint32_t k = 0; k < job.nrfiles; ++k) {
+        for (uint32_t w = 0; w < spec.numjobs; ++w) {
+          spec.filenames.push_back(in_directory(fmt::format("{}.{}.{}", spec.name, w, k)));
+        }
+      }
+      if (job.filesize != 0) {
+        spec.size = job.filesize;
+      } else if (job.nrfiles > 1 && spec.size != 0) {
+        spec.size = spec.size / job.nrfiles;
+      }
     }
   }
   if (default_benchmark) {

@@ -35,6 +35,24 @@ uint32_t ParseBs(std::string_view text, std::string_view option) {
   return static_cast<uint32_t>(v);
 }
 
+// fio's rw=MODE[:N]: the offset modifier is a gap in bytes after each sequential I/O, or the number
+// of I/Os per random offset (the ones between are sequential). Trims are not done by iotail.
+void ParseRw(const std::string& v, std::string_view option, RunOptions& o) {
+  const size_t colon = v.find(':');
+  const std::string mode = v.substr(0, colon);
+  if (mode.find("trim") != std::string::npos) {
+    throw UsageError(fmt::format(
+        "--{}: '{}': iotail does not do trims (read, write, randread, randwrite, rw, randrw)",
+        option, mode));
+  }
+  o.spec.rw = engine::ParseRwMode(mode);
+  o.rw_given = true;
+  o.spec.rw_modifier = 0;
+  if (colon == std::string::npos) return;
+  const std::string n = v.substr(colon + 1);
+  o.spec.rw_modifier = o.spec.IsRandom() ? ParseU32(n, option) : ParseSize(n, option);
+}
+
 // "N%" with 0 < N <= 100 (fio's percentage of a file's size).
 double ParsePercent(const std::string& v, std::string_view option) {
   size_t used = 0;
@@ -114,16 +132,12 @@ const std::vector<OptionDef>& Table() {
            o.spec.offset_percent = 0;
          }
        }},
-      {"rw", false, "read|write|randread|randwrite|rw|randrw (default read)",
-       [](RunOptions& o, const std::string& v) {
-         o.spec.rw = engine::ParseRwMode(v);
-         o.rw_given = true;
-       }},
+      {"rw", false,
+       "read|write|randread|randwrite|rw|randrw (default read); :N as fio (read:4k skips 4k after "
+       "each I/O, randread:8 takes a new random offset every 8 I/Os)",
+       [](RunOptions& o, const std::string& v) { ParseRw(v, "rw", o); }},
       {"readwrite", false, "same as --rw",
-       [](RunOptions& o, const std::string& v) {
-         o.spec.rw = engine::ParseRwMode(v);
-         o.rw_given = true;
-       }},
+       [](RunOptions& o, const std::string& v) { ParseRw(v, "readwrite", o); }},
       {"rwmixread", false, "% reads in rw/randrw (default 50)",
        [](RunOptions& o, const std::string& v) { o.spec.rwmixread = ParseU32(v, "rwmixread"); }},
       {"rwmixwrite", false, "% writes in rw/randrw",

@@ -73,6 +73,26 @@ const std::vector<OptionDef>& Table() {
                "--fadvise_hint: expected 0, 1, sequential, random or normal, got '{}'", v));
          }
        }},
+      {"directory", false, "directory of the files (fio's default names NAME.CLONE.FILE there)",
+       [](RunOptions& o, const std::string& v) {
+         if (v.empty()) throw UsageError("--directory: empty");
+         o.directory = v;
+       }},
+      {"nrfiles", false, "files per clone when no --filename is given (default 1)",
+       [](RunOptions& o, const std::string& v) {
+         o.nrfiles = ParseU32(v, "nrfiles");
+         if (o.nrfiles == 0 || o.nrfiles > 100000) {
+           throw UsageError("--nrfiles: expected 1..100000");
+         }
+       }},
+      {"nr_files", false, "same as --nrfiles",
+       [](RunOptions& o, const std::string& v) {
+         o.nrfiles = ParseU32(v, "nr_files");
+         if (o.nrfiles == 0 || o.nrfiles > 100000)
+           throw UsageError("--nr_files: expected 1..100000");
+       }},
+      {"filesize", false, "size of each file (default: --size divided among the files, as fio)",
+       [](RunOptions& o, const std::string& v) { o.filesize = ParseSize(v, "filesize"); }},
       {"invalidate", true, "drop the page cache of the targets before the run (default 1)",
        [](RunOptions& o, const std::string& v) { o.spec.invalidate = ParseBool(v, "invalidate"); }},
   };

@@ -48,6 +48,13 @@ IoPattern::IoPattern(const JobSpec& spec, uint32_t files, uint64_t region_offset
       total_blocks_(blocks_per_file_ * files),
       permutation_(total_blocks_, seed) {
   if (spec.bs_min != 0) range_steps_ = spec.bs_max / spec.bs_min;
+  if (spec.rw_modifier != 0) {
+    if (random_) {
+      run_length_ = spec.rw_modifier;
+    } else {
+      stride_ = 1 + spec.rw_modifier / unit_;
+    }
+  }
   if (random_ && (spec.norandommap || spec.random_distribution.kind != DistributionKind::kRandom)) {
     distribution_.emplace(spec.random_distribution, total_blocks_, seed);
   }

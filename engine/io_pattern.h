@@ -92,9 +92,17 @@ class IoPattern {
     IoChoice c;
     c.dir = dir;
     c.bs = ChooseBlockSize(dir);
-    const uint64_t block = !random_        ? NextSequential()
-                           : distribution_ ? distribution_->Next()
-                                           : permutation_.Next();
+    uint64_t block;
+    if (!random_) {
+      block = NextSequential();
+    } else if (run_left_ > 0) {  // rw=randread:N: the I/Os after a random offset follow it
+      --run_left_;
+      block = last_ + 1 == total_blocks_ ? 0 : last_ + 1;
+    } else {
+      block = distribution_ ? distribution_->Next() : permutation_.Next();
+      run_left_ = run_length_ > 0 ? run_length_ - 1 : 0;
+    }
+    last_ = block;
     c.file = static_cast<uint32_t>(block / blocks_per_file_);
     uint64_t off = (block % blocks_per_file_) * unit_;
     if (off + c.bs > region_size_) off = (region_size_ - c.bs) / unit_ * unit_;
@@ -122,7 +130,8 @@ class IoPattern {
   }
   uint64_t NextSequential() {
     const uint64_t b = cursor_;
-    cursor_ = cursor_ + 1 == total_blocks_ ? 0 : cursor_ + 1;
+    cursor_ += stride_;  // rw=read:GAP skips GAP after each I/O
+    if (cursor_ >= total_blocks_) cursor_ = 0;
     return b;
   }
 
@@ -136,6 +145,10 @@ class IoPattern {
   uint64_t region_offset_, region_size_;
   uint64_t blocks_per_file_, total_blocks_;
   uint64_t cursor_ = 0;
+  uint64_t stride_ = 1;      // blocks from one sequential I/O to the next
+  uint64_t run_length_ = 0;  // random: I/Os per random offset (rw=randread:N)
+  uint64_t run_left_ = 0;
+  uint64_t last_ = 0;
   BlockPermutation permutation_;
   // Random offsets with replacement or skewed (norandommap, random_distribution): every block
   // once per pass (the permutation) otherwise.

@@ -203,6 +203,11 @@ void JobSpec::Validate() const {
     throw UsageError("--iodepth_batch_complete_max: at least --iodepth_batch_complete_min");
   }
   if (loops == 0) throw UsageError("--loops: must be at least 1");
+  if (rw_modifier != 0 && !IsRandom() && rw_modifier % MinBlockSize() != 0) {
+    throw UsageError(fmt::format(
+        "--rw={}:{}: iotail skips whole blocks: give a multiple of the block size ({})",
+        RwModeName(rw), rw_modifier, MinBlockSize()));
+  }
   if (thinktime_blocks == 0) throw UsageError("--thinktime_blocks: must be at least 1");
   if (thinktime_spin_ns > thinktime_ns) {
     throw UsageError("--thinktime_spin: at most --thinktime");

@@ -170,6 +170,36 @@ TEST_F(RunJobsTest, FsyncAndFdatasyncEveryNWritesAsFio) {
   EXPECT_EQ(Run("iotail", "--name=a --sync=sometimes").status, 2);
 }
 
+TEST_F(RunJobsTest, DirectoryNrfilesAndFilesizeMakeFiosFiles) {
+  if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
+  auto files = [&](const std::string& tool, const std::string& extra) {
+    const fs::path d = dir_ / (tool + "-files");
+    fs::create_directories(d / "data");
+    const std::string bin = tool == "fio" ? "fio" : std::string(IOTAIL_BINARY) + " run";
+    const CommandResult r = iotail::testing::RunShell(
+        "cd " + d.string() + " && " + bin +
+            " --ioengine=psync --directory=data --rw=write --output-format=json --name=x "
+            "--numjobs=2 " +
+            extra,
+        d);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::set<std::pair<std::string, uintmax_t>> out;
+    for (const auto& e : fs::directory_iterator(d / "data")) {
+      out.emplace(e.path().filename().string(), fs::file_size(e.path()));
+    }
+    return std::make_pair(out, Entries(r.out));
+  };
+  for (const std::string extra : {"--nrfiles=3 --size=300k", "--nrfiles=2 --filesize=64k"}) {
+    SCOPED_TRACE(extra);
+    const auto theirs = files("fio", extra);
+    const auto ours = files("iotail", extra);
+    EXPECT_EQ(ours.first, theirs.first);    // the same files, of the same sizes
+    EXPECT_EQ(ours.second, theirs.second);  // the same bytes written by each clone
+    fs::remove_all(dir_ / "fio-files");
+    fs::remove_all(dir_ / "iotail-files");
+  }
+}
+
 TEST_F(RunJobsTest, ContinueOnErrorTakesFiosValues) {
   for (const char* v : {"none", "read", "write", "io", "verify", "all", "0", "1"}) {
     EXPECT_EQ(Run("iotail", std::string("--name=a --continue_on_error=") + v).status, 0) << v;

@@ -145,5 +145,33 @@ TEST(JobSpecTest, ValidationNamesTheOption) {
   EXPECT_EQ(ParseEngineKind("libaio"), EngineKind::kLibaio);
 }
 
+TEST(IoPatternTest, SequentialGapSkipsAfterEachIo) {
+  JobSpec spec;
+  spec.rw = RwMode::kRead;
+  spec.bs = 4096;
+  spec.rw_modifier = 8192;  // rw=read:8k
+  IoPattern p(spec, 1, 0, 1 << 20, 1);
+  for (uint64_t i = 0; i < 5; ++i) EXPECT_EQ(p.Next().offset, i * 12288);
+}
+
+TEST(IoPatternTest, RandomRunsFollowEachRandomOffset) {
+  JobSpec spec;
+  spec.rw = RwMode::kRandRead;
+  spec.bs = 4096;
+  spec.rw_modifier = 8;  // rw=randread:8: a new random offset every 8 I/Os
+  IoPattern p(spec, 1, 0, 1 << 24, 1);
+  int jumps = 0;
+  uint64_t last = p.Next().offset;
+  for (int i = 1; i < 800; ++i) {
+    const uint64_t off = p.Next().offset;
+    if (off != last + 4096) {
+      ++jumps;
+      EXPECT_EQ(i % 8, 0) << "a random offset only every 8th I/O";
+    }
+    last = off;
+  }
+  EXPECT_GE(jumps, 95);  // 99 random offsets after the first, nearly all of them jumps
+}
+
 }  // namespace
 }  // namespace iotail::engine
