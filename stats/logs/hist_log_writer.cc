@@ -1,7 +1,5 @@
 #include "stats/logs/hist_log_writer.h"
 
-#include "stats/util/output_file.h"
-
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -9,6 +7,7 @@
 
 #include "stats/core/errors.h"
 #include "stats/core/histogram_layout.h"
+#include "stats/util/output_file.h"
 
 namespace iotail::stats {
 

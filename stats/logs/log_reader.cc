@@ -44,7 +44,8 @@ bool OfDirection(const char* p, const char* end, Direction d) {
 // are "0, ". Parses n fields into out; the last one must end the line if `last`, else be followed
 // by ", ". Returns the position after them, or nullptr on anything else, leaving the line to the
 // careful parse, which accepts the same values and reports every error.
-const char* ParseCanonical(const char* p, const char* end, uint64_t* out, size_t n, bool last) {
+const char* ParseCanonical(const char* p, const char* end, uint64_t* out, size_t n, bool last,
+                           uint64_t* big_sum) {
   for (size_t i = 0; i < n; ++i) {
     // Runs of empty buckets, five at a time (the compiler turns this memcmp into two loads).
     while (i + 5 < n && end - p >= 15 && std::memcmp(p, "0, 0, 0, 0, 0, ", 15) == 0) {
@@ -66,8 +67,11 @@ const char* ParseCanonical(const char* p, const char* end, uint64_t* out, size_t
          ++p) {
       value = value * 10 + digit;
     }
-    if (p == start || p - start > 19) return nullptr;
+    // Values of 15 digits or more are left to the careful parse, which checks them against
+    // kMaxIntervalCount; the sum of the others cannot overflow.
+    if (p == start || p - start > 15) return nullptr;
     out[i] = value;
+    *big_sum += value;
     if (last && i + 1 == n) return p == end ? p : nullptr;
     if (end - p < 2 || p[0] != ',' || p[1] != ' ') return nullptr;
     p += 2;
@@ -313,9 +317,12 @@ bool LogReader::Next() {
 // the same.
 std::optional<bool> LogReader::ParseCanonicalLine(const char* begin, const char* end) {
   uint64_t fixed[kFixedFields];
-  const char* p = ParseCanonical(begin, end, fixed, kFixedFields, false);
-  if (p == nullptr || ParseCanonical(p, end, counts_.data(), counts_.size(), true) == nullptr) {
-    return std::nullopt;
+  uint64_t fixed_sum = 0, sum = 0;
+  const char* p = ParseCanonical(begin, end, fixed, kFixedFields, false, &fixed_sum);
+  if (p == nullptr ||
+      ParseCanonical(p, end, counts_.data(), counts_.size(), true, &sum) == nullptr ||
+      sum + 9 * counts_.size() > kMaxIntervalCount) {
+    return std::nullopt;  // the careful parse checks (and names) a count too large
   }
   if (fixed[0] > kMaxTimeMs) FailTime(fixed[0]);
   if (fixed[1] > 2)
@@ -406,7 +413,16 @@ bool LogReader::ParseLine(const char* begin, const char* end, bool last_without_
   const uint64_t ddir = parse();
   if (ddir > 2) Fail(fmt::format("field 2: ddir {} is not 0 (read), 1 (write) or 2 (trim)", ddir));
   record_.block_size = parse();
-  for (size_t i = 0; i < counts_.size(); ++i) counts_[i] = parse();
+  uint64_t total = 0;
+  for (size_t i = 0; i < counts_.size(); ++i) {
+    counts_[i] = parse();
+    if (__builtin_add_overflow(total, counts_[i], &total) || total > kMaxIntervalCount) {
+      Fail(fmt::format(
+          "the counts add up to more than {} I/Os in one interval (past bucket {}): more than "
+          "any device completes; the log is damaged",
+          kMaxIntervalCount, i));
+    }
+  }
   return FinishRecord(time, ddir);
 }
 

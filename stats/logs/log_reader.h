@@ -4,6 +4,7 @@
 // A line is `time, ddir, bs, c0, ..., cK-1`. The layout (generation and coarseness) is detected
 // from the first line's column count K; every later line must have the same count. Lines are
 // validated as they are read: a wrong field count, a non-number, a negative or out-of-range value,
+// counts adding up to more than kMaxIntervalCount,
 // a ddir other than 0/1/2 or the 5-field garbage of fio's log_compression throw LogFormatError
 // naming the file and line. A torn last line (no newline at end of file, too few fields) is
 // skipped with a warning; a CRLF line ending is accepted; empty lines are skipped.
@@ -39,6 +40,11 @@
 #include "stats/core/histogram_layout.h"
 
 namespace iotail::stats {
+
+// The most I/Os one line of a log may count (10^15: a billion I/Os per second for eleven days);
+// more is damage (a LogFormatError), which also keeps sums over thousands of logs far from
+// overflowing 64 bits.
+inline constexpr uint64_t kMaxIntervalCount = 1'000'000'000'000'000;
 
 struct LogReaderOptions {
   // Undo the alternating sums that `fio --client` writes into its logs.

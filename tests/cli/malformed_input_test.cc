@@ -89,6 +89,18 @@ TEST_F(MalformedInputTest, HugeNumber) {
   ExpectRejected(Line("250", "0", 1856, "99999999999999999999999"), 1, "out of range");
 }
 
+TEST_F(MalformedInputTest, CountsBeyondWhatAnIntervalHoldsAreDamage) {
+  // One count near 2^64, and many large counts that add up past 10^15 in one line.
+  ExpectRejected(Line("250", "0") + Line("500", "0", 1856, "18446744073709551615"), 2,
+                 "more than 1000000000000000 I/Os in one interval");
+  std::string many = "250, 0, 4096";
+  for (int i = 0; i < 1856; ++i) many += i < 1100 ? ", 999999999999" : ", 0";
+  ExpectRejected(Line("250", "1") + many + "\n", 2, "the log is damaged");
+  // 10^15 in all is still a log.
+  const std::string path = Write(Line("250", "0", 1856, "1000000000000000"));
+  EXPECT_EQ(Run("pctiles " + path), 0) << err_;
+}
+
 TEST_F(MalformedInputTest, BinaryGarbage) {
   std::string garbage;
   uint32_t x = 12345;
