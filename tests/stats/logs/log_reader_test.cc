@@ -192,10 +192,14 @@ TEST(LogReaderTest, OverflowIsAnError) {
   const std::string message = ErrorOf(line);
   EXPECT_NE(message.find("bad.log:1:"), std::string::npos) << message;
   EXPECT_NE(message.find("out of range"), std::string::npos) << message;
-  // 2^64 - 1 is a valid count.
+  // 2^64 - 1 is a number but more I/Os than one interval holds: damage.
   std::string max = Line(100, 0, {{9, 1}});
   max.replace(max.find(", 1,"), 4, ", 18446744073709551615,");
-  EXPECT_EQ(ErrorOf(max), "");
+  EXPECT_NE(ErrorOf(max).find("more than 1000000000000000 I/Os in one interval"),
+            std::string::npos);
+  std::string limit = Line(100, 0, {{9, 1}});
+  limit.replace(limit.find(", 1,"), 4, ", 1000000000000000,");
+  EXPECT_EQ(ErrorOf(limit), "");
   // A time beyond int64.
   std::string time = Line(100, 0, {});
   time.replace(0, 3, "9223372036854775808");
