@@ -28,31 +28,6 @@ constexpr size_t kFirstRecordBuffer = size_t{64} << 10;
 // Each thread holds at most one file open: this bounds the open files, whatever the input count.
 constexpr unsigned kMaxThreads = 256;
 
-// Compacts a record's non-zero buckets into (index, value), adding them to `sum` when kCount.
-// Skips blocks of empty buckets; adds up and compacts the others without branches (their
-// non-zero buckets are scattered). Returns the number of non-zero buckets.
-template <bool kCount>
-size_t CompactNonZero(std::span<const uint64_t> counts, uint64_t* sum, uint32_t* index,
-                      double* value) {
-  const uint64_t* in = counts.data();
-  const size_t size = counts.size();
-  size_t n = 0;
-  constexpr size_t kBlock = 8;
-  for (size_t b = 0; b < size; b += kBlock) {
-    const size_t stop = std::min(b + kBlock, size);
-    uint64_t any = 0;
-    for (size_t i = b; i < stop; ++i) any |= in[i];
-    if (any == 0) continue;
-    for (size_t i = b; i < stop; ++i) {
-      if constexpr (kCount) sum[i] += in[i];
-      index[n] = static_cast<uint32_t>(i);
-      value[n] = static_cast<double>(in[i]);
-      n += in[i] != 0;
-    }
-  }
-  return n;
-}
-
 }  // namespace
 
 // One (file, job segment, direction) run of records. Between its turns it holds no file, buffer
@@ -98,8 +73,16 @@ struct Merger::ThreadReader {
     double* value = nonzero_count.data();
     if (count) ++records;
     if (shift == 0) {
-      nonzero = count ? CompactNonZero<true>(r.counts, totals_of.data(), index, value)
-                      : CompactNonZero<false>(r.counts, nullptr, index, value);
+      // The reader's sparse view: only the buckets that may be non-zero.
+      const uint64_t* in = r.counts.data();
+      size_t n = 0;
+      for (const uint32_t i : r.nonzero) {
+        if (count) totals_of[i] += in[i];
+        index[n] = i;
+        value[n] = static_cast<double>(in[i]);
+        n += in[i] != 0;
+      }
+      nonzero = n;
       return;
     }
     std::fill(counts.begin(), counts.end(), 0.0);

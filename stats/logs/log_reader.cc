@@ -45,7 +45,9 @@ bool OfDirection(const char* p, const char* end, Direction d) {
 // by ", ". Returns the position after them, or nullptr on anything else, leaving the line to the
 // careful parse, which accepts the same values and reports every error.
 const char* ParseCanonical(const char* p, const char* end, uint64_t* out, size_t n, bool last,
-                           uint64_t* big_sum) {
+                           uint64_t* big_sum, uint32_t* nonzero = nullptr,
+                           size_t* nonzero_count = nullptr) {
+  size_t nz = 0;
   for (size_t i = 0; i < n; ++i) {
     // Runs of empty buckets, five at a time (the compiler turns this memcmp into two loads).
     while (i + 5 < n && end - p >= 15 && std::memcmp(p, "0, 0, 0, 0, 0, ", 15) == 0) {
@@ -57,6 +59,10 @@ const char* ParseCanonical(const char* p, const char* end, uint64_t* out, size_t
     if (end - p >= 3 && static_cast<unsigned char>(*p) - unsigned{'0'} <= 9 && p[1] == ',' &&
         p[2] == ' ') {
       out[i] = static_cast<unsigned char>(*p) - unsigned{'0'};
+      if (nonzero != nullptr) {
+        nonzero[nz] = static_cast<uint32_t>(i);
+        nz += out[i] != 0;
+      }
       p += 3;
       if (last && i + 1 == n) return nullptr;  // a trailing field more than expected
       continue;
@@ -72,7 +78,14 @@ const char* ParseCanonical(const char* p, const char* end, uint64_t* out, size_t
     if (p == start || p - start > 15) return nullptr;
     out[i] = value;
     *big_sum += value;
-    if (last && i + 1 == n) return p == end ? p : nullptr;
+    if (nonzero != nullptr) {
+      nonzero[nz] = static_cast<uint32_t>(i);
+      nz += value != 0;
+    }
+    if (last && i + 1 == n) {
+      if (nonzero_count != nullptr) *nonzero_count = nz;
+      return p == end ? p : nullptr;
+    }
     if (end - p < 2 || p[0] != ',' || p[1] != ' ') return nullptr;
     p += 2;
   }
@@ -217,6 +230,7 @@ LogReaderPosition LogReader::Position() const {
 void LogReader::SetLayout(const HistogramLayout& layout) {
   layout_ = layout;
   counts_.resize(layout.size());
+  nonzero_.resize(layout.size());
   if (options_.undo_client_sums) {
     for (auto& state : directions_) {
       state.raw_prev1.assign(layout.size(), 0);
@@ -320,7 +334,8 @@ std::optional<bool> LogReader::ParseCanonicalLine(const char* begin, const char*
   uint64_t fixed_sum = 0, sum = 0;
   const char* p = ParseCanonical(begin, end, fixed, kFixedFields, false, &fixed_sum);
   if (p == nullptr ||
-      ParseCanonical(p, end, counts_.data(), counts_.size(), true, &sum) == nullptr ||
+      ParseCanonical(p, end, counts_.data(), counts_.size(), true, &sum, nonzero_.data(),
+                     &nonzero_count_) == nullptr ||
       sum + 9 * counts_.size() > kMaxIntervalCount) {
     return std::nullopt;  // the careful parse checks (and names) a count too large
   }
@@ -414,8 +429,11 @@ bool LogReader::ParseLine(const char* begin, const char* end, bool last_without_
   if (ddir > 2) Fail(fmt::format("field 2: ddir {} is not 0 (read), 1 (write) or 2 (trim)", ddir));
   record_.block_size = parse();
   uint64_t total = 0;
+  nonzero_count_ = 0;
   for (size_t i = 0; i < counts_.size(); ++i) {
     counts_[i] = parse();
+    nonzero_[nonzero_count_] = static_cast<uint32_t>(i);
+    nonzero_count_ += counts_[i] != 0;
     if (__builtin_add_overflow(total, counts_[i], &total) || total > kMaxIntervalCount) {
       Fail(fmt::format(
           "the counts add up to more than {} I/Os in one interval (past bucket {}): more than "
@@ -476,6 +494,7 @@ bool LogReader::FinishRecord(uint64_t time, uint64_t ddir) {
     }
   }
   record_.counts = counts_;
+  record_.nonzero = std::span<const uint32_t>(nonzero_.data(), nonzero_count_);
   return true;
 }
 

@@ -93,6 +93,9 @@ struct LogRecord {
   uint64_t line = 0;                 // 1-based line number in the file
   uint32_t segment = 0;              // job index inside a per_job_logs=0 file, from 0
   std::span<const uint64_t> counts;  // layout().size() bucket counts
+  // The buckets that may be non-zero, in increasing order (every non-zero one is there; a few
+  // zero ones may be too): a sparse view for consumers that skip empty buckets.
+  std::span<const uint32_t> nonzero;
 };
 
 class LogReader {
@@ -150,6 +153,8 @@ class LogReader {
   std::optional<HistogramLayout> layout_;
   LogRecord record_;
   std::vector<uint64_t> counts_;
+  std::vector<uint32_t> nonzero_;  // record_.nonzero's storage
+  size_t nonzero_count_ = 0;
   uint64_t line_ = 0;
   uint64_t bytes_consumed_ = 0;
   uint64_t offset_ = 0;       // file offset of the next unconsumed byte
