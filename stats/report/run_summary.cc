@@ -13,6 +13,7 @@
 #include "stats/core/percentiles.h"
 #include "stats/core/slc.h"
 #include "stats/report/fio_json_extras.h"
+#include "stats/report/fio_text_extras.h"
 #include "stats/util/json.h"
 
 namespace iotail::stats {
@@ -179,11 +180,13 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
   fmt::format_to(o, "}}}}}}");
 }
 
-// Picks a unit for latencies up to max_ns as fio does for text: nsec, usec or msec.
-std::pair<const char*, double> Unit(uint64_t max_ns) {
-  if (max_ns < 10'000) return {"nsec", 1};
-  if (max_ns < 10'000'000) return {"usec", 1e3};
-  return {"msec", 1e6};
+// Picks a unit for latencies from min_ns to max_ns as fio's text does: nsec while everything is
+// below 100 us, msec when everything is at least 1 ms, else usec (so a sub-millisecond median is
+// never shown as "1 msec" because of a slow tail).
+std::pair<const char*, double> Unit(uint64_t min_ns, uint64_t max_ns) {
+  if (max_ns < 100'000) return {"nsec", 1};
+  if (min_ns >= 1'000'000) return {"msec", 1e6};
+  return {"usec", 1e3};
 }
 
 // A latency with its own unit, e.g. "10.6us", "944.0ms" (for columns of very different scales).
@@ -203,7 +206,7 @@ std::string Shown(double v, double div) {
 // "    clat (usec): min=..., max=..., avg=..., stdev=..." as fio prints it, each in its own unit.
 void TextLatencyLine(Out o, const char* name, const LatencySnapshot& l, const char* note) {
   if (l.n == 0) return;
-  const auto [unit, div] = Unit(l.max_ns);
+  const auto [unit, div] = Unit(l.MinOrZero(), l.max_ns);
   fmt::format_to(o, "    {:>4} ({}): min={:.2f}, max={:.2f}, avg={:.2f}, stdev={:.2f}{}\n", name,
                  unit, static_cast<double>(l.min_ns) / div, static_cast<double>(l.max_ns) / div,
                  l.MeanNs() / div, l.StddevNs() / div, note);
@@ -227,7 +230,8 @@ void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSu
                      AutoUnit(f.lat_pct[i]));
     }
   } else {
-    const auto [unit, div] = Unit(d.clat.max_ns);
+    const auto [unit, div] = Unit(f.pct.empty() ? 0 : static_cast<uint64_t>(f.pct.front()),
+                                  f.pct.empty() ? 0 : static_cast<uint64_t>(f.pct.back()));
     fmt::format_to(o, "    clat percentiles ({}, fio's rule):\n", unit);
     for (size_t i = 0; i < s.percentiles.size(); ++i) {
       fmt::format_to(o, "{}{:6.2f}th=[{:>6}]{}", i % 4 == 0 ? "     | " : "", s.percentiles[i],
@@ -236,8 +240,11 @@ void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSu
     }
   }
   if (f.has_slc) {
-    fmt::format_to(o, "    SLC1={} SLC2={} (means {:.3f}, {:.3f}){}\n", f.slc.slc1, f.slc.slc2,
-                   f.slc.slc1_mean, f.slc.slc2_mean, sched ? " of clat" : "");
+    fmt::format_to(
+        o,
+        "    SLC1={} SLC2={} (means {:.3f}, {:.3f}){}: how far the tail stretches beyond "
+        "the median (0: flat; SBK's latency-spread factors)\n",
+        f.slc.slc1, f.slc.slc2, f.slc.slc1_mean, f.slc.slc2_mean, sched ? " of clat" : "");
   }
 }
 
@@ -407,9 +414,22 @@ std::string FormatTextSummary(const RunSummary& s) {
   if (!s.header.empty()) fmt::format_to(o, "{}\n", s.header);
   const RecorderSnapshot all = Aggregate(s);
   fmt::format_to(o, "All jobs ({}):\n", s.jobs.size());
+  JobTotals aggregate;
+  aggregate.totals = all;
+  for (const JobTotals& j : s.jobs) {
+    aggregate.depths.Add(j.depths);
+    aggregate.iodepth = std::max(aggregate.iodepth, j.iodepth);
+  }
   for (int d = 0; d < kDirectionCount; ++d) {
     TextDirection(o, static_cast<Direction>(d), all.dirs[d], s);
+    // Sample statistics belong to one reported job: shown when there is just one.
+    if (s.jobs.size() == 1 && all.dirs[d].ios > 0) {
+      const double rt = s.jobs[0].runtime_s >= 0 ? s.jobs[0].runtime_s : s.runtime_s;
+      TextRateSampleLines(out, s.jobs[0].samples, d,
+                          rt > 0 ? static_cast<double>(all.dirs[d].bytes) / 1024 / rt : 0);
+    }
   }
+  TextDepthAndLatencyLines(out, aggregate);
   const CpuUsage cpu = AggregateCpu(s);
   fmt::format_to(o, "  cpu          : usr={:.2f}%, sys={:.2f}%, ctx={}, majf={}, minf={}{}\n",
                  cpu.UsrPct(), cpu.SysPct(), cpu.ctx, cpu.majf, cpu.minf,
@@ -430,6 +450,8 @@ std::string FormatTextSummary(const RunSummary& s) {
       fmt::format_to(o, " errors={}\n", j.totals.TotalErrors());
     }
   }
+  TextRunStatusGroups(out, s);
+  TextDiskStats(out, s.disk_util);
   return out;
 }
 

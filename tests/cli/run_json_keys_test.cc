@@ -110,4 +110,33 @@ TEST_F(RunJsonKeysTest, SampleStatisticsDescribeTheWindows) {
   EXPECT_NEAR(lat_pct, 100.0, 1e-3);
 }
 
+TEST_F(RunJsonKeysTest, TextSummaryHasTheSectionsFioPrints) {
+  if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
+  const std::string job =
+      " --name=x --ioengine=libaio --filename=t --size=8m --rw=randrw --iodepth=4 --direct=1 "
+      "--runtime=1500ms --time_based --log_hist_msec=500";
+  const CommandResult fio = iotail::testing::RunShell(
+      "cd " + dir_.string() + " && fio" +
+          std::string(job).replace(job.find("--log_hist_msec=500"), 19, "") + " --runtime=1.5",
+      dir_);
+  const CommandResult ours = iotail::testing::RunShell(
+      "cd " + dir_.string() + " && " + IOTAIL_BINARY + " run --live_format=none" + job, dir_);
+  ASSERT_EQ(fio.status, 0) << fio.err;
+  ASSERT_EQ(ours.status, 0) << ours.err;
+  for (const char* section :
+       {"  read: IOPS=", "  write: IOPS=", "    slat (", "    clat (", "     lat (",
+        "    clat percentiles (", "   bw (  KiB/s): min=", "   iops        : min=", "  lat (",
+        "  cpu          : usr=", "  IO depths    : 1=", "     submit    : 0=",
+        "     complete  : 0=", "     latency   : target=0, window=0, percentile=100.00%, depth=4",
+        "Run status group 0 (all jobs):", "   READ: bw=", "  WRITE: bw="}) {
+    EXPECT_NE(fio.out.find(section), std::string::npos) << "fio lacks: " << section;
+    EXPECT_NE(ours.out.find(section), std::string::npos) << "iotail lacks: " << section;
+  }
+  // The disk section whenever the target has a disk behind it (not on tmpfs or overlay).
+  EXPECT_EQ(ours.out.find("Disk stats (read/write):") != std::string::npos,
+            fio.out.find("Disk stats (read/write):") != std::string::npos);
+  // iotail's own lines say what SLC is.
+  EXPECT_NE(ours.out.find("how far the tail stretches beyond the median"), std::string::npos);
+}
+
 }  // namespace
