@@ -33,6 +33,7 @@
 #include "stats/report/live_report.h"
 #include "stats/report/rate_samples.h"
 #include "stats/report/run_summary.h"
+#include "stats/report/terse_summary.h"
 #include "stats/util/output_file.h"
 
 namespace iotail::cli {
@@ -467,10 +468,24 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   summary.start_skew_ns = start_skew_ns;
   summary.sla = &sla;
   summary.jobs = SummaryJobs(jobs, outcomes, groups, entries, samples.samples());
-  summary.json_bins = run_opts.output_format == OutputFormat::kJsonPlus;
-  const std::string text = run_opts.output_format != OutputFormat::kNormal
-                               ? stats::FormatJsonSummary(summary)
-                               : stats::FormatTextSummary(summary);
+  std::vector<OutputFormat> formats = run_opts.output_formats;
+  if (formats.empty()) formats.push_back(OutputFormat::kNormal);
+  std::string text;
+  for (const OutputFormat format : formats) {
+    switch (format) {
+      case OutputFormat::kNormal:
+        text += stats::FormatTextSummary(summary);
+        break;
+      case OutputFormat::kJson:
+      case OutputFormat::kJsonPlus:
+        summary.json_bins = format == OutputFormat::kJsonPlus;
+        text += stats::FormatJsonSummary(summary);
+        break;
+      case OutputFormat::kTerse:
+        text += stats::FormatTerseSummary(summary);
+        break;
+    }
+  }
   if (summary_file == nullptr) {
     out << text;
   } else {
@@ -483,11 +498,12 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     for (const auto& p : o.lat_log_paths) lat += " " + p;
     for (const auto& p : o.value_log_paths) value_logs += " " + p;
   }
-  if (!value_logs.empty() && run_opts.output_format == OutputFormat::kNormal) {
+  const bool normal = formats.size() == 1 && formats[0] == OutputFormat::kNormal;
+  if (!value_logs.empty() && normal) {
     out << fmt::format("  fio bw/iops/lat logs ({} ms windows):{}\n", specs[0].log_hist_msec,
                        value_logs);
   }
-  if (!logs.empty() && run_opts.output_format == OutputFormat::kNormal) {
+  if (!logs.empty() && normal) {
     out << fmt::format("  histogram logs ({} ms, fio format):{}\n", specs[0].log_hist_msec, logs);
     if (!lat.empty()) out << fmt::format("  lat (intended start) histogram logs:{}\n", lat);
     if (default_benchmark)

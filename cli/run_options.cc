@@ -348,20 +348,39 @@ const std::vector<OptionDef>& Table() {
        [](RunOptions& o, const std::string& v) {
          o.spec.log_unix_epoch = ParseBool(v, "log_unix_epoch");
        }},
-      {"output_format", false, "normal|json|json+ (json+ adds the latency bins, as fio)",
+      {"output_format", false,
+       "normal|json|json+|terse, or several: normal,json (json+ adds the latency bins, as fio)",
        [](RunOptions& o, const std::string& v) {
-         if (v == "normal")
-           o.output_format = OutputFormat::kNormal;
-         else if (v == "terse" || v.find(',') != std::string::npos)
-           throw UsageError(fmt::format(
-               "--output-format: '{}' is not supported yet (normal, json or json+)", v));
-         else if (v == "json")
-           o.output_format = OutputFormat::kJson;
-         else if (v == "json+")
-           o.output_format = OutputFormat::kJsonPlus;
-         else
-           throw UsageError(
-               fmt::format("--output-format: expected normal, json or json+, got '{}'", v));
+         o.output_formats.clear();
+         size_t start = 0;
+         for (;;) {
+           const size_t comma = v.find(',', start);
+           const std::string one = v.substr(start, comma - start);
+           if (one == "normal") {
+             o.output_formats.push_back(OutputFormat::kNormal);
+           } else if (one == "json") {
+             o.output_formats.push_back(OutputFormat::kJson);
+           } else if (one == "json+") {
+             o.output_formats.push_back(OutputFormat::kJsonPlus);
+           } else if (one == "terse") {
+             o.output_formats.push_back(OutputFormat::kTerse);
+           } else {
+             throw UsageError(fmt::format(
+                 "--output-format: expected normal, json, json+ or terse (or a list: normal,json), "
+                 "got '{}'",
+                 one));
+           }
+           if (comma == std::string::npos) break;
+           start = comma + 1;
+         }
+         o.output_format = o.output_formats.front();
+       }},
+      {"minimal", true, "fio's terse output (as --output-format=terse)",
+       [](RunOptions& o, const std::string& v) {
+         if (ParseBool(v, "minimal")) {
+           o.output_formats = {OutputFormat::kTerse};
+           o.output_format = OutputFormat::kTerse;
+         }
        }},
       {"output", false, "write the summary to FILE",
        [](RunOptions& o, const std::string& v) { o.output = v; }},

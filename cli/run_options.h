@@ -16,7 +16,7 @@
 
 namespace iotail::cli {
 
-enum class OutputFormat { kNormal, kJson, kJsonPlus };
+enum class OutputFormat { kNormal, kJson, kJsonPlus, kTerse };
 
 struct RunOptions {
   engine::JobSpec spec;
@@ -26,6 +26,7 @@ struct RunOptions {
   bool iodepth_given = false, size_given = false, log_hist_msec_given = false;
   uint32_t log_avg_msec = 0;  // --log_avg_msec (0: not given)
   OutputFormat output_format = OutputFormat::kNormal;
+  std::vector<OutputFormat> output_formats;  // --output-format=normal,json: each, in this order
   std::string output;                                      // --output FILE ("" = stdout)
   std::vector<double> percentiles;                         // --percentile_list (default fio's list)
   std::vector<std::pair<std::string, std::string>> given;  // options as given, for the summary

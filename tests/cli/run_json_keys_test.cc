@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli_test_util.h"
 
@@ -108,6 +109,57 @@ TEST_F(RunJsonKeysTest, SampleStatisticsDescribeTheWindows) {
     for (const auto& [k, v] : j["jobs"][0][table].items()) lat_pct += v.get<double>();
   }
   EXPECT_NEAR(lat_pct, 100.0, 1e-3);
+}
+
+std::vector<std::string> Fields(const std::string& line) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t semi = line.find(';', start);
+    out.push_back(line.substr(start, semi - start));
+    if (semi == std::string::npos) return out;
+    start = semi + 1;
+  }
+}
+
+TEST_F(RunJsonKeysTest, TerseLineHasFiosFieldsAndAgreesWithTheJson) {
+  const std::string job =
+      " --name=x --ioengine=libaio --filename=t --size=8m --rw=randrw --iodepth=4 --direct=1 "
+      "--runtime=1 --time_based";
+  // Several formats at once, in the order given: the terse line, then the JSON.
+  const CommandResult ours =
+      iotail::testing::RunShell("cd " + dir_.string() + " && " + IOTAIL_BINARY +
+                                    " run --live_format=none" + job + " --output-format=terse,json",
+                                dir_);
+  ASSERT_EQ(ours.status, 0) << ours.err;
+  const std::string terse = ours.out.substr(0, ours.out.find('\n'));
+  const json j = json::parse(ours.out.substr(ours.out.find('{')));
+  const auto f = Fields(terse);
+  // fio's v3: 5 + 41 per direction + 5 cpu + 7 depths + 10 + 12 latency buckets + 9 per disk.
+  const size_t disks = j["disk_util"].size();
+  ASSERT_EQ(f.size(), 121 + 9 * disks) << terse;
+  EXPECT_EQ(f[0], "3");
+  EXPECT_EQ(f[2], "x");
+  EXPECT_EQ(f[3], "0");
+  const json& r = j["jobs"][0]["read"];
+  EXPECT_EQ(std::stoull(f[5]), r["io_kbytes"].get<uint64_t>());
+  EXPECT_EQ(f[23],
+            "50.000000%=" +
+                std::to_string(r["clat_ns"]["percentile"]["50.000000"].get<uint64_t>() / 1000));
+  EXPECT_EQ(f[34], "0%=0");  // fio's 17 default percentiles leave 3 of the 20 fields unused
+  EXPECT_EQ(std::stoull(f[46]), j["jobs"][0]["write"]["io_kbytes"].get<uint64_t>());
+  if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
+  const CommandResult fio =
+      iotail::testing::RunShell("cd " + dir_.string() + " && fio" + job + " --minimal", dir_);
+  ASSERT_EQ(fio.status, 0) << fio.err;
+  const auto theirs = Fields(fio.out.substr(0, fio.out.find('\n')));
+  // The same 121 fields, then 9 per disk (fio also finds a disk behind tmpfs files; iotail does
+  // not).
+  ASSERT_GE(theirs.size(), 121u);
+  EXPECT_EQ((theirs.size() - 121) % 9, 0u) << fio.out;
+  for (size_t i : {17u, 23u, 34u, 87u, 92u}) {  // the forms of the fields, one of each kind
+    EXPECT_EQ(theirs[i].find('%') != std::string::npos, f[i].find('%') != std::string::npos) << i;
+  }
 }
 
 TEST_F(RunJsonKeysTest, TextSummaryHasTheSectionsFioPrints) {

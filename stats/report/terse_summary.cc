@@ -1,0 +1,114 @@
+#include "stats/report/terse_summary.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iterator>
+
+#include "stats/core/histogram_layout.h"
+#include "stats/core/percentiles.h"
+
+namespace iotail::stats {
+
+namespace {
+
+constexpr size_t kTersePercentiles = 20;
+
+void Latency(std::string& out, const LatencySnapshot& l) {
+  fmt::format_to(std::back_inserter(out), ";{};{};{:.6f};{:.6f}", l.MinOrZero() / 1000,
+                 l.max_ns / 1000, l.MeanNs() / 1000, l.StddevNs() / 1000);
+}
+
+void DirectionFields(std::string& out, const JobTotals& job, int d, const RunSummary& s,
+                     double group_bw_kib) {
+  auto o = std::back_inserter(out);
+  const DirectionSnapshot& dir = job.totals.dirs[static_cast<size_t>(d)];
+  const double runtime_s = job.runtime_s >= 0 ? job.runtime_s : s.runtime_s;
+  const double bw_kib = runtime_s > 0 ? static_cast<double>(dir.bytes) / 1024 / runtime_s : 0;
+  const double iops = runtime_s > 0 ? static_cast<double>(dir.ios) / runtime_s : 0;
+  fmt::format_to(o, ";{};{:.0f};{:.0f};{}", dir.bytes / 1024, std::floor(bw_kib), std::floor(iops),
+                 dir.ios ? std::llround(runtime_s * 1000) : 0);
+  Latency(out, dir.slat);
+  Latency(out, dir.clat);
+  std::vector<double> pct;
+  if (dir.ios > 0 && !dir.clat.hist.empty()) {
+    pct = ComputePercentiles(std::span<const uint64_t>(dir.clat.hist), HistogramLayout::Fio3(),
+                             s.percentiles, PercentileMethod::kFio);
+  }
+  for (size_t i = 0; i < kTersePercentiles; ++i) {
+    if (i < pct.size()) {
+      fmt::format_to(o, ";{:.6f}%={}", s.percentiles[i], static_cast<uint64_t>(pct[i]) / 1000);
+    } else {
+      fmt::format_to(o, ";0%=0");
+    }
+  }
+  Latency(out, dir.lat.n > 0 ? dir.lat : dir.clat);
+  const SampleStats& bw = job.samples.bw_kib[static_cast<size_t>(d)];
+  fmt::format_to(o, ";{};{};{:.6f}%;{:.6f};{:.6f}", std::llround(bw.min), std::llround(bw.max),
+                 group_bw_kib > 0 ? 100 * bw.Mean() / group_bw_kib : 0, bw.Mean(), bw.Stddev());
+}
+
+}  // namespace
+
+std::string FormatTerseSummary(const RunSummary& s) {
+  std::string out;
+  auto o = std::back_inserter(out);
+  for (const JobTotals& job : s.jobs) {
+    int first_errno = 0;
+    for (size_t e = 1; e < job.totals.errors.size() && first_errno == 0; ++e) {
+      if (job.totals.errors[e] != 0) first_errno = static_cast<int>(e);
+    }
+    fmt::format_to(o, "3;{};{};{};{}", s.version, job.name, job.groupid, first_errno);
+    for (int d = 0; d < 2; ++d) {
+      double group_bw_kib = 0;
+      for (const JobTotals& g : s.jobs) {
+        const double rt = g.runtime_s >= 0 ? g.runtime_s : s.runtime_s;
+        if (g.groupid == job.groupid && rt > 0) {
+          group_bw_kib +=
+              static_cast<double>(g.totals.dirs[static_cast<size_t>(d)].bytes) / 1024 / rt;
+        }
+      }
+      DirectionFields(out, job, d, s, group_bw_kib);
+    }
+    fmt::format_to(o, ";{:.6f}%;{:.6f}%;{};{};{}", job.cpu.UsrPct(), job.cpu.SysPct(), job.cpu.ctx,
+                   job.cpu.majf, job.cpu.minf);
+    uint64_t depth_total = 0;
+    for (uint64_t c : job.depths.level) depth_total += c;
+    for (uint64_t c : job.depths.level) {
+      fmt::format_to(
+          o, ";{:.1f}%",
+          depth_total ? 100.0 * static_cast<double>(c) / static_cast<double>(depth_total) : 0.0);
+    }
+    // Total latency in fio's us (10) and ms (12) buckets; nanosecond ones are not in terse.
+    static constexpr uint64_t kEdges[] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000};
+    uint64_t us[10] = {}, ms[12] = {}, total = 0;
+    for (const DirectionSnapshot& dir : job.totals.dirs) {
+      const LatencySnapshot& lat = dir.lat.n > 0 ? dir.lat : dir.clat;
+      for (size_t i = 0; i < lat.hist.size(); ++i) {
+        if (lat.hist[i] == 0) continue;
+        total += lat.hist[i];
+        const uint64_t ns = FineBucketValue(static_cast<uint32_t>(i));
+        if (ns < 1000) continue;
+        const bool in_us = ns < 1'000'000;
+        const uint64_t v = in_us ? ns / 1000 : ns / 1'000'000;
+        int k = 0;
+        while (k < (in_us ? 9 : 11) && v >= kEdges[k]) ++k;
+        (in_us ? us[k] : ms[k]) += lat.hist[i];
+      }
+    }
+    auto pct = [&](uint64_t c) {
+      return total ? 100.0 * static_cast<double>(c) / static_cast<double>(total) : 0.0;
+    };
+    for (uint64_t c : us) fmt::format_to(o, ";{:.2f}%", pct(c));
+    for (uint64_t c : ms) fmt::format_to(o, ";{:.2f}%", pct(c));
+    for (const DiskUtil& d : s.disk_util) {
+      fmt::format_to(o, ";{};{};{};{};{};{};{};{};{:.2f}%", d.name, d.read_ios, d.write_ios,
+                     d.read_merges, d.write_merges, d.read_ticks, d.write_ticks, d.in_queue,
+                     d.util);
+    }
+    fmt::format_to(o, "\n");
+  }
+  return out;
+}
+
+}  // namespace iotail::stats
