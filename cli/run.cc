@@ -510,6 +510,18 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       out << fmt::format("  per-interval percentiles: iotail pctiles{}\n", logs);
   }
 
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (specs[j].verify == engine::VerifyKind::kNone) continue;
+    const engine::JobOutcome& o = outcomes[j];
+    if (!o.verify_failure.empty()) {
+      err << fmt::format("iotail run: job '{}': verify ({}) failed at {}\n", specs[j].name,
+                         engine::VerifyKindName(specs[j].verify), o.verify_failure);
+    } else if (normal) {
+      out << fmt::format("  verify ({}) of job '{}': {} block(s) {}, all as written\n",
+                         engine::VerifyKindName(specs[j].verify), specs[j].name, o.verified_blocks,
+                         specs[j].HasWrites() ? "read back and checked" : "checked as read");
+    }
+  }
   uint64_t errors = 0;
   for (const auto& j : summary.jobs) errors += j.totals.TotalErrors();
   int engine_error = 0;

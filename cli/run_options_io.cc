@@ -93,6 +93,10 @@ const std::vector<OptionDef>& Table() {
        }},
       {"filesize", false, "size of each file (default: --size divided among the files, as fio)",
        [](RunOptions& o, const std::string& v) { o.filesize = ParseSize(v, "filesize"); }},
+      {"verify", false, "crc32c|md5|0: checksummed blocks, checked when read (and read back)",
+       [](RunOptions& o, const std::string& v) { o.spec.verify = engine::ParseVerifyKind(v); }},
+      {"do_verify", true, "with --verify on a write job: read every block back after (default 1)",
+       [](RunOptions& o, const std::string& v) { o.spec.do_verify = ParseBool(v, "do_verify"); }},
       {"invalidate", true, "drop the page cache of the targets before the run (default 1)",
        [](RunOptions& o, const std::string& v) { o.spec.invalidate = ParseBool(v, "invalidate"); }},
   };

@@ -484,6 +484,8 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink
     job.cpu.push_back(workers[w]->cpu());
     job.depths.push_back(workers[w]->depths());
     job.syncs.push_back(workers[w]->syncs());
+    job.verified_blocks += workers[w]->verified_blocks();
+    if (job.verify_failure.empty()) job.verify_failure = workers[w]->verify_failure();
     if (workers[w]->engine_error() != 0 && job.engine_error == 0) {
       job.engine_error = workers[w]->engine_error();
     }

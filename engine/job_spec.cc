@@ -203,10 +203,27 @@ void JobSpec::Validate() const {
     throw UsageError("--iodepth_batch_complete_max: at least --iodepth_batch_complete_min");
   }
   if (loops == 0) throw UsageError("--loops: must be at least 1");
+  if (verify != VerifyKind::kNone) {
+    if (bs_min != 0 || !bssplit.empty() || MinBlockSize() < kVerifyHeaderBytes) {
+      throw UsageError(fmt::format(
+          "--verify: needs one block size of at least {} bytes (not bsrange or bssplit)",
+          kVerifyHeaderBytes));
+    }
+    if (ioengine == EngineKind::kNbd) throw UsageError("--verify: not with --ioengine=nbd");
+    if (HasReads() && HasWrites()) {
+      throw UsageError("--verify: a write job, or a read job over blocks written with --verify");
+    }
+    if (HasWrites() && (time_based || norandommap || rw_modifier != 0 ||
+                        random_distribution.kind != DistributionKind::kRandom)) {
+      throw UsageError(
+          "--verify: the writes must cover every block once (not time_based, norandommap, a "
+          "skewed random_distribution or rw=...:N)");
+    }
+  }
   if (rw_modifier != 0 && !IsRandom() && rw_modifier % MinBlockSize() != 0) {
-    throw UsageError(fmt::format(
-        "--rw={}:{}: iotail skips whole blocks: give a multiple of the block size ({})",
-        RwModeName(rw), rw_modifier, MinBlockSize()));
+    throw UsageError(
+        fmt::format("--rw={}:{}: iotail skips whole blocks: give a multiple of the block size ({})",
+                    RwModeName(rw), rw_modifier, MinBlockSize()));
   }
   if (thinktime_blocks == 0) throw UsageError("--thinktime_blocks: must be at least 1");
   if (thinktime_spin_ns > thinktime_ns) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/random_distribution.h"
+#include "engine/verify.h"
 #include "stats/core/direction.h"
 
 namespace iotail::engine {
@@ -57,6 +58,8 @@ struct JobSpec {
   uint64_t randseed = 0x1f2e3d4c5b6a7988;   // --randseed: worker i uses randseed + i
   DistributionSpec random_distribution;     // --random_distribution (engine/random_distribution.h)
   bool norandommap = false;                 // --norandommap: random offsets with replacement
+  VerifyKind verify = VerifyKind::kNone;    // --verify: checksummed blocks (engine/verify.h)
+  bool do_verify = true;                    // --do_verify: read the written blocks back after
   bool zero_buffers = false;                // --zero_buffers: write zeros (default random data)
   uint64_t runtime_ns = 0;                  // --runtime: stop after this long (0 = no limit)
   bool time_based = false;         // --time_based: run for runtime, looping over the region

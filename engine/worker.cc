@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -100,9 +101,11 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
   slot.file = c.file;
   slot.dir = c.dir;
   slot.intended_ns = intended_ns;
-  batch_[batch_count_++] = IoRequest{
-      s,           c.dir, c.file, c.offset, c.bs, buffers_ + static_cast<size_t>(s) * buffer_size_,
-      &slot.stamps};
+  char* buffer = buffers_ + static_cast<size_t>(s) * buffer_size_;
+  if (spec_.verify != VerifyKind::kNone && c.dir == stats::Direction::kWrite) {
+    FillVerifiedBlock(buffer, c.bs, c.offset, c.file, spec_.randseed, spec_.verify);
+  }
+  batch_[batch_count_++] = IoRequest{s, c.dir, c.file, c.offset, c.bs, buffer, &slot.stamps};
   ++new_in_batch_;
   return slot;
 }
@@ -130,6 +133,10 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
     RunOpenLoop(times, stop);
   } else {
     RunClosedLoop(times, stop);
+    if (spec_.verify != VerifyKind::kNone && spec_.do_verify && spec_.HasWrites() &&
+        engine_error_ == 0 && !stop.load()) {
+      VerifyPass(stop);
+    }
   }
   cpu_ = SampleCpu().Since(before);
 }
@@ -203,6 +210,39 @@ void Worker::Think(const std::atomic<bool>& stop) {
   }
 }
 
+bool Worker::CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file) {
+  char why[64];
+  ++verified_blocks_;
+  if (CheckVerifiedBlock(buf, len, offset, file, spec_.verify, why)) return true;
+  recorder_->RecordError(EILSEQ);
+  if (verify_failure_.empty()) {
+    verify_failure_ = fmt::format("offset {} of file {}: {}", offset, file, why);
+  }
+  return false;
+}
+
+// fio's do_verify: once the writes are done, every block of the region is read back (pread, not
+// timed) and checked.
+void Worker::VerifyPass(const std::atomic<bool>& stop) {
+  const uint32_t bs = spec_.MinBlockSize();
+  char* buf = buffers_;  // the I/O is over: slot 0's buffer is free (aligned for O_DIRECT)
+  for (uint32_t f = 0; f < plan_.fds.size(); ++f) {
+    for (uint64_t off = 0; off + bs <= plan_.region_size && !stop.load(); off += bs) {
+      const uint64_t at = plan_.region_offset + off;
+      const ssize_t got = pread(plan_.fds[f], buf, bs, static_cast<off_t>(at));
+      if (got != static_cast<ssize_t>(bs)) {
+        recorder_->RecordError(got < 0 ? errno : EIO);
+        if (verify_failure_.empty()) {
+          verify_failure_ = fmt::format("offset {} of file {}: short read back", at, f);
+        }
+        if (!spec_.ContinueOnError(stats::Direction::kRead)) return;
+        continue;
+      }
+      if (!CheckBlock(buf, bs, at, f) && !spec_.ContinueOnError(stats::Direction::kRead)) return;
+    }
+  }
+}
+
 // fio's fsync=N / fdatasync=N: the file is synced, synchronously, after every N writes to it.
 void Worker::SyncFile(uint32_t file) {
   const int fd = plan_.fds[file];
@@ -257,6 +297,12 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
       rec.RecordError(static_cast<int>(-res));
       if (!spec_.ContinueOnError(slot.dir)) ok = false;
       continue;
+    }
+    if (spec_.verify != VerifyKind::kNone && slot.dir == stats::Direction::kRead &&
+        !CheckBlock(buffers_ + static_cast<size_t>(c.slot) * buffer_size_, slot.len, slot.offset,
+                    slot.file) &&
+        !spec_.ContinueOnError(stats::Direction::kRead)) {
+      ok = false;
     }
     const uint64_t done = c.done_ns;
     if (done >= record_from_ns) {

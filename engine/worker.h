@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/io/io_engine.h"
@@ -78,6 +79,10 @@ class Worker {
   const stats::CpuUsage& cpu() const { return cpu_; }
   // Queue depths and batch sizes over Run(); valid once Run has returned.
   const stats::IoDepthCounts& depths() const { return depths_; }
+  // --verify: blocks checked (as read, or read back after the writes with do_verify), and the
+  // first block that failed a check, "" if none ("offset N of file K: why").
+  uint64_t verified_blocks() const { return verified_blocks_; }
+  const std::string& verify_failure() const { return verify_failure_; }
   // fsync/fdatasync calls (--fsync=N, --fdatasync=N) and their latencies in ns.
   const stats::SampleStats& syncs() const { return syncs_; }
   std::string DescribeEngine() const { return engine_->Describe(); }
@@ -141,6 +146,12 @@ class Worker {
   // --thinktime: I/Os completed since the last stall.
   uint32_t since_think_ = 0;
   void SyncFile(uint32_t file);
+  // Checks a block read (or read back); on a failure counts EILSEQ and keeps the first one.
+  bool CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file);
+  // do_verify: reads back every block of this worker's files and checks it.
+  void VerifyPass(const std::atomic<bool>& stop);
+  uint64_t verified_blocks_ = 0;
+  std::string verify_failure_;
   void Think(const std::atomic<bool>& stop);
 };
 

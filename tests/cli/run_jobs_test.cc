@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -198,6 +199,37 @@ TEST_F(RunJobsTest, DirectoryNrfilesAndFilesizeMakeFiosFiles) {
     fs::remove_all(dir_ / "fio-files");
     fs::remove_all(dir_ / "iotail-files");
   }
+}
+
+TEST_F(RunJobsTest, VerifyWritesChecksummedBlocksAndFindsACorruptOne) {
+  for (const std::string kind : {"crc32c", "md5"}) {
+    SCOPED_TRACE(kind);
+    // A write job reads every block back after its writes (do_verify, fio's default).
+    CommandResult r = Run("iotail", "--name=w --rw=randwrite --size=256k --verify=" + kind);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    // A read job checks what it reads.
+    r = Run("iotail", "--name=r --rw=randread --size=256k --verify=" + kind);
+    ASSERT_EQ(r.status, 0) << r.err;
+    // One corrupt block: the read job finds it, names its offset and exits 1.
+    const fs::path target = dir_ / "iotail" / "target";
+    {
+      std::fstream f(target, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(12 * 4096 + 1000);
+      f.write("CORRUPT", 7);
+    }
+    r = Run("iotail", "--name=r --rw=read --size=256k --verify=" + kind);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("job 'r': verify (" + kind +
+                         ") failed at offset 49152 of file 0: " + kind + " mismatch"),
+              std::string::npos)
+        << r.err;
+  }
+  // What a verify needs.
+  EXPECT_EQ(
+      Run("iotail", "--name=w --rw=randwrite --verify=crc32c --time_based --runtime=1").status, 2);
+  EXPECT_EQ(Run("iotail", "--name=w --rw=randrw --verify=crc32c").status, 2);
+  EXPECT_EQ(Run("iotail", "--name=w --rw=write --verify=sha512").status, 2);
 }
 
 TEST_F(RunJobsTest, ContinueOnErrorTakesFiosValues) {
