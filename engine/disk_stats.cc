@@ -16,7 +16,11 @@ std::vector<std::string> DisksOf(const std::vector<std::string>& paths) {
   std::vector<std::string> disks;
   for (const std::string& path : paths) {
     struct stat st {};
-    if (stat(path.c_str(), &st) != 0) continue;
+    if (stat(path.c_str(), &st) != 0) {
+      // A file the run is about to create: the device of the directory it goes in.
+      const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+      if (stat(parent.empty() ? "." : parent.c_str(), &st) != 0) continue;
+    }
     const dev_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
     if (major(dev) == 0) continue;  // no block device (tmpfs, overlay, ...)
     std::error_code ec;

@@ -1,6 +1,7 @@
 // DiskStats: the block devices behind a run's targets and their /proc/diskstats counters, for
 // fio's disk_util. A target that is a block device is that device; a file is the device of its
-// filesystem (none for filesystems without one: tmpfs, overlay). A partition is reported as its
+// filesystem (none for filesystems without one: tmpfs, overlay), or for a file not yet created,
+// of its directory's. A partition is reported as its
 // whole disk, as fio does. Read before and after the run; the difference is what the run (and
 // anything else on those disks meanwhile) did. Plain functions reading /sys and /proc; a target
 // whose device cannot be found is skipped, never an error.
