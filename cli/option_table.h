@@ -22,10 +22,10 @@ struct OptionDef {
   std::function<void(RunOptions&, const std::string&)> apply;
 };
 
-std::span<const OptionDef> CoreOptionTable();        // cli/run_options.cc
-std::span<const OptionDef> JobControlOptionTable();  // cli/run_options_jobs.cc
-std::span<const OptionDef> LogOptionTable();         // cli/run_options_logs.cc
-std::span<const OptionDef> IoBehaviourOptionTable(); // cli/run_options_io.cc
+std::span<const OptionDef> CoreOptionTable();         // cli/run_options.cc
+std::span<const OptionDef> JobControlOptionTable();   // cli/run_options_jobs.cc
+std::span<const OptionDef> LogOptionTable();          // cli/run_options_logs.cc
+std::span<const OptionDef> IoBehaviourOptionTable();  // cli/run_options_io.cc
 // All of them, in the order --help lists them.
 std::vector<std::span<const OptionDef>> AllOptionTables();
 

@@ -22,6 +22,7 @@
 #include <system_error>
 
 #include "cli/commands.h"
+#include "cli/run_groups.h"
 #include "cli/run_options.h"
 #include "engine/clock.h"
 #include "engine/disk_stats.h"
@@ -75,57 +76,6 @@ class StopSignals {
   struct sigaction old_term_ {};
 };
 
-std::string RateText(const engine::RateLimit& r) {
-  return r.iops > 0 ? fmt::format("{:.{}f} IOPS", r.iops, r.iops == std::floor(r.iops) ? 0 : 2)
-                    : fmt::format("{:.1f} MiB/s", r.bytes_per_s / (1 << 20));
-}
-
-stats::RunMode Mode(std::span<const engine::JobSpec> specs) {
-  stats::RunMode m;
-  const engine::JobSpec* limited = nullptr;
-  for (const auto& spec : specs) {
-    if (spec.RateLimited() && limited == nullptr) limited = &spec;
-  }
-  if (limited == nullptr) {
-    std::string depths;
-    for (const auto& spec : specs) {
-      if (depths.find(fmt::format("iodepth {} ", spec.iodepth)) == std::string::npos)
-        depths += fmt::format("{}iodepth {} ", depths.empty() ? "" : ", ", spec.iodepth);
-    }
-    depths.pop_back();
-    m.description = fmt::format("burst (closed loop, {} per worker)", depths);
-    return m;
-  }
-  m.rate_limited = true;
-  m.process = limited->rate_poisson ? "poisson" : "linear";
-  m.late_threshold_ns = engine::kLateThresholdNs;
-  // The targets are per worker (fio's rate is per job clone); the run's are their sums.
-  std::string targets;
-  for (const auto& spec : specs) {
-    if (!spec.RateLimited()) continue;
-    const double n = spec.numjobs;
-    m.target_iops += spec.rate.iops * n;
-    m.target_bw += spec.rate.bytes_per_s * n;
-    std::string target = RateText(spec.rate);
-    if (spec.RatePerDirection()) {
-      target.clear();
-      for (int d = 0; d < 2; ++d) {
-        m.dir_target_iops[d] += spec.rate_dir[d].iops * n;
-        m.dir_target_bw[d] += spec.rate_dir[d].bytes_per_s * n;
-        if (spec.rate_dir[d].Any()) {
-          target += fmt::format("{}{} {}", target.empty() ? "" : ", ", d == 0 ? "read" : "write",
-                                RateText(spec.rate_dir[d]));
-        }
-      }
-    }
-    targets +=
-        fmt::format("{}{} per worker x {}", targets.empty() ? "" : "; ", target, spec.numjobs);
-  }
-  m.description = fmt::format("rate-limited open loop ({}, {}, at most iodepth {} in flight)",
-                              m.process, targets, limited->iodepth);
-  return m;
-}
-
 // Removes the default benchmark's file on every way out.
 struct TempFile {
   std::string path;
@@ -133,108 +83,6 @@ struct TempFile {
     if (!path.empty()) unlink(path.c_str());
   }
 };
-
-std::string Header(const engine::JobSpec& spec, const engine::JobOutcome& job,
-                   const std::string& clock_source, int groupid) {
-  std::string bs = fmt::format("{}", spec.bs);
-  if (spec.bs_min != 0) bs = fmt::format("{}-{}", spec.bs_min, spec.bs_max);
-  if (!spec.bssplit.empty()) bs = "split";
-  std::string files;
-  for (const auto& f : spec.filenames) files += (files.empty() ? "" : ":") + f;
-  if (!spec.uri.empty()) files = spec.uri;
-  return fmt::format(
-      "iotail run '{}' (g={}): rw={}, bs={}, iodepth={}, numjobs={}, direct={}, target={} ({} "
-      "bytes used), engine={}, clock={}",
-      spec.name, groupid, engine::RwModeName(spec.rw), bs, spec.iodepth, spec.numjobs,
-      spec.direct ? 1 : 0, files, job.region_size, job.engine_description, clock_source);
-}
-
-// fio's groups: jobs between two stonewalls run together (an execution group); the reporting
-// group number (groupid) grows at every stonewall and new_group.
-struct Groups {
-  std::vector<int> groupid;                  // per job
-  std::vector<std::vector<size_t>> batches;  // jobs that run together, in order
-};
-
-Groups PlanGroups(const std::vector<RunOptions>& jobs) {
-  Groups g;
-  int id = 0;
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    if (const std::string& waitee = jobs[j].spec.wait_for; !waitee.empty()) {
-      size_t found = 0;
-      for (size_t k = 0; k < j; ++k) found += jobs[k].spec.name == waitee ? 1 : 0;
-      if (found != 1) {
-        throw stats::UsageError(fmt::format(
-            "--wait_for: job '{}' waits for '{}', {} (it must name exactly one earlier job)",
-            jobs[j].spec.name, waitee,
-            found == 0 ? "which is not an earlier job" : "a name several earlier jobs have"));
-      }
-    }
-    if (j > 0 && (jobs[j].stonewall || jobs[j].new_group)) ++id;
-    g.groupid.push_back(id);
-    if (j == 0 || jobs[j].stonewall) g.batches.emplace_back();
-    g.batches.back().push_back(j);
-  }
-  return g;
-}
-
-// The summary's entries: one per worker (fio's clones) or, for jobs with group_reporting, one per
-// reporting group, named after its first job. entry[j][w]: the entry of job j's worker w.
-struct Entries {
-  std::vector<std::vector<size_t>> entry;
-  size_t count = 0;
-};
-
-Entries PlanEntries(const std::vector<RunOptions>& jobs, const Groups& groups) {
-  Entries e;
-  std::map<int, size_t> group_entry;  // groupid -> its entry (group_reporting)
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    std::vector<size_t>& of = e.entry.emplace_back();
-    for (uint32_t w = 0; w < jobs[j].spec.numjobs; ++w) {
-      if (jobs[j].group_reporting) {
-        const auto [it, fresh] = group_entry.try_emplace(groups.groupid[j], e.count);
-        if (fresh) ++e.count;
-        of.push_back(it->second);
-      } else {
-        of.push_back(e.count++);
-      }
-    }
-  }
-  return e;
-}
-
-std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
-                                          std::vector<engine::JobOutcome>& outcomes,
-                                          const Groups& groups, const Entries& entries,
-                                          const std::vector<stats::RateSamples>& samples) {
-  std::vector<stats::JobTotals> out(entries.count);
-  std::vector<bool> filled(entries.count, false);
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    engine::JobOutcome& o = outcomes[j];
-    for (size_t w = 0; w < o.per_worker.size(); ++w) {
-      stats::JobTotals& t = out[entries.entry[j][w]];
-      const stats::CpuUsage cpu = w < o.cpu.size() ? o.cpu[w] : stats::CpuUsage{};
-      if (filled[entries.entry[j][w]]) {
-        t.totals.Add(o.per_worker[w]);
-        t.cpu.Add(cpu);
-        t.runtime_s = std::max(t.runtime_s, o.runtime_s);
-      } else {
-        filled[entries.entry[j][w]] = true;
-        t.name = jobs[j].spec.name;
-        t.totals = std::move(o.per_worker[w]);
-        t.cpu = cpu;
-        t.groupid = groups.groupid[j];
-        t.runtime_s = o.runtime_s;
-        t.options = jobs[j].own;
-        t.iodepth = jobs[j].spec.iodepth;
-        t.samples = samples[entries.entry[j][w]];
-      }
-      if (w < o.depths.size()) t.depths.Add(o.depths[w]);
-      if (w < o.syncs.size()) t.syncs.Merge(o.syncs[w]);
-    }
-  }
-  return out;
-}
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/option_values.h"
 #include "engine/job_spec.h"
 #include "stats/report/live_report.h"
 
@@ -27,8 +28,8 @@ struct RunOptions {
   uint32_t log_avg_msec = 0;  // --log_avg_msec (0: not given)
   OutputFormat output_format = OutputFormat::kNormal;
   std::vector<OutputFormat> output_formats;  // --output-format=normal,json: each, in this order
-  std::string output;                                      // --output FILE ("" = stdout)
-  std::vector<double> percentiles;                         // --percentile_list (default fio's list)
+  std::string output;                        // --output FILE ("" = stdout)
+  std::vector<double> percentiles;           // --percentile_list (default fio's list)
   std::vector<std::pair<std::string, std::string>> given;  // options as given, for the summary
   uint64_t status_interval_ms = 0;                         // --status-interval (0 = the log period)
   stats::LiveFormat live_format = stats::LiveFormat::kText;  // --live-format
@@ -73,26 +74,5 @@ bool IsRunLevelOption(std::string_view name);
 // One job as the only job of a plan (for tests and single-job callers).
 RunOptions ParseRunOptions(std::span<char* const> args);
 std::string RunUsage();
-
-// Sizes as fio reads them under the kb_base in effect (ScopedKbBase; default 1024).
-uint64_t ParseSize(std::string_view text, std::string_view option);
-// Sets fio's kb_base (1000 or 1024) for the ParseSize calls in its scope (one job's options).
-class ScopedKbBase {
- public:
-  explicit ScopedKbBase(int kb_base);
-  ~ScopedKbBase();
-  ScopedKbBase(const ScopedKbBase&) = delete;
-  ScopedKbBase& operator=(const ScopedKbBase&) = delete;
-
- private:
-  int previous_;
-};
-uint32_t ParseU32(std::string_view text, std::string_view option);
-// "N" (all directions together) or "R,W", "R,", ",W" (per direction) into spec's rate fields;
-// bytes: sizes with suffixes per second (--rate), else I/Os per second (--rate_iops).
-void ParseRate(std::string_view text, std::string_view option, bool bytes, engine::JobSpec& spec);
-uint64_t ParseTimeNs(std::string_view text, std::string_view option);
-bool ParseBool(std::string_view text, std::string_view option);
-std::vector<int> ParseCpuList(std::string_view text, std::string_view option);
 
 }  // namespace iotail::cli

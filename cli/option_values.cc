@@ -1,0 +1,165 @@
+// Values as fio writes them on a command line or in a job file: see cli/option_values.h.
+#include "cli/option_values.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "stats/core/errors.h"
+
+namespace iotail::cli {
+
+using stats::UsageError;
+
+double ParseNumber(std::string_view text, std::string_view option, size_t* used) {
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr == text.data() || v < 0 || !std::isfinite(v)) {
+    throw UsageError(fmt::format("--{}: expected a number, got '{}'", option, text));
+  }
+  *used = static_cast<size_t>(ptr - text.data());
+  return v;
+}
+
+uint32_t ParseU32(std::string_view text, std::string_view option) {
+  uint32_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size()) {
+    throw UsageError(fmt::format("--{}: expected a whole number, got '{}'", option, text));
+  }
+  return v;
+}
+
+namespace {
+int g_kb_base = 1024;  // kb_base of the job being parsed (ScopedKbBase)
+}  // namespace
+
+ScopedKbBase::ScopedKbBase(int kb_base) : previous_(g_kb_base) { g_kb_base = kb_base; }
+ScopedKbBase::~ScopedKbBase() { g_kb_base = previous_; }
+
+uint64_t ParseSize(std::string_view text, std::string_view option) {
+  size_t used = 0;
+  const double v = ParseNumber(text, option, &used);
+  std::string suffix(text.substr(used));
+  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // fio's rule: "KiB" (the IEC form, with its 'b') is powers of 1000 under the default kb_base
+  // of 1024 (fio's compatibility mode) and of 1024 under kb_base=1000; every other form (k, K, kB,
+  // KB, ki) goes by its first letter, powers of kb_base.
+  const bool iec = suffix.size() == 3 && suffix[1] == 'i' && suffix[2] == 'b';
+  const double base = iec ? (g_kb_base == 1024 ? 1000.0 : 1024.0) : g_kb_base;
+  int power = -1;
+  if (suffix.empty() || suffix == "b") power = 0;
+  if (!suffix.empty() &&
+      (suffix.size() == 1 || iec || suffix.substr(1) == "b" || suffix.substr(1) == "i")) {
+    const size_t at = std::string_view("kmgtp").find(suffix[0]);
+    if (at != std::string_view::npos) power = static_cast<int>(at) + 1;
+  }
+  if (power < 0) {
+    throw UsageError(
+        fmt::format("--{}: unknown size suffix in '{}' (use k, m, g, t, p)", option, text));
+  }
+  const double mult = std::pow(base, power);
+  // Whole numbers exactly (a double loses digits past 2^53), anything past 2^64 refused.
+  uint64_t whole = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + used, whole);
+  if (ec == std::errc::result_out_of_range || v * mult >= 18446744073709551616.0) {
+    throw UsageError(fmt::format("--{}: '{}' is too large (at most 2^64 - 1 bytes)", option, text));
+  }
+  if (ec == std::errc() && end == text.data() + used) {
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(whole, static_cast<uint64_t>(mult), &bytes)) {
+      throw UsageError(
+          fmt::format("--{}: '{}' is too large (at most 2^64 - 1 bytes)", option, text));
+    }
+    return bytes;
+  }
+  return static_cast<uint64_t>(v * mult);
+}
+
+void ParseRate(std::string_view text, std::string_view option, bool bytes, engine::JobSpec& spec) {
+  auto one = [&](std::string_view part) -> double {
+    if (bytes) {
+      if (part.ends_with("/s")) part.remove_suffix(2);
+      return static_cast<double>(ParseSize(part, option));
+    }
+    size_t used = 0;
+    const double v = ParseNumber(part, option, &used);
+    if (used != part.size()) {
+      throw UsageError(fmt::format("--{}: expected I/Os per second, got '{}'", option, part));
+    }
+    return v;
+  };
+  auto set = [&](engine::RateLimit& limit, double v) {
+    (bytes ? limit.bytes_per_s : limit.iops) = v;
+  };
+  const size_t comma = text.find(',');
+  if (comma == std::string_view::npos) {
+    const double v = one(text);
+    if (v <= 0) throw UsageError(fmt::format("--{}: must be greater than 0", option));
+    set(spec.rate, v);
+    return;
+  }
+  const std::string_view r = text.substr(0, comma), w = text.substr(comma + 1);
+  if (w.find(',') != std::string_view::npos) {
+    throw UsageError(fmt::format("--{}: expected N or R,W (trim rates are not supported)", option));
+  }
+  if (!r.empty()) set(spec.rate_dir[0], one(r));
+  if (!w.empty()) set(spec.rate_dir[1], one(w));
+  if (!spec.rate_dir[0].Any() && !spec.rate_dir[1].Any()) {
+    throw UsageError(fmt::format("--{}: expected N or R,W with a rate greater than 0", option));
+  }
+}
+
+uint64_t ParseTimeNs(std::string_view text, std::string_view option) {
+  size_t used = 0;
+  const double v = ParseNumber(text, option, &used);
+  const std::string_view unit = text.substr(used);
+  double mult;
+  if (unit.empty() || unit == "s" || unit == "sec")
+    mult = 1e9;
+  else if (unit == "ms" || unit == "msec")
+    mult = 1e6;
+  else if (unit == "us" || unit == "usec")
+    mult = 1e3;
+  else if (unit == "ns" || unit == "nsec")
+    mult = 1;
+  else if (unit == "m" || unit == "min")
+    mult = 60e9;
+  else if (unit == "h")
+    mult = 3600e9;
+  else
+    throw UsageError(
+        fmt::format("--{}: unknown time unit in '{}' (use ns, us, ms, s, m, h)", option, text));
+  if (v * mult >= 9.2e18) {  // ~292 years: past what the ns clocks hold
+    throw UsageError(fmt::format("--{}: '{}' is too long", option, text));
+  }
+  return static_cast<uint64_t>(std::llround(v * mult));
+}
+
+bool ParseBool(std::string_view text, std::string_view option) {
+  if (text == "1" || text == "true" || text == "yes" || text == "on") return true;
+  if (text == "0" || text == "false" || text == "no" || text == "off") return false;
+  throw UsageError(fmt::format("--{}: expected 0 or 1, got '{}'", option, text));
+}
+
+std::vector<int> ParseCpuList(std::string_view text, std::string_view option) {
+  std::vector<int> cpus;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    const std::string_view part = text.substr(start, comma - start);
+    const size_t dash = part.find('-');
+    const uint32_t lo = ParseU32(part.substr(0, dash), option);
+    const uint32_t hi =
+        dash == std::string_view::npos ? lo : ParseU32(part.substr(dash + 1), option);
+    if (hi < lo || hi >= 1024)
+      throw UsageError(fmt::format("--{}: bad CPU range '{}'", option, part));
+    for (uint32_t c = lo; c <= hi; ++c) cpus.push_back(static_cast<int>(c));
+    start = comma + 1;
+  }
+  return cpus;
+}
+
+}  // namespace iotail::cli

@@ -1,0 +1,39 @@
+// Option values as fio writes them: sizes with suffixes under fio's kb_base (k = 1024 by default,
+// KiB = 1000; ScopedKbBase switches for one job's options), times with units (bare numbers are
+// seconds), booleans (1/0, true/false, yes/no, on/off), whole numbers, CPU lists ("0-2,5"), and
+// rates ("N" or "R,W", per direction). Each parser throws stats::UsageError naming the option.
+// Parse-time only (ScopedKbBase is a process-wide setting for the single-threaded parse).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "engine/job_spec.h"
+
+namespace iotail::cli {
+
+// A non-negative number at the start of text; *used says how many characters it took.
+double ParseNumber(std::string_view text, std::string_view option, size_t* used);
+// Sizes as fio reads them under the kb_base in effect (ScopedKbBase; default 1024).
+uint64_t ParseSize(std::string_view text, std::string_view option);
+// Sets fio's kb_base (1000 or 1024) for the ParseSize calls in its scope (one job's options).
+class ScopedKbBase {
+ public:
+  explicit ScopedKbBase(int kb_base);
+  ~ScopedKbBase();
+  ScopedKbBase(const ScopedKbBase&) = delete;
+  ScopedKbBase& operator=(const ScopedKbBase&) = delete;
+
+ private:
+  int previous_;
+};
+uint32_t ParseU32(std::string_view text, std::string_view option);
+// "N" (all directions together) or "R,W", "R,", ",W" (per direction) into spec's rate fields;
+// bytes: sizes with suffixes per second (--rate), else I/Os per second (--rate_iops).
+void ParseRate(std::string_view text, std::string_view option, bool bytes, engine::JobSpec& spec);
+uint64_t ParseTimeNs(std::string_view text, std::string_view option);
+bool ParseBool(std::string_view text, std::string_view option);
+std::vector<int> ParseCpuList(std::string_view text, std::string_view option);
+
+}  // namespace iotail::cli
