@@ -53,6 +53,26 @@ double ParsePercent(const std::string& v, std::string_view option) {
   return p;
 }
 
+// fio's R,W forms of bsrange and bssplit: one value for both directions, or reads and writes
+// (a third, trims, is refused) separated by a comma, an empty one keeping the default.
+void PerDirection(const std::string& v, std::string_view option, engine::JobSpec& spec,
+                  void (*apply)(const std::string&, bool, engine::JobSpec&)) {
+  const size_t comma = v.find(',');
+  if (comma == std::string::npos) {
+    apply(v, false, spec);
+    spec.bs_write_own = false;
+    return;
+  }
+  const std::string r = v.substr(0, comma), w = v.substr(comma + 1);
+  if (w.find(',') != std::string::npos && w.substr(w.find(',') + 1) != "") {
+    throw UsageError(fmt::format("--{}: iotail does not do trims (R,W only), got '{}'", option, v));
+  }
+  const std::string writes = w.substr(0, w.find(','));
+  spec.bs_write_own = true;
+  if (!r.empty()) apply(r, false, spec);
+  if (!writes.empty()) apply(writes, true, spec);
+}
+
 // fio's bs=int[,int][,int]: one value for every direction, or reads, writes (and trims, which
 // iotail does not do) separated by commas, an empty one keeping the default (4k): "8k,32k",
 // ",8k", "8k," (writes at the default).
@@ -140,29 +160,44 @@ const std::vector<OptionDef>& Table() {
        [](RunOptions& o, const std::string& v) { ParseBlockSizes(v, "bs", o.spec); }},
       {"blocksize", false, "same as --bs",
        [](RunOptions& o, const std::string& v) { ParseBlockSizes(v, "blocksize", o.spec); }},
-      {"bsrange", false, "MIN-MAX block sizes (multiples of MIN)",
+      {"bsrange", false, "MIN-MAX block sizes (multiples of MIN), or R,W per direction",
        [](RunOptions& o, const std::string& v) {
-         const size_t dash = v.find('-');
-         if (dash == std::string::npos)
-           throw UsageError("--bsrange: expected MIN-MAX, e.g. 4k-64k");
-         o.spec.bs_min = ParseBs(v.substr(0, dash), "bsrange");
-         o.spec.bs_max = ParseBs(v.substr(dash + 1), "bsrange");
+         PerDirection(
+             v, "bsrange", o.spec, [](const std::string& part, bool writes, engine::JobSpec& spec) {
+               const size_t dash = part.find('-');
+               if (dash == std::string::npos) {
+                 throw UsageError("--bsrange: expected MIN-MAX, e.g. 4k-64k (R,W per direction)");
+               }
+               (writes ? spec.bs_min_w : spec.bs_min) = ParseBs(part.substr(0, dash), "bsrange");
+               (writes ? spec.bs_max_w : spec.bs_max) = ParseBs(part.substr(dash + 1), "bsrange");
+             });
        }},
-      {"bssplit", false, "block size shares, e.g. 4k/70:64k/30",
+      {"blocksize_range", false, "same as --bsrange",
        [](RunOptions& o, const std::string& v) {
-         o.spec.bssplit.clear();
-         size_t start = 0;
-         for (;;) {
-           const size_t colon = v.find(':', start);
-           const std::string part = v.substr(start, colon - start);
-           const size_t slash = part.find('/');
-           if (slash == std::string::npos)
-             throw UsageError("--bssplit: expected BS/PERCENT[:BS/PERCENT...]");
-           o.spec.bssplit.push_back({ParseBs(part.substr(0, slash), "bssplit"),
-                                     ParseU32(part.substr(slash + 1), "bssplit")});
-           if (colon == std::string::npos) break;
-           start = colon + 1;
-         }
+         o.spec.bs_min = o.spec.bs_max = 0;
+         FindRunOption("bsrange")->apply(o, v);
+       }},
+      {"bssplit", false, "block size shares, e.g. 4k/70:64k/30, or R,W per direction",
+       [](RunOptions& o, const std::string& v) {
+         PerDirection(
+             v, "bssplit", o.spec, [](const std::string& part, bool writes, engine::JobSpec& spec) {
+               auto& split = writes ? spec.bssplit_w : spec.bssplit;
+               split.clear();
+               size_t start = 0;
+               for (;;) {
+                 const size_t colon = part.find(':', start);
+                 const std::string one = part.substr(start, colon - start);
+                 const size_t slash = one.find('/');
+                 if (slash == std::string::npos) {
+                   throw UsageError(
+                       "--bssplit: expected BS/PERCENT[:BS/PERCENT...] (R,W per direction)");
+                 }
+                 split.push_back({ParseBs(one.substr(0, slash), "bssplit"),
+                                  ParseU32(one.substr(slash + 1), "bssplit")});
+                 if (colon == std::string::npos) break;
+                 start = colon + 1;
+               }
+             });
        }},
       {"direct", true, "O_DIRECT (default 0)",
        [](RunOptions& o, const std::string& v) {

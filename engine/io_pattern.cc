@@ -39,7 +39,6 @@ IoPattern::IoPattern(const JobSpec& spec, uint32_t files, uint64_t region_offset
            : spec.rw == RwMode::kWrite || spec.rw == RwMode::kRandWrite ? 0
                                                                         : spec.rwmixread),
       unit_(spec.MinBlockSize()),
-      dir_bs_{spec.BlockSize(stats::Direction::kRead), spec.BlockSize(stats::Direction::kWrite)},
       random_(spec.IsRandom()),
       region_offset_(region_offset),
       region_size_(region_size),
@@ -47,7 +46,20 @@ IoPattern::IoPattern(const JobSpec& spec, uint32_t files, uint64_t region_offset
                                                              : 1),
       total_blocks_(blocks_per_file_ * files),
       permutation_(total_blocks_, seed) {
-  if (spec.bs_min != 0) range_steps_ = spec.bs_max / spec.bs_min;
+  for (int d = 0; d < 2; ++d) {
+    const JobSpec::BlockSizes z =
+        spec.SizesOf(d == 0 ? stats::Direction::kRead : stats::Direction::kWrite);
+    Sizes& sz = sizes_[static_cast<size_t>(d)];
+    sz.min = z.min;
+    sz.steps = z.split == nullptr && z.max > z.min ? z.max / z.min : 1;
+    if (z.split != nullptr) {
+      uint32_t cumulative = 0;
+      for (const auto& s : *z.split) {
+        cumulative += s.percent;
+        sz.split.push_back({s.bs, cumulative});
+      }
+    }
+  }
   if (spec.rw_modifier != 0) {
     if (random_) {
       run_length_ = spec.rw_modifier;
@@ -57,11 +69,6 @@ IoPattern::IoPattern(const JobSpec& spec, uint32_t files, uint64_t region_offset
   }
   if (random_ && (spec.norandommap || spec.random_distribution.kind != DistributionKind::kRandom)) {
     distribution_.emplace(spec.random_distribution, total_blocks_, seed);
-  }
-  uint32_t cumulative = 0;
-  for (const auto& s : spec.bssplit) {
-    cumulative += s.percent;
-    split_.push_back({s.bs, cumulative});
   }
 }
 

@@ -118,15 +118,16 @@ class IoPattern {
     return rng_.Below(100) < mix_ ? stats::Direction::kRead : stats::Direction::kWrite;
   }
   uint32_t ChooseBlockSize(stats::Direction dir) {
-    if (!split_.empty()) {
+    const Sizes& z = sizes_[dir == stats::Direction::kRead ? 0 : 1];
+    if (!z.split.empty()) {
       const uint32_t r = rng_.Below(100);
-      for (const auto& s : split_) {
+      for (const auto& s : z.split) {
         if (r < s.percent) return s.bs;  // percent holds the cumulative share here
       }
-      return split_.back().bs;
+      return z.split.back().bs;
     }
-    if (range_steps_ > 1) return unit_ * (1 + rng_.Below(range_steps_));
-    return dir_bs_[dir == stats::Direction::kRead ? 0 : 1];
+    if (z.steps > 1) return z.min * (1 + rng_.Below(z.steps));
+    return z.min;
   }
   uint64_t NextSequential() {
     const uint64_t b = cursor_;
@@ -138,9 +139,13 @@ class IoPattern {
   FastRandom rng_;
   uint32_t mix_;  // % reads
   uint32_t unit_;
-  std::array<uint32_t, 2> dir_bs_;  // plain bs per direction (reads, writes)
-  uint32_t range_steps_ = 1;
-  std::vector<BlockSizeShare> split_;
+  // Per direction (reads, writes): a split with cumulative shares, or sizes min * (1..steps).
+  struct Sizes {
+    std::vector<BlockSizeShare> split;
+    uint32_t min = 4096;
+    uint32_t steps = 1;
+  };
+  std::array<Sizes, 2> sizes_;
   bool random_;
   uint64_t region_offset_, region_size_;
   uint64_t blocks_per_file_, total_blocks_;

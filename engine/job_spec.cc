@@ -70,29 +70,33 @@ std::string JobSpec::Normalize() {
       EngineKindName(ioengine), asked);
 }
 
-uint32_t JobSpec::MinBlockSize() const {
-  if (!bssplit.empty()) {
-    uint32_t m = bssplit[0].bs;
-    for (const auto& s : bssplit) m = std::min(m, s.bs);
-    return m;
+JobSpec::BlockSizes JobSpec::SizesOf(stats::Direction d) const {
+  const bool own = d == stats::Direction::kWrite && bs_write_own;
+  const std::vector<BlockSizeShare>& split = own ? bssplit_w : bssplit;
+  const uint32_t lo = own ? bs_min_w : bs_min, hi = own ? bs_max_w : bs_max;
+  if (!split.empty()) {
+    uint32_t mn = UINT32_MAX, mx = 0;
+    for (const auto& s : split) {
+      mn = std::min(mn, s.bs);
+      mx = std::max(mx, s.bs);
+    }
+    return {&split, mn, mx};
   }
-  if (bs_min != 0) return bs_min;
+  if (lo != 0) return {nullptr, lo, hi};
+  return {nullptr, BlockSize(d), BlockSize(d)};
+}
+
+uint32_t JobSpec::MinBlockSize() const {
   uint32_t m = UINT32_MAX;
-  if (HasReads()) m = std::min(m, BlockSize(stats::Direction::kRead));
-  if (HasWrites()) m = std::min(m, BlockSize(stats::Direction::kWrite));
+  if (HasReads()) m = std::min(m, SizesOf(stats::Direction::kRead).min);
+  if (HasWrites()) m = std::min(m, SizesOf(stats::Direction::kWrite).min);
   return m == UINT32_MAX ? bs : m;
 }
 
 uint32_t JobSpec::MaxBlockSize() const {
-  if (!bssplit.empty()) {
-    uint32_t m = 0;
-    for (const auto& s : bssplit) m = std::max(m, s.bs);
-    return m;
-  }
-  if (bs_max != 0) return bs_max;
   uint32_t m = 0;
-  if (HasReads()) m = std::max(m, BlockSize(stats::Direction::kRead));
-  if (HasWrites()) m = std::max(m, BlockSize(stats::Direction::kWrite));
+  if (HasReads()) m = std::max(m, SizesOf(stats::Direction::kRead).max);
+  if (HasWrites()) m = std::max(m, SizesOf(stats::Direction::kWrite).max);
   return m == 0 ? bs : m;
 }
 
@@ -116,17 +120,22 @@ std::string CpuListText(const cpu_set_t& set) {
 
 void JobSpec::Validate() const {
   if (bs == 0) throw UsageError("--bs: must be greater than 0");
-  if ((bs_dir[0] != 0 || bs_dir[1] != 0) && (bs_min != 0 || !bssplit.empty())) {
+  if ((bs_dir[0] != 0 || bs_dir[1] != 0) &&
+      (bs_min != 0 || !bssplit.empty() || bs_min_w != 0 || !bssplit_w.empty())) {
     throw UsageError("--bs=R,W: not with --bsrange or --bssplit");
   }
-  if (bs_min != 0 || bs_max != 0) {
-    if (bs_min == 0 || bs_max < bs_min || bs_max % bs_min != 0) {
+  auto check_range = [](uint32_t lo, uint32_t hi) {
+    if (lo == 0 && hi == 0) return;
+    if (lo == 0 || hi < lo || hi % lo != 0) {
       throw UsageError("--bsrange: expected MIN-MAX with 0 < MIN <= MAX and MAX a multiple of MIN");
     }
-  }
-  if (!bssplit.empty()) {
+  };
+  check_range(bs_min, bs_max);
+  check_range(bs_min_w, bs_max_w);
+  auto check_split = [this](const std::vector<BlockSizeShare>& split) {
+    if (split.empty()) return;
     uint32_t total = 0;
-    for (const auto& s : bssplit) {
+    for (const auto& s : split) {
       if (s.bs == 0) throw UsageError("--bssplit: block sizes must be greater than 0");
       if (s.percent > 100) throw UsageError("--bssplit: each percentage must be 0..100");
       if (direct && s.bs % 512 != 0) {
@@ -137,7 +146,9 @@ void JobSpec::Validate() const {
     if (total != 100) {
       throw UsageError(fmt::format("--bssplit: percentages must add up to 100, got {}", total));
     }
-  }
+  };
+  check_split(bssplit);
+  check_split(bssplit_w);
   if (direct && MinBlockSize() % 512 != 0) {
     throw UsageError("--bs: with --direct=1 block sizes must be multiples of 512");
   }
@@ -204,7 +215,7 @@ void JobSpec::Validate() const {
   }
   if (loops == 0) throw UsageError("--loops: must be at least 1");
   if (verify != VerifyKind::kNone) {
-    if (bs_min != 0 || !bssplit.empty() || MinBlockSize() < kVerifyHeaderBytes) {
+    if (MinBlockSize() != MaxBlockSize() || MinBlockSize() < kVerifyHeaderBytes) {
       throw UsageError(fmt::format(
           "--verify: needs one block size of at least {} bytes (not bsrange or bssplit)",
           kVerifyHeaderBytes));

@@ -46,8 +46,12 @@ struct JobSpec {
   std::array<uint32_t, 2> bs_dir{};     // --bs=R,W: reads [0], writes [1] (0 = bs)
   uint32_t bs_min = 0, bs_max = 0;      // --bsrange=MIN-MAX (uniform, multiples of MIN)
   std::vector<BlockSizeShare> bssplit;  // --bssplit=4k/50:64k/50
-  bool direct = false;                  // --direct: O_DIRECT
-  uint32_t iodepth = 1;                 // --iodepth: I/Os in flight per worker
+  // Writes' own bsrange/bssplit (the R,W forms); without bs_write_own writes use the above.
+  bool bs_write_own = false;
+  uint32_t bs_min_w = 0, bs_max_w = 0;
+  std::vector<BlockSizeShare> bssplit_w;
+  bool direct = false;   // --direct: O_DIRECT
+  uint32_t iodepth = 1;  // --iodepth: I/Os in flight per worker
   // Batching trade-offs (fio's names). Each costs accuracy in exchange for fewer system calls:
   uint32_t iodepth_batch_submit = 1;        // at most N requests per submit call; 0 = iodepth
   uint32_t iodepth_batch_complete_min = 1;  // wait for N completions (>1 stamps early ones late)
@@ -122,6 +126,12 @@ struct JobSpec {
     const uint32_t b = bs_dir[d == stats::Direction::kRead ? 0 : 1];
     return b != 0 ? b : bs;
   }
+  // Direction d's block sizes: a split (cumulative or not, as given), a range, or one size.
+  struct BlockSizes {
+    const std::vector<BlockSizeShare>* split;  // nullptr: none
+    uint32_t min, max;                         // the range (min == max: one size)
+  };
+  BlockSizes SizesOf(stats::Direction d) const;
   uint32_t MinBlockSize() const;
   uint32_t MaxBlockSize() const;
 

@@ -89,6 +89,7 @@ NbdExport ProbeNbdExport(const JobSpec& spec) {
     check(spec.MinBlockSize());
     check(spec.MaxBlockSize());
     for (const BlockSizeShare& s : spec.bssplit) check(s.bs);
+    for (const BlockSizeShare& s : spec.bssplit_w) check(s.bs);
     if (spec.offset % e.min_block != 0) {
       throw stats::UsageError(
           fmt::format("--offset: the NBD server needs a multiple of {} bytes", e.min_block));

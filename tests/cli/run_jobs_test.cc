@@ -241,6 +241,24 @@ TEST_F(RunJobsTest, ContinueOnErrorTakesFiosValues) {
   EXPECT_NE(bad.err.find("expected none, read, write, io, verify, all"), std::string::npos);
 }
 
+TEST_F(RunJobsTest, PerDirectionBsrangeAndBssplitAsFio) {
+  CompareWithFio(
+      "--name=a --rw=write --bssplit=4k/100,16k/100 --name=b --rw=read --bssplit=8k/100,64k/100 "
+      "--name=c --rw=write --bsrange=4k-4k,32k-32k --name=d --rw=read --bsrange=8k-8k,");
+  // Mixed: reads from the first list, writes from the second.
+  const CommandResult r =
+      Run("iotail", "--name=m --rw=randrw --bssplit=4k/50:8k/50,64k/100 --size=4m");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json job = json::parse(r.out)["jobs"][0];
+  const double read_avg =
+      job["read"]["io_bytes"].get<double>() / job["read"]["total_ios"].get<double>();
+  EXPECT_GT(read_avg, 4096);
+  EXPECT_LT(read_avg, 8192);
+  EXPECT_EQ(job["write"]["io_bytes"].get<uint64_t>(),
+            65536 * job["write"]["total_ios"].get<uint64_t>());
+  EXPECT_EQ(Run("iotail", "--name=m --bssplit=4k/100,8k/100,16k/100").status, 2);  // no trims
+}
+
 TEST_F(RunJobsTest, RateIsPerCloneAndPerDirectionAsFio) {
   if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
   const std::string args =
