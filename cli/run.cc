@@ -32,6 +32,7 @@
 #include "stats/core/errors.h"
 #include "stats/core/sla.h"
 #include "stats/report/live_report.h"
+#include "stats/report/rate_floor_sink.h"
 #include "stats/report/rate_samples.h"
 #include "stats/report/run_summary.h"
 #include "stats/report/terse_summary.h"
@@ -201,6 +202,8 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
 
   StopSignals signals;
   std::unique_ptr<stats::LiveReport> report;
+  std::unique_ptr<stats::RateFloorSink> floor_sink;
+  std::string rate_shortfall;
   const Entries entries = PlanEntries(jobs, groups);
   stats::RateSampleSink samples({}, entries.count, specs[0].log_hist_msec);
   // Runs one batch of jobs (those between two stonewalls) together.
@@ -221,7 +224,20 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     }
     std::sort(live.directions.begin(), live.directions.end());
     report = std::make_unique<stats::LiveReport>(live, err, &sla);
-    stats::IntervalSink* const sinks[] = {report.get(), &samples};
+    // fio's rate_min / rate_iops_min: a shortfall in a full interval ends the run.
+    std::vector<stats::RateFloor> floors;
+    size_t worker = 0;
+    for (const auto& spec : batch) {
+      stats::RateFloor f{spec.name, worker, spec.numjobs, {}, {}};
+      for (int d = 0; d < 2; ++d) {
+        f.iops[d] = spec.rate_min[d].iops;
+        f.bytes_per_s[d] = spec.rate_min[d].bytes_per_s;
+      }
+      if (f.iops[0] + f.iops[1] + f.bytes_per_s[0] + f.bytes_per_s[1] > 0) floors.push_back(f);
+      worker += spec.numjobs;
+    }
+    floor_sink = std::make_unique<stats::RateFloorSink>(std::move(floors), live.period_ms, &g_stop);
+    stats::IntervalSink* const sinks[] = {report.get(), &samples, floor_sink.get()};
     return engine::RunJobs(
         batch, sinks, &g_stop,
         [&err](const std::string& why) {
@@ -270,6 +286,9 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       err << "iotail run: O_DIRECT not supported here; using buffered I/O\n";
       batch[0].direct = specs[0].direct = jobs[0].spec.direct = false;
       outcome = run_batch(batch, first_worker);
+    }
+    if (floor_sink != nullptr && !floor_sink->shortfall().empty()) {
+      rate_shortfall = floor_sink->shortfall();
     }
     for (size_t k = 0; k < batch_jobs.size(); ++k) {
       outcomes[batch_jobs[k]] = std::move(outcome.jobs[k]);
@@ -389,6 +408,10 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   }
   for (const std::string& why : output_errors) {
     err << fmt::format("iotail run: an output failed during the run: {}\n", why);
+  }
+  if (!rate_shortfall.empty()) {
+    err << fmt::format("iotail run: {}; the run stopped\n", rate_shortfall);
+    return 1;
   }
   if (!output_errors.empty() && errors == 0 && engine_error == 0) return 1;
   if (errors != 0 || engine_error != 0) {

@@ -24,6 +24,18 @@ uint64_t ThinkTimeNs(const std::string& v, std::string_view option) {
   return ParseTimeNs(v, option);
 }
 
+// fio's rate_min=N or R,W: N applies to both directions.
+void ParseRateMin(const std::string& v, std::string_view option, bool bytes,
+                  engine::JobSpec& spec) {
+  engine::JobSpec parsed;
+  ParseRate(v, option, bytes, parsed);
+  if (parsed.rate.Any()) {
+    spec.rate_min = {parsed.rate, parsed.rate};
+  } else {
+    spec.rate_min = parsed.rate_dir;
+  }
+}
+
 const std::vector<OptionDef>& Table() {
   static const std::vector<OptionDef> table = {
       {"thinktime", false, "stall this long after I/Os complete before issuing more (bare = us)",
@@ -97,6 +109,14 @@ const std::vector<OptionDef>& Table() {
        [](RunOptions& o, const std::string& v) { o.spec.verify = engine::ParseVerifyKind(v); }},
       {"do_verify", true, "with --verify on a write job: read every block back after (default 1)",
        [](RunOptions& o, const std::string& v) { o.spec.do_verify = ParseBool(v, "do_verify"); }},
+      {"rate_min", false, "stop with an error when a direction falls below N bytes/s (or R,W)",
+       [](RunOptions& o, const std::string& v) { ParseRateMin(v, "rate_min", true, o.spec); }},
+      {"ratemin", false, "same as --rate_min",
+       [](RunOptions& o, const std::string& v) { ParseRateMin(v, "ratemin", true, o.spec); }},
+      {"rate_iops_min", false, "stop with an error when a direction falls below N IOPS (or R,W)",
+       [](RunOptions& o, const std::string& v) {
+         ParseRateMin(v, "rate_iops_min", false, o.spec);
+       }},
       {"invalidate", true, "drop the page cache of the targets before the run (default 1)",
        [](RunOptions& o, const std::string& v) { o.spec.invalidate = ParseBool(v, "invalidate"); }},
   };

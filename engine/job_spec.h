@@ -97,6 +97,9 @@ struct JobSpec {
   RateLimit rate;                       // --rate_iops=N / --rate=N: each direction (Normalize)
   std::array<RateLimit, 2> rate_dir{};  // --rate_iops=R,W / --rate=R,W: reads [0], writes [1]
   bool rate_poisson = false;            // --rate_process=poisson (default linear)
+  // --rate_min / --rate_iops_min: the least each worker must do per direction (reads [0], writes
+  // [1]); below it in a full interval, the run stops with an error (fio ends the job).
+  std::array<RateLimit, 2> rate_min{};
   uint64_t start_at_ms = 0;             // --start_at: Unix epoch ms of the common start (0 = now)
 
   // Logs.
