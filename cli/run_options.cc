@@ -26,14 +26,13 @@ uint32_t ParseBs(std::string_view text, std::string_view option) {
 }
 
 // fio's rw=MODE[:N]: the offset modifier is a gap in bytes after each sequential I/O, or the number
-// of I/Os per random offset (the ones between are sequential). Trims are not done by iotail.
+// of I/Os per random offset (the ones between are sequential).
 void ParseRw(const std::string& v, std::string_view option, RunOptions& o) {
   const size_t colon = v.find(':');
   const std::string mode = v.substr(0, colon);
-  if (mode.find("trim") != std::string::npos) {
-    throw UsageError(fmt::format(
-        "--{}: '{}': iotail does not do trims (read, write, randread, randwrite, rw, randrw)",
-        option, mode));
+  if (mode == "trimwrite" || mode == "randtrimwrite") {
+    throw UsageError(
+        fmt::format("--{}: '{}' is not supported (trim and randtrim are)", option, mode));
   }
   o.spec.rw = engine::ParseRwMode(mode);
   o.rw_given = true;

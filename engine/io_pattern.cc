@@ -38,6 +38,7 @@ IoPattern::IoPattern(const JobSpec& spec, uint32_t files, uint64_t region_offset
       mix_(spec.rw == RwMode::kRead || spec.rw == RwMode::kRandRead     ? 100
            : spec.rw == RwMode::kWrite || spec.rw == RwMode::kRandWrite ? 0
                                                                         : spec.rwmixread),
+      trim_(spec.HasTrims()),
       unit_(spec.MinBlockSize()),
       random_(spec.IsRandom()),
       region_offset_(region_offset),

@@ -113,6 +113,7 @@ class IoPattern {
 
  private:
   stats::Direction ChooseDirection() {
+    if (trim_) return stats::Direction::kTrim;
     if (mix_ == 100) return stats::Direction::kRead;
     if (mix_ == 0) return stats::Direction::kWrite;
     return rng_.Below(100) < mix_ ? stats::Direction::kRead : stats::Direction::kWrite;
@@ -138,6 +139,7 @@ class IoPattern {
 
   FastRandom rng_;
   uint32_t mix_;  // % reads
+  bool trim_;     // rw=trim/randtrim: every I/O a trim
   uint32_t unit_;
   // Per direction (reads, writes): a split with cumulative shares, or sizes min * (1..steps).
   struct Sizes {

@@ -80,7 +80,8 @@ struct Targets {
 Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool>* stop) {
   Targets t;
   TargetOptions topt;
-  topt.access = spec.HasWrites() ? Access::kReadWrite : Access::kRead;
+  // Trims destroy data as writes do: the same access and the same guard.
+  topt.access = spec.HasWrites() || spec.HasTrims() ? Access::kReadWrite : Access::kRead;
   topt.direct = spec.direct;
   topt.size = spec.size;
   topt.offset = spec.offset;
@@ -238,6 +239,7 @@ std::vector<stats::Direction> LoggedDirections(const JobSpec& spec) {
   std::vector<stats::Direction> dirs;
   if (spec.HasReads()) dirs.push_back(stats::Direction::kRead);
   if (spec.HasWrites()) dirs.push_back(stats::Direction::kWrite);
+  if (spec.HasTrims()) dirs.push_back(stats::Direction::kTrim);
   return dirs;
 }
 

@@ -21,6 +21,7 @@ constexpr stats::EnumName<RwMode> kRwNames[] = {
     {RwMode::kRead, "read"},           {RwMode::kWrite, "write"},
     {RwMode::kRandRead, "randread"},   {RwMode::kRandWrite, "randwrite"},
     {RwMode::kReadWrite, "rw"},        {RwMode::kRandReadWrite, "randrw"},
+    {RwMode::kTrim, "trim"},           {RwMode::kRandTrim, "randtrim"},
     {RwMode::kReadWrite, "readwrite"},
 };
 
@@ -53,7 +54,7 @@ std::string EngineKindName(EngineKind kind) {
 std::string JobSpec::Normalize() {
   // fio's rate=N (one value) caps each direction the job does at N, as bs=N sets each direction's
   // block size: it becomes the per-direction form.
-  if (rate.Any() && !RatePerDirection()) {
+  if (rate.Any() && !RatePerDirection() && !HasTrims()) {
     if (HasReads()) rate_dir[0] = rate;
     if (HasWrites()) rate_dir[1] = rate;
     rate = RateLimit{};
@@ -214,6 +215,12 @@ void JobSpec::Validate() const {
     throw UsageError("--iodepth_batch_complete_max: at least --iodepth_batch_complete_min");
   }
   if (loops == 0) throw UsageError("--loops: must be at least 1");
+  if (HasTrims()) {
+    if (RateLimited()) throw UsageError("--rw=trim/randtrim: not with --rate/--rate_iops");
+    if (ioengine == EngineKind::kNbd)
+      throw UsageError("--rw=trim/randtrim: not with the nbd engine");
+    if (verify != VerifyKind::kNone) throw UsageError("--verify: not with trims");
+  }
   if (verify != VerifyKind::kNone) {
     if (MinBlockSize() != MaxBlockSize() || MinBlockSize() < kVerifyHeaderBytes) {
       throw UsageError(fmt::format(

@@ -15,7 +15,16 @@
 
 namespace iotail::engine {
 
-enum class RwMode { kRead, kWrite, kRandRead, kRandWrite, kReadWrite, kRandReadWrite };
+enum class RwMode {
+  kRead,
+  kWrite,
+  kRandRead,
+  kRandWrite,
+  kReadWrite,
+  kRandReadWrite,
+  kTrim,      // fio's trim: sequential discards
+  kRandTrim,  // randtrim
+};
 enum class EngineKind { kIoUring, kLibaio, kPsync, kNull, kNbd };
 
 // A rate limit: I/Os per second or bytes per second (0 = none). At most one of the two is set.
@@ -100,7 +109,7 @@ struct JobSpec {
   // --rate_min / --rate_iops_min: the least each worker must do per direction (reads [0], writes
   // [1]); below it in a full interval, the run stops with an error (fio ends the job).
   std::array<RateLimit, 2> rate_min{};
-  uint64_t start_at_ms = 0;             // --start_at: Unix epoch ms of the common start (0 = now)
+  uint64_t start_at_ms = 0;  // --start_at: Unix epoch ms of the common start (0 = now)
 
   // Logs.
   std::string write_hist_log;     // --write_hist_log=PREFIX ("" = no histogram logs)
@@ -116,10 +125,12 @@ struct JobSpec {
     return !write_bw_log.empty() || !write_iops_log.empty() || !write_lat_log.empty();
   }
 
-  bool HasReads() const { return rw != RwMode::kWrite && rw != RwMode::kRandWrite; }
-  bool HasWrites() const { return rw != RwMode::kRead && rw != RwMode::kRandRead; }
+  bool HasTrims() const { return rw == RwMode::kTrim || rw == RwMode::kRandTrim; }
+  bool HasReads() const { return rw != RwMode::kWrite && rw != RwMode::kRandWrite && !HasTrims(); }
+  bool HasWrites() const { return rw != RwMode::kRead && rw != RwMode::kRandRead && !HasTrims(); }
   bool IsRandom() const {
-    return rw == RwMode::kRandRead || rw == RwMode::kRandWrite || rw == RwMode::kRandReadWrite;
+    return rw == RwMode::kRandRead || rw == RwMode::kRandWrite || rw == RwMode::kRandReadWrite ||
+           rw == RwMode::kRandTrim;
   }
   bool RateLimited() const { return rate.Any() || rate_dir[0].Any() || rate_dir[1].Any(); }
   bool RatePerDirection() const { return rate_dir[0].Any() || rate_dir[1].Any(); }

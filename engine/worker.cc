@@ -1,10 +1,14 @@
 #include "engine/worker.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/fs.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +38,11 @@ Worker::~Worker() {
 void Worker::Prepare() {
   const uint32_t depth = spec_.iodepth;
   writes_since_sync_.assign(plan_.fds.size(), 0);
+  is_block_.assign(plan_.fds.size(), false);
+  for (size_t f = 0; f < plan_.fds.size(); ++f) {
+    struct stat st {};
+    is_block_[f] = plan_.fds[f] >= 0 && fstat(plan_.fds[f], &st) == 0 && S_ISBLK(st.st_mode);
+  }
   buffer_size_ = (spec_.MaxBlockSize() + 4095) / 4096 * 4096;
   const size_t total = static_cast<size_t>(buffer_size_) * depth;
   buffers_ = static_cast<char*>(std::aligned_alloc(4096, total));
@@ -85,11 +94,40 @@ void Worker::QueueRedo() {
 void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit) {
   QueueRedo();
   new_in_batch_ = 0;
-  while (issue_new && free_count_ > 0 && (bytes_limit == 0 || issued_bytes < bytes_limit)) {
+  trims_in_batch_ = 0;
+  while (issue_new && free_count_ > 0 && (bytes_limit == 0 || issued_bytes < bytes_limit) &&
+         trims_in_batch_ < spec_.iodepth) {
     const IoChoice c = pattern_.Next();
-    QueueNew(c, 0);
     issued_bytes += c.bs;
+    if (c.dir == stats::Direction::kTrim) {
+      Trim(c);  // synchronous, no slot
+      ++trims_in_batch_;
+      continue;
+    }
+    QueueNew(c, 0);
   }
+}
+
+// fio's trims: BLKDISCARD on a block device, a punched hole (the size kept) in a file, done on
+// the worker's thread whatever the engine (none of them queues discards), timed as clat.
+void Worker::Trim(const IoChoice& c) {
+  const int fd = plan_.fds[c.file];
+  const uint64_t start = Clock::NowNs();
+  int rc;
+  if (is_block_[c.file]) {
+    uint64_t range[2] = {c.offset, c.bs};
+    rc = ioctl(fd, BLKDISCARD, range);
+  } else {
+    rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(c.offset),
+                   static_cast<off_t>(c.bs));
+  }
+  const uint64_t done = Clock::NowNs();
+  if (rc != 0) {
+    recorder_->RecordError(errno);
+    if (!spec_.ContinueOnError(stats::Direction::kWrite)) trim_failed_ = true;
+    return;
+  }
+  if (done >= record_from_ns_) recorder_->RecordClat(stats::Direction::kTrim, done - start, c.bs);
 }
 
 Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
@@ -167,10 +205,19 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
   bool stopping = false;
   stats::Recorder& rec = *recorder_;
 
+  record_from_ns_ = times.record_from_ns;
   for (;;) {
     FillBatch(!stopping, issued_bytes, plan_.bytes_limit);
     if (batch_count_ > 0 && !SubmitBatch(&in_flight)) return;
-    if (in_flight == 0) break;
+    if (in_flight == 0) {
+      // Trims are done as they are chosen: nothing in flight, but the job goes on.
+      if (trims_in_batch_ == 0 || stopping) break;
+      if (trim_failed_ || (times.stop_at_ns != 0 && Clock::NowNs() >= times.stop_at_ns) ||
+          stop.load(std::memory_order_relaxed)) {
+        stopping = true;
+      }
+      continue;
+    }
     const uint32_t want = in_flight < complete_min ? in_flight : complete_min;
     const int n = engine_->Reap(std::span<IoCompletion>(completions_.data(), complete_max), want);
     if (n < 0) {

@@ -146,6 +146,11 @@ class Worker {
   // --thinktime: I/Os completed since the last stall.
   uint32_t since_think_ = 0;
   void SyncFile(uint32_t file);
+  void Trim(const IoChoice& c);
+  std::vector<bool> is_block_;  // per file: a block device (BLKDISCARD) or a file (punch hole)
+  uint32_t trims_in_batch_ = 0;
+  bool trim_failed_ = false;
+  uint64_t record_from_ns_ = 0;
   // Checks a block read (or read back); on a failure counts EILSEQ and keeps the first one.
   bool CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file);
   // do_verify: reads back every block of this worker's files and checks it.

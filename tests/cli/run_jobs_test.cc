@@ -275,6 +275,22 @@ TEST_F(RunJobsTest, RateMinEndsTheRunWhenADirectionFallsBelowIt) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
+TEST_F(RunJobsTest, TrimsPunchHolesInAFile) {
+  // fio 3.33 trims only block devices (tests/cli/run_loop_device_test.cc compares those); iotail
+  // also punches holes in files, keeping their size.
+  ASSERT_EQ(Run("iotail", "--name=w --rw=write --size=1m").status, 0);
+  const fs::path target = dir_ / "iotail" / "target";
+  const CommandResult r = Run("iotail", "--name=t --rw=randtrim --size=1m");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json trim = json::parse(r.out)["jobs"][0]["trim"];
+  EXPECT_EQ(trim["io_bytes"].get<uint64_t>(), 1u << 20);
+  EXPECT_EQ(trim["total_ios"].get<uint64_t>(), 256u);
+  EXPECT_GT(trim["clat_ns"]["N"].get<uint64_t>(), 0u);
+  EXPECT_EQ(fs::file_size(target), 1u << 20);
+  EXPECT_EQ(Run("iotail", "--name=t --rw=trimwrite").status, 2);
+  EXPECT_EQ(Run("iotail", "--name=t --rw=trim --rate_iops=100").status, 2);
+}
+
 TEST_F(RunJobsTest, RateIsPerCloneAndPerDirectionAsFio) {
   if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
   const std::string args =

@@ -206,4 +206,24 @@ TEST_F(RunDeviceGuardTest, RaidMemberNeedsTheFlag) {
   EXPECT_NE(r.output.find("linux_raid_member"), std::string::npos) << r.output;
 }
 
+TEST_F(RunLoopDeviceTest, TrimsDiscardTheDeviceAsFio) {
+  // 1 MiB of random then sequential 64 KiB discards (BLKDISCARD), counted as fio counts them.
+  const std::string job = " --filename=" + device_ + " --size=1m --bs=64k --output-format=json";
+  for (const std::string rw : {"randtrim", "trim"}) {
+    SCOPED_TRACE(rw);
+    const auto ours = iotail::testing::Capture(std::string(IOTAIL_BINARY) +
+                                               " run --name=t --live_format=none --rw=" + rw + job);
+    ASSERT_EQ(ours.status, 0) << ours.out;
+    const std::string trim = ours.out.substr(ours.out.find("\"trim\""));
+    EXPECT_NE(trim.find("\"io_bytes\": 1048576"), std::string::npos) << trim.substr(0, 200);
+    EXPECT_NE(trim.find("\"total_ios\": 16"), std::string::npos) << trim.substr(0, 200);
+    if (Shell("command -v fio").status != 0) continue;
+    const auto fio = iotail::testing::Capture("fio --name=t --ioengine=psync --rw=" + rw + job);
+    ASSERT_EQ(fio.status, 0) << fio.out;
+    const std::string theirs = fio.out.substr(fio.out.find("\"trim\""));
+    EXPECT_NE(theirs.find("\"io_bytes\" : 1048576"), std::string::npos) << theirs.substr(0, 200);
+    EXPECT_NE(theirs.find("\"total_ios\" : 16"), std::string::npos) << theirs.substr(0, 200);
+  }
+}
+
 }  // namespace
