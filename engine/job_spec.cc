@@ -8,6 +8,7 @@
 
 #include "stats/core/errors.h"
 #include "stats/core/histogram_layout.h"
+#include "stats/util/closest_name.h"
 #include "stats/util/enum_names.h"
 
 namespace iotail::engine {
@@ -35,8 +36,9 @@ constexpr stats::EnumName<EngineKind> kEngineNames[] = {
 
 RwMode ParseRwMode(const std::string& text) {
   if (const auto mode = stats::ValueNamed(kRwNames, text)) return *mode;
-  throw UsageError(
-      fmt::format("--rw: expected read, write, randread, randwrite, rw or randrw, got '{}'", text));
+  throw UsageError(fmt::format(
+      "--rw: expected read, write, randread, randwrite, rw, randrw, trim or randtrim, got '{}'{}",
+      text, stats::DidYouMean(kRwNames, text)));
 }
 
 std::string RwModeName(RwMode mode) { return std::string(stats::NameOf(kRwNames, mode)); }
@@ -44,7 +46,8 @@ std::string RwModeName(RwMode mode) { return std::string(stats::NameOf(kRwNames,
 EngineKind ParseEngineKind(const std::string& text) {
   if (const auto kind = stats::ValueNamed(kEngineNames, text)) return *kind;
   throw UsageError(
-      fmt::format("--ioengine: expected io_uring, libaio, psync, null or nbd, got '{}'", text));
+      fmt::format("--ioengine: expected io_uring, libaio, psync, null or nbd, got '{}'{}", text,
+                  stats::DidYouMean(kEngineNames, text)));
 }
 
 std::string EngineKindName(EngineKind kind) {

@@ -210,6 +210,12 @@ TEST_F(JobFileCorpusTest, TyposAndUnsupportedOptionsAreClearErrors) {
       << r.err;
   r = Run("iotail", "--name=a --rw=randred");
   EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("got 'randred', did you mean randread?"), std::string::npos) << r.err;
+  const std::string value_typo = Write("value-typo.fio", "[a]\nioengine=null\nrw=randwirte\n");
+  r = Run("iotail", value_typo);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(value_typo + ":3: --rw:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean randwrite?"), std::string::npos) << r.err;
   r = Run("iotail", "--name=a --nmjobs=2");
   EXPECT_NE(r.err.find("unknown option '--nmjobs', did you mean --numjobs?"), std::string::npos)
       << r.err;
