@@ -104,3 +104,29 @@ TEST_F(RunFioToolsTest, FioScriptsReadOurLogsAndCountEveryIo) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(RunFioJsonplusTest, FioJsonplusClat2csvReadsAndValidatesOurJsonPlus) {
+  if (iotail::testing::Capture("command -v fio_jsonplus_clat2csv").status != 0) {
+    GTEST_SKIP() << "fio_jsonplus_clat2csv not installed (Debian package fio)";
+  }
+  const fs::path dir = iotail::testing::MakeScratchDir("iotail_jsonplus");
+  const auto run = iotail::testing::RunShell(
+      "cd " + dir.string() + " && " + IOTAIL_BINARY +
+          " run --name=x --ioengine=psync --filename=t --size=1m --rw=randrw --live_format=none "
+          "--output-format=json+ --output=run.json",
+      dir);
+  ASSERT_EQ(run.status, 0) << run.err;
+  // fio's tool turns the bins into a CSV per job, then checks the CSV against the JSON.
+  const auto csv = iotail::testing::RunShell("cd " + dir.string() +
+                                                 " && fio_jsonplus_clat2csv run.json out && "
+                                                 "fio_jsonplus_clat2csv --validate run.json out",
+                                             dir);
+  EXPECT_EQ(csv.status, 0) << csv.out << csv.err;
+  EXPECT_NE(csv.out.find("out_job0 validated"), std::string::npos) << csv.out << csv.err;
+  EXPECT_GT(fs::file_size(dir / "out_job0"), 1000u);
+  fs::remove_all(dir);
+}
+
+}  // namespace
