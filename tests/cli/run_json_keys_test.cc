@@ -111,6 +111,29 @@ TEST_F(RunJsonKeysTest, SampleStatisticsDescribeTheWindows) {
   EXPECT_NEAR(lat_pct, 100.0, 1e-3);
 }
 
+TEST_F(RunJsonKeysTest, BandwidthAndIopsStatisticsAgreeWithFiosOnARateLimitedJob) {
+  if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
+  const std::string job =
+      " --name=x --ioengine=psync --filename=t --size=4m --rw=randread --rate_iops=400 "
+      "--runtime=3 --time_based --output-format=json";
+  const json fio = Run(std::string("fio") + job);
+  const json ours =
+      Run(std::string(IOTAIL_BINARY) + " run --live_format=none --log_hist_msec=500" + job);
+  if (fio.empty() || ours.empty()) return;
+  const json& theirs = fio["jobs"][0]["read"];
+  const json& mine = ours["jobs"][0]["read"];
+  // fio samples every 500 ms (bw_avg_time); iotail every interval of the clock (here 500 ms).
+  for (const char* key : {"iops_mean", "iops_min", "iops_max"}) {
+    EXPECT_NEAR(mine[key].get<double>(), theirs[key].get<double>(), 0.1 * 400) << key;
+  }
+  for (const char* key : {"bw_mean", "bw_min", "bw_max"}) {
+    EXPECT_NEAR(mine[key].get<double>(), theirs[key].get<double>(), 0.1 * 1600) << key;
+  }
+  EXPECT_NEAR(mine["iops_samples"].get<double>(), theirs["iops_samples"].get<double>(), 2);
+  EXPECT_LT(mine["iops_stddev"].get<double>(), 40);
+  EXPECT_LT(theirs["iops_stddev"].get<double>(), 40);
+}
+
 std::vector<std::string> Fields(const std::string& line) {
   std::vector<std::string> out;
   size_t start = 0;
