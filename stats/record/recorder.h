@@ -58,6 +58,8 @@ struct DirectionSnapshot {
   LatencySnapshot clat, slat, lat;
   uint64_t ios = 0;
   uint64_t bytes = 0;
+  // The total latency as reported: lat, or clat for a synchronous engine (recorded once).
+  const LatencySnapshot& TotalLatency() const { return lat.n > 0 ? lat : clat; }
   void Add(const DirectionSnapshot& other);
 };
 

@@ -6,33 +6,17 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <span>
 
-#include "stats/core/histogram_layout.h"
+#include "stats/report/summary_figures.h"
 
 namespace iotail::stats {
 
 namespace {
 
-// fio's coarse latency buckets over every direction's total latency: [unit][bucket] counts,
-// unit 0 ns, 1 us, 2 ms; bucket k named by its upper edge kEdges[k] (ms adds 2000 and >=2000).
-constexpr uint64_t kEdges[] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000};
-
-void Coarse(const JobTotals& job, uint64_t counts[3][12], uint64_t* total) {
-  for (const DirectionSnapshot& d : job.totals.dirs) {
-    const LatencySnapshot& lat = d.lat.n > 0 ? d.lat : d.clat;
-    for (size_t i = 0; i < lat.hist.size(); ++i) {
-      if (lat.hist[i] == 0) continue;
-      const uint64_t ns = FineBucketValue(static_cast<uint32_t>(i));
-      const int unit = ns < 1000 ? 0 : ns < 1'000'000 ? 1 : 2;
-      const uint64_t v = unit == 0 ? ns : unit == 1 ? ns / 1000 : ns / 1'000'000;
-      int k = 0;
-      const int last = unit == 2 ? 11 : 9;
-      while (k < last && v >= kEdges[k]) ++k;
-      counts[unit][k] += lat.hist[i];
-      *total += lat.hist[i];
-    }
-  }
-}
+// The names of fio's coarse latency buckets (ms adds "2000" and ">=2000").
+constexpr const char* kBucketNames[] = {"2",   "4",   "10",  "20",   "50",   "100",
+                                        "250", "500", "750", "1000", "2000", ">=2000"};
 
 }  // namespace
 
@@ -44,8 +28,7 @@ void TextRateSampleLines(std::string& out, const RateSamples& samples, int d, do
   fmt::format_to(o,
                  "   bw (  KiB/s): min={:.0f}, max={:.0f}, per={:.2f}%, avg={:.2f}, stdev={:.2f}, "
                  "samples={}\n",
-                 bw.min, bw.max, group_bw_kib > 0 ? 100 * bw.Mean() / group_bw_kib : 0, bw.Mean(),
-                 bw.Stddev(), bw.n);
+                 bw.min, bw.max, ShareOfGroupPct(bw, group_bw_kib), bw.Mean(), bw.Stddev(), bw.n);
   fmt::format_to(o,
                  "   iops        : min={:.0f}, max={:.0f}, avg={:.2f}, stdev={:.2f}, samples={}\n",
                  iops.min, iops.max, iops.Mean(), iops.Stddev(), iops.n);
@@ -53,18 +36,16 @@ void TextRateSampleLines(std::string& out, const RateSamples& samples, int d, do
 
 void TextDepthAndLatencyLines(std::string& out, const JobTotals& job) {
   auto o = std::back_inserter(out);
-  uint64_t counts[3][12] = {};
-  uint64_t total = 0;
-  Coarse(job, counts, &total);
+  const CoarseLatency c = CoarseLatencyOf(job.totals);
   const char* units[] = {"nsec", "usec", "msec"};
-  for (int u = 0; u < 3 && total > 0; ++u) {
+  const std::span<const uint64_t> tables[] = {c.ns, c.us, c.ms};
+  for (int u = 0; u < 3 && c.total > 0; ++u) {
     std::vector<std::string> parts;
-    for (int k = 0; k < (u == 2 ? 12 : 10); ++k) {
-      if (counts[u][k] == 0) continue;
-      const double pct = 100.0 * static_cast<double>(counts[u][k]) / static_cast<double>(total);
-      const std::string name = k == 11 ? ">=2000" : std::to_string(kEdges[k]);
-      parts.push_back(pct < 0.01 ? fmt::format("{}=0.01%", name)
-                                 : fmt::format("{}={:.2f}%", name, pct));
+    for (size_t k = 0; k < tables[u].size(); ++k) {
+      if (tables[u][k] == 0) continue;
+      const double pct = c.Pct(tables[u][k]);
+      parts.push_back(pct < 0.01 ? fmt::format("{}=0.01%", kBucketNames[k])
+                                 : fmt::format("{}={:.2f}%", kBucketNames[k], pct));
     }
     for (size_t at = 0; at < parts.size(); at += 5) {
       std::string line;
@@ -74,14 +55,15 @@ void TextDepthAndLatencyLines(std::string& out, const JobTotals& job) {
       fmt::format_to(o, "  lat ({})   : {}\n", units[u], line);
     }
   }
-  auto percents = [&](const char* label, const std::array<uint64_t, 7>& c,
+  auto percents = [&](const char* label, const std::array<uint64_t, 7>& counts,
                       std::initializer_list<const char*> names) {
     uint64_t sum = 0;
-    for (uint64_t v : c) sum += v;
+    for (uint64_t v : counts) sum += v;
     std::string line;
     size_t i = 0;
     for (const char* name : names) {
-      const double pct = sum ? 100.0 * static_cast<double>(c[i]) / static_cast<double>(sum) : 0;
+      const double pct =
+          sum ? 100.0 * static_cast<double>(counts[i]) / static_cast<double>(sum) : 0;
       line += fmt::format("{}{}={:.1f}%", i ? ", " : "", name, pct);
       ++i;
     }
@@ -105,7 +87,7 @@ void TextRunStatusGroups(std::string& out, const RunSummary& s) {
       double lo = 0, hi = 0, run_lo = 0, run_hi = 0, run_max = 0;
       bool first = true;
       for (const JobTotals* j : jobs) {
-        const double rt = j->runtime_s >= 0 ? j->runtime_s : s.runtime_s;
+        const double rt = JobRuntime(*j, s);
         const uint64_t b = j->totals.dirs[d].bytes;
         if (b == 0) continue;
         const double bw = rt > 0 ? static_cast<double>(b) / rt : 0;

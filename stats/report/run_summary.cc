@@ -14,6 +14,7 @@
 #include "stats/core/slc.h"
 #include "stats/report/fio_json_extras.h"
 #include "stats/report/fio_text_extras.h"
+#include "stats/report/summary_figures.h"
 #include "stats/util/json.h"
 
 namespace iotail::stats {
@@ -21,19 +22,6 @@ namespace iotail::stats {
 namespace {
 
 using Out = std::back_insert_iterator<std::string>;
-
-RecorderSnapshot Aggregate(const RunSummary& s) {
-  RecorderSnapshot all;
-  for (const JobTotals& j : s.jobs) all.Add(j.totals);
-  return all;
-}
-
-// All jobs' CPU over all jobs' time: the percentages are the mean per job.
-CpuUsage AggregateCpu(const RunSummary& s) {
-  CpuUsage all;
-  for (const JobTotals& j : s.jobs) all.Add(j.cpu);
-  return all;
-}
 
 struct DirFigures {
   double iops = 0, bw_bytes = 0;
@@ -48,9 +36,6 @@ struct LatencyView {
   const LatencySnapshot* lat = nullptr;
   const std::vector<double>* pct = nullptr;  // nullptr: no percentiles or bins
 };
-
-// lat as reported: a synchronous engine's is its clat (the worker records it once).
-const LatencySnapshot& LatOf(const DirectionSnapshot& d) { return d.lat.n > 0 ? d.lat : d.clat; }
 
 DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s, double runtime_s) {
   DirFigures f;
@@ -115,7 +100,7 @@ void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, doubl
   // lat = slat + clat (start to completion); rate-limited: from the intended start, with its own
   // percentiles and bins.
   fmt::format_to(o, ", \"lat_ns\": ");
-  JsonLatency(o, {&LatOf(d), s.mode.rate_limited ? &f.lat_pct : nullptr}, s);
+  JsonLatency(o, {&d.TotalLatency(), s.mode.rate_limited ? &f.lat_pct : nullptr}, s);
   JsonRateSampleFields(o, samples, dir, group_bw_kib);
   if (f.has_slc) {
     fmt::format_to(o,
@@ -138,7 +123,7 @@ std::string JsonOptions(const std::vector<std::pair<std::string, std::string>>& 
 void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
   const RecorderSnapshot& t = job.totals;
   const CpuUsage& cpu = job.cpu;
-  const double runtime_s = job.runtime_s >= 0 ? job.runtime_s : s.runtime_s;
+  const double runtime_s = JobRuntime(job, s);
   int first_errno = 0;
   for (size_t e = 1; e < t.errors.size() && first_errno == 0; ++e) {
     if (t.errors[e] != 0) first_errno = static_cast<int>(e);
@@ -149,13 +134,7 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
                  static_cast<uint64_t>(std::ceil(runtime_s)), JsonOptions(job.options));
   for (int d = 0; d < kDirectionCount; ++d) {
     // fio's bw_agg: this job's mean bandwidth as a share of its reporting group's.
-    double group_bw_kib = 0;
-    for (const JobTotals& g : s.jobs) {
-      const double rt = g.runtime_s >= 0 ? g.runtime_s : s.runtime_s;
-      if (g.groupid == job.groupid && rt > 0) {
-        group_bw_kib += static_cast<double>(g.totals.dirs[d].bytes) / 1024 / rt;
-      }
-    }
+    const double group_bw_kib = GroupBandwidthKib(s, job.groupid, d);
     fmt::format_to(o, "\"{}\": ", DirectionName(static_cast<Direction>(d)));
     JsonDirection(o, t.dirs[d], s, runtime_s, job.samples, d, group_bw_kib);
     fmt::format_to(o, ", ");
@@ -222,7 +201,7 @@ void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSu
   const bool sched = s.mode.rate_limited && f.lat_pct.size() == s.percentiles.size();
   TextLatencyLine(o, "slat", d.slat, "");
   TextLatencyLine(o, "clat", d.clat, sched ? "  (issue to completion)" : "");
-  TextLatencyLine(o, "lat", LatOf(d), sched ? "  (intended start to completion)" : "");
+  TextLatencyLine(o, "lat", d.TotalLatency(), sched ? "  (intended start to completion)" : "");
   if (sched) {
     fmt::format_to(o, "    percentiles (fio's rule):  {:>12} {:>12}\n", "clat", "lat");
     for (size_t i = 0; i < s.percentiles.size(); ++i) {
@@ -391,19 +370,10 @@ std::string FormatJsonSummary(const RunSummary& s) {
   fmt::format_to(o, "],\n");
   JsonDiskUtil(o, s.disk_util);
   fmt::format_to(o, ",\n\"iotail_aggregate\": ");
-  const RecorderSnapshot all = Aggregate(s);
-  JobTotals aggregate;
-  aggregate.name = "All jobs";
-  aggregate.totals = all;
-  aggregate.cpu = AggregateCpu(s);
-  aggregate.options = s.options;
-  for (const JobTotals& j : s.jobs) {
-    aggregate.depths.Add(j.depths);
-    aggregate.iodepth = std::max(aggregate.iodepth, j.iodepth);
-  }
+  const JobTotals aggregate = AggregateJob(s);
   JsonJob(o, aggregate, s);
   fmt::format_to(o, ",\n");
-  JsonRun(o, s, all);
+  JsonRun(o, s, aggregate.totals);
   fmt::format_to(o, "\n}}\n");
   return out;
 }
@@ -412,25 +382,18 @@ std::string FormatTextSummary(const RunSummary& s) {
   std::string out;
   Out o(out);
   if (!s.header.empty()) fmt::format_to(o, "{}\n", s.header);
-  const RecorderSnapshot all = Aggregate(s);
+  const JobTotals aggregate = AggregateJob(s);
+  const RecorderSnapshot& all = aggregate.totals;
   fmt::format_to(o, "All jobs ({}):\n", s.jobs.size());
-  JobTotals aggregate;
-  aggregate.totals = all;
-  for (const JobTotals& j : s.jobs) {
-    aggregate.depths.Add(j.depths);
-    aggregate.iodepth = std::max(aggregate.iodepth, j.iodepth);
-  }
   for (int d = 0; d < kDirectionCount; ++d) {
     TextDirection(o, static_cast<Direction>(d), all.dirs[d], s);
     // Sample statistics belong to one reported job: shown when there is just one.
     if (s.jobs.size() == 1 && all.dirs[d].ios > 0) {
-      const double rt = s.jobs[0].runtime_s >= 0 ? s.jobs[0].runtime_s : s.runtime_s;
-      TextRateSampleLines(out, s.jobs[0].samples, d,
-                          rt > 0 ? static_cast<double>(all.dirs[d].bytes) / 1024 / rt : 0);
+      TextRateSampleLines(out, s.jobs[0].samples, d, GroupBandwidthKib(s, s.jobs[0].groupid, d));
     }
   }
   TextDepthAndLatencyLines(out, aggregate);
-  const CpuUsage cpu = AggregateCpu(s);
+  const CpuUsage& cpu = aggregate.cpu;
   fmt::format_to(o, "  cpu          : usr={:.2f}%, sys={:.2f}%, ctx={}, majf={}, minf={}{}\n",
                  cpu.UsrPct(), cpu.SysPct(), cpu.ctx, cpu.majf, cpu.minf,
                  s.jobs.size() > 1 ? " (mean per job)" : "");
@@ -438,7 +401,7 @@ std::string FormatTextSummary(const RunSummary& s) {
   TextRun(o, s, all);
   if (s.jobs.size() > 1) {
     for (const JobTotals& j : s.jobs) {
-      const double runtime_s = j.runtime_s >= 0 ? j.runtime_s : s.runtime_s;
+      const double runtime_s = JobRuntime(j, s);
       fmt::format_to(o, "  {} (g={}):", j.name, j.groupid);
       for (int d = 0; d < kDirectionCount; ++d) {
         const DirectionSnapshot& ds = j.totals.dirs[d];

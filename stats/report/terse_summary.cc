@@ -7,6 +7,7 @@
 
 #include "stats/core/histogram_layout.h"
 #include "stats/core/percentiles.h"
+#include "stats/report/summary_figures.h"
 
 namespace iotail::stats {
 
@@ -23,7 +24,7 @@ void DirectionFields(std::string& out, const JobTotals& job, int d, const RunSum
                      double group_bw_kib) {
   auto o = std::back_inserter(out);
   const DirectionSnapshot& dir = job.totals.dirs[static_cast<size_t>(d)];
-  const double runtime_s = job.runtime_s >= 0 ? job.runtime_s : s.runtime_s;
+  const double runtime_s = JobRuntime(job, s);
   const double bw_kib = runtime_s > 0 ? static_cast<double>(dir.bytes) / 1024 / runtime_s : 0;
   const double iops = runtime_s > 0 ? static_cast<double>(dir.ios) / runtime_s : 0;
   fmt::format_to(o, ";{};{:.0f};{:.0f};{}", dir.bytes / 1024, std::floor(bw_kib), std::floor(iops),
@@ -42,10 +43,10 @@ void DirectionFields(std::string& out, const JobTotals& job, int d, const RunSum
       fmt::format_to(o, ";0%=0");
     }
   }
-  Latency(out, dir.lat.n > 0 ? dir.lat : dir.clat);
+  Latency(out, dir.TotalLatency());
   const SampleStats& bw = job.samples.bw_kib[static_cast<size_t>(d)];
   fmt::format_to(o, ";{};{};{:.6f}%;{:.6f};{:.6f}", std::llround(bw.min), std::llround(bw.max),
-                 group_bw_kib > 0 ? 100 * bw.Mean() / group_bw_kib : 0, bw.Mean(), bw.Stddev());
+                 ShareOfGroupPct(bw, group_bw_kib), bw.Mean(), bw.Stddev());
 }
 
 }  // namespace
@@ -59,17 +60,8 @@ std::string FormatTerseSummary(const RunSummary& s) {
       if (job.totals.errors[e] != 0) first_errno = static_cast<int>(e);
     }
     fmt::format_to(o, "3;{};{};{};{}", s.version, job.name, job.groupid, first_errno);
-    for (int d = 0; d < 2; ++d) {
-      double group_bw_kib = 0;
-      for (const JobTotals& g : s.jobs) {
-        const double rt = g.runtime_s >= 0 ? g.runtime_s : s.runtime_s;
-        if (g.groupid == job.groupid && rt > 0) {
-          group_bw_kib +=
-              static_cast<double>(g.totals.dirs[static_cast<size_t>(d)].bytes) / 1024 / rt;
-        }
-      }
-      DirectionFields(out, job, d, s, group_bw_kib);
-    }
+    for (int d = 0; d < 2; ++d)
+      DirectionFields(out, job, d, s, GroupBandwidthKib(s, job.groupid, d));
     fmt::format_to(o, ";{:.6f}%;{:.6f}%;{};{};{}", job.cpu.UsrPct(), job.cpu.SysPct(), job.cpu.ctx,
                    job.cpu.majf, job.cpu.minf);
     uint64_t depth_total = 0;
@@ -80,27 +72,9 @@ std::string FormatTerseSummary(const RunSummary& s) {
           depth_total ? 100.0 * static_cast<double>(c) / static_cast<double>(depth_total) : 0.0);
     }
     // Total latency in fio's us (10) and ms (12) buckets; nanosecond ones are not in terse.
-    static constexpr uint64_t kEdges[] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000};
-    uint64_t us[10] = {}, ms[12] = {}, total = 0;
-    for (const DirectionSnapshot& dir : job.totals.dirs) {
-      const LatencySnapshot& lat = dir.lat.n > 0 ? dir.lat : dir.clat;
-      for (size_t i = 0; i < lat.hist.size(); ++i) {
-        if (lat.hist[i] == 0) continue;
-        total += lat.hist[i];
-        const uint64_t ns = FineBucketValue(static_cast<uint32_t>(i));
-        if (ns < 1000) continue;
-        const bool in_us = ns < 1'000'000;
-        const uint64_t v = in_us ? ns / 1000 : ns / 1'000'000;
-        int k = 0;
-        while (k < (in_us ? 9 : 11) && v >= kEdges[k]) ++k;
-        (in_us ? us[k] : ms[k]) += lat.hist[i];
-      }
-    }
-    auto pct = [&](uint64_t c) {
-      return total ? 100.0 * static_cast<double>(c) / static_cast<double>(total) : 0.0;
-    };
-    for (uint64_t c : us) fmt::format_to(o, ";{:.2f}%", pct(c));
-    for (uint64_t c : ms) fmt::format_to(o, ";{:.2f}%", pct(c));
+    const CoarseLatency c = CoarseLatencyOf(job.totals);
+    for (uint64_t n : c.us) fmt::format_to(o, ";{:.2f}%", c.Pct(n));
+    for (uint64_t n : c.ms) fmt::format_to(o, ";{:.2f}%", c.Pct(n));
     for (const DiskUtil& d : s.disk_util) {
       fmt::format_to(o, ";{};{};{};{};{};{};{};{};{:.2f}%", d.name, d.read_ios, d.write_ios,
                      d.read_merges, d.write_merges, d.read_ticks, d.write_ticks, d.in_queue,

@@ -90,9 +90,7 @@ void ValueLogSink::OnInterval(const IntervalInfo& info, std::span<const Recorder
           Line(files_[kSlat][w], info.time_ms, LatValue(dir.slat, options_.max_value), d);
         }
         Line(files_[kClat][w], info.time_ms, LatValue(dir.clat, options_.max_value), d);
-        // A synchronous engine's lat is its clat (the worker records it once).
-        const LatencySnapshot& lat = dir.lat.n > 0 ? dir.lat : dir.clat;
-        Line(files_[kLat][w], info.time_ms, LatValue(lat, options_.max_value), d);
+        Line(files_[kLat][w], info.time_ms, LatValue(dir.TotalLatency(), options_.max_value), d);
       }
     }
   }
