@@ -181,6 +181,7 @@ std::unique_ptr<stats::HistLogSink> OpenLogs(const JobSpec& spec, JobOutcome& ou
   o.first_number = out.first_worker + 1;
   o.first_delta = first_delta;
   o.coarseness = spec.log_hist_coarseness;
+  o.groups = spec.log_hist_groups;
   o.directions = LoggedDirections(spec);
   o.bs = spec.MinBlockSize();
   o.lat_logs = spec.RateLimited();

@@ -178,6 +178,12 @@ void JobSpec::Validate() const {
   if (log_hist_coarseness < 0 || log_hist_coarseness > stats::kMaxCoarseness) {
     throw UsageError("--log_hist_coarseness: expected 0..6");
   }
+  if (log_hist_groups != stats::kFio3Groups && log_hist_groups != stats::kWideGroups) {
+    throw UsageError(fmt::format(
+        "--log_hist_groups: expected {} (fio's layout, latencies above 17.18 s clamped) or {} "
+        "(every latency kept), got {}",
+        stats::kFio3Groups, stats::kWideGroups, log_hist_groups));
+  }
   if (hipri && ioengine != EngineKind::kIoUring) {
     throw UsageError("--hipri: only with --ioengine=io_uring");
   }

@@ -12,6 +12,7 @@
 #include "engine/random_distribution.h"
 #include "engine/verify.h"
 #include "stats/core/direction.h"
+#include "stats/core/histogram_layout.h"
 
 namespace iotail::engine {
 
@@ -115,6 +116,9 @@ struct JobSpec {
   std::string write_hist_log;     // --write_hist_log=PREFIX ("" = no histogram logs)
   uint32_t log_hist_msec = 1000;  // --log_hist_msec
   int log_hist_coarseness = 0;    // --log_hist_coarseness 0..6
+  // --log_hist_groups 29 or 59: fio's 29 groups clamp latencies above 17.18 s into the last
+  // bucket, as fio does; 59 keeps every latency (fio's readers take --group_nr / --bucket-groups).
+  int log_hist_groups = stats::kFio3Groups;
   bool log_unix_epoch = false;    // --log_unix_epoch: epoch ms instead of ms since run start
   // fio's windowed value logs (stats/report/value_log_sink.h), on the interval clock's windows.
   std::string write_bw_log;    // --write_bw_log=PREFIX: PREFIX_bw.N.log (KiB/s)

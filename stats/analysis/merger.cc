@@ -212,6 +212,7 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options)
   });
   std::optional<size_t> first;
   int coarseness = 0;
+  int groups = kFio3Groups;
   for (size_t i = 0; i < sources_.size(); ++i) {
     if (sources_[i].done) continue;
     const HistogramLayout& l = *layouts[i];
@@ -224,10 +225,11 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options)
     }
     if (!first) first = i;
     coarseness = std::max(coarseness, l.coarseness());
+    groups = std::max(groups, l.groups());
   }
   if (!first) return;  // no records at all
   layout_ = layouts[*first]->generation() == FioGeneration::kFio3
-                ? HistogramLayout::Fio3(coarseness)
+                ? HistogramLayout::Fio3(coarseness, groups)
                 : HistogramLayout::Fio2(coarseness);
   for (auto& t : totals_) t.Resize(layout_->size());
   for (size_t i = 0; i < sources_.size(); ++i) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <system_error>
 
@@ -30,13 +31,16 @@ void AppendColumn(fmt::memory_buffer& out, uint64_t count) {
 }  // namespace
 
 void FormatHistLogLine(fmt::memory_buffer& out, uint64_t time_ms, Direction dir, uint64_t bs,
-                       std::span<const uint64_t> fine_counts, int coarseness) {
+                       std::span<const uint64_t> fine_counts, int coarseness, int groups) {
   AppendHead(out, time_ms, dir, bs);
+  const size_t fine = static_cast<size_t>(groups) * kBucketsPerGroup;
   const size_t stride = size_t{1} << coarseness;
-  const size_t columns = fine_counts.size() >> coarseness;
+  const size_t columns = fine >> coarseness;
+  const size_t have = fine_counts.size();
   for (size_t c = 0; c < columns; ++c) {
     uint64_t sum = 0;
-    for (size_t j = c * stride; j < (c + 1) * stride; ++j) sum += fine_counts[j];
+    const size_t end = c + 1 == columns ? have : std::min(have, (c + 1) * stride);
+    for (size_t j = c * stride; j < end; ++j) sum += fine_counts[j];
     AppendColumn(out, sum);
   }
   out.push_back('\n');
@@ -49,11 +53,15 @@ void FormatHistLogColumns(fmt::memory_buffer& out, int64_t time_ms, Direction di
   out.push_back('\n');
 }
 
-HistLogWriter::HistLogWriter(std::string path, int coarseness)
-    : path_(std::move(path)), coarseness_(coarseness) {
+HistLogWriter::HistLogWriter(std::string path, int coarseness, int groups)
+    : path_(std::move(path)), coarseness_(coarseness), groups_(groups) {
   if (coarseness < 0 || coarseness > kMaxCoarseness) {
     throw UsageError(
         fmt::format("--log_hist_coarseness: expected 0..{}, got {}", kMaxCoarseness, coarseness));
+  }
+  if (groups != kFio3Groups && groups != kWideGroups) {
+    throw UsageError(fmt::format("--log_hist_groups: expected {} or {}, got {}", kFio3Groups,
+                                 kWideGroups, groups));
   }
   // A regular file only: never through a symlink, never a device (stats/util/output_file.h).
   file_ = OpenRegularForWriting(path_, "histogram log");
@@ -67,7 +75,7 @@ HistLogWriter::~HistLogWriter() {
 void HistLogWriter::Write(uint64_t time_ms, Direction dir, uint64_t bs,
                           std::span<const uint64_t> fine_counts) {
   line_.clear();
-  FormatHistLogLine(line_, time_ms, dir, bs, fine_counts, coarseness_);
+  FormatHistLogLine(line_, time_ms, dir, bs, fine_counts, coarseness_, groups_);
   if (std::fwrite(line_.data(), 1, line_.size(), file_) != line_.size()) {
     throw std::system_error(errno, std::generic_category(),
                             fmt::format("write histogram log '{}'", path_));

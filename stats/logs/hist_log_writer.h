@@ -1,7 +1,10 @@
 // HistLogWriter: writes fio histogram-log lines (`PREFIX_clat_hist.N.log`) in fio's exact format:
 // `time, ddir, bs, c0, c1, ..., cK-1\n`, fields separated by ", ", no trailing separator. The
-// counts are per-interval deltas over fio 3's 1856 fine buckets; with coarseness c (0..6) each
-// column sums 2^c adjacent fine buckets, giving 1856 >> c columns, as fio's log_hist_coarseness.
+// counts are per-interval deltas over fine fio 3 buckets (the recorders' wide layout or fio's own).
+// A log has G groups (fio's 29 unless --log_hist_groups=59); fine buckets beyond the
+// log's last are counted in its last bucket, exactly as fio clamps latencies above its top. With
+// coarseness c (0..6) each column sums 2^c adjacent fine buckets: (G * 64) >> c columns, as fio's
+// log_hist_coarseness.
 //
 // Lines are formatted into a reusable char buffer (no iostreams, no allocation per line after the
 // first) and written with one stdio call per line into a fully buffered FILE. The writer owns its
@@ -16,12 +19,15 @@
 #include <string>
 
 #include "stats/core/direction.h"
+#include "stats/core/histogram_layout.h"
 
 namespace iotail::stats {
 
-// Appends one log line to `out`. `fine_counts` must hold kFio3Buckets counts.
+// Appends one log line of `groups` groups to `out`. `fine_counts` holds fine fio 3 buckets, any
+// number of them (missing ones count as zero, extra ones go to the last bucket).
 void FormatHistLogLine(fmt::memory_buffer& out, uint64_t time_ms, Direction dir, uint64_t bs,
-                       std::span<const uint64_t> fine_counts, int coarseness);
+                       std::span<const uint64_t> fine_counts, int coarseness,
+                       int groups = kFio3Groups);
 
 // Appends one log line whose columns are written as given, for logs in another layout (the merged
 // log keeps its inputs' layout): `time, ddir, bs, columns[0], ...`. The same format as above.
@@ -31,8 +37,8 @@ void FormatHistLogColumns(fmt::memory_buffer& out, int64_t time_ms, Direction di
 class HistLogWriter {
  public:
   // Creates (truncates) `path`. Throws std::system_error if it cannot be opened, UsageError if
-  // coarseness is outside 0..6.
-  HistLogWriter(std::string path, int coarseness);
+  // coarseness is outside 0..6 or groups neither 29 nor 59.
+  HistLogWriter(std::string path, int coarseness, int groups = kFio3Groups);
   ~HistLogWriter();
   HistLogWriter(const HistLogWriter&) = delete;
   HistLogWriter& operator=(const HistLogWriter&) = delete;
@@ -54,6 +60,7 @@ class HistLogWriter {
  private:
   std::string path_;
   int coarseness_;
+  int groups_;
   std::FILE* file_ = nullptr;
   fmt::memory_buffer line_;
 };

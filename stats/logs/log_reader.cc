@@ -372,7 +372,8 @@ bool LogReader::ParseLine(const char* begin, const char* end, bool last_without_
       }
       Fail(
           fmt::format("{} fields: not a fio histogram log (expected 3 + 1856, 928, 464, 232, 116, "
-                      "58 or 29 columns for fio 3, or 3 + 1216 >> c for fio 2)",
+                      "58 or 29 columns for fio 3, 3 + 1216 >> c for fio 2, or 3 + 3776 >> c for "
+                      "iotail's wide --log_hist_groups=59 logs)",
                       fields));
     }
     SetLayout(*layout);

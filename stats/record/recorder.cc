@@ -54,8 +54,8 @@ void Recorder::Latency::Snapshot(LatencySnapshot& s) const {
   s.sum_ns = Load(sum_ns);
   s.sum_sq_ns = sum_sq_ns.load(std::memory_order_relaxed);
   if (Load(used) != 0) {
-    s.hist.resize(kFio3Buckets);
-    for (uint32_t i = 0; i < kFio3Buckets; ++i) s.hist[i] = Load(hist[i]);
+    s.hist.resize(kRecordBuckets);
+    for (uint32_t i = 0; i < kRecordBuckets; ++i) s.hist[i] = Load(hist[i]);
   } else {
     s.hist.clear();
   }
@@ -71,7 +71,7 @@ void Recorder::Snapshot(RecorderSnapshot& out) const {
     dir.slat.Snapshot(s.slat);
     dir.lat.Snapshot(s.lat);
     // clat always has its buckets (the logs write every direction, even idle ones).
-    if (s.clat.hist.empty()) s.clat.hist.assign(kFio3Buckets, 0);
+    if (s.clat.hist.empty()) s.clat.hist.assign(kRecordBuckets, 0);
   }
   out.schedule.issued = Load(schedule_.issued);
   out.schedule.late = Load(schedule_.late);

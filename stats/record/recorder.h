@@ -2,8 +2,9 @@
 // concurrently by one other thread (the interval clock) without locks.
 //
 // Per direction a recorder holds the I/O and byte counts and three latencies, each a histogram in
-// fio 3's 1856-bucket nanosecond layout with exact min/max/sum/sum-of-squares (so the summary's
-// min, max, mean and stddev are exact, not bucketed): clat (issued to completed), slat (the
+// fio 3's nanosecond layout widened to 59 groups (HistogramLayout::Recorded(): fio's 1856 buckets
+// and 1920 more above its 17.18 s top, so no latency is clamped) with exact min/max/sum/
+// sum-of-squares (so the summary's min, max, mean and stddev are exact, not bucketed): clat (issued to completed), slat (the
 // submission call, asynchronous engines only) and lat (start, or intended start in the rate-limited
 // mode, to completion). It also counts errors per errno, and in the rate-limited mode each I/O's
 // issue lag (how long after its intended start it was submitted) as schedule counters.
@@ -35,7 +36,7 @@ inline constexpr int kMaxCountedErrno = 256;
 
 // A plain copy of one latency's counters (clat, slat or lat of one direction).
 struct LatencySnapshot {
-  std::vector<uint64_t> hist;  // kFio3Buckets counts; empty when this latency was never recorded
+  std::vector<uint64_t> hist;  // kRecordBuckets counts; empty when this latency was never recorded
   uint64_t n = 0;
   uint64_t min_ns = std::numeric_limits<uint64_t>::max();  // max() when n == 0
   uint64_t max_ns = 0;
@@ -127,7 +128,7 @@ class Recorder {
 
   // One latency: histogram and exact moments. `used` tells a snapshot whether to copy buckets.
   struct Latency {
-    std::array<Counter, kFio3Buckets> hist{};
+    std::array<Counter, kRecordBuckets> hist{};
     Counter n{0};
     Counter min_ns{std::numeric_limits<uint64_t>::max()};
     Counter max_ns{0};
@@ -136,7 +137,7 @@ class Recorder {
     std::atomic<double> sum_sq_ns{0};
     void Record(uint64_t ns) {
       if (Load(used) == 0) Store(used, 1);
-      Bump(hist[Fio3BucketIndex(ns)]);
+      Bump(hist[RecordBucketIndex(ns)]);
       Bump(n);
       Store(sum_ns, Load(sum_ns) + ns);
       const double x = static_cast<double>(ns);

@@ -5,13 +5,13 @@
 namespace iotail::stats {
 
 HistLogSink::HistLogSink(HistLogSinkOptions options)
-    : options_(std::move(options)), zeros_(kFio3Buckets, 0) {
+    : options_(std::move(options)) {
   for (int w = options_.first_number; w < options_.first_number + options_.workers; ++w) {
     clat_.push_back(std::make_unique<HistLogWriter>(HistLogWriter::ClatLogPath(options_.prefix, w),
-                                                    options_.coarseness));
+                                                    options_.coarseness, options_.groups));
     if (options_.lat_logs) {
       lat_.push_back(std::make_unique<HistLogWriter>(HistLogWriter::LatLogPath(options_.prefix, w),
-                                                     options_.coarseness));
+                                                     options_.coarseness, options_.groups));
     }
   }
 }
@@ -22,7 +22,7 @@ void HistLogSink::OnInterval(const IntervalInfo& info, std::span<const RecorderS
       const DirectionSnapshot& dir = deltas[options_.first_delta + w].dirs[DirectionIndex(d)];
       clat_[w]->Write(info.time_ms, d, options_.bs, dir.clat.hist);
       if (w < lat_.size()) {
-        lat_[w]->Write(info.time_ms, d, options_.bs, dir.lat.hist.empty() ? zeros_ : dir.lat.hist);
+        lat_[w]->Write(info.time_ms, d, options_.bs, dir.lat.hist);
       }
     }
   }

@@ -1,7 +1,8 @@
 // HistLogSink: the interval sink that writes a run's fio histogram logs, one file per worker:
 // PREFIX_clat_hist.N.log (issue to completion; N numbers the run's workers from 1 across jobs, as
 // fio numbers threads) and, when asked (the rate-limited mode), also
-// PREFIX_lat_hist.N.log (intended start to completion). Each closed interval becomes one line per
+// PREFIX_lat_hist.N.log (intended start to completion); a worker that recorded no lat writes
+// zero lines. Each closed interval becomes one line per
 // worker and logged direction, stamped with the interval's log time, so the files of every worker
 // (and host) share their time column and their counts add up to exactly the I/Os completed. Each
 // interval is flushed to the kernel when written, so a killed run loses at most the open interval.
@@ -28,6 +29,7 @@ struct HistLogSinkOptions {
   int first_number = 1;               // ...numbered N = first_number .. (fio's thread numbers)
   size_t first_delta = 0;             // the first of them is deltas[first_delta] (several jobs)
   int coarseness = 0;                 // log_hist_coarseness 0..6
+  int groups = kFio3Groups;           // log_hist_groups 29 or 59 (see stats/logs/hist_log_writer.h)
   std::vector<Direction> directions;  // a line per direction every interval, even when idle
   uint32_t bs = 4096;                 // the bs column (meaningless to fio's readers)
   bool lat_logs = false;              // also PREFIX_lat_hist.N.log
@@ -47,7 +49,6 @@ class HistLogSink final : public IntervalSink {
   HistLogSinkOptions options_;
   std::vector<std::unique_ptr<HistLogWriter>> clat_;
   std::vector<std::unique_ptr<HistLogWriter>> lat_;
-  std::vector<uint64_t> zeros_;  // the lat line of a worker that recorded no lat
 };
 
 }  // namespace iotail::stats

@@ -44,7 +44,7 @@ SpanFigures Figures(const DirectionSnapshot& d, bool schedule, double seconds) {
   uint64_t n = 0;
   for (uint64_t c : hist) n += c;
   if (n == 0) return f;
-  const HistogramLayout layout = HistogramLayout::Fio3();
+  const HistogramLayout layout = HistogramLayout::Recorded();
   LatencyFigures figures = ComputeLatencyFigures(std::span<const uint64_t>(hist), layout, kShown,
                                                  SbkSlcPercentiles(), PercentileMethod::kFio);
   f.pct = std::move(figures.percentiles);
@@ -88,12 +88,12 @@ void LiveReport::Emit(uint64_t end_ns, bool final, uint64_t planned_bytes) {
           ? static_cast<int64_t>((span_start_ns_ - options_.run_start_ns + 500'000) / 1'000'000)
           : 0;
   const bool schedule = options_.schedule_latency;
-  const HistogramLayout layout = HistogramLayout::Fio3();
+  const HistogramLayout layout = HistogramLayout::Recorded();
 
   // SLA verdicts of this span: each direction, then all directions combined.
   std::vector<std::string> violated;
   if (sla_ != nullptr && !sla_->empty()) {
-    std::vector<double> all(kFio3Buckets, 0.0), counts(kFio3Buckets, 0.0);
+    std::vector<double> all(kRecordBuckets, 0.0), counts(kRecordBuckets, 0.0);
     for (Direction dir : options_.directions) {
       const DirectionSnapshot& d = span_.dirs[DirectionIndex(dir)];
       const std::vector<uint64_t>& hist =

@@ -43,7 +43,7 @@ DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s, double runti
     f.iops = static_cast<double>(d.ios) / runtime_s;
     f.bw_bytes = static_cast<double>(d.bytes) / runtime_s;
   }
-  const HistogramLayout layout = HistogramLayout::Fio3();
+  const HistogramLayout layout = HistogramLayout::Recorded();
   if (d.ios > 0 && !d.clat.hist.empty()) {
     LatencyFigures figures =
         ComputeLatencyFigures(std::span<const uint64_t>(d.clat.hist), layout, s.percentiles,

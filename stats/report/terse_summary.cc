@@ -33,7 +33,7 @@ void DirectionFields(std::string& out, const JobTotals& job, int d, const RunSum
   Latency(out, dir.clat);
   std::vector<double> pct;
   if (dir.ios > 0 && !dir.clat.hist.empty()) {
-    pct = ComputePercentiles(std::span<const uint64_t>(dir.clat.hist), HistogramLayout::Fio3(),
+    pct = ComputePercentiles(std::span<const uint64_t>(dir.clat.hist), HistogramLayout::Recorded(),
                              s.percentiles, PercentileMethod::kFio);
   }
   for (size_t i = 0; i < kTersePercentiles; ++i) {

@@ -149,7 +149,7 @@ TEST(LayoutTest, RejectsCoarsenessOutsideZeroToSix) {
   EXPECT_THROW(HistogramLayout::Fio2(7), std::invalid_argument);
 }
 
-TEST(LayoutTest, FromColumnCountIdentifiesAllFourteenLayouts) {
+TEST(LayoutTest, FromColumnCountIdentifiesAllTwentyOneLayouts) {
   int found = 0;
   for (int c = 0; c <= kMaxCoarseness; ++c) {
     const auto fio3 = HistogramLayout::FromColumnCount(1856u >> c);
@@ -158,18 +158,50 @@ TEST(LayoutTest, FromColumnCountIdentifiesAllFourteenLayouts) {
     const auto fio2 = HistogramLayout::FromColumnCount(1216u >> c);
     ASSERT_TRUE(fio2.has_value()) << c;
     EXPECT_EQ(*fio2, HistogramLayout::Fio2(c));
-    found += 2;
+    const auto wide = HistogramLayout::FromColumnCount(3776u >> c);
+    ASSERT_TRUE(wide.has_value()) << c;
+    EXPECT_EQ(*wide, HistogramLayout::Fio3(c, kWideGroups));
+    found += 3;
   }
-  EXPECT_EQ(found, 14);
+  EXPECT_EQ(found, 21);
   int accepted = 0;
   for (size_t n = 0; n <= 4000; ++n) {
     if (HistogramLayout::FromColumnCount(n)) ++accepted;
   }
-  EXPECT_EQ(accepted, 14);
+  EXPECT_EQ(accepted, 21);
   for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{5}, size_t{14}, size_t{1855},
                    size_t{1857}, size_t{1859}, size_t{3712}}) {
     EXPECT_FALSE(HistogramLayout::FromColumnCount(n).has_value()) << n;
   }
+}
+
+TEST(LayoutTest, WideLayoutCoversEverySixtyFourBitValueWithoutClamping) {
+  const HistogramLayout wide = HistogramLayout::Recorded();
+  EXPECT_EQ(wide.size(), kWideBuckets);
+  EXPECT_EQ(wide.groups(), 59);
+  // Below fio's top both layouts agree bucket for bucket.
+  for (uint64_t v : {uint64_t{0}, uint64_t{127}, uint64_t{128}, uint64_t{999'999},
+                     (uint64_t{1} << 34) - 1}) {
+    EXPECT_EQ(wide.IndexOfNs(v), HistogramLayout::Fio3().IndexOfNs(v)) << v;
+  }
+  // fio clamps 18 s into its last bucket; the wide layout keeps it in a bucket that holds 18 s.
+  const uint64_t eighteen_s = 18'000'000'000;
+  EXPECT_EQ(HistogramLayout::Fio3().IndexOfNs(eighteen_s), kFio3Buckets - 1);
+  const uint32_t i = wide.IndexOfNs(eighteen_s);
+  EXPECT_GT(i, kFio3Buckets - 1);
+  EXPECT_LE(wide.LowerNs(i), 18e9);
+  EXPECT_GT(wide.UpperNs(i), 18e9);
+  EXPECT_NEAR(wide.ValueNs(i), 18e9, 0.14e9);  // bucket width 2^28 ns there
+  // Every value has a bucket whose bounds hold it, up to 2^64 - 1 in the last one.
+  for (int bit = 0; bit < 64; ++bit) {
+    const uint64_t v = (uint64_t{1} << bit) | (uint64_t{1} << bit) / 3;
+    const uint32_t k = wide.IndexOfNs(v);
+    EXPECT_LE(wide.LowerNs(k), static_cast<double>(v)) << bit;
+    EXPECT_GE(wide.UpperNs(k), static_cast<double>(v)) << bit;
+  }
+  EXPECT_EQ(wide.IndexOfNs(UINT64_MAX), kWideBuckets - 1);
+  EXPECT_EQ(wide.Describe(), "fio3,groups=59");
+  EXPECT_THROW(HistogramLayout::Fio3(0, 40), std::invalid_argument);
 }
 
 }  // namespace

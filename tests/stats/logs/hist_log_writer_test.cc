@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "stats/core/errors.h"
 #include "stats/core/histogram_layout.h"
 
 namespace iotail::stats {
@@ -57,6 +58,41 @@ TEST(HistLogWriterTest, CoarsenessSumsRunsOfBuckets) {
     for (size_t j = 0; j < stride; ++j) first += counts[j];
     EXPECT_EQ(std::stoull(fields[3]), first);
   }
+}
+
+// The recorders count in 59 groups; a log in fio's 29 clamps what lies above into its last
+// column, as fio itself would have, and a wide log keeps every bucket.
+TEST(HistLogWriterTest, WideCountsFoldIntoFiosLastBucketOrStayInAWideLog) {
+  std::vector<uint64_t> counts(kWideBuckets, 0);
+  counts[5] = 2;
+  counts[kFio3Buckets - 1] = 1;
+  counts[RecordBucketIndex(18'000'000'000)] = 4;
+  counts[kWideBuckets - 1] = 8;
+  for (int c : {0, 3, 6}) {
+    fmt::memory_buffer fio;
+    FormatHistLogLine(fio, 1, Direction::kRead, 512, counts, c);
+    const auto f = Split(std::string(fio.data(), fio.size() - 1));
+    ASSERT_EQ(f.size(), 3u + (kFio3Buckets >> c)) << c;
+    EXPECT_EQ(std::stoull(f.back()), 1u + 4u + 8u) << c;
+    fmt::memory_buffer wide;
+    FormatHistLogLine(wide, 1, Direction::kRead, 512, counts, c, kWideGroups);
+    const auto w = Split(std::string(wide.data(), wide.size() - 1));
+    ASSERT_EQ(w.size(), 3u + (kWideBuckets >> c)) << c;
+    EXPECT_EQ(std::stoull(w.back()), 8u) << c;
+    EXPECT_EQ(std::stoull(w[3 + (RecordBucketIndex(18'000'000'000) >> c)]), 4u) << c;
+    uint64_t total = 0;
+    for (size_t i = 3; i < w.size(); ++i) total += std::stoull(w[i]);
+    EXPECT_EQ(total, 15u) << c;
+  }
+  // Fewer fine counts than the layout (a 29-group histogram into a wide log): zeros above.
+  std::vector<uint64_t> narrow(kFio3Buckets, 1);
+  fmt::memory_buffer buf;
+  FormatHistLogLine(buf, 1, Direction::kRead, 512, narrow, 0, kWideGroups);
+  const auto n = Split(std::string(buf.data(), buf.size() - 1));
+  ASSERT_EQ(n.size(), 3u + kWideBuckets);
+  EXPECT_EQ(n[3 + kFio3Buckets - 1], "1");
+  EXPECT_EQ(n[3 + kFio3Buckets], "0");
+  EXPECT_THROW(HistLogWriter("/dev/null/x", 0, 40), UsageError);
 }
 
 TEST(HistLogWriterTest, ColumnsAsGivenUseTheSameFormat) {

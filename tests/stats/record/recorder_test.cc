@@ -57,11 +57,20 @@ TEST(RecorderTest, ExactMeanAndStddev) {
   EXPECT_EQ(s.dirs[0].clat.max_ns, 9000u);
 }
 
-TEST(RecorderTest, HugeLatencyLandsInLastBucket) {
+TEST(RecorderTest, LatenciesAboveFiosTopKeepTheirOwnBuckets) {
   auto rec = std::make_unique<Recorder>();
-  rec->RecordClat(Direction::kRead, uint64_t{1} << 40, 1);
+  rec->RecordClat(Direction::kRead, uint64_t{1} << 40, 1);  // 18 minutes: fio would clamp it
+  rec->RecordClat(Direction::kRead, 18'000'000'000, 1);      // 18 s
+  rec->RecordClat(Direction::kRead, UINT64_MAX, 1);
   const RecorderSnapshot s = rec->Snapshot();
-  EXPECT_EQ(s.dirs[0].clat.hist[kFio3Buckets - 1], 1u);
+  const auto& hist = s.dirs[0].clat.hist;
+  ASSERT_EQ(hist.size(), kRecordBuckets);
+  EXPECT_EQ(hist[kFio3Buckets - 1], 0u);
+  EXPECT_EQ(hist[RecordBucketIndex(uint64_t{1} << 40)], 1u);
+  EXPECT_EQ(hist[RecordBucketIndex(18'000'000'000)], 1u);
+  EXPECT_EQ(hist[kRecordBuckets - 1], 1u);
+  const HistogramLayout layout = HistogramLayout::Recorded();
+  EXPECT_EQ(layout.LowerNs(RecordBucketIndex(uint64_t{1} << 40)), std::ldexp(1.0, 40));
 }
 
 TEST(RecorderTest, ConcurrentWriterNothingLostOrDoubleCounted) {
