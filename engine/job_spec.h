@@ -119,7 +119,7 @@ struct JobSpec {
   // --log_hist_groups 29 or 59: fio's 29 groups clamp latencies above 17.18 s into the last
   // bucket, as fio does; 59 keeps every latency (fio's readers take --group_nr / --bucket-groups).
   int log_hist_groups = stats::kFio3Groups;
-  bool log_unix_epoch = false;    // --log_unix_epoch: epoch ms instead of ms since run start
+  bool log_unix_epoch = false;  // --log_unix_epoch: epoch ms instead of ms since run start
   // fio's windowed value logs (stats/report/value_log_sink.h), on the interval clock's windows.
   std::string write_bw_log;    // --write_bw_log=PREFIX: PREFIX_bw.N.log (KiB/s)
   std::string write_iops_log;  // --write_iops_log=PREFIX: PREFIX_iops.N.log

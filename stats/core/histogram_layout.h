@@ -34,7 +34,7 @@ inline constexpr int kFio2Groups = 19;
 inline constexpr uint32_t kFio3Buckets = kFio3Groups * kBucketsPerGroup;  // 1856
 inline constexpr uint32_t kFio2Buckets = kFio2Groups * kBucketsPerGroup;  // 1216
 inline constexpr int kMaxCoarseness = 6;
-inline constexpr int kWideGroups = 59;                                    // [2^63, 2^64) is group 58
+inline constexpr int kWideGroups = 59;  // [2^63, 2^64) is group 58
 inline constexpr uint32_t kWideBuckets = kWideGroups * kBucketsPerGroup;  // 3776
 // The layout every Recorder counts in (fine, kWideGroups groups): no latency is ever clamped.
 inline constexpr int kRecordGroups = kWideGroups;

@@ -4,10 +4,11 @@
 // Per direction a recorder holds the I/O and byte counts and three latencies, each a histogram in
 // fio 3's nanosecond layout widened to 59 groups (HistogramLayout::Recorded(): fio's 1856 buckets
 // and 1920 more above its 17.18 s top, so no latency is clamped) with exact min/max/sum/
-// sum-of-squares (so the summary's min, max, mean and stddev are exact, not bucketed): clat (issued to completed), slat (the
-// submission call, asynchronous engines only) and lat (start, or intended start in the rate-limited
-// mode, to completion). It also counts errors per errno, and in the rate-limited mode each I/O's
-// issue lag (how long after its intended start it was submitted) as schedule counters.
+// sum-of-squares (so the summary's min, max, mean and stddev are exact, not bucketed): clat (issued
+// to completed), slat (the submission call, asynchronous engines only) and lat (start, or intended
+// start in the rate-limited mode, to completion). It also counts errors per errno, and in the
+// rate-limited mode each I/O's issue lag (how long after its intended start it was submitted) as
+// schedule counters.
 //
 // Threading contract: exactly one writer thread calls the Record* methods; every field is a
 // std::atomic updated by a relaxed load and a relaxed store (no read-modify-write, no fence, no

@@ -4,8 +4,7 @@
 
 namespace iotail::stats {
 
-HistLogSink::HistLogSink(HistLogSinkOptions options)
-    : options_(std::move(options)) {
+HistLogSink::HistLogSink(HistLogSinkOptions options) : options_(std::move(options)) {
   for (int w = options_.first_number; w < options_.first_number + options_.workers; ++w) {
     clat_.push_back(std::make_unique<HistLogWriter>(HistLogWriter::ClatLogPath(options_.prefix, w),
                                                     options_.coarseness, options_.groups));

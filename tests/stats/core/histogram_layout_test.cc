@@ -180,8 +180,8 @@ TEST(LayoutTest, WideLayoutCoversEverySixtyFourBitValueWithoutClamping) {
   EXPECT_EQ(wide.size(), kWideBuckets);
   EXPECT_EQ(wide.groups(), 59);
   // Below fio's top both layouts agree bucket for bucket.
-  for (uint64_t v : {uint64_t{0}, uint64_t{127}, uint64_t{128}, uint64_t{999'999},
-                     (uint64_t{1} << 34) - 1}) {
+  for (uint64_t v :
+       {uint64_t{0}, uint64_t{127}, uint64_t{128}, uint64_t{999'999}, (uint64_t{1} << 34) - 1}) {
     EXPECT_EQ(wide.IndexOfNs(v), HistogramLayout::Fio3().IndexOfNs(v)) << v;
   }
   // fio clamps 18 s into its last bucket; the wide layout keeps it in a bucket that holds 18 s.

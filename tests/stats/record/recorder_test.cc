@@ -60,7 +60,7 @@ TEST(RecorderTest, ExactMeanAndStddev) {
 TEST(RecorderTest, LatenciesAboveFiosTopKeepTheirOwnBuckets) {
   auto rec = std::make_unique<Recorder>();
   rec->RecordClat(Direction::kRead, uint64_t{1} << 40, 1);  // 18 minutes: fio would clamp it
-  rec->RecordClat(Direction::kRead, 18'000'000'000, 1);      // 18 s
+  rec->RecordClat(Direction::kRead, 18'000'000'000, 1);     // 18 s
   rec->RecordClat(Direction::kRead, UINT64_MAX, 1);
   const RecorderSnapshot s = rec->Snapshot();
   const auto& hist = s.dirs[0].clat.hist;
