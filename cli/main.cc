@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (name == "--version") {
-    std::cout << "iotail 0.1.0\n";
+    std::cout << "iotail " IOTAIL_VERSION "\n";
     return 0;
   }
   try {

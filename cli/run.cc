@@ -20,8 +20,10 @@
 #include <fstream>
 #include <map>
 #include <system_error>
+#include <thread>
 
 #include "cli/commands.h"
+#include "cli/metrics_server.h"
 #include "cli/run_groups.h"
 #include "cli/run_options.h"
 #include "engine/clock.h"
@@ -32,6 +34,7 @@
 #include "stats/core/errors.h"
 #include "stats/core/sla.h"
 #include "stats/report/live_report.h"
+#include "stats/report/prometheus_metrics.h"
 #include "stats/report/rate_floor_sink.h"
 #include "stats/report/rate_samples.h"
 #include "stats/report/run_summary.h"
@@ -201,6 +204,26 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   }
 
   StopSignals signals;
+  // --prometheus: the metrics follow every interval of every batch; the server answers from the
+  // text they last rendered (cli/metrics_server.h).
+  std::unique_ptr<stats::PrometheusMetrics> metrics;
+  std::unique_ptr<MetricsServer> metrics_server;
+  if (!run_opts.prometheus.empty()) {
+    std::vector<stats::MetricsJob> metric_jobs;
+    for (const auto& spec : specs) {
+      stats::MetricsJob m{spec.name, engine::LoggedDirections(spec), {}, {}};
+      for (int d = 0; d < 2; ++d) {
+        m.rate_iops[d] = spec.rate_dir[d].iops * spec.numjobs;
+        m.rate_bytes_per_s[d] = spec.rate_dir[d].bytes_per_s * spec.numjobs;
+      }
+      metric_jobs.push_back(std::move(m));
+    }
+    metrics = std::make_unique<stats::PrometheusMetrics>(std::move(metric_jobs), IOTAIL_VERSION);
+    metrics_server = std::make_unique<MetricsServer>(
+        run_opts.prometheus, [m = metrics.get()] { return m->Exposition(); });
+    err << fmt::format("iotail run: Prometheus metrics at http://{}/metrics\n",
+                       metrics_server->address());
+  }
   std::unique_ptr<stats::LiveReport> report;
   std::unique_ptr<stats::RateFloorSink> floor_sink;
   std::string rate_shortfall;
@@ -237,7 +260,7 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       worker += spec.numjobs;
     }
     floor_sink = std::make_unique<stats::RateFloorSink>(std::move(floors), live.period_ms, &g_stop);
-    stats::IntervalSink* const sinks[] = {report.get(), &samples, floor_sink.get()};
+    stats::IntervalSink* const sinks[] = {report.get(), &samples, floor_sink.get(), metrics.get()};
     return engine::RunJobs(
         batch, sinks, &g_stop,
         [&err](const std::string& why) {
@@ -274,6 +297,11 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
                              entries.entry[j].end());
     }
     samples.SetWorkers(std::move(entry_of_worker));
+    if (metrics != nullptr) {
+      std::vector<size_t> job_of_worker;
+      for (size_t j : batch_jobs) job_of_worker.insert(job_of_worker.end(), specs[j].numjobs, j);
+      metrics->SetWorkers(std::move(job_of_worker));
+    }
     engine::RunOutcome outcome;
     try {
       outcome = run_batch(batch, first_worker);
@@ -359,6 +387,16 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     summary_file->Write(text);
     summary_file->Commit();
   }
+  if (metrics_server != nullptr && run_opts.prometheus_linger_ns > 0 && !g_stop.load()) {
+    out.flush();
+    err << fmt::format("iotail run: serving the final metrics for {:.3g} s more (Ctrl-C ends)\n",
+                       static_cast<double>(run_opts.prometheus_linger_ns) / 1e9);
+    const uint64_t until = engine::Clock::MonotonicNs() + run_opts.prometheus_linger_ns;
+    while (!g_stop.load() && engine::Clock::MonotonicNs() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  if (metrics_server != nullptr) metrics_server->Stop();
   std::string logs, lat, value_logs;
   for (const auto& o : outcomes) {
     for (const auto& p : o.log_paths) logs += " " + p;

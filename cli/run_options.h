@@ -34,6 +34,8 @@ struct RunOptions {
   uint64_t status_interval_ms = 0;                         // --status-interval (0 = the log period)
   stats::LiveFormat live_format = stats::LiveFormat::kText;  // --live-format
   std::vector<std::string> sla;                              // --sla targets, as given
+  std::string prometheus;             // --prometheus=[ADDR:]PORT ("" = no metrics endpoint)
+  uint64_t prometheus_linger_ns = 0;  // --prometheus_linger: serve this long after the run
 
   // Jobs and groups, with fio's meanings (cli/run_options_jobs.cc).
   bool stonewall = false;        // --stonewall: wait for the jobs before, start a new group

@@ -102,9 +102,9 @@ const std::vector<OptionDef>& Table() {
   return table;
 }
 
-constexpr std::string_view kRunLevel[] = {"help",    "output",      "output_format",
-                                          "minimal", "live_format", "status_interval",
-                                          "sla",     "eta",         "eta_newline"};
+constexpr std::string_view kRunLevel[] = {
+    "help", "output", "output_format", "minimal",    "live_format",      "status_interval",
+    "sla",  "eta",    "eta_newline",   "prometheus", "prometheus_linger"};
 
 struct Setting {
   std::string name, value;

@@ -3,6 +3,8 @@
 // them windowed, on the interval clock's epoch-aligned windows: --log_avg_msec sets that period
 // (and must then agree with an explicit --log_hist_msec); without it the window is the log period,
 // where fio (log_avg_msec=0) would write a line per I/O. See SettleLogPeriod.
+// Also the run's live metrics endpoint: --prometheus=[ADDR:]PORT and --prometheus_linger=DUR
+// (cli/metrics_server.h, stats/report/prometheus_metrics.h).
 #include <fmt/format.h>
 
 #include "cli/option_table.h"
@@ -30,6 +32,16 @@ const std::vector<OptionDef>& Table() {
            throw UsageError(
                "--log_avg_msec: iotail writes these logs windowed; give a window of 1 ms or more");
          }
+       }},
+      {"prometheus", false,
+       "[ADDR:]PORT: serve Prometheus metrics at /metrics (loopback unless ADDR; 0: any port)",
+       [](RunOptions& o, const std::string& v) {
+         if (v.empty()) throw UsageError("--prometheus: expected [ADDR:]PORT, e.g. 9100");
+         o.prometheus = v;
+       }},
+      {"prometheus_linger", false, "keep serving metrics this long after the run (e.g. 15s)",
+       [](RunOptions& o, const std::string& v) {
+         o.prometheus_linger_ns = ParseTimeNs(v, "prometheus_linger");
        }},
       {"log_max_value", true, "latency logs: the window's largest latency instead of its mean",
        [](RunOptions& o, const std::string& v) {

@@ -10,6 +10,7 @@ packages=(
   fio python3 python3-numpy python3-pandas
   util-linux hyperfine
   nbdkit libnbd-bin libnbd-dev fuse3 e2fsprogs fdisk lvm2 mdadm
+  prometheus chromium tmux
 )
 
 sudo_cmd=()

@@ -1,0 +1,121 @@
+// `iotail run --prometheus` scraped by a real Prometheus (Debian's `prometheus`, on loopback, with
+// its own config and a temporary storage path, stopped afterwards): its counters equal the JSON
+// summary, histogram_quantile over the exposed histogram is within one union bucket (25%) of the
+// summary's p99, and `promtool check metrics` accepts the exposition. Skips, naming the reason,
+// where prometheus or promtool is missing.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "cli_test_util.h"
+#include "http_get.h"
+#include "nbd_fixture.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using iotail::testing::ChildProcess;
+using iotail::testing::FindInPath;
+using nlohmann::json;
+
+// Waits up to `seconds` for `file` to contain `text`.
+bool WaitForText(const fs::path& file, const std::string& text, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int>(seconds * 1000));
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (iotail::testing::ReadFile(file).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// The value of a promtool instant query with one result ("... => VALUE @[TIME]").
+double Query(int port, const std::string& expr, const fs::path& dir) {
+  const auto r = iotail::testing::RunShell(
+      FindInPath("promtool") + " query instant http://127.0.0.1:" + std::to_string(port) + " '" +
+          expr + "'",
+      dir);
+  const size_t arrow = r.out.find("=> ");
+  if (r.status != 0 || arrow == std::string::npos) {
+    ADD_FAILURE() << expr << ": " << r.out << r.err;
+    return NAN;
+  }
+  return std::stod(r.out.substr(arrow + 3));
+}
+
+TEST(RunPrometheusTest, RealPrometheusScrapesCountersEqualToTheSummary) {
+  for (const char* tool : {"prometheus", "promtool"}) {
+    if (FindInPath(tool).empty()) GTEST_SKIP() << tool << " not found (Debian package prometheus)";
+  }
+  const fs::path dir = iotail::testing::MakeScratchDir("iotail_prometheus");
+  const int metrics_port = iotail::testing::FreeLoopbackPort();
+  const int prom_port = iotail::testing::FreeLoopbackPort();
+  ASSERT_GT(metrics_port, 0);
+  ASSERT_GT(prom_port, 0);
+  ASSERT_NE(metrics_port, prom_port);
+  {
+    std::ofstream config(dir / "prometheus.yml");
+    config << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+           << "scrape_configs:\n  - job_name: iotail\n    static_configs:\n"
+           << "      - targets: ['127.0.0.1:" << metrics_port << "']\n";
+  }
+  ChildProcess prometheus;
+  ASSERT_EQ(prometheus.Spawn(
+                {FindInPath("prometheus"), "--config.file=" + (dir / "prometheus.yml").string(),
+                 "--storage.tsdb.path=" + (dir / "data").string(),
+                 "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+                dir / "prometheus.log", SIGKILL),
+            "");
+  ASSERT_TRUE(WaitForText(dir / "prometheus.log", "Server is ready to receive web requests", 30))
+      << iotail::testing::ReadFile(dir / "prometheus.log");
+
+  // A rate-limited run on a temporary file; the summary goes to a file before the linger.
+  ChildProcess run;
+  ASSERT_EQ(
+      run.Spawn({IOTAIL_BINARY, "run", "--filename=" + (dir / "target").string(), "--size=16m",
+                 "--ioengine=psync", "--rw=randread", "--rate_iops=5000", "--runtime=8",
+                 "--time_based", "--live_format=none",
+                 "--prometheus=127.0.0.1:" + std::to_string(metrics_port), "--prometheus_linger=4s",
+                 "--output-format=json", "--output=" + (dir / "summary.json").string()},
+                dir / "iotail.log", SIGKILL),
+      "");
+  ASSERT_TRUE(WaitForText(dir / "iotail.log", "Prometheus metrics at http://127.0.0.1:", 10))
+      << iotail::testing::ReadFile(dir / "iotail.log");
+  // Mid-run: the exposition as served, for promtool.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const auto mid = iotail::testing::HttpGet(metrics_port, "/metrics");
+  ASSERT_TRUE(mid.ok);
+  { std::ofstream(dir / "exposition.txt") << mid.body; }
+  const auto check = iotail::testing::RunShell(
+      FindInPath("promtool") + " check metrics < '" + (dir / "exposition.txt").string() + "'", dir);
+  EXPECT_EQ(check.status, 0) << check.out << check.err;
+
+  // During the linger the final counts are served; two scrapes later Prometheus has them.
+  ASSERT_TRUE(WaitForText(dir / "iotail.log", "serving the final metrics", 15))
+      << iotail::testing::ReadFile(dir / "iotail.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  const json summary = json::parse(iotail::testing::ReadFile(dir / "summary.json"));
+  const json& read = summary["jobs"][0]["read"];
+  const double ios = Query(prom_port, "sum(iotail_io_ops_total)", dir);
+  const double p99 = Query(
+      prom_port, "histogram_quantile(0.99, sum by (le) (iotail_io_latency_seconds_bucket))", dir);
+  const double bytes = Query(prom_port, "sum(iotail_io_bytes_total)", dir);
+  EXPECT_TRUE(run.WaitFor(std::chrono::seconds(10)));
+  EXPECT_EQ(run.status(), 0) << iotail::testing::ReadFile(dir / "iotail.log");
+  EXPECT_EQ(ios, read["total_ios"].get<double>());
+  EXPECT_NEAR(ios, 5000 * 8, 5000 * 8 * 0.05);
+  EXPECT_EQ(bytes, read["io_bytes"].get<double>());
+  const double summary_p99 = read["clat_ns"]["percentile"]["99.000000"].get<double>() / 1e9;
+  EXPECT_NEAR(p99, summary_p99, 0.25 * summary_p99) << "summary p99 " << summary_p99;
+  prometheus.Signal(SIGTERM);
+  EXPECT_TRUE(prometheus.WaitFor(std::chrono::seconds(10)));
+  fs::remove_all(dir);
+}
+
+}  // namespace
