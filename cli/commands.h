@@ -13,6 +13,7 @@ using CommandArgs = std::span<char* const>;
 
 int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err);
+int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 // `iotail pctiles --compat fio-histo-log-pctiles ARGS`: args[0] is "pctiles", then ARGS.
 int PctilesCompatCommand(CommandArgs args, std::ostream& out, std::ostream& err);

@@ -1,0 +1,132 @@
+// iotail plot: charts of histogram logs (fio's or iotail's, single or merged) as one
+// self-contained HTML report or one SVG file per chart (stats/report/plot_report.h).
+#include <fmt/format.h>
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/log_input_options.h"
+#include "stats/analysis/merger.h"
+#include "stats/core/errors.h"
+#include "stats/report/plot_report.h"
+#include "stats/util/output_file.h"
+
+namespace po = boost::program_options;
+
+namespace iotail::cli {
+namespace {
+
+// The block-size column of a log's first line, if it has one.
+std::optional<uint64_t> FirstBlockSize(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  const size_t a = line.find(',');
+  const size_t b = a == std::string::npos ? a : line.find(',', a + 1);
+  const size_t c = b == std::string::npos ? b : line.find(',', b + 1);
+  if (c == std::string::npos) return std::nullopt;
+  try {
+    const uint64_t bs = std::stoull(line.substr(b + 1, c - b - 1));
+    return bs > 0 ? std::optional<uint64_t>(bs) : std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
+  LogInputOptions input;
+  std::vector<std::string> sla_args;
+  std::string output = "report.html", format = "html", title = "iotail latency report";
+  po::options_description description(
+      "usage: iotail plot [options] FILES... [-o report.html]\n\n"
+      "Charts of fio-format histogram logs (fio's or iotail's, one or many, merged on time\n"
+      "quanta as by `iotail pctiles`): per direction, latency percentiles over time, a latency\n"
+      "heat map, IOPS and bandwidth over time, SLC over time and the whole run's exceedance\n"
+      "curve. One self-contained HTML file (inline SVG, nothing fetched) or one SVG per chart.\n\n"
+      "options");
+  // clang-format off
+  description.add_options()
+      ("help,h", "show this help")
+      ("output,o", po::value(&output)->default_value(output),
+       "the HTML file; with --format=svg, the prefix of the SVG files (PREFIX-CHART.svg)")
+      ("format", po::value(&format)->default_value(format), "html or svg")
+      ("title", po::value(&title)->default_value(title), "the report's title")
+      ("sla", po::value(&sla_args)->multitoken(),
+       "latency targets drawn as lines: [read|write|trim:]p99<=2ms, max<1s");
+  // clang-format on
+  const std::optional<po::variables_map> vm = input.Parse(args, description, out);
+  if (!vm) return 0;
+  // `--sla 'p99<=2ms' FILE`: the first word without a comparison is a file.
+  auto first_file = std::find_if(sla_args.begin(), sla_args.end(), [](const std::string& v) {
+    return v.find('<') == std::string::npos;
+  });
+  input.files.insert(input.files.begin(), first_file, sla_args.end());
+  sla_args.erase(first_file, sla_args.end());
+  if (format != "html" && format != "svg") {
+    throw stats::UsageError(fmt::format("--format: expected html or svg, got '{}'", format));
+  }
+  if (input.files.empty()) throw stats::UsageError("no input files (iotail plot FILES... -o OUT)");
+
+  stats::PlotOptions options;
+  options.title = title;
+  options.sla = stats::ParseSlaTargets(sla_args, "--sla");
+  const stats::MergeOptions merge_options = input.ToMergeOptions(err, "plot");
+  options.quantum_ms = merge_options.quantum_ms;
+  // Bandwidth needs bytes per I/O; histogram logs carry only a block-size column, so the chart
+  // is drawn when every log's first line names the same size.
+  std::optional<uint64_t> bs;
+  bool agree = true;
+  for (const std::string& f : input.files) {
+    const auto b = FirstBlockSize(f);
+    if (!b || (bs && *bs != *b)) agree = false;
+    if (b && !bs) bs = b;
+  }
+  if (agree) options.block_size = bs;
+
+  stats::Merger merger(input.files, merge_options);
+  if (merger.Empty()) {
+    PrintMergerWarnings(merger, "plot", err);
+    throw stats::UsageError("the input holds no histogram records: nothing to plot");
+  }
+  options.source =
+      fmt::format("{} log file(s), {} layout, {} time", input.files.size(),
+                  merger.layout().Describe(), merger.epoch_times() ? "Unix-epoch" : "relative");
+  stats::PlotReport report(merger.layout(), options);
+  std::array<bool, stats::kDirectionCount> present{};
+  for (int d = 0; d < stats::kDirectionCount; ++d) {
+    present[d] = merger.HasDirection(static_cast<stats::Direction>(d));
+  }
+  merger.Run([&](const stats::MergedQuantum& q) { report.Add(q.start_ms, q.counts, present); });
+  std::array<const stats::Histogram*, stats::kDirectionCount> totals{};
+  for (int d = 0; d < stats::kDirectionCount; ++d) {
+    if (present[d]) totals[d] = &merger.Total(static_cast<stats::Direction>(d));
+  }
+  report.Finish(totals);
+  PrintMergerWarnings(merger, "plot", err);
+
+  if (format == "html") {
+    stats::OutputFile file(output, "--output");
+    file.Write(report.Html());
+    file.Commit();
+    err << fmt::format("iotail plot: {} charts -> '{}'\n", report.Charts().size(), output);
+    return 0;
+  }
+  std::string prefix = output;
+  for (const char* ext : {".html", ".svg"}) {
+    if (prefix.ends_with(ext)) prefix.resize(prefix.size() - std::string_view(ext).size());
+  }
+  for (const stats::NamedChart& chart : report.Charts()) {
+    const std::string path = fmt::format("{}-{}.svg", prefix, chart.name);
+    stats::OutputFile file(path, "--output");
+    file.Write(chart.svg);
+    file.Commit();
+    out << path << "\n";
+  }
+  return 0;
+}
+
+}  // namespace iotail::cli

@@ -1,0 +1,73 @@
+// PlotReport: the charts of `iotail plot` from merged histogram-log quanta (stats/analysis/merger):
+// per direction, percentiles over time (p50, p99, p99.9, max by fio's rule, log scale, SLA targets
+// as lines), a latency heat map (time x latency bins of four per power of two, counts as colour),
+// IOPS and bandwidth over time, SLC factors over time, and the whole run's exceedance curve (the
+// share of I/Os slower than each latency, log-log, from the exact integer totals).
+//
+// Add() takes the quanta in time order (as Merger::Run streams them); Finish() takes the exact
+// whole-run histograms. Memory grows with the number of quanta (a few numbers per quantum and
+// direction, plus heat-map columns merged down to at most kMaxHeatColumns). Not thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stats/core/direction.h"
+#include "stats/core/histogram.h"
+#include "stats/core/histogram_layout.h"
+#include "stats/core/sla.h"
+
+namespace iotail::stats {
+
+struct PlotOptions {
+  std::string title = "iotail latency report";
+  std::string source;  // what was read (file count, layout), for the subtitle
+  int64_t quantum_ms = 1000;
+  std::optional<uint64_t> block_size;  // bytes per I/O when all logs agree: bandwidth chart
+  std::vector<SlaTarget> sla;          // drawn on the percentile charts
+};
+
+struct NamedChart {
+  std::string name;  // file-name friendly: "read-percentiles"
+  std::string svg;
+};
+
+class PlotReport {
+ public:
+  static constexpr size_t kMaxHeatColumns = 300;
+
+  PlotReport(HistogramLayout layout, PlotOptions options);
+
+  // One quantum [start_ms, start_ms + quantum): weighted counts per direction (layout().size()).
+  void Add(int64_t start_ms, const std::array<std::span<const double>, kDirectionCount>& counts,
+           const std::array<bool, kDirectionCount>& present);
+  // The exact whole-run histogram of each direction present.
+  void Finish(const std::array<const Histogram*, kDirectionCount>& totals);
+
+  std::vector<NamedChart> Charts() const;
+  // One self-contained HTML page holding every chart inline.
+  std::string Html() const;
+
+ private:
+  struct Direction_ {
+    bool present = false;
+    std::vector<double> t_s, samples, p50, p99, p999, max, slc1, slc2;
+    std::vector<std::vector<double>> heat;  // per column: counts per latency bin
+    std::vector<double> heat_t0;            // start time of each column
+    const Histogram* total = nullptr;
+  };
+  size_t BinOf(uint32_t bucket) const;
+  double BinLower(size_t bin) const;
+
+  HistogramLayout layout_;
+  PlotOptions options_;
+  std::optional<int64_t> first_ms_;
+  int64_t last_ms_ = 0;
+  size_t merge_ = 1;  // quanta per heat-map column (doubles when columns run out)
+  std::array<Direction_, kDirectionCount> dirs_;
+};
+
+}  // namespace iotail::stats

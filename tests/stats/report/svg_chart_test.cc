@@ -1,0 +1,78 @@
+#include "stats/report/svg_chart.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+#include <string>
+
+#include "stats/report/plot_report.h"
+
+namespace iotail::stats {
+namespace {
+
+TEST(SvgChartTest, AxisValuesReadAsAPersonWritesThem) {
+  EXPECT_EQ(FormatAxisValue(250e-6, AxisUnit::kLatency), "250 µs");
+  EXPECT_EQ(FormatAxisValue(1.5e-3, AxisUnit::kLatency), "1.5 ms");
+  EXPECT_EQ(FormatAxisValue(18, AxisUnit::kLatency), "18 s");
+  EXPECT_EQ(FormatAxisValue(100e-9, AxisUnit::kLatency), "100 ns");
+  EXPECT_EQ(FormatAxisValue(12000, AxisUnit::kCount), "12k");
+  EXPECT_EQ(FormatAxisValue(1.2e6, AxisUnit::kCount), "1.2M");
+  EXPECT_EQ(FormatAxisValue(0.01, AxisUnit::kFraction), "1%");
+  EXPECT_EQ(FormatAxisValue(0.0001, AxisUnit::kFraction), "0.01%");
+}
+
+// On a log latency axis fitted to 100 µs .. 10 ms, 1 ms lies half way up the plot; a NaN breaks the
+// line into two polylines; a reference line sits at its value.
+TEST(SvgChartTest, LogAxisPlacesPointsAndNanBreaksTheLine) {
+  LineChart c{"t",
+              {"time", AxisKind::kLinear, AxisUnit::kSeconds},
+              {"latency", AxisKind::kLog, AxisUnit::kLatency},
+              {{"p99", {0, 1, 2, 3, 4}, {1e-3, 1e-3, NAN, 1e-3, 1e-3}}},
+              {{"SLA", 1e-3}}};
+  c.series[0].y[0] = 1.5e-4;  // fits the axis down to 100 µs
+  c.series[0].y[4] = 9e-3;    // and up to 10 ms
+  const std::string svg = RenderSvg(c);
+  const std::regex polyline("<polyline points=\"([^\"]*)\"");
+  size_t lines = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), polyline);
+       it != std::sregex_iterator(); ++it) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 2u);
+  // The plot spans y = 44 .. 324 (top .. bottom); half way is 184.
+  EXPECT_NE(svg.find(",184.0"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("class=\"reference\""), std::string::npos);
+  EXPECT_NE(svg.find(">1 ms<"), std::string::npos);  // a tick label
+}
+
+TEST(PlotReportTest, ChartsPerDirectionAndExceedanceFromTheTotals) {
+  const HistogramLayout layout = HistogramLayout::Fio3();
+  PlotOptions options;
+  options.quantum_ms = 1000;
+  options.block_size = 4096;
+  PlotReport report(layout, options);
+  std::vector<double> read(layout.size(), 0.0), none(layout.size(), 0.0);
+  read[layout.IndexOfNs(100'000)] = 99;
+  read[layout.IndexOfNs(5'000'000)] = 1;
+  for (int64_t t = 0; t < 3000; t += 1000) {
+    report.Add(t,
+               {std::span<const double>(read), std::span<const double>(none),
+                std::span<const double>(none)},
+               {true, false, false});
+  }
+  Histogram total(layout.size());
+  total.Add(layout.IndexOfNs(100'000), 297);
+  total.Add(layout.IndexOfNs(5'000'000), 3);
+  report.Finish({&total, nullptr, nullptr});
+  std::vector<std::string> names;
+  for (const auto& c : report.Charts()) names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"read-percentiles", "read-heatmap", "iops",
+                                             "bandwidth", "slc", "exceedance"}));
+  const std::string html = report.Html();
+  EXPECT_NE(html.find("4096 bytes per I/O"), std::string::npos);
+  EXPECT_NE(html.find("SLC1 and SLC2 are SBK"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace iotail::stats
