@@ -9,6 +9,7 @@
 // Precedence when several apply: 1, then 130/143, then 3.
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -172,12 +173,14 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     if (!job.randrepeat) spec.randseed ^= engine::Clock::RealtimeNs() * 0x9e3779b97f4a7c15ull;
     if (const std::string note = SettleLogPeriod(job); !note.empty()) err << note << "\n";
     if (run_opts.status_interval_ms != 0) {
-      if (spec.write_hist_log.empty()) {
+      // The clock ticks at the log period: the status interval's own unless a period was given
+      // (then, as with histogram logs, the status interval must be a multiple of it).
+      if (spec.write_hist_log.empty() && !job.log_hist_msec_given) {
         spec.log_hist_msec = static_cast<uint32_t>(run_opts.status_interval_ms);
       } else if (run_opts.status_interval_ms % spec.log_hist_msec != 0) {
-        throw stats::UsageError(fmt::format(
-            "--status-interval: with histogram logs it must be a multiple of --log_hist_msec ({})",
-            spec.log_hist_msec));
+        throw stats::UsageError(
+            fmt::format("--status-interval: it must be a multiple of --log_hist_msec ({})",
+                        spec.log_hist_msec));
       }
     }
     if (const std::string note = spec.Normalize(); !note.empty()) err << note << "\n";
@@ -233,6 +236,14 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   auto run_batch = [&](std::span<const engine::JobSpec> batch, int first_worker) {
     stats::LiveReportOptions live;
     live.format = run_opts.live_format;
+    // On a terminal a status line redraws in place, as fio's eta line.
+    if (::isatty(STDERR_FILENO) == 1) {
+      live.status_line = true;
+      winsize size{};
+      if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 20) {
+        live.status_columns = size.ws_col;
+      }
+    }
     live.period_ms =
         static_cast<uint32_t>(run_opts.status_interval_ms != 0 ? run_opts.status_interval_ms
                                                                : batch.front().log_hist_msec);

@@ -256,20 +256,29 @@ TEST_F(RunRateTest, LiveLinesPerStatusIntervalWithProgress) {
                      "--write_hist_log=" +
                      File("vl") + " --status-interval=200ms");
   ASSERT_EQ(rc, 0) << err_;
-  // About 3 lines (plus the partial first/last): read and write figures, time left.
-  size_t lines = 0;
-  std::stringstream ss(err_);
-  std::string line;
-  while (std::getline(ss, line)) {
-    ++lines;
-    EXPECT_NE(line.find(" read "), std::string::npos) << line;
-    EXPECT_NE(line.find(" write "), std::string::npos) << line;
-    EXPECT_NE(line.find("p99.9"), std::string::npos) << line;
-    EXPECT_NE(line.find("SLC"), std::string::npos) << line;
-    EXPECT_NE(line.find("s left"), std::string::npos) << line;
+  // A legend first; then about 3 spans (plus the partial first/last), each a read line and a
+  // write line with their figures, the time left on the last; nothing wider than 120 columns.
+  const auto lines = iotail::testing::Lines(err_);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[0].rfind("live: a line per 200 ms interval and direction", 0), 0u) << lines[0];
+  EXPECT_NE(lines[1].find("SLC1/SLC2"), std::string::npos) << lines[1];
+  size_t spans = 0;
+  for (size_t i = 2; i < lines.size(); ++i) {
+    EXPECT_LE(lines[i].size(), 120u) << lines[i];
+    if (lines[i].front() != '[') continue;
+    ++spans;
+    ASSERT_LT(i + 1, lines.size());
+    EXPECT_NE(lines[i].find("] read "), std::string::npos) << lines[i];
+    EXPECT_NE(lines[i + 1].find(" write "), std::string::npos) << lines[i + 1];
+    for (const std::string& l : {lines[i], lines[i + 1]}) {
+      EXPECT_NE(l.find("p99.9"), std::string::npos) << l;
+      EXPECT_NE(l.find("SLC"), std::string::npos) << l;
+    }
+    const std::string rest = lines[i + 1] + (i + 2 < lines.size() ? lines[i + 2] : "");
+    EXPECT_NE(rest.find("s left"), std::string::npos) << rest;
   }
-  EXPECT_GE(lines, 3u);
-  EXPECT_LE(lines, 5u);
+  EXPECT_GE(spans, 3u);
+  EXPECT_LE(spans, 5u);
   EXPECT_EQ(out_.find("IOPS") < out_.size(), true);   // the summary is on stdout
   EXPECT_EQ(out_.find("s left"), std::string::npos);  // and live lines are not
 }
