@@ -26,6 +26,7 @@
 #include "cli/commands.h"
 #include "cli/metrics_server.h"
 #include "cli/run_groups.h"
+#include "cli/run_hooks.h"
 #include "cli/run_options.h"
 #include "engine/clock.h"
 #include "engine/disk_stats.h"
@@ -92,6 +93,11 @@ struct TempFile {
 }  // namespace
 
 int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
+  RunHooks none;
+  return RunCommandWith(args, out, err, none);
+}
+
+int RunCommandWith(CommandArgs args, std::ostream& out, std::ostream& err, RunHooks& hooks) {
   RunPlan plan = ParseRunPlan(args);
   const RunOptions& run_opts = plan.run;
   if (run_opts.help) {
@@ -188,6 +194,7 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     specs.push_back(spec);
   }
   const Groups groups = PlanGroups(jobs);
+  if (hooks.on_jobs && !plan.parse_only) hooks.on_jobs(specs);
   if (plan.parse_only) {
     uint32_t clones = 0;
     for (const auto& spec : specs) clones += spec.numjobs;
@@ -271,7 +278,9 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       worker += spec.numjobs;
     }
     floor_sink = std::make_unique<stats::RateFloorSink>(std::move(floors), live.period_ms, &g_stop);
-    stats::IntervalSink* const sinks[] = {report.get(), &samples, floor_sink.get(), metrics.get()};
+    std::vector<stats::IntervalSink*> sinks = {report.get(), &samples, floor_sink.get(),
+                                               metrics.get()};
+    sinks.insert(sinks.end(), hooks.sinks.begin(), hooks.sinks.end());
     return engine::RunJobs(
         batch, sinks, &g_stop,
         [&err](const std::string& why) {
@@ -308,6 +317,11 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
                              entries.entry[j].end());
     }
     samples.SetWorkers(std::move(entry_of_worker));
+    if (hooks.on_batch) {
+      std::vector<size_t> job_of_worker;
+      for (size_t j : batch_jobs) job_of_worker.insert(job_of_worker.end(), specs[j].numjobs, j);
+      hooks.on_batch(job_of_worker);
+    }
     if (metrics != nullptr) {
       std::vector<size_t> job_of_worker;
       for (size_t j : batch_jobs) job_of_worker.insert(job_of_worker.end(), specs[j].numjobs, j);
@@ -374,6 +388,7 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   summary.start_skew_ns = start_skew_ns;
   summary.sla = &sla;
   summary.jobs = SummaryJobs(jobs, outcomes, groups, entries, samples.samples());
+  if (hooks.on_summary) hooks.on_summary(summary);
   std::vector<OutputFormat> formats = run_opts.output_formats;
   if (formats.empty()) formats.push_back(OutputFormat::kNormal);
   std::string text;
@@ -392,7 +407,9 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
         break;
     }
   }
-  if (summary_file == nullptr) {
+  if (!hooks.print_summary) {
+    text.clear();
+  } else if (summary_file == nullptr) {
     out << text;
   } else {
     summary_file->Write(text);
@@ -414,7 +431,8 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     for (const auto& p : o.lat_log_paths) lat += " " + p;
     for (const auto& p : o.value_log_paths) value_logs += " " + p;
   }
-  const bool normal = formats.size() == 1 && formats[0] == OutputFormat::kNormal;
+  const bool normal =
+      formats.size() == 1 && formats[0] == OutputFormat::kNormal && hooks.print_summary;
   if (!value_logs.empty() && normal) {
     out << fmt::format("  fio bw/iops/lat logs ({} ms windows):{}\n", specs[0].log_hist_msec,
                        value_logs);

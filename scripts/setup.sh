@@ -9,7 +9,7 @@ packages=(
   googletest libgtest-dev libblkid-dev nlohmann-json3-dev
   fio python3 python3-numpy python3-pandas
   util-linux hyperfine
-  nbdkit libnbd-bin libnbd-dev fuse3 e2fsprogs fdisk lvm2 mdadm
+  nbdkit libnbd-bin libnbd-dev fuse3 e2fsprogs fdisk lvm2 mdadm openmpi-bin libopenmpi-dev
   prometheus chromium tmux
 )
 

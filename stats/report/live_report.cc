@@ -203,7 +203,8 @@ void LiveReport::EmitText(double elapsed, double seconds, uint64_t planned_bytes
     status_shown_ = false;
   }
   if (lines_ == 1) {
-    text += fmt::format("live: a line per {} ms interval{}; latency: {}\n", options_.period_ms,
+    text += fmt::format("live{}: a line per {} ms interval{}; latency: {}\n",
+                        options_.scope.empty() ? "" : " over " + options_.scope, options_.period_ms,
                         options_.directions.size() > 1 ? " and direction" : "",
                         schedule ? "lat from each I/O's intended start (clat from its submission)"
                                  : "clat, from each I/O's submission");

@@ -44,6 +44,7 @@ struct LiveReportOptions {
   // the last clock interval) redrawn in place below the scrolling lines at every clock interval,
   // as fio's eta line; erased at the end. Text format only.
   bool status_line = false;
+  std::string scope;  // what the lines cover when not one host, e.g. "4 ranks" (in the legend)
   size_t status_columns = 120;  // the terminal's width (capped at kMaxColumns)
 };
 

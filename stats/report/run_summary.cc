@@ -287,6 +287,20 @@ void TextRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
     fmt::format_to(o, "  start: --start_at={}, started {:.3f} ms after it\n", s.start_at_ms,
                    static_cast<double>(s.start_skew_ns) / 1e6);
   }
+  if (!s.ranks.empty()) {
+    fmt::format_to(o,
+                   "  ranks ({}), clat p99 of each, start skew by its own clock, clock offset "
+                   "against rank 0:\n",
+                   s.ranks.size());
+    for (const RankInfo& r : s.ranks) {
+      fmt::format_to(o,
+                     "    rank {} on {}: {} I/Os, {} bytes, {} errors, p99 {:.1f} us, skew {:.3f} "
+                     "ms, offset {:.3f} ms\n",
+                     r.rank, r.host, r.ios, r.bytes, r.errors, r.p99_ns / 1e3,
+                     static_cast<double>(r.start_skew_ns) / 1e6,
+                     static_cast<double>(r.clock_offset_ns) / 1e6);
+    }
+  }
   if (!s.interrupted_by.empty()) {
     fmt::format_to(o, "  interrupted by {} after {:.3f} s (in-flight I/Os completed and logged)\n",
                    s.interrupted_by, s.runtime_s);
@@ -331,6 +345,20 @@ void JsonRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
   if (s.start_at_ms != 0) {
     fmt::format_to(o, ", \"start_at_ms\": {}, \"start_skew_ms\": {:.3f}", s.start_at_ms,
                    static_cast<double>(s.start_skew_ns) / 1e6);
+  }
+  if (!s.ranks.empty()) {
+    fmt::format_to(o, ", \"ranks\": [");
+    for (size_t i = 0; i < s.ranks.size(); ++i) {
+      const RankInfo& r = s.ranks[i];
+      fmt::format_to(o,
+                     "{}{{\"rank\": {}, \"host\": \"{}\", \"start_skew_ns\": {}, "
+                     "\"clock_offset_ns\": {}, \"ios\": {}, \"bytes\": {}, \"errors\": {}, "
+                     "\"p99\": {}}}",
+                     i ? ", " : "", r.rank, JsonEscape(r.host), r.start_skew_ns, r.clock_offset_ns,
+                     r.ios, r.bytes, r.errors,
+                     std::isfinite(r.p99_ns) ? fmt::format("{:.0f}", r.p99_ns) : "null");
+    }
+    fmt::format_to(o, "]");
   }
   fmt::format_to(o, "}}");
   if (s.sla != nullptr && !s.sla->empty()) {

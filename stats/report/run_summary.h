@@ -64,6 +64,16 @@ struct RunMode {
   uint64_t late_threshold_ns = 0;
 };
 
+// One rank of an iotail-mpi run (the cluster summary lists them so the slowest host shows).
+struct RankInfo {
+  int rank = 0;
+  std::string host;
+  int64_t start_skew_ns = 0;    // its actual start minus the common start instant, by its clock
+  int64_t clock_offset_ns = 0;  // its clock minus rank 0's (ping-pong estimate)
+  uint64_t ios = 0, bytes = 0, errors = 0;
+  double p99_ns = 0;  // clat p99 of all its I/Os (fio's rule); NaN without I/Os
+};
+
 struct RunSummary {
   std::string version = "iotail-0.1.0";
   uint64_t timestamp_s = 0;   // Unix time of the run's start
@@ -81,6 +91,7 @@ struct RunSummary {
   uint64_t start_at_ms = 0;         // --start_at (0 = none)
   int64_t start_skew_ns = 0;        // actual start - start_at
   const SlaChecker* sla = nullptr;  // SLA verdicts (nullptr or empty: none requested)
+  std::vector<RankInfo> ranks;      // iotail-mpi: every rank (empty for one host)
 };
 
 std::string FormatTextSummary(const RunSummary& summary);

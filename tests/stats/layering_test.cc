@@ -38,9 +38,9 @@ std::string FolderOf(const std::string& path) { return fs::path(path).parent_pat
 
 TEST(LayeringTest, IncludesPointDownTheLayers) {
   const fs::path root = IOTAIL_SOURCE_DIR;
-  const std::regex include(R"re(^\s*#\s*include\s+"((stats|engine|cli)/[^"]+)")re");
+  const std::regex include(R"re(^\s*#\s*include\s+"((stats|engine|cli|mpi)/[^"]+)")re");
   size_t checked = 0;
-  for (const std::string top : {"stats", "engine", "cli"}) {
+  for (const std::string top : {"stats", "engine", "cli", "mpi"}) {
     for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
       const std::string ext = entry.path().extension().string();
       if (ext != ".h" && ext != ".cc") continue;
@@ -67,6 +67,10 @@ TEST(LayeringTest, IncludesPointDownTheLayers) {
               << where << ": " << folder << " may not use " << target_folder;
         } else if (top == "engine") {
           EXPECT_NE(target_top, "cli") << where << ": engine/ may not use cli/";
+          EXPECT_NE(target_top, "mpi") << where << ": engine/ may not use mpi/";
+        } else if (top == "cli") {
+          EXPECT_NE(target_top, "mpi")
+              << where << ": cli/ may not use mpi/ (iotail never links MPI)";
         }
       }
     }

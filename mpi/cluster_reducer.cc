@@ -1,0 +1,92 @@
+#include "mpi/cluster_reducer.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "stats/record/snapshot_codec.h"
+
+namespace iotail::mpi {
+
+std::vector<uint64_t> EncodeInterval(const ClusterInterval& interval) {
+  std::vector<uint64_t> out = {interval.time_ms,         interval.start_ns,
+                               interval.end_ns,          interval.planned_bytes,
+                               interval.final ? 1u : 0u, interval.jobs.size()};
+  for (const auto& j : interval.jobs) stats::Encode(j, out);
+  return out;
+}
+
+ClusterInterval DecodeInterval(std::span<const uint64_t> words) {
+  ClusterInterval interval;
+  size_t pos = 0;
+  interval.time_ms = stats::DecodeWord(words, pos);
+  interval.start_ns = stats::DecodeWord(words, pos);
+  interval.end_ns = stats::DecodeWord(words, pos);
+  interval.planned_bytes = stats::DecodeWord(words, pos);
+  interval.final = stats::DecodeWord(words, pos) != 0;
+  const uint64_t jobs = stats::DecodeWord(words, pos);
+  if (jobs > 1'000'000) throw std::runtime_error("interval: job count out of range");
+  interval.jobs.resize(jobs);
+  for (auto& j : interval.jobs) stats::Decode(words, pos, j);
+  if (pos != words.size()) throw std::runtime_error("interval: trailing words");
+  return interval;
+}
+
+ClusterReducer::ClusterReducer(int ranks, size_t jobs, Emit emit)
+    : ranks_(static_cast<size_t>(ranks)), jobs_(jobs), emit_(std::move(emit)) {}
+
+void ClusterReducer::Add(int rank, ClusterInterval interval) {
+  Rank& r = ranks_.at(static_cast<size_t>(rank));
+  if (r.done || complete_) return;
+  if (interval.jobs.size() != jobs_) throw std::runtime_error("interval: wrong job count");
+  r.planned_bytes = interval.planned_bytes;
+  r.queue.push_back(std::move(interval));
+  Drain();
+}
+
+void ClusterReducer::RankDone(int rank) {
+  ranks_.at(static_cast<size_t>(rank)).done = true;
+  Drain();
+}
+
+void ClusterReducer::Drain() {
+  while (!complete_) {
+    // Wait for every running rank to have something to say.
+    bool any = false;
+    for (const Rank& r : ranks_) {
+      if (r.queue.empty() && !r.done) return;
+      any = any || !r.queue.empty();
+    }
+    if (!any) {  // every rank done, nothing left
+      complete_ = true;
+      return;
+    }
+    uint64_t t = std::numeric_limits<uint64_t>::max();
+    for (const Rank& r : ranks_) {
+      if (!r.queue.empty() && !r.queue.front().final) t = std::min(t, r.queue.front().time_ms);
+    }
+    const bool finals = t == std::numeric_limits<uint64_t>::max();
+    ClusterInterval sum;
+    sum.jobs.resize(jobs_);
+    sum.start_ns = std::numeric_limits<uint64_t>::max();
+    sum.final = finals;
+    for (Rank& r : ranks_) {
+      if (r.queue.empty()) continue;
+      const ClusterInterval& front = r.queue.front();
+      if (!finals && (front.final || front.time_ms != t)) continue;
+      for (size_t j = 0; j < jobs_; ++j) sum.jobs[j].Add(front.jobs[j]);
+      sum.start_ns = std::min(sum.start_ns, front.start_ns);
+      sum.end_ns = std::max(sum.end_ns, front.end_ns);
+      sum.time_ms = std::max(sum.time_ms, front.time_ms);
+      r.queue.pop_front();
+    }
+    if (emitted_ > 0 && sum.time_ms <= last_time_ms_) sum.time_ms = last_time_ms_ + 1;
+    for (const Rank& r : ranks_) sum.planned_bytes += r.planned_bytes;
+    last_time_ms_ = sum.time_ms;
+    ++emitted_;
+    emit_(sum);
+    if (finals) complete_ = true;
+  }
+}
+
+}  // namespace iotail::mpi

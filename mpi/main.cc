@@ -1,0 +1,560 @@
+// iotail-mpi: one benchmark over every rank of an MPI job. `mpirun -np N iotail-mpi run OPTIONS`
+// runs on each rank what `iotail run OPTIONS` runs on one host, from one common start, and rank 0
+// shows and writes the cluster as one: live lines, fio-format histogram logs of all ranks summed,
+// and a summary whose totals are the exact sums of every rank's (docs/ARCHITECTURE.md,
+// "iotail-mpi").
+//
+// Threads: MPI is called from the main thread only (MPI_THREAD_FUNNELED). The run itself goes on a
+// second thread (cli::RunCommandWith, with hooks); its interval clock hands each closed interval to
+// a ForwardSink, which encodes it into the Mailbox; the main thread sends it to rank 0 with
+// MPI_Isend and progresses the requests with short sleeps (no rank spins a core while it waits,
+// and the workers are never touched). Rank 0 receives with MPI_Iprobe/MPI_Recv, merges by time
+// (mpi/cluster_reducer.h) and feeds its cluster sinks. At the end every rank sends its whole-run
+// totals (exact: the recorders' integer histograms), rank 0 puts the cluster's into the summary,
+// and an MPI_Allreduce gives every rank the same exit status.
+#include <fmt/format.h>
+#include <mpi.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/run_hooks.h"
+#include "engine/clock.h"
+#include "engine/job_runner.h"
+#include "mpi/cluster_reducer.h"
+#include "mpi/rank_args.h"
+#include "stats/core/errors.h"
+#include "stats/core/percentiles.h"
+#include "stats/core/sla.h"
+#include "stats/logs/hist_log_writer.h"
+#include "stats/record/snapshot_codec.h"
+#include "stats/report/live_report.h"
+#include "stats/report/rate_samples.h"
+
+namespace iotail::mpi {
+namespace {
+
+constexpr int kTagInterval = 1;  // an encoded ClusterInterval
+constexpr int kTagTotals = 2;    // a rank's whole-run totals (after its run)
+constexpr int kTagDone = 3;      // [exit status]: the rank's run has ended
+constexpr int kTagPing = 4;
+constexpr auto kPoll = std::chrono::milliseconds(1);
+
+struct Message {
+  int tag;
+  std::vector<uint64_t> words;
+};
+
+// The run thread's outbox, emptied by the main thread.
+class Mailbox {
+ public:
+  void Push(Message m) {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(m));
+  }
+  std::deque<Message> TakeAll() {
+    std::lock_guard lock(mu_);
+    return std::exchange(queue_, {});
+  }
+
+ private:
+  std::mutex mu_;
+  std::deque<Message> queue_;
+};
+
+// On every rank: sums each closed interval per job and posts it.
+class ForwardSink final : public stats::IntervalSink {
+ public:
+  ForwardSink(Mailbox& mailbox, size_t jobs) : mailbox_(mailbox), jobs_(jobs) {}
+  void SetWorkers(std::span<const size_t> job_of_worker) {
+    job_of_worker_.assign(job_of_worker.begin(), job_of_worker.end());
+  }
+  void OnInterval(const stats::IntervalInfo& info,
+                  std::span<const stats::RecorderSnapshot> deltas) override {
+    ClusterInterval interval{info.time_ms, info.start_ns,
+                             info.end_ns,  info.planned_bytes,
+                             info.final,   std::vector<stats::RecorderSnapshot>(jobs_)};
+    for (size_t w = 0; w < deltas.size() && w < job_of_worker_.size(); ++w) {
+      interval.jobs[job_of_worker_[w]].Add(deltas[w]);
+    }
+    mailbox_.Push({kTagInterval, EncodeInterval(interval)});
+  }
+
+ private:
+  Mailbox& mailbox_;
+  size_t jobs_;
+  std::vector<size_t> job_of_worker_;
+};
+
+// A rank's whole-run totals per job, for the cluster summary.
+struct RankTotals {
+  int64_t start_skew_ns = 0;
+  std::vector<stats::RecorderSnapshot> totals;
+  std::vector<stats::CpuUsage> cpu;
+  std::vector<stats::IoDepthCounts> depths;
+};
+
+std::vector<uint64_t> EncodeTotals(const stats::RunSummary& s) {
+  std::vector<uint64_t> out = {static_cast<uint64_t>(s.start_skew_ns), s.jobs.size()};
+  for (const auto& j : s.jobs) {
+    stats::Encode(j.totals, out);
+    stats::Encode(j.cpu, out);
+    stats::Encode(j.depths, out);
+  }
+  return out;
+}
+
+RankTotals DecodeTotals(std::span<const uint64_t> in) {
+  RankTotals t;
+  size_t pos = 0;
+  t.start_skew_ns = static_cast<int64_t>(stats::DecodeWord(in, pos));
+  const uint64_t jobs = stats::DecodeWord(in, pos);
+  if (jobs > 1'000'000) throw std::runtime_error("totals: job count out of range");
+  t.totals.resize(jobs);
+  t.cpu.resize(jobs);
+  t.depths.resize(jobs);
+  for (size_t j = 0; j < jobs; ++j) {
+    stats::Decode(in, pos, t.totals[j]);
+    stats::Decode(in, pos, t.cpu[j]);
+    stats::Decode(in, pos, t.depths[j]);
+  }
+  return t;
+}
+
+// Rank 0's clock minus... each rank's offset from rank 0, by the ping-pong with the least round
+// trip (NTP's estimate): offset = t_rank - (t_send + t_receive) / 2.
+std::vector<int64_t> ClockOffsets(int rank, int size) {
+  std::vector<int64_t> offsets(static_cast<size_t>(size), 0);
+  constexpr int kRounds = 16;
+  for (int r = 1; r < size; ++r) {
+    if (rank == 0) {
+      uint64_t best_rtt = UINT64_MAX;
+      for (int k = 0; k < kRounds; ++k) {
+        const uint64_t t0 = engine::Clock::RealtimeNs();
+        MPI_Send(&t0, 1, MPI_UINT64_T, r, kTagPing, MPI_COMM_WORLD);
+        uint64_t tr = 0;
+        MPI_Recv(&tr, 1, MPI_UINT64_T, r, kTagPing, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        const uint64_t t1 = engine::Clock::RealtimeNs();
+        if (t1 - t0 < best_rtt) {
+          best_rtt = t1 - t0;
+          offsets[static_cast<size_t>(r)] =
+              static_cast<int64_t>(tr) - static_cast<int64_t>(t0 + (t1 - t0) / 2);
+        }
+      }
+    } else if (rank == r) {
+      for (int k = 0; k < kRounds; ++k) {
+        uint64_t t0 = 0;
+        MPI_Recv(&t0, 1, MPI_UINT64_T, 0, kTagPing, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        const uint64_t tr = engine::Clock::RealtimeNs();
+        MPI_Send(&tr, 1, MPI_UINT64_T, 0, kTagPing, MPI_COMM_WORLD);
+      }
+    }
+  }
+  return offsets;
+}
+
+// Rank 0's view of the cluster: the reducer and what it feeds.
+class Cluster {
+ public:
+  Cluster(int ranks, const RankArgs& args, std::span<const engine::JobSpec> specs,
+          std::ostream& err)
+      : sla_(stats::ParseSlaTargets(args.sla, "--sla"), stats::PercentileMethod::kFio),
+        reducer_(ranks, specs.size(), [this](const ClusterInterval& i) { Emit(i); }) {
+    jobs_ = specs.size();
+    stats::LiveReportOptions live;
+    live.format = args.live_format == "json"   ? stats::LiveFormat::kJson
+                  : args.live_format == "none" ? stats::LiveFormat::kNone
+                                               : stats::LiveFormat::kText;
+    live.period_ms = static_cast<uint32_t>(args.status_interval_ms ? args.status_interval_ms
+                                                                   : args.log_hist_msec);
+    live.scope = fmt::format("{} ranks", ranks);
+    for (const auto& spec : specs) {
+      live.runtime_ns = std::max(live.runtime_ns, spec.runtime_ns + spec.startdelay_ns);
+      live.schedule_latency = live.schedule_latency || spec.RateLimited();
+      for (stats::Direction d : engine::LoggedDirections(spec)) {
+        if (std::find(directions_.begin(), directions_.end(), d) == directions_.end())
+          directions_.push_back(d);
+      }
+    }
+    std::sort(directions_.begin(), directions_.end());
+    live.directions = directions_;
+    if (live.format == stats::LiveFormat::kText && ::isatty(STDERR_FILENO) == 1) {
+      live.status_line = true;
+      winsize w{};
+      if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 20)
+        live.status_columns = w.ws_col;
+    }
+    live_ = std::make_unique<stats::LiveReport>(live, err, &sla_);
+    std::vector<size_t> identity(jobs_);
+    for (size_t j = 0; j < jobs_; ++j) identity[j] = j;
+    samples_ = std::make_unique<stats::RateSampleSink>(identity, jobs_,
+                                                       static_cast<uint32_t>(args.log_hist_msec));
+    if (!args.hist_prefix.empty()) {
+      const engine::JobSpec& first = specs.front();
+      clat_ = std::make_unique<stats::HistLogWriter>(
+          stats::HistLogWriter::ClatLogPath(args.hist_prefix, 1), first.log_hist_coarseness,
+          first.log_hist_groups);
+      if (live.schedule_latency) {
+        lat_ = std::make_unique<stats::HistLogWriter>(
+            stats::HistLogWriter::LatLogPath(args.hist_prefix, 1), first.log_hist_coarseness,
+            first.log_hist_groups);
+      }
+      bs_ = first.MinBlockSize();
+    }
+  }
+
+  ClusterReducer& reducer() { return reducer_; }
+  const stats::SlaChecker& sla() const { return sla_; }
+  const std::vector<stats::RateSamples>& samples() const { return samples_->samples(); }
+  std::vector<std::string> log_paths() const {
+    std::vector<std::string> p;
+    if (clat_) p.push_back(clat_->path());
+    if (lat_) p.push_back(lat_->path());
+    return p;
+  }
+  void Close() {
+    if (clat_) clat_->Close();
+    if (lat_) lat_->Close();
+  }
+
+ private:
+  void Emit(const ClusterInterval& i) {
+    const stats::IntervalInfo info{i.time_ms, i.start_ns, i.end_ns, i.final, i.planned_bytes};
+    live_->OnInterval(info, i.jobs);
+    samples_->OnInterval(info, i.jobs);
+    if (!clat_) return;
+    stats::RecorderSnapshot all;
+    for (const auto& j : i.jobs) all.Add(j);
+    for (stats::Direction d : directions_) {
+      const auto& dir = all.dirs[stats::DirectionIndex(d)];
+      clat_->Write(i.time_ms, d, bs_, dir.clat.hist);
+      if (lat_) lat_->Write(i.time_ms, d, bs_, dir.lat.hist);
+    }
+    clat_->Flush();
+    if (lat_) lat_->Flush();
+  }
+
+  size_t jobs_ = 0;
+  std::vector<stats::Direction> directions_;
+  stats::SlaChecker sla_;
+  ClusterReducer reducer_;
+  std::unique_ptr<stats::LiveReport> live_;
+  std::unique_ptr<stats::RateSampleSink> samples_;
+  std::unique_ptr<stats::HistLogWriter> clat_, lat_;
+  uint64_t bs_ = 4096;
+};
+
+struct Shared {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<engine::JobSpec> specs;  // set by on_jobs
+  bool jobs_known = false;
+  bool cluster_ready = false;  // rank 0: all totals received and intervals merged
+  std::vector<RankTotals> totals;
+  std::vector<bool> has_totals;
+  std::atomic<bool> run_done{false};
+  int status = 0;
+  std::string failure;  // an exception's message (the run did not complete)
+};
+
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+int Main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::string host = HostName();
+  auto fail = [&](const std::string& why, int code) {
+    std::cerr << fmt::format("iotail-mpi: rank {} ({}): {}\n", rank, host, why) << std::flush;
+    MPI_Abort(MPI_COMM_WORLD, code);
+    return code;
+  };
+
+  RankArgs args;
+  try {
+    args = MakeRankArgs(std::vector<std::string>(argv + 1, argv + argc), rank, host);
+  } catch (const std::exception& e) {
+    if (rank == 0) std::cerr << "iotail-mpi: " << e.what() << "\n";
+    MPI_Finalize();
+    return 2;
+  }
+  if (args.help) {
+    if (rank == 0) {
+      std::cout << "usage: mpirun -np N iotail-mpi run [the options of iotail run]\n"
+                   "  --log_per_rank  also write each rank's own logs as PREFIX.rank<R>_...\n"
+                   "  {rank} and {host} in any option are replaced per rank\n";
+    }
+    MPI_Finalize();
+    return 0;
+  }
+
+  // Host names, clock offsets and the common start: on the log period, three seconds ahead (time
+  // for every rank to open its targets).
+  std::vector<char> names(static_cast<size_t>(size) * 64, 0);
+  char mine[64] = {};
+  std::strncpy(mine, host.c_str(), sizeof mine - 1);
+  MPI_Gather(mine, 64, MPI_CHAR, names.data(), 64, MPI_CHAR, 0, MPI_COMM_WORLD);
+  const std::vector<int64_t> offsets = ClockOffsets(rank, size);
+  uint64_t start_ms = 0;
+  if (rank == 0) {
+    const uint64_t now_ms = engine::Clock::RealtimeNs() / 1'000'000;
+    start_ms = ((now_ms + 3000) / args.log_hist_msec + 1) * args.log_hist_msec;
+    for (int r = 1; r < size; ++r) {
+      const int64_t off = offsets[static_cast<size_t>(r)];
+      if (std::abs(static_cast<double>(off)) > 0.01 * args.log_hist_msec * 1e6) {
+        std::cerr << fmt::format(
+            "iotail-mpi: warning: rank {}'s clock is {:.3f} ms off rank 0's, over 1% of the log "
+            "period; intervals of different ranks will not line up (synchronise the clocks, e.g. "
+            "with chrony)\n",
+            r, static_cast<double>(off) / 1e6);
+      }
+    }
+  }
+  MPI_Bcast(&start_ms, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  args.run_args.insert(args.run_args.begin() + 1, fmt::format("--start_at={}", start_ms));
+
+  Shared shared;
+  Mailbox mailbox;
+  std::unique_ptr<ForwardSink> forward;
+  std::unique_ptr<Cluster> cluster;
+  cli::RunHooks hooks;
+  hooks.print_summary = rank == 0;
+  hooks.on_jobs = [&](std::span<const engine::JobSpec> specs) {
+    std::lock_guard lock(shared.mu);
+    shared.specs.assign(specs.begin(), specs.end());
+    forward = std::make_unique<ForwardSink>(mailbox, specs.size());
+    hooks.sinks = {forward.get()};
+    shared.jobs_known = true;
+    shared.cv.notify_all();
+  };
+  hooks.on_batch = [&](std::span<const size_t> job_of_worker) {
+    forward->SetWorkers(job_of_worker);
+  };
+  hooks.on_summary = [&](stats::RunSummary& summary) {
+    mailbox.Push({kTagTotals, EncodeTotals(summary)});
+    if (rank != 0) return;
+    std::unique_lock lock(shared.mu);
+    shared.cv.wait(lock, [&] { return shared.cluster_ready; });
+    // The cluster's summary: every rank's exact totals per job.
+    for (size_t j = 0; j < summary.jobs.size(); ++j) {
+      stats::JobTotals& job = summary.jobs[j];
+      job.totals = {};
+      job.cpu = {};
+      job.depths = {};
+      for (const RankTotals& t : shared.totals) {
+        if (j >= t.totals.size()) continue;
+        job.totals.Add(t.totals[j]);
+        job.cpu.Add(t.cpu[j]);
+        job.depths.Add(t.depths[j]);
+      }
+      if (j < cluster->samples().size()) job.samples = cluster->samples()[j];
+    }
+    summary.disk_util.clear();  // per host: not summed
+    // The settings as the user gave them, not the rank's own (its start, log prefix, live lines).
+    bool seen_period = false;
+    std::vector<std::pair<std::string, std::string>> options;
+    for (auto& [key, value] : summary.options) {
+      if (key == "live_format" || key == "start_at" || key == "write_hist_log") continue;
+      if (key == "log_hist_msec" && !seen_period) {
+        seen_period = true;  // the one iotail-mpi puts first
+        continue;
+      }
+      options.emplace_back(key, value);
+    }
+    if (!args.hist_prefix.empty()) options.emplace_back("write_hist_log", args.hist_prefix);
+    if (args.log_per_rank) options.emplace_back("log_per_rank", "1");
+    summary.options = std::move(options);
+    summary.sla = &cluster->sla();
+    for (int r = 0; r < size; ++r) {
+      stats::RankInfo info;
+      info.rank = r;
+      info.host = std::string(&names[static_cast<size_t>(r) * 64]);
+      info.clock_offset_ns = offsets[static_cast<size_t>(r)];
+      info.p99_ns = NAN;
+      if (shared.has_totals[static_cast<size_t>(r)]) {
+        const RankTotals& t = shared.totals[static_cast<size_t>(r)];
+        info.start_skew_ns = t.start_skew_ns;
+        stats::RecorderSnapshot all;
+        for (const auto& s : t.totals) all.Add(s);
+        stats::LatencySnapshot clat;
+        for (const auto& d : all.dirs) {
+          info.ios += d.ios;
+          info.bytes += d.bytes;
+          clat.Add(d.clat);
+        }
+        info.errors = all.TotalErrors();
+        if (clat.n > 0) {
+          const double p99[] = {99.0};
+          info.p99_ns = stats::ComputePercentiles(std::span<const uint64_t>(clat.hist),
+                                                  stats::HistogramLayout::Recorded(), p99,
+                                                  stats::PercentileMethod::kFio)[0];
+        }
+      }
+      summary.ranks.push_back(std::move(info));
+    }
+  };
+
+  std::ostringstream quiet;
+  std::thread runner([&] {
+    std::vector<char*> cargs;
+    for (auto& a : args.run_args) cargs.push_back(a.data());
+    int status = 1;
+    std::string failure;
+    try {
+      status = cli::RunCommandWith(cargs, rank == 0 ? std::cout : quiet, std::cerr, hooks);
+    } catch (const stats::UsageError& e) {
+      failure = e.what();
+      status = 2;
+    } catch (const std::exception& e) {
+      failure = e.what();
+      status = 1;
+    }
+    std::cout.flush();
+    std::lock_guard lock(shared.mu);
+    shared.status = status;
+    shared.failure = failure;
+    shared.run_done = true;
+    shared.cv.notify_all();
+  });
+
+  // The main thread: MPI progress until the run and the exchange are over.
+  std::vector<std::pair<MPI_Request, std::shared_ptr<std::vector<uint64_t>>>> sends;
+  std::vector<bool> done(static_cast<size_t>(size), false);
+  shared.totals.resize(static_cast<size_t>(size));
+  shared.has_totals.assign(static_cast<size_t>(size), false);
+  bool sent_done = false;
+  auto handle = [&](int from, int tag, std::span<const uint64_t> words) {
+    if (tag == kTagInterval) {
+      cluster->reducer().Add(from, DecodeInterval(words));
+    } else if (tag == kTagTotals) {
+      shared.totals[static_cast<size_t>(from)] = DecodeTotals(words);
+      shared.has_totals[static_cast<size_t>(from)] = true;
+    } else if (tag == kTagDone) {
+      done[static_cast<size_t>(from)] = true;
+      cluster->reducer().RankDone(from);
+    }
+  };
+  for (;;) {
+    bool progress = false;
+    if (rank == 0 && !cluster) {
+      std::lock_guard lock(shared.mu);
+      if (shared.jobs_known) {
+        try {
+          cluster = std::make_unique<Cluster>(size, args, shared.specs, std::cerr);
+        } catch (const std::exception& e) {
+          return fail(e.what(), 1);
+        }
+      }
+    }
+    std::deque<Message> local = mailbox.TakeAll();
+    const bool run_done = shared.run_done.load();
+    if (run_done && !sent_done) {
+      std::lock_guard lock(shared.mu);
+      if (!shared.failure.empty()) return fail(shared.failure, shared.status);
+      local.push_back({kTagDone, {static_cast<uint64_t>(shared.status)}});
+      sent_done = true;
+    }
+    for (Message& m : local) {
+      progress = true;
+      if (rank == 0) {
+        if (!cluster) continue;  // intervals come only after the jobs are known
+        handle(0, m.tag, m.words);
+      } else {
+        auto words = std::make_shared<std::vector<uint64_t>>(std::move(m.words));
+        MPI_Request req;
+        MPI_Isend(words->data(), static_cast<int>(words->size()), MPI_UINT64_T, 0, m.tag,
+                  MPI_COMM_WORLD, &req);
+        sends.emplace_back(req, std::move(words));
+      }
+    }
+    if (rank == 0 && cluster) {
+      int flag = 1;
+      while (flag) {
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+        if (!flag) break;
+        int count = 0;
+        MPI_Get_count(&st, MPI_UINT64_T, &count);
+        std::vector<uint64_t> words(static_cast<size_t>(count));
+        MPI_Recv(words.data(), count, MPI_UINT64_T, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        progress = true;
+        try {
+          handle(st.MPI_SOURCE, st.MPI_TAG, words);
+        } catch (const std::exception& e) {
+          return fail(fmt::format("from rank {}: {}", st.MPI_SOURCE, e.what()), 1);
+        }
+      }
+      bool all_totals = true;
+      for (int r = 0; r < size; ++r) {
+        all_totals = all_totals &&
+                     (shared.has_totals[static_cast<size_t>(r)] || done[static_cast<size_t>(r)]);
+      }
+      if (all_totals && cluster->reducer().Complete()) {
+        std::lock_guard lock(shared.mu);
+        if (!shared.cluster_ready) {
+          shared.cluster_ready = true;
+          shared.cv.notify_all();
+        }
+      }
+    }
+    // Completed sends.
+    for (size_t i = 0; i < sends.size();) {
+      int flag = 0;
+      MPI_Test(&sends[i].first, &flag, MPI_STATUS_IGNORE);
+      if (flag) {
+        sends[i] = std::move(sends.back());
+        sends.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    bool finished = sent_done && sends.empty();
+    if (rank == 0) {
+      for (int r = 0; r < size; ++r) finished = finished && done[static_cast<size_t>(r)];
+    }
+    if (finished) break;
+    if (!progress) std::this_thread::sleep_for(kPoll);
+  }
+  runner.join();
+  int status = shared.status;
+  if (rank == 0 && cluster) {
+    cluster->Close();
+    if (cluster->sla().AnyViolated() && status == 0) {
+      std::cerr << "iotail-mpi: SLA violated (over the cluster's intervals)\n";
+      status = 3;
+    }
+    for (const std::string& p : cluster->log_paths()) {
+      std::cerr << fmt::format("iotail-mpi: cluster histogram log {}\n", p);
+    }
+  }
+  int common = 0;
+  MPI_Allreduce(&status, &common, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return common;
+}
+
+}  // namespace
+}  // namespace iotail::mpi
+
+int main(int argc, char** argv) { return iotail::mpi::Main(argc, argv); }

@@ -1,0 +1,87 @@
+// iotail-mpi's merge of the ranks' intervals (mpi/cluster_reducer.h), without MPI: intervals of one
+// time from every rank add up, a rank that is behind holds the others, finals are summed last,
+// and a rank that is done does not hold anyone up.
+#include "mpi/cluster_reducer.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace iotail::mpi {
+namespace {
+
+ClusterInterval Interval(uint64_t time_ms, uint64_t ios, bool final = false) {
+  ClusterInterval i;
+  i.time_ms = time_ms;
+  i.start_ns = (time_ms - 500) * 1'000'000;
+  i.end_ns = time_ms * 1'000'000;
+  i.final = final;
+  i.planned_bytes = 0;
+  i.jobs.resize(1);
+  i.jobs[0].dirs[0].ios = ios;
+  i.jobs[0].dirs[0].clat.n = ios;
+  i.jobs[0].dirs[0].clat.hist.assign(stats::kRecordBuckets, 0);
+  i.jobs[0].dirs[0].clat.hist[100] = ios;
+  return i;
+}
+
+TEST(ClusterReducerTest, SumsEachTimeOnceEveryRankHasIt) {
+  std::vector<ClusterInterval> out;
+  ClusterReducer reducer(3, 1, [&](const ClusterInterval& i) { out.push_back(i); });
+  reducer.Add(0, Interval(500, 1));
+  reducer.Add(1, Interval(500, 10));
+  EXPECT_TRUE(out.empty());  // rank 2 has not reported 500 yet
+  reducer.Add(0, Interval(1000, 2));
+  reducer.Add(2, Interval(500, 100));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].time_ms, 500u);
+  EXPECT_EQ(out[0].jobs[0].dirs[0].ios, 111u);
+  EXPECT_EQ(out[0].jobs[0].dirs[0].clat.hist[100], 111u);
+  // Rank 1 ends before the 1000 boundary; the others have 1000, then their finals.
+  reducer.Add(1, Interval(998, 20, true));
+  reducer.Add(2, Interval(1000, 200));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].time_ms, 1000u);
+  EXPECT_EQ(out[1].jobs[0].dirs[0].ios, 202u);
+  reducer.Add(0, Interval(1003, 3, true));
+  EXPECT_EQ(out.size(), 2u);
+  reducer.Add(2, Interval(1001, 300, true));
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(out[2].final);
+  EXPECT_EQ(out[2].time_ms, 1003u);  // the latest final, after every line before it
+  EXPECT_EQ(out[2].jobs[0].dirs[0].ios, 323u);
+  EXPECT_TRUE(reducer.Complete());
+  uint64_t total = 0;
+  for (const auto& i : out) total += i.jobs[0].dirs[0].ios;
+  EXPECT_EQ(total, 1u + 10 + 100 + 2 + 20 + 200 + 3 + 300);  // nothing lost, nothing twice
+}
+
+TEST(ClusterReducerTest, ADoneRankHoldsNobodyUp) {
+  std::vector<ClusterInterval> out;
+  ClusterReducer reducer(2, 1, [&](const ClusterInterval& i) { out.push_back(i); });
+  reducer.Add(0, Interval(500, 1));
+  EXPECT_TRUE(out.empty());
+  reducer.RankDone(1);
+  ASSERT_EQ(out.size(), 1u);
+  reducer.Add(0, Interval(600, 1, true));
+  EXPECT_TRUE(reducer.Complete());
+  EXPECT_THROW(ClusterReducer(1, 2, [](const ClusterInterval&) {}).Add(0, Interval(1, 1)),
+               std::runtime_error);  // wrong job count
+}
+
+TEST(ClusterReducerTest, EncodingRoundTrips) {
+  ClusterInterval i = Interval(1500, 42, true);
+  i.planned_bytes = 77;
+  const auto words = EncodeInterval(i);
+  const ClusterInterval back = DecodeInterval(words);
+  EXPECT_EQ(back.time_ms, 1500u);
+  EXPECT_TRUE(back.final);
+  EXPECT_EQ(back.planned_bytes, 77u);
+  EXPECT_EQ(back.jobs[0].dirs[0].clat.hist[100], 42u);
+  std::vector<uint64_t> longer = words;
+  longer.push_back(0);
+  EXPECT_THROW(DecodeInterval(longer), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace iotail::mpi
