@@ -32,14 +32,18 @@ ClusterInterval DecodeInterval(std::span<const uint64_t> words) {
   return interval;
 }
 
-ClusterReducer::ClusterReducer(int ranks, size_t jobs, Emit emit)
-    : ranks_(static_cast<size_t>(ranks)), jobs_(jobs), emit_(std::move(emit)) {}
+ClusterReducer::ClusterReducer(int ranks, size_t jobs, uint64_t period_ms, Emit emit)
+    : ranks_(static_cast<size_t>(ranks)),
+      jobs_(jobs),
+      period_ms_(period_ms == 0 ? 1 : period_ms),
+      emit_(std::move(emit)) {}
 
 void ClusterReducer::Add(int rank, ClusterInterval interval) {
   Rank& r = ranks_.at(static_cast<size_t>(rank));
   if (r.done || complete_) return;
   if (interval.jobs.size() != jobs_) throw std::runtime_error("interval: wrong job count");
   r.planned_bytes = interval.planned_bytes;
+  r.final_seen = r.final_seen || interval.final;
   r.queue.push_back(std::move(interval));
   Drain();
 }
@@ -50,42 +54,48 @@ void ClusterReducer::RankDone(int rank) {
 }
 
 void ClusterReducer::Drain() {
+  // An interval belongs to the period it ends in: (kP - P, kP] is period k, as `iotail merge`
+  // places a record that ends at time t.
+  const auto period_of = [this](const ClusterInterval& i) {
+    return (i.time_ms + period_ms_ - 1) / period_ms_;
+  };
   while (!complete_) {
-    // Wait for every running rank to have something to say.
+    // Every rank that may still send must have something queued: it may hold the earliest.
     bool any = false;
     for (const Rank& r : ranks_) {
-      if (r.queue.empty() && !r.done) return;
+      if (r.queue.empty() && !r.done && !r.final_seen) return;
       any = any || !r.queue.empty();
     }
-    if (!any) {  // every rank done, nothing left
+    if (!any) {  // every rank has ended and everything is out
       complete_ = true;
       return;
     }
-    uint64_t t = std::numeric_limits<uint64_t>::max();
+    uint64_t k = std::numeric_limits<uint64_t>::max();
     for (const Rank& r : ranks_) {
-      if (!r.queue.empty() && !r.queue.front().final) t = std::min(t, r.queue.front().time_ms);
+      if (!r.queue.empty()) k = std::min(k, period_of(r.queue.front()));
     }
-    const bool finals = t == std::numeric_limits<uint64_t>::max();
     ClusterInterval sum;
     sum.jobs.resize(jobs_);
     sum.start_ns = std::numeric_limits<uint64_t>::max();
-    sum.final = finals;
     for (Rank& r : ranks_) {
-      if (r.queue.empty()) continue;
-      const ClusterInterval& front = r.queue.front();
-      if (!finals && (front.final || front.time_ms != t)) continue;
-      for (size_t j = 0; j < jobs_; ++j) sum.jobs[j].Add(front.jobs[j]);
-      sum.start_ns = std::min(sum.start_ns, front.start_ns);
-      sum.end_ns = std::max(sum.end_ns, front.end_ns);
-      sum.time_ms = std::max(sum.time_ms, front.time_ms);
-      r.queue.pop_front();
+      while (!r.queue.empty() && period_of(r.queue.front()) == k) {
+        const ClusterInterval& front = r.queue.front();
+        for (size_t j = 0; j < jobs_; ++j) sum.jobs[j].Add(front.jobs[j]);
+        sum.start_ns = std::min(sum.start_ns, front.start_ns);
+        sum.end_ns = std::max(sum.end_ns, front.end_ns);
+        sum.time_ms = std::max(sum.time_ms, front.time_ms);
+        r.queue.pop_front();
+      }
     }
+    sum.final = true;
+    for (const Rank& r : ranks_)
+      sum.final = sum.final && r.queue.empty() && (r.done || r.final_seen);
     if (emitted_ > 0 && sum.time_ms <= last_time_ms_) sum.time_ms = last_time_ms_ + 1;
     for (const Rank& r : ranks_) sum.planned_bytes += r.planned_bytes;
     last_time_ms_ = sum.time_ms;
     ++emitted_;
     emit_(sum);
-    if (finals) complete_ = true;
+    if (sum.final) complete_ = true;
   }
 }
 

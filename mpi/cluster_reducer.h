@@ -2,12 +2,14 @@
 // time order, for iotail-mpi (the MPI transport is mpi/main.cc; this part is plain C++).
 //
 // Every rank closes its intervals on the same epoch-aligned instants (a common start), so the
-// intervals of one log time from all ranks add up to the cluster's interval of that time. Each
-// rank's intervals arrive in its own order; an interval of time t is emitted once every rank still
-// running has delivered t or a later one. A rank's final (partial) interval waits until every rank
-// has reached its final; then the finals are summed into one final interval, stamped with the
-// latest of their times (so a final never goes back in time). A rank marked done delivers nothing
-// more (a rank that failed is marked done so the others are not held up).
+// intervals that end in one log period (kP - P, kP] from all ranks add up to the cluster's interval
+// of that period, exactly as `iotail merge --time-quantum=P` places the ranks' own log records:
+// full intervals end on kP, a final partial one inside the period after the last boundary (or on
+// it, when a rank's clock closed its last boundary late). Each rank's intervals arrive in its own
+// order; period k is emitted once every rank that may still send has delivered something of
+// period k or later. The cluster interval is stamped with the latest time among its parts and is
+// final when every rank has sent its final. A rank marked done delivers nothing more (a rank that
+// failed is marked done so the others are not held up).
 //
 // The encoding of an interval (EncodeInterval) is what a rank sends: its time, bounds, planned
 // bytes and one RecorderSnapshot per job (stats/record/snapshot_codec.h). Not thread-safe.
@@ -39,7 +41,8 @@ ClusterInterval DecodeInterval(std::span<const uint64_t> words);
 class ClusterReducer {
  public:
   using Emit = std::function<void(const ClusterInterval&)>;
-  ClusterReducer(int ranks, size_t jobs, Emit emit);
+  // period_ms: the log period P (every rank's).
+  ClusterReducer(int ranks, size_t jobs, uint64_t period_ms, Emit emit);
 
   // The next interval of `rank`.
   void Add(int rank, ClusterInterval interval);
@@ -54,10 +57,12 @@ class ClusterReducer {
   struct Rank {
     std::deque<ClusterInterval> queue;
     bool done = false;
+    bool final_seen = false;  // its final interval has arrived: nothing after it
     uint64_t planned_bytes = 0;
   };
   std::vector<Rank> ranks_;
   size_t jobs_;
+  uint64_t period_ms_;
   Emit emit_;
   bool complete_ = false;
   uint64_t last_time_ms_ = 0;

@@ -173,7 +173,8 @@ class Cluster {
   Cluster(int ranks, const RankArgs& args, std::span<const engine::JobSpec> specs,
           std::ostream& err)
       : sla_(stats::ParseSlaTargets(args.sla, "--sla"), stats::PercentileMethod::kFio),
-        reducer_(ranks, specs.size(), [this](const ClusterInterval& i) { Emit(i); }) {
+        reducer_(ranks, specs.size(), args.log_hist_msec,
+                 [this](const ClusterInterval& i) { Emit(i); }) {
     jobs_ = specs.size();
     stats::LiveReportOptions live;
     live.format = args.live_format == "json"   ? stats::LiveFormat::kJson

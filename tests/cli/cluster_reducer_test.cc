@@ -1,6 +1,6 @@
 // iotail-mpi's merge of the ranks' intervals (mpi/cluster_reducer.h), without MPI: intervals of one
-// time from every rank add up, a rank that is behind holds the others, finals are summed last,
-// and a rank that is done does not hold anyone up.
+// period from every rank add up (as `iotail merge` would place them), a rank that is behind holds
+// the others, the last period's finals are summed, and a rank that is done holds nobody up.
 #include "mpi/cluster_reducer.h"
 
 #include <gtest/gtest.h>
@@ -27,7 +27,7 @@ ClusterInterval Interval(uint64_t time_ms, uint64_t ios, bool final = false) {
 
 TEST(ClusterReducerTest, SumsEachTimeOnceEveryRankHasIt) {
   std::vector<ClusterInterval> out;
-  ClusterReducer reducer(3, 1, [&](const ClusterInterval& i) { out.push_back(i); });
+  ClusterReducer reducer(3, 1, 500, [&](const ClusterInterval& i) { out.push_back(i); });
   reducer.Add(0, Interval(500, 1));
   reducer.Add(1, Interval(500, 10));
   EXPECT_TRUE(out.empty());  // rank 2 has not reported 500 yet
@@ -37,19 +37,21 @@ TEST(ClusterReducerTest, SumsEachTimeOnceEveryRankHasIt) {
   EXPECT_EQ(out[0].time_ms, 500u);
   EXPECT_EQ(out[0].jobs[0].dirs[0].ios, 111u);
   EXPECT_EQ(out[0].jobs[0].dirs[0].clat.hist[100], 111u);
-  // Rank 1 ends before the 1000 boundary; the others have 1000, then their finals.
+  // Rank 1's clock closed its last boundary late: its final ends at 998, in the period ending at
+  // 1000, where `iotail merge` puts that record too. The others have 1000, then their finals.
   reducer.Add(1, Interval(998, 20, true));
   reducer.Add(2, Interval(1000, 200));
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[1].time_ms, 1000u);
-  EXPECT_EQ(out[1].jobs[0].dirs[0].ios, 202u);
+  EXPECT_EQ(out[1].jobs[0].dirs[0].ios, 222u);
+  EXPECT_FALSE(out[1].final);
   reducer.Add(0, Interval(1003, 3, true));
-  EXPECT_EQ(out.size(), 2u);
+  EXPECT_EQ(out.size(), 2u);  // rank 2 may still have something before 1003
   reducer.Add(2, Interval(1001, 300, true));
   ASSERT_EQ(out.size(), 3u);
   EXPECT_TRUE(out[2].final);
-  EXPECT_EQ(out[2].time_ms, 1003u);  // the latest final, after every line before it
-  EXPECT_EQ(out[2].jobs[0].dirs[0].ios, 323u);
+  EXPECT_EQ(out[2].time_ms, 1003u);  // the latest final of the period
+  EXPECT_EQ(out[2].jobs[0].dirs[0].ios, 303u);
   EXPECT_TRUE(reducer.Complete());
   uint64_t total = 0;
   for (const auto& i : out) total += i.jobs[0].dirs[0].ios;
@@ -58,14 +60,14 @@ TEST(ClusterReducerTest, SumsEachTimeOnceEveryRankHasIt) {
 
 TEST(ClusterReducerTest, ADoneRankHoldsNobodyUp) {
   std::vector<ClusterInterval> out;
-  ClusterReducer reducer(2, 1, [&](const ClusterInterval& i) { out.push_back(i); });
+  ClusterReducer reducer(2, 1, 500, [&](const ClusterInterval& i) { out.push_back(i); });
   reducer.Add(0, Interval(500, 1));
   EXPECT_TRUE(out.empty());
   reducer.RankDone(1);
   ASSERT_EQ(out.size(), 1u);
   reducer.Add(0, Interval(600, 1, true));
   EXPECT_TRUE(reducer.Complete());
-  EXPECT_THROW(ClusterReducer(1, 2, [](const ClusterInterval&) {}).Add(0, Interval(1, 1)),
+  EXPECT_THROW(ClusterReducer(1, 2, 500, [](const ClusterInterval&) {}).Add(0, Interval(1, 1)),
                std::runtime_error);  // wrong job count
 }
 

@@ -1,9 +1,12 @@
 // iotail-mpi under a real mpirun (Open MPI): 4 ranks on this machine run one rate-limited job from
 // a common start; the cluster's histogram log equals, bucket for bucket, `iotail merge` of the
 // ranks' own logs, and the summary's totals equal the per-rank sums; a rank that cannot open its
-// target stops every rank with one error naming that rank, without a hang. Skips, naming the
-// reason, where iotail-mpi was not built (no MPI) or mpirun is missing.
+// target stops every rank with one error naming that rank, without a hang; and two "hosts" made of
+// network namespaces joined by a veth pair, ranks launched into them by `ip netns exec` as
+// mpirun's launcher agent, talk TCP over that pair. Skips, naming the reason, where iotail-mpi was
+// not built (no MPI), mpirun is missing, or (namespaces) without root, ip or unshare.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -55,6 +58,34 @@ class MpiRunTest : public ::testing::Test {
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
+  // Compares PREFIX_clat_hist.1.log with `iotail merge` of PREFIX.rank*_clat_hist.*.log, bucket
+  // for bucket; returns the I/Os the cluster log holds.
+  uint64_t CompareWithMerge(const std::string& prefix, int period_ms) {
+    const auto merge =
+        iotail::testing::RunShell("cd '" + dir_.string() + "' && " + IOTAIL_BINARY +
+                                      " merge --time-quantum=" + std::to_string(period_ms) +
+                                      "ms -o M.log " + prefix + ".rank*_clat_hist.*.log",
+                                  dir_);
+    EXPECT_EQ(merge.status, 0) << merge.err;
+    const auto cluster = ReadLog(dir_ / (prefix + "_clat_hist.1.log"));
+    const auto merged = ReadLog(dir_ / "M.log");
+    EXPECT_EQ(cluster.size(), merged.size());
+    uint64_t logged = 0;
+    for (size_t i = 0; i < cluster.size() && i < merged.size(); ++i) {
+      EXPECT_EQ(cluster[i].counts, merged[i].counts) << "line " << i;
+      EXPECT_EQ(cluster[i].ddir, merged[i].ddir);
+      // Full intervals end where merge's quanta end; the final partial one inside its quantum.
+      if (i + 1 < cluster.size()) {
+        EXPECT_EQ(cluster[i].time_ms, merged[i].time_ms) << "line " << i;
+      } else {
+        EXPECT_LE(cluster[i].time_ms, merged[i].time_ms);
+        EXPECT_GT(cluster[i].time_ms + period_ms, merged[i].time_ms);
+      }
+      for (uint64_t c : cluster[i].counts) logged += c;
+    }
+    return logged;
+  }
+
   iotail::testing::CommandResult Mpi(int ranks, const std::string& args) {
     return iotail::testing::RunShell(
         "cd '" + dir_.string() + "' && timeout -s KILL 120 " + mpirun_ +
@@ -87,29 +118,7 @@ TEST_F(MpiRunTest, FourRanksMergeExactlyAndTheSummaryTotalsEveryRank) {
   EXPECT_NEAR(static_cast<double>(ios), 4 * 20000 * 3, 4 * 20000 * 3 * 0.05);
   EXPECT_NE(r.err.find("live over 4 ranks"), std::string::npos) << r.err;
 
-  // The cluster log against `iotail merge` of the ranks' own logs.
-  const auto merge = iotail::testing::RunShell("cd '" + dir_.string() + "' && " + IOTAIL_BINARY +
-                                                   " merge --time-quantum=500ms -o M.log "
-                                                   "P.rank*_clat_hist.*.log",
-                                               dir_);
-  ASSERT_EQ(merge.status, 0) << merge.err;
-  const auto cluster = ReadLog(dir_ / "P_clat_hist.1.log");
-  const auto merged = ReadLog(dir_ / "M.log");
-  ASSERT_EQ(cluster.size(), merged.size());
-  uint64_t logged = 0;
-  for (size_t i = 0; i < cluster.size(); ++i) {
-    EXPECT_EQ(cluster[i].counts, merged[i].counts) << "line " << i;
-    EXPECT_EQ(cluster[i].ddir, merged[i].ddir);
-    // Full intervals end where merge's quanta end; the final partial one inside its quantum.
-    if (i + 1 < cluster.size()) {
-      EXPECT_EQ(cluster[i].time_ms, merged[i].time_ms) << "line " << i;
-    } else {
-      EXPECT_LE(cluster[i].time_ms, merged[i].time_ms);
-      EXPECT_GT(cluster[i].time_ms + 500, merged[i].time_ms);
-    }
-    for (uint64_t c : cluster[i].counts) logged += c;
-  }
-  EXPECT_EQ(logged, ios);
+  EXPECT_EQ(CompareWithMerge("P", 500), ios);
   EXPECT_TRUE(fs::exists(dir_ / "P_lat_hist.1.log"));  // rate-limited: the lat log too
 }
 
@@ -121,6 +130,89 @@ TEST_F(MpiRunTest, ARankThatCannotStartStopsEveryRankNamingIt) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("iotail-mpi: rank 2 ("), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("d2/t"), std::string::npos) << r.err;
+}
+
+// Two "hosts": namespaces A and B joined by a veth pair (10.77.91.1 and .2), each with its own
+// loopback; mpirun runs in A and starts B's rank through the launcher agent (`ip netns exec B
+// unshare --uts`, so B also has a host name of its own). MPI may use TCP only, on that subnet.
+class MpiNetnsTest : public MpiRunTest {
+ protected:
+  void SetUp() override {
+    MpiRunTest::SetUp();
+    if (IsSkipped()) return;
+    if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
+    for (const char* tool : {"ip", "unshare"}) {
+      if (iotail::testing::FindInPath(tool).empty()) GTEST_SKIP() << tool << " not found";
+    }
+    const std::string id = std::to_string(::getpid() % 100000);
+    a_ = "iotailA" + id;
+    b_ = "iotailB" + id;
+    const std::string va = "ivA" + id, vb = "ivB" + id;
+    const std::string setup =
+        "ip netns add " + a_ + " && ip netns add " + b_ + " && ip link add " + va +
+        " type veth peer name " + vb + " && ip link set " + va + " netns " + a_ +
+        " && ip link set " + vb + " netns " + b_ + " && ip -n " + a_ +
+        " addr add 10.77.91.1/24 dev " + va + " && ip -n " + b_ + " addr add 10.77.91.2/24 dev " +
+        vb + " && ip -n " + a_ + " link set " + va + " up && ip -n " + b_ + " link set " + vb +
+        " up && ip -n " + a_ + " link set lo up && ip -n " + b_ + " link set lo up";
+    const auto r = iotail::testing::RunShell(setup, dir_);
+    if (r.status != 0) GTEST_SKIP() << "cannot make network namespaces here: " << r.err;
+    made_ = true;
+    vb_ = vb;
+    std::ofstream agent(dir_ / "agent.sh");
+    agent << "#!/bin/sh\n"
+          << "# mpirun's launcher: AGENT HOST COMMAND... runs COMMAND in HOST's namespace.\n"
+          << "host=\"$1\"; shift\n"
+          << "echo \"$host\" >> '" << (dir_ / "agent.log").string() << "'\n"
+          << "case \"$host\" in 10.77.91.1) ns=" << a_ << " ;; 10.77.91.2) ns=" << b_
+          << " ;; *) exit 1 ;; esac\n"
+          << "exec ip netns exec \"$ns\" unshare --uts sh -c \"hostname $ns; $*\"\n";
+    agent.close();
+    fs::permissions(dir_ / "agent.sh", fs::perms::owner_all);
+  }
+  void TearDown() override {
+    if (made_) iotail::testing::RunShell("ip netns del " + a_ + "; ip netns del " + b_, dir_);
+    MpiRunTest::TearDown();
+  }
+  uint64_t RxBytes() {
+    const auto r = iotail::testing::RunShell(
+        "cat /proc/net/dev | grep ' " + vb_ + ":' || ip netns exec " + b_ + " cat /proc/net/dev",
+        dir_);
+    for (const std::string& line : iotail::testing::Lines(r.out)) {
+      const size_t colon = line.find(vb_ + ":");
+      if (colon != std::string::npos) return std::stoull(line.substr(colon + vb_.size() + 1));
+    }
+    return 0;
+  }
+  std::string a_, b_, vb_;
+  bool made_ = false;
+};
+
+TEST_F(MpiNetnsTest, TwoHostsOverVethMergeExactly) {
+  const auto r = iotail::testing::RunShell(
+      "cd '" + dir_.string() + "' && timeout -s KILL 120 ip netns exec " + a_ + " " + mpirun_ +
+          " --allow-run-as-root --oversubscribe --bind-to none -np 2 --host 10.77.91.1,10.77.91.2"
+          " --mca plm_rsh_agent " +
+          (dir_ / "agent.sh").string() +
+          " --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include 10.77.91.0/24"
+          " --mca btl tcp,self --mca btl_tcp_if_include 10.77.91.0/24 " +
+          IOTAIL_MPI_BINARY +
+          " run --ioengine=null --filename=n.{host} --size=1m --rate_iops=2000 --runtime=2"
+          " --time_based --write_hist_log=N --log_hist_msec=500 --log_per_rank"
+          " --output-format=json",
+      dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json summary = json::parse(r.out.substr(r.out.find('{')));
+  const json& ranks = summary["iotail_run"]["ranks"];
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(ranks[1]["host"], b_);  // launched through the agent, in B
+  EXPECT_TRUE(fs::exists(dir_ / ("n." + b_)));
+  EXPECT_NE(iotail::testing::ReadFile(dir_ / "agent.log").find("10.77.91.2"), std::string::npos);
+  const uint64_t ios = summary["jobs"][0]["read"]["total_ios"].get<uint64_t>();
+  EXPECT_EQ(ios, ranks[0]["ios"].get<uint64_t>() + ranks[1]["ios"].get<uint64_t>());
+  EXPECT_NEAR(static_cast<double>(ios), 2 * 2000 * 2, 2 * 2000 * 2 * 0.05);
+  EXPECT_EQ(CompareWithMerge("N", 500), ios);
+  EXPECT_GT(RxBytes(), 1000u);  // the ranks really talked over the veth pair
 }
 
 }  // namespace
