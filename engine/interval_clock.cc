@@ -46,16 +46,16 @@ void IntervalClock::Loop() {
               std::chrono::nanoseconds(boundary)));
       if (cv_.wait_until(lock, deadline, [this] { return stop_; })) return;
       if (Clock::RealtimeNs() < boundary) continue;  // woke early (clock step): wait again
-      Close(boundary, false);
+      Close(boundary, false, boundary);
     }
   } catch (...) {
     failure_ = std::current_exception();
   }
 }
 
-void IntervalClock::Close(uint64_t end_ns, bool final) {
+void IntervalClock::Close(uint64_t end_ns, bool final, uint64_t stamp_ns) {
   uint64_t time_ms =
-      LogTimeMs(end_ns, options_.start_realtime_ns, options_.period_ms, options_.unix_epoch);
+      LogTimeMs(stamp_ns, options_.start_realtime_ns, options_.period_ms, options_.unix_epoch);
   // Times strictly increase: a final partial interval ending within half a millisecond of the
   // last boundary would round to that boundary's time (a duplicate line time, once in ~50 runs).
   if (intervals_ > 0 && time_ms <= last_time_ms_) time_ms = last_time_ms_ + 1;
@@ -84,7 +84,21 @@ void IntervalClock::Finish(uint64_t end_realtime_ns) {
     thread_.join();
   }
   if (failure_) std::rethrow_exception(failure_);
-  Close(end_realtime_ns, true);
+  // A run that ends just after a boundary the clock thread had not closed yet (it wakes a little
+  // late, more so on a loaded machine) would otherwise end with one interval of more than a period
+  // stamped after that boundary, which `iotail merge` and the cluster's merge then split or place
+  // differently. Such a final interval is that boundary's close, late by a little, exactly as the
+  // clock's own late closes are: stamped with the boundary, its rates over its real length.
+  const uint64_t period_ns = static_cast<uint64_t>(options_.period_ms) * 1'000'000u;
+  uint64_t stamp_ns = end_realtime_ns;
+  if (period_ns != 0) {
+    const uint64_t boundary = end_realtime_ns - end_realtime_ns % period_ns;
+    if (boundary > last_end_ns_ && boundary - last_end_ns_ <= period_ns &&
+        end_realtime_ns - boundary <= period_ns / kLateCloseFraction) {
+      stamp_ns = boundary;
+    }
+  }
+  Close(end_realtime_ns, true, stamp_ns);
   for (size_t i = 0; i < sinks_.size(); ++i) {
     if (sinks_[i] == nullptr) continue;
     try {

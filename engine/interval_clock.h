@@ -14,6 +14,9 @@
 // multiples of the period, but for the final partial interval; see LogTimeMs) or, with
 // unix_epoch, the boundary's Unix epoch ms (an exact multiple of the period). They strictly
 // increase: a final interval that would round onto the last boundary's time is stamped 1 ms later.
+// A run that ends within a quarter period after a boundary the clock thread has not closed yet
+// (it wakes a little late) ends with that boundary's close, stamped with the boundary, as late
+// closes always are; so a run's last full period is never stamped past its boundary.
 // Thread-safety: Start/Finish from one controlling thread; sinks run on the clock thread (and the
 // final interval on the thread calling Finish).
 #pragma once
@@ -86,7 +89,11 @@ class IntervalClock {
 
  private:
   void Loop();
-  void Close(uint64_t end_ns, bool final);
+  // Closes the interval ending at end_ns; its time column is that of stamp_ns.
+  void Close(uint64_t end_ns, bool final, uint64_t stamp_ns);
+  // A final close this close after a boundary not yet closed (at most period/kLateCloseFraction)
+  // is stamped with that boundary.
+  static constexpr uint64_t kLateCloseFraction = 4;
   void Drop(size_t sink, const std::string& why);
 
   std::vector<stats::RecorderSampler> samplers_;

@@ -14,17 +14,13 @@
 // and an MPI_Allreduce gives every rank the same exit status.
 #include <fmt/format.h>
 #include <mpi.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <cstring>
 #include <deque>
-#include <fstream>
-#include <future>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -35,8 +31,9 @@
 #include "cli/run_hooks.h"
 #include "engine/clock.h"
 #include "engine/job_runner.h"
-#include "mpi/cluster_reducer.h"
+#include "mpi/cluster_view.h"
 #include "mpi/rank_args.h"
+#include "mpi/rank_messages.h"
 #include "stats/core/errors.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/sla.h"
@@ -48,92 +45,7 @@
 namespace iotail::mpi {
 namespace {
 
-constexpr int kTagInterval = 1;  // an encoded ClusterInterval
-constexpr int kTagTotals = 2;    // a rank's whole-run totals (after its run)
-constexpr int kTagDone = 3;      // [exit status]: the rank's run has ended
-constexpr int kTagPing = 4;
 constexpr auto kPoll = std::chrono::milliseconds(1);
-
-struct Message {
-  int tag;
-  std::vector<uint64_t> words;
-};
-
-// The run thread's outbox, emptied by the main thread.
-class Mailbox {
- public:
-  void Push(Message m) {
-    std::lock_guard lock(mu_);
-    queue_.push_back(std::move(m));
-  }
-  std::deque<Message> TakeAll() {
-    std::lock_guard lock(mu_);
-    return std::exchange(queue_, {});
-  }
-
- private:
-  std::mutex mu_;
-  std::deque<Message> queue_;
-};
-
-// On every rank: sums each closed interval per job and posts it.
-class ForwardSink final : public stats::IntervalSink {
- public:
-  ForwardSink(Mailbox& mailbox, size_t jobs) : mailbox_(mailbox), jobs_(jobs) {}
-  void SetWorkers(std::span<const size_t> job_of_worker) {
-    job_of_worker_.assign(job_of_worker.begin(), job_of_worker.end());
-  }
-  void OnInterval(const stats::IntervalInfo& info,
-                  std::span<const stats::RecorderSnapshot> deltas) override {
-    ClusterInterval interval{info.time_ms, info.start_ns,
-                             info.end_ns,  info.planned_bytes,
-                             info.final,   std::vector<stats::RecorderSnapshot>(jobs_)};
-    for (size_t w = 0; w < deltas.size() && w < job_of_worker_.size(); ++w) {
-      interval.jobs[job_of_worker_[w]].Add(deltas[w]);
-    }
-    mailbox_.Push({kTagInterval, EncodeInterval(interval)});
-  }
-
- private:
-  Mailbox& mailbox_;
-  size_t jobs_;
-  std::vector<size_t> job_of_worker_;
-};
-
-// A rank's whole-run totals per job, for the cluster summary.
-struct RankTotals {
-  int64_t start_skew_ns = 0;
-  std::vector<stats::RecorderSnapshot> totals;
-  std::vector<stats::CpuUsage> cpu;
-  std::vector<stats::IoDepthCounts> depths;
-};
-
-std::vector<uint64_t> EncodeTotals(const stats::RunSummary& s) {
-  std::vector<uint64_t> out = {static_cast<uint64_t>(s.start_skew_ns), s.jobs.size()};
-  for (const auto& j : s.jobs) {
-    stats::Encode(j.totals, out);
-    stats::Encode(j.cpu, out);
-    stats::Encode(j.depths, out);
-  }
-  return out;
-}
-
-RankTotals DecodeTotals(std::span<const uint64_t> in) {
-  RankTotals t;
-  size_t pos = 0;
-  t.start_skew_ns = static_cast<int64_t>(stats::DecodeWord(in, pos));
-  const uint64_t jobs = stats::DecodeWord(in, pos);
-  if (jobs > 1'000'000) throw std::runtime_error("totals: job count out of range");
-  t.totals.resize(jobs);
-  t.cpu.resize(jobs);
-  t.depths.resize(jobs);
-  for (size_t j = 0; j < jobs; ++j) {
-    stats::Decode(in, pos, t.totals[j]);
-    stats::Decode(in, pos, t.cpu[j]);
-    stats::Decode(in, pos, t.depths[j]);
-  }
-  return t;
-}
 
 // Rank 0's clock minus... each rank's offset from rank 0, by the ping-pong with the least round
 // trip (NTP's estimate): offset = t_rank - (t_send + t_receive) / 2.
@@ -166,98 +78,6 @@ std::vector<int64_t> ClockOffsets(int rank, int size) {
   }
   return offsets;
 }
-
-// Rank 0's view of the cluster: the reducer and what it feeds.
-class Cluster {
- public:
-  Cluster(int ranks, const RankArgs& args, std::span<const engine::JobSpec> specs,
-          std::ostream& err)
-      : sla_(stats::ParseSlaTargets(args.sla, "--sla"), stats::PercentileMethod::kFio),
-        reducer_(ranks, specs.size(), args.log_hist_msec,
-                 [this](const ClusterInterval& i) { Emit(i); }) {
-    jobs_ = specs.size();
-    stats::LiveReportOptions live;
-    live.format = args.live_format == "json"   ? stats::LiveFormat::kJson
-                  : args.live_format == "none" ? stats::LiveFormat::kNone
-                                               : stats::LiveFormat::kText;
-    live.period_ms = static_cast<uint32_t>(args.status_interval_ms ? args.status_interval_ms
-                                                                   : args.log_hist_msec);
-    live.scope = fmt::format("{} ranks", ranks);
-    for (const auto& spec : specs) {
-      live.runtime_ns = std::max(live.runtime_ns, spec.runtime_ns + spec.startdelay_ns);
-      live.schedule_latency = live.schedule_latency || spec.RateLimited();
-      for (stats::Direction d : engine::LoggedDirections(spec)) {
-        if (std::find(directions_.begin(), directions_.end(), d) == directions_.end())
-          directions_.push_back(d);
-      }
-    }
-    std::sort(directions_.begin(), directions_.end());
-    live.directions = directions_;
-    if (live.format == stats::LiveFormat::kText && ::isatty(STDERR_FILENO) == 1) {
-      live.status_line = true;
-      winsize w{};
-      if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 20)
-        live.status_columns = w.ws_col;
-    }
-    live_ = std::make_unique<stats::LiveReport>(live, err, &sla_);
-    std::vector<size_t> identity(jobs_);
-    for (size_t j = 0; j < jobs_; ++j) identity[j] = j;
-    samples_ = std::make_unique<stats::RateSampleSink>(identity, jobs_,
-                                                       static_cast<uint32_t>(args.log_hist_msec));
-    if (!args.hist_prefix.empty()) {
-      const engine::JobSpec& first = specs.front();
-      clat_ = std::make_unique<stats::HistLogWriter>(
-          stats::HistLogWriter::ClatLogPath(args.hist_prefix, 1), first.log_hist_coarseness,
-          first.log_hist_groups);
-      if (live.schedule_latency) {
-        lat_ = std::make_unique<stats::HistLogWriter>(
-            stats::HistLogWriter::LatLogPath(args.hist_prefix, 1), first.log_hist_coarseness,
-            first.log_hist_groups);
-      }
-      bs_ = first.MinBlockSize();
-    }
-  }
-
-  ClusterReducer& reducer() { return reducer_; }
-  const stats::SlaChecker& sla() const { return sla_; }
-  const std::vector<stats::RateSamples>& samples() const { return samples_->samples(); }
-  std::vector<std::string> log_paths() const {
-    std::vector<std::string> p;
-    if (clat_) p.push_back(clat_->path());
-    if (lat_) p.push_back(lat_->path());
-    return p;
-  }
-  void Close() {
-    if (clat_) clat_->Close();
-    if (lat_) lat_->Close();
-  }
-
- private:
-  void Emit(const ClusterInterval& i) {
-    const stats::IntervalInfo info{i.time_ms, i.start_ns, i.end_ns, i.final, i.planned_bytes};
-    live_->OnInterval(info, i.jobs);
-    samples_->OnInterval(info, i.jobs);
-    if (!clat_) return;
-    stats::RecorderSnapshot all;
-    for (const auto& j : i.jobs) all.Add(j);
-    for (stats::Direction d : directions_) {
-      const auto& dir = all.dirs[stats::DirectionIndex(d)];
-      clat_->Write(i.time_ms, d, bs_, dir.clat.hist);
-      if (lat_) lat_->Write(i.time_ms, d, bs_, dir.lat.hist);
-    }
-    clat_->Flush();
-    if (lat_) lat_->Flush();
-  }
-
-  size_t jobs_ = 0;
-  std::vector<stats::Direction> directions_;
-  stats::SlaChecker sla_;
-  ClusterReducer reducer_;
-  std::unique_ptr<stats::LiveReport> live_;
-  std::unique_ptr<stats::RateSampleSink> samples_;
-  std::unique_ptr<stats::HistLogWriter> clat_, lat_;
-  uint64_t bs_ = 4096;
-};
 
 struct Shared {
   std::mutex mu;
@@ -337,7 +157,7 @@ int Main(int argc, char** argv) {
   Shared shared;
   Mailbox mailbox;
   std::unique_ptr<ForwardSink> forward;
-  std::unique_ptr<Cluster> cluster;
+  std::unique_ptr<ClusterView> cluster;
   cli::RunHooks hooks;
   hooks.print_summary = rank == 0;
   hooks.on_jobs = [&](std::span<const engine::JobSpec> specs) {
@@ -461,7 +281,7 @@ int Main(int argc, char** argv) {
       std::lock_guard lock(shared.mu);
       if (shared.jobs_known) {
         try {
-          cluster = std::make_unique<Cluster>(size, args, shared.specs, std::cerr);
+          cluster = std::make_unique<ClusterView>(size, args, shared.specs, std::cerr);
         } catch (const std::exception& e) {
           return fail(e.what(), 1);
         }
@@ -540,7 +360,7 @@ int Main(int argc, char** argv) {
   runner.join();
   int status = shared.status;
   if (rank == 0 && cluster) {
-    cluster->Close();
+    cluster->Close(std::cerr);
     if (cluster->sla().AnyViolated() && status == 0) {
       std::cerr << "iotail-mpi: SLA violated (over the cluster's intervals)\n";
       status = 3;

@@ -76,6 +76,10 @@ RankArgs MakeRankArgs(const std::vector<std::string>& args, int rank, const std:
       }
     } else if (name == "status_interval") {
       out.status_interval_ms = WholeMs(value(), "status_interval");
+    } else if (name == "prometheus") {
+      out.prometheus = value();
+    } else if (name == "prometheus_linger") {
+      out.prometheus_linger_ns = cli::ParseTimeNs(value(), "prometheus_linger");
     } else if (name == "group_reporting") {
       throw stats::UsageError(
           "--group_reporting: not supported by iotail-mpi (the cluster summary lists each job)");

@@ -3,7 +3,8 @@
 // per rank); the options that concern the cluster as a whole are taken out and kept here:
 // --write_hist_log (rank 0 writes the cluster's logs; with --log_per_rank each rank also writes
 // its own as PREFIX.rank<R>), --log_per_rank, --sla (checked on the cluster's intervals),
-// --live_format and --status_interval (rank 0's live view of the cluster). The log period is read
+// --live_format and --status_interval (rank 0's live view of the cluster), --prometheus and
+// --prometheus_linger (rank 0 serves the cluster's metrics). The log period is read
 // (the common start lies on it). Throws UsageError naming the option on bad input. Pure;
 // thread-safe.
 #pragma once
@@ -22,6 +23,8 @@ struct RankArgs {
   std::string live_format = "text";
   uint64_t log_hist_msec = 1000;
   uint64_t status_interval_ms = 0;
+  std::string prometheus;             // --prometheus: rank 0 serves the cluster's metrics
+  uint64_t prometheus_linger_ns = 0;  // --prometheus_linger
   bool help = false;
 };
 

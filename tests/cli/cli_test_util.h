@@ -8,12 +8,14 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "tests/test_util.h"
 
@@ -52,6 +54,18 @@ inline CommandResult RunShell(const std::string& command, const std::filesystem:
 // Runs `iotail ARGS` (ARGS quoted by the caller for the shell).
 inline CommandResult RunIotail(const std::string& args, const std::filesystem::path& scratch) {
   return RunShell(std::string(IOTAIL_BINARY) + " " + args, scratch);
+}
+
+// Waits up to `seconds` for `file` to contain `text`.
+inline bool WaitForText(const std::filesystem::path& file, const std::string& text,
+                        double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int>(seconds * 1000));
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ReadFile(file).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
 }
 
 }  // namespace iotail::testing

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli_test_util.h"
+#include "http_get.h"
 #include "nbd_fixture.h"
 
 namespace {
@@ -130,6 +131,44 @@ TEST_F(MpiRunTest, ARankThatCannotStartStopsEveryRankNamingIt) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("iotail-mpi: rank 2 ("), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("d2/t"), std::string::npos) << r.err;
+}
+
+// The sum of every sample of `name` in a Prometheus text exposition.
+double SumOfSamples(const std::string& text, const std::string& name) {
+  double sum = 0;
+  for (const std::string& line : iotail::testing::Lines(text)) {
+    if (line.rfind(name + "{", 0) != 0 && line.rfind(name + " ", 0) != 0) continue;
+    sum += std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return sum;
+}
+
+TEST_F(MpiRunTest, RankZeroServesTheClustersMetrics) {
+  const int port = iotail::testing::FreeLoopbackPort();
+  ASSERT_GT(port, 0);
+  iotail::testing::ChildProcess run;
+  ASSERT_EQ(run.Spawn({"/bin/sh", "-c",
+                       "cd '" + dir_.string() + "' && exec timeout -s KILL 120 " + mpirun_ +
+                           " --allow-run-as-root --oversubscribe --bind-to none -np 2 " +
+                           IOTAIL_MPI_BINARY +
+                           " run --ioengine=null --filename=t.{rank} --size=1m --rate_iops=3000"
+                           " --runtime=2 --time_based --log_hist_msec=500 --output-format=json"
+                           " --output=summary.json --prometheus=127.0.0.1:" +
+                           std::to_string(port) + " --prometheus_linger=3s"},
+                      dir_ / "mpi.log", SIGKILL),
+            "");
+  ASSERT_TRUE(iotail::testing::WaitForText(dir_ / "mpi.log", "serving the final metrics", 30))
+      << iotail::testing::ReadFile(dir_ / "mpi.log");
+  const auto last = iotail::testing::HttpGet(port, "/metrics");
+  ASSERT_TRUE(last.ok);
+  EXPECT_TRUE(run.WaitFor(std::chrono::seconds(30)));
+  EXPECT_EQ(run.status(), 0) << iotail::testing::ReadFile(dir_ / "mpi.log");
+  const json summary = json::parse(iotail::testing::ReadFile(dir_ / "summary.json"));
+  const json& read = summary["jobs"][0]["read"];
+  // Both ranks' I/Os, as the summary counts them (the final reduce equals the intervals' sum).
+  EXPECT_EQ(SumOfSamples(last.body, "iotail_io_ops_total"), read["total_ios"].get<double>());
+  EXPECT_EQ(SumOfSamples(last.body, "iotail_io_bytes_total"), read["io_bytes"].get<double>());
+  EXPECT_NEAR(read["total_ios"].get<double>(), 2 * 3000 * 2, 2 * 3000 * 2 * 0.05);
 }
 
 // Two "hosts": namespaces A and B joined by a veth pair (10.77.91.1 and .2), each with its own

@@ -24,17 +24,6 @@ using iotail::testing::ChildProcess;
 using iotail::testing::FindInPath;
 using nlohmann::json;
 
-// Waits up to `seconds` for `file` to contain `text`.
-bool WaitForText(const fs::path& file, const std::string& text, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<int>(seconds * 1000));
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (iotail::testing::ReadFile(file).find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 // The value of a promtool instant query with one result ("... => VALUE @[TIME]").
 double Query(int port, const std::string& expr, const fs::path& dir) {
   const auto r = iotail::testing::RunShell(
@@ -72,7 +61,8 @@ TEST(RunPrometheusTest, RealPrometheusScrapesCountersEqualToTheSummary) {
                  "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
                 dir / "prometheus.log", SIGKILL),
             "");
-  ASSERT_TRUE(WaitForText(dir / "prometheus.log", "Server is ready to receive web requests", 30))
+  ASSERT_TRUE(iotail::testing::WaitForText(dir / "prometheus.log",
+                                           "Server is ready to receive web requests", 30))
       << iotail::testing::ReadFile(dir / "prometheus.log");
 
   // A rate-limited run on a temporary file; the summary goes to a file before the linger.
@@ -85,7 +75,8 @@ TEST(RunPrometheusTest, RealPrometheusScrapesCountersEqualToTheSummary) {
                  "--output-format=json", "--output=" + (dir / "summary.json").string()},
                 dir / "iotail.log", SIGKILL),
       "");
-  ASSERT_TRUE(WaitForText(dir / "iotail.log", "Prometheus metrics at http://127.0.0.1:", 10))
+  ASSERT_TRUE(iotail::testing::WaitForText(dir / "iotail.log",
+                                           "Prometheus metrics at http://127.0.0.1:", 10))
       << iotail::testing::ReadFile(dir / "iotail.log");
   // Mid-run: the exposition as served, for promtool.
   std::this_thread::sleep_for(std::chrono::seconds(3));
@@ -97,7 +88,7 @@ TEST(RunPrometheusTest, RealPrometheusScrapesCountersEqualToTheSummary) {
   EXPECT_EQ(check.status, 0) << check.out << check.err;
 
   // During the linger the final counts are served; two scrapes later Prometheus has them.
-  ASSERT_TRUE(WaitForText(dir / "iotail.log", "serving the final metrics", 15))
+  ASSERT_TRUE(iotail::testing::WaitForText(dir / "iotail.log", "serving the final metrics", 15))
       << iotail::testing::ReadFile(dir / "iotail.log");
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   const json summary = json::parse(iotail::testing::ReadFile(dir / "summary.json"));

@@ -131,5 +131,37 @@ TEST(IntervalClockTest, FinalIntervalRightAfterABoundaryGetsItsOwnTime) {
   EXPECT_EQ(sink.finals, 1);
 }
 
+TEST(IntervalClockTest, ARunEndingJustAfterAnUnclosedBoundaryEndsWithThatBoundarysClose) {
+  // The clock thread wakes late (a loaded machine) and the run ends 1 ms after the boundary it
+  // had not closed yet: the final interval is that boundary's close, stamped with it, not one of
+  // a period and a millisecond stamped past it (which merges would split or place differently).
+  Clock::Init();
+  stats::Recorder rec;
+  rec.RecordClat(stats::Direction::kRead, 1000, 4096);
+  CountingSink sink;
+  sink.workers = 1;
+  IntervalClockOptions opt;
+  opt.period_ms = 500;
+  opt.unix_epoch = true;
+  opt.start_realtime_ns = 1'795'408'932'000'000'000;  // a boundary: the first interval is full
+  sink.last_end_ns = opt.start_realtime_ns;
+  IntervalClock clock({&rec}, {&sink}, opt);  // not started: no boundary is closed
+  clock.Finish(opt.start_realtime_ns + 501'000'000);
+  ASSERT_EQ(sink.calls.size(), 1u);
+  EXPECT_EQ(sink.calls.begin()->first, 1'795'408'932'500u);
+  EXPECT_EQ(sink.last_end_ns, opt.start_realtime_ns + 501'000'000) << "rates over its length";
+  EXPECT_EQ(sink.ios, 1u);
+
+  // Ending later than a quarter period after it, the interval keeps its own end time.
+  stats::Recorder rec2;
+  CountingSink late;
+  late.workers = 1;
+  late.last_end_ns = opt.start_realtime_ns;
+  IntervalClock clock2({&rec2}, {&late}, opt);
+  clock2.Finish(opt.start_realtime_ns + 640'000'000);
+  ASSERT_EQ(late.calls.size(), 1u);
+  EXPECT_EQ(late.calls.begin()->first, 1'795'408'932'640u);
+}
+
 }  // namespace
 }  // namespace iotail::engine

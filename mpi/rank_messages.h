@@ -1,0 +1,86 @@
+// The messages between iotail-mpi's threads and ranks, without MPI: the Mailbox where the run
+// thread posts (the main thread sends), the ForwardSink that posts each closed interval summed per
+// job, and a rank's whole-run totals (RankTotals) with their exact encoding
+// (stats/record/snapshot_codec.h). The Mailbox is thread-safe (a mutex held for a push or a take);
+// the sink follows IntervalSink's contract.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "mpi/cluster_reducer.h"
+#include "stats/record/cpu_usage.h"
+#include "stats/record/interval_sink.h"
+#include "stats/record/io_depths.h"
+#include "stats/report/run_summary.h"
+
+namespace iotail::mpi {
+
+inline constexpr int kTagInterval = 1;  // an encoded ClusterInterval
+inline constexpr int kTagTotals = 2;    // a rank's whole-run totals (after its run)
+inline constexpr int kTagDone = 3;      // [exit status]: the rank's run has ended
+inline constexpr int kTagPing = 4;      // clock-offset ping-pong
+
+struct Message {
+  int tag;
+  std::vector<uint64_t> words;
+};
+
+// The run thread's outbox, emptied by the main thread.
+class Mailbox {
+ public:
+  void Push(Message m) {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(m));
+  }
+  std::deque<Message> TakeAll() {
+    std::lock_guard lock(mu_);
+    return std::exchange(queue_, {});
+  }
+
+ private:
+  std::mutex mu_;
+  std::deque<Message> queue_;
+};
+
+// On every rank: sums each closed interval per job and posts it.
+class ForwardSink final : public stats::IntervalSink {
+ public:
+  ForwardSink(Mailbox& mailbox, size_t jobs) : mailbox_(mailbox), jobs_(jobs) {}
+  void SetWorkers(std::span<const size_t> job_of_worker) {
+    job_of_worker_.assign(job_of_worker.begin(), job_of_worker.end());
+  }
+  void OnInterval(const stats::IntervalInfo& info,
+                  std::span<const stats::RecorderSnapshot> deltas) override {
+    ClusterInterval interval{info.time_ms, info.start_ns,
+                             info.end_ns,  info.planned_bytes,
+                             info.final,   std::vector<stats::RecorderSnapshot>(jobs_)};
+    for (size_t w = 0; w < deltas.size() && w < job_of_worker_.size(); ++w) {
+      interval.jobs[job_of_worker_[w]].Add(deltas[w]);
+    }
+    mailbox_.Push({kTagInterval, EncodeInterval(interval)});
+  }
+
+ private:
+  Mailbox& mailbox_;
+  size_t jobs_;
+  std::vector<size_t> job_of_worker_;
+};
+
+// A rank's whole-run totals per job, for the cluster summary.
+struct RankTotals {
+  int64_t start_skew_ns = 0;
+  std::vector<stats::RecorderSnapshot> totals;
+  std::vector<stats::CpuUsage> cpu;
+  std::vector<stats::IoDepthCounts> depths;
+};
+
+std::vector<uint64_t> EncodeTotals(const stats::RunSummary& s);
+// Throws std::runtime_error on malformed input.
+RankTotals DecodeTotals(std::span<const uint64_t> in);
+
+}  // namespace iotail::mpi
