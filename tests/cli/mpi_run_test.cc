@@ -171,6 +171,44 @@ TEST_F(MpiRunTest, RankZeroServesTheClustersMetrics) {
   EXPECT_NEAR(read["total_ios"].get<double>(), 2 * 3000 * 2, 2 * 3000 * 2 * 0.05);
 }
 
+// The CPU seconds (user + system) in the second line of the shell's `times` output (children's).
+double ChildCpuSeconds(const std::string& times) {
+  const auto lines = iotail::testing::Lines(times);
+  if (lines.size() < 2) return -1;
+  double total = 0;
+  std::stringstream fields(lines[1]);
+  for (std::string f; fields >> f;) {  // "0m0.123000s"
+    const size_t m = f.find('m');
+    total += std::stod(f.substr(0, m)) * 60 + std::stod(f.substr(m + 1));
+  }
+  return total;
+}
+
+TEST_F(MpiRunTest, ARankWaitingForTheOthersDoesNotSpin) {
+  // Rank 0 keeps serving its metrics for 4 s after the run; rank 1 waits for it all that time (in
+  // the final exit-status reduce). Open MPI's blocking calls would poll a whole core (about 4 s
+  // of CPU); iotail-mpi tests its requests with 1 ms sleeps.
+  {
+    std::ofstream wrap(dir_ / "cpu.sh");
+    wrap << "#!/bin/sh\n\"$@\"\nrc=$?\ntimes > cpu.$OMPI_COMM_WORLD_RANK\nexit $rc\n";
+  }
+  fs::permissions(dir_ / "cpu.sh", fs::perms::owner_all);
+  const auto r = iotail::testing::RunShell(
+      "cd '" + dir_.string() + "' && timeout -s KILL 120 " + mpirun_ +
+          " --allow-run-as-root --oversubscribe --bind-to none -np 2 ./cpu.sh " +
+          IOTAIL_MPI_BINARY +
+          " run --ioengine=null --filename=t.{rank} --size=1m --rate_iops=100 --runtime=1"
+          " --time_based --log_hist_msec=500 --live_format=none --prometheus=0"
+          " --prometheus_linger=4s",
+      dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const double waiting = ChildCpuSeconds(iotail::testing::ReadFile(dir_ / "cpu.1"));
+  ASSERT_GE(waiting, 0) << iotail::testing::ReadFile(dir_ / "cpu.1");
+  // About 8 s of wall time (3 s to the common start, 1 s of run, 4 s of linger): 10% of a core
+  // is 0.8 s; the measured cost is about 0.1 s.
+  EXPECT_LT(waiting, 0.8) << "rank 1 used " << waiting << " s of CPU";
+}
+
 // Two "hosts": namespaces A and B joined by a veth pair (10.77.91.1 and .2), each with its own
 // loopback; mpirun runs in A and starts B's rank through the launcher agent (`ip netns exec B
 // unshare --uts`, so B also has a host name of its own). MPI may use TCP only, on that subnet.
