@@ -20,7 +20,11 @@ std::vector<double> PercentilesImpl(std::span<const Count> counts, const Histogr
                                     std::span<const double> percentiles, PercentileMethod method) {
   std::vector<double> values(percentiles.size(), kNaN);
   long double total = 0;
-  for (Count c : counts) total += static_cast<long double>(c);
+  // Most buckets are empty: skip them rather than add zeros in a chain of long-double additions
+  // (the same sum; a third of `iotail pctiles`'s time once was this loop).
+  for (Count c : counts) {
+    if (c != 0) total += static_cast<long double>(c);
+  }
   if (total <= 0 || percentiles.empty()) return values;
 
   // Visit the percentiles in ascending order, as fio does, and write each back in place.

@@ -40,10 +40,15 @@ bool OfDirection(const char* p, const char* end, Direction d) {
 }
 
 // Fast path for the common, canonical line: `n, n, ..., n`, fields separated by one comma and one
-// space, no other blanks, at most 19 digits per number (so no overflow). Most fields of a real log
-// are "0, ". Parses n fields into out; the last one must end the line if `last`, else be followed
-// by ", ". Returns the position after them, or nullptr on anything else, leaving the line to the
-// careful parse, which accepts the same values and reports every error.
+// space, no other blanks, at most 15 digits per number (so no overflow). Most fields of a real log
+// are "0, ". Parses n fields; the last one must end the line if `last`, else be followed by ", ".
+// Returns the position after them, or nullptr on anything else, leaving the line to the careful
+// parse, which accepts the same values and reports every error.
+//
+// Dense (kSparse false): every field is written to out. Sparse: out must be all zeros on entry;
+// runs of empty fields (most of a line) are skipped without a store, and the indices of the
+// non-zero values are listed in nonzero.
+template <bool kSparse>
 const char* ParseCanonical(const char* p, const char* end, uint64_t* out, size_t n, bool last,
                            uint64_t* big_sum, uint32_t* nonzero = nullptr,
                            size_t* nonzero_count = nullptr) {
@@ -51,20 +56,24 @@ const char* ParseCanonical(const char* p, const char* end, uint64_t* out, size_t
   for (size_t i = 0; i < n; ++i) {
     // Runs of empty buckets, five at a time (the compiler turns this memcmp into two loads).
     while (i + 5 < n && end - p >= 15 && std::memcmp(p, "0, 0, 0, 0, 0, ", 15) == 0) {
-      std::memset(out + i, 0, 5 * sizeof(uint64_t));
+      if constexpr (!kSparse) std::memset(out + i, 0, 5 * sizeof(uint64_t));
       i += 5;
       p += 15;
     }
     // One digit: "0, " to "9, " (most of the others).
     if (end - p >= 3 && static_cast<unsigned char>(*p) - unsigned{'0'} <= 9 && p[1] == ',' &&
         p[2] == ' ') {
-      out[i] = static_cast<unsigned char>(*p) - unsigned{'0'};
-      if (nonzero != nullptr) {
+      const uint64_t digit = static_cast<unsigned char>(*p) - unsigned{'0'};
+      out[i] = digit;  // a zero on a zero (sparse): cheaper than a branch that mispredicts
+      if constexpr (kSparse) {
         nonzero[nz] = static_cast<uint32_t>(i);
-        nz += out[i] != 0;
+        nz += digit != 0;
       }
       p += 3;
-      if (last && i + 1 == n) return nullptr;  // a trailing field more than expected
+      if (last && i + 1 == n) {                      // a trailing field more than expected
+        if constexpr (kSparse) *nonzero_count = nz;  // what was written, for the caller to clear
+        return nullptr;
+      }
       continue;
     }
     const char* start = p;
@@ -75,20 +84,27 @@ const char* ParseCanonical(const char* p, const char* end, uint64_t* out, size_t
     }
     // Values of 15 digits or more are left to the careful parse, which checks them against
     // kMaxIntervalCount; the sum of the others cannot overflow.
-    if (p == start || p - start > 15) return nullptr;
-    out[i] = value;
-    *big_sum += value;
-    if (nonzero != nullptr) {
-      nonzero[nz] = static_cast<uint32_t>(i);
-      nz += value != 0;
+    bool ok = p != start && p - start <= 15;
+    if (ok) {
+      *big_sum += value;
+      out[i] = value;
+      if constexpr (kSparse) {
+        nonzero[nz] = static_cast<uint32_t>(i);
+        nz += value != 0;
+      }
+      if (last && i + 1 == n) {
+        if constexpr (kSparse) *nonzero_count = nz;
+        return p == end ? p : nullptr;
+      }
+      ok = end - p >= 2 && p[0] == ',' && p[1] == ' ';
     }
-    if (last && i + 1 == n) {
-      if (nonzero_count != nullptr) *nonzero_count = nz;
-      return p == end ? p : nullptr;
+    if (!ok) {
+      if constexpr (kSparse) *nonzero_count = nz;
+      return nullptr;
     }
-    if (end - p < 2 || p[0] != ',' || p[1] != ' ') return nullptr;
     p += 2;
   }
+  if constexpr (kSparse) *nonzero_count = nz;
   return p;
 }
 
@@ -229,8 +245,9 @@ LogReaderPosition LogReader::Position() const {
 
 void LogReader::SetLayout(const HistogramLayout& layout) {
   layout_ = layout;
-  counts_.resize(layout.size());
+  counts_.assign(layout.size(), 0);
   nonzero_.resize(layout.size());
+  nonzero_count_ = 0;
   if (options_.undo_client_sums) {
     for (auto& state : directions_) {
       state.raw_prev1.assign(layout.size(), 0);
@@ -332,11 +349,13 @@ bool LogReader::Next() {
 std::optional<bool> LogReader::ParseCanonicalLine(const char* begin, const char* end) {
   uint64_t fixed[kFixedFields];
   uint64_t fixed_sum = 0, sum = 0;
-  const char* p = ParseCanonical(begin, end, fixed, kFixedFields, false, &fixed_sum);
-  if (p == nullptr ||
-      ParseCanonical(p, end, counts_.data(), counts_.size(), true, &sum, nonzero_.data(),
-                     &nonzero_count_) == nullptr ||
-      sum + 9 * counts_.size() > kMaxIntervalCount) {
+  const char* p = ParseCanonical<false>(begin, end, fixed, kFixedFields, false, &fixed_sum);
+  if (p == nullptr) return std::nullopt;
+  ClearCounts();
+  const bool parsed = ParseCanonical<true>(p, end, counts_.data(), counts_.size(), true, &sum,
+                                           nonzero_.data(), &nonzero_count_) != nullptr;
+  if (!parsed || sum + 9 * counts_.size() > kMaxIntervalCount) {
+    ClearCounts();        // the careful parse writes every count
     return std::nullopt;  // the careful parse checks (and names) a count too large
   }
   if (fixed[0] > kMaxTimeMs) FailTime(fixed[0]);
@@ -344,6 +363,12 @@ std::optional<bool> LogReader::ParseCanonicalLine(const char* begin, const char*
     Fail(fmt::format("field 2: ddir {} is not 0 (read), 1 (write) or 2 (trim)", fixed[1]));
   record_.block_size = fixed[2];
   return FinishRecord(fixed[0], fixed[1]);
+}
+
+// counts_ is zero but where nonzero_ lists (the canonical parse writes only non-zero counts).
+void LogReader::ClearCounts() {
+  for (size_t j = 0; j < nonzero_count_; ++j) counts_[nonzero_[j]] = 0;
+  nonzero_count_ = 0;
 }
 
 // Parses one line into record_; returns false when a torn last line was skipped.
@@ -430,7 +455,7 @@ bool LogReader::ParseLine(const char* begin, const char* end, bool last_without_
   if (ddir > 2) Fail(fmt::format("field 2: ddir {} is not 0 (read), 1 (write) or 2 (trim)", ddir));
   record_.block_size = parse();
   uint64_t total = 0;
-  nonzero_count_ = 0;
+  ClearCounts();
   for (size_t i = 0; i < counts_.size(); ++i) {
     counts_[i] = parse();
     nonzero_[nonzero_count_] = static_cast<uint32_t>(i);

@@ -143,6 +143,7 @@ class LogReader {
   std::optional<bool> ParseCanonicalLine(const char* begin, const char* end);
   bool FinishRecord(uint64_t time, uint64_t ddir);
   bool FillLine(const char** begin, const char** end, bool* has_newline);
+  void ClearCounts();
   void SetLayout(const HistogramLayout& layout);
   [[noreturn]] void Fail(const std::string& what) const;
   [[noreturn]] void FailTime(uint64_t time) const;
@@ -153,7 +154,8 @@ class LogReader {
   std::optional<HistogramLayout> layout_;
   LogRecord record_;
   std::vector<uint64_t> counts_;
-  std::vector<uint32_t> nonzero_;  // record_.nonzero's storage
+  // record_.nonzero's storage: counts_ is zero but at these (a superset of the non-zero ones).
+  std::vector<uint32_t> nonzero_;
   size_t nonzero_count_ = 0;
   uint64_t line_ = 0;
   uint64_t bytes_consumed_ = 0;

@@ -79,6 +79,40 @@ TEST(LogReaderTest, ReadsFio3Records) {
   EXPECT_EQ(reader.bytes_consumed(), data.size());
 }
 
+TEST(LogReaderTest, EveryRecordHoldsOnlyItsOwnCountsWhateverPathParsedTheOneBefore) {
+  // The fast parse writes only non-zero counts over the previous record's cleared ones; lines
+  // that leave it half-way for the careful parse (a tab, a 16-digit count, a long number at the
+  // end) must not leave a count of one record in the next.
+  std::string tabbed = Line(300, 0, {{5, 4}, {9, 2}});
+  tabbed.replace(tabbed.find(", 4096, "), 8, ",\t4096, ");
+  std::string padded = Line(500, 0, {{2, 8}, {1000, 12}});  // 16 digits: the careful parse
+  padded.replace(padded.find(", 12, "), 6, ", 0000000000000012, ");
+  const std::string data = Line(100, 0, {{3, 11}, {7, 1}, {1800, 123456}}) + tabbed +
+                           Line(400, 0, {{1, 9}}) + padded +
+                           Line(600, 0, {{4, 1}, {1855, 999'999'999'999'990}}) + Line(700, 0, {});
+  auto reader = LogReader::FromString("mixed.log", data);
+  const std::vector<std::map<size_t, uint64_t>> expected = {{{3, 11}, {7, 1}, {1800, 123456}},
+                                                            {{5, 4}, {9, 2}},
+                                                            {{1, 9}},
+                                                            {{2, 8}, {1000, 12}},
+                                                            {{4, 1}, {1855, 999'999'999'999'990}},
+                                                            {}};
+  size_t r = 0;
+  for (; reader.Next(); ++r) {
+    ASSERT_LT(r, expected.size());
+    const auto counts = reader.record().counts;
+    std::map<size_t, uint64_t> got;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      if (counts[i] != 0) got[i] = counts[i];
+    }
+    EXPECT_EQ(got, expected[r]) << "record " << r;
+    size_t listed = 0;  // the sparse view lists every non-zero count
+    for (uint32_t i : reader.record().nonzero) listed += counts[i] != 0;
+    EXPECT_EQ(listed, got.size()) << "record " << r;
+  }
+  EXPECT_EQ(r, expected.size());
+}
+
 TEST(LogReaderTest, DetectsGenerationAndCoarsenessFromColumnCount) {
   for (int c = 0; c <= kMaxCoarseness; ++c) {
     for (bool fio2 : {false, true}) {
