@@ -8,6 +8,7 @@
 #include <map>
 #include <span>
 
+#include "stats/report/fio_numbers.h"
 #include "stats/report/summary_figures.h"
 
 namespace iotail::stats {
@@ -101,14 +102,16 @@ void TextRunStatusGroups(std::string& out, const RunSummary& s) {
       }
       if (first) continue;
       const double all = run_max > 0 ? static_cast<double>(bytes) / run_max : 0;
+      const auto bin = [](double v) { return FioNumber(v, FioUnits::kBinaryBytes); };
+      const auto dec = [](double v) { return FioNumber(v, FioUnits::kDecimalBytes); };
+      const double io = static_cast<double>(bytes);
       fmt::format_to(o,
-                     "{:>7}: bw={:.1f}MiB/s ({:.1f}MB/s), {:.1f}MiB/s-{:.1f}MiB/s "
-                     "({:.1f}MB/s-{:.1f}MB/s), io={:.1f}MiB ({:.1f}MB), run={:.0f}-{:.0f}msec\n",
+                     "{:>7}: bw={}/s ({}/s), {}/s-{}/s ({}/s-{}/s), io={} ({}), "
+                     "run={:.0f}-{:.0f}msec\n",
                      d == 0   ? "READ"
                      : d == 1 ? "WRITE"
                               : "TRIM",
-                     all / (1 << 20), all / 1e6, lo / (1 << 20), hi / (1 << 20), lo / 1e6, hi / 1e6,
-                     static_cast<double>(bytes) / (1 << 20), static_cast<double>(bytes) / 1e6,
+                     bin(all), dec(all), bin(lo), bin(hi), dec(lo), dec(hi), bin(io), dec(io),
                      run_lo * 1000, run_hi * 1000);
     }
   }

@@ -13,6 +13,7 @@
 #include "stats/core/percentiles.h"
 #include "stats/core/slc.h"
 #include "stats/report/fio_json_extras.h"
+#include "stats/report/fio_numbers.h"
 #include "stats/report/fio_text_extras.h"
 #include "stats/report/summary_figures.h"
 #include "stats/util/json.h"
@@ -194,10 +195,10 @@ void TextLatencyLine(Out o, const char* name, const LatencySnapshot& l, const ch
 void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSummary& s) {
   if (d.ios == 0) return;
   const DirFigures f = Figures(d, s, s.runtime_s);
-  const double mib = f.bw_bytes / (1 << 20);
-  fmt::format_to(o,
-                 "  {}: IOPS={:.0f}, BW={:.1f}MiB/s ({:.1f}MB/s) ({} I/Os, {} bytes in {:.3f}s)\n",
-                 DirectionName(dir), f.iops, mib, f.bw_bytes / 1e6, d.ios, d.bytes, s.runtime_s);
+  fmt::format_to(o, "  {}: IOPS={}, BW={}/s ({}/s) ({} I/Os, {} bytes in {:.3f}s)\n",
+                 DirectionName(dir), FioNumber(f.iops, FioUnits::kCount),
+                 FioNumber(f.bw_bytes, FioUnits::kBinaryBytes),
+                 FioNumber(f.bw_bytes, FioUnits::kDecimalBytes), d.ios, d.bytes, s.runtime_s);
   const bool sched = s.mode.rate_limited && f.lat_pct.size() == s.percentiles.size();
   TextLatencyLine(o, "slat", d.slat, "");
   TextLatencyLine(o, "clat", d.clat, sched ? "  (issue to completion)" : "");
