@@ -2,14 +2,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/program_options.hpp>
 #include <iostream>
+#include <optional>
+#include <span>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/log_input_options.h"
 #include "stats/analysis/merger.h"
 #include "stats/core/errors.h"
 #include "stats/report/pctiles_report.h"
+#include "stats/util/parallel_for.h"
 
 namespace po = boost::program_options;
 
@@ -194,26 +199,45 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     return 0;
   }
   const auto& layout = merger.layout();
-  std::vector<double> combined(layout.size());
+  // Each batch of quanta: the rows' figures (and the all-directions sums) computed in parallel,
+  // then the SLA checks and the rows in time order.
+  struct QuantumRows {
+    std::vector<double> combined;
+    std::array<std::optional<stats::IntervalStats>, stats::kDirectionCount> each;
+    std::optional<stats::IntervalStats> all;
+  };
+  std::vector<QuantumRows> rows(stats::Merger::kBatchQuanta);
+  for (QuantumRows& r : rows) r.combined.assign(layout.size(), 0.0);
   // SLA targets are checked on every direction present (and on all combined), whichever rows are
   // shown; a shown row carries the verdict of its own direction.
-  merger.Run([&](const stats::MergedQuantum& q) {
-    std::fill(combined.begin(), combined.end(), 0.0);
-    for (int d = 0; d < stats::kDirectionCount; ++d) {
-      const auto dir = static_cast<stats::Direction>(d);
-      if (!merger.HasDirection(dir)) continue;
-      const auto verdict = sla.Check(q.start_ms, stats::DirectionName(dir), q.counts[d], layout);
-      if (selection.each[d]) {
-        report.Row(q.start_ms, stats::DirectionName(dir),
-                   stats::ComputeIntervalStats(q.counts[d], layout, options), verdict);
+  merger.RunBatches([&](std::span<const stats::MergedQuantum> batch) {
+    stats::ParallelFor(batch.size(), merger.threads(), [&](size_t i, unsigned) {
+      const stats::MergedQuantum& q = batch[i];
+      QuantumRows& r = rows[i];
+      std::fill(r.combined.begin(), r.combined.end(), 0.0);
+      for (int d = 0; d < stats::kDirectionCount; ++d) {
+        r.each[d].reset();
+        if (!merger.HasDirection(static_cast<stats::Direction>(d))) continue;
+        if (selection.each[d])
+          r.each[d] = stats::ComputeIntervalStats(q.counts[d], layout, options);
+        for (size_t k = 0; k < r.combined.size(); ++k) r.combined[k] += q.counts[d][k];
       }
-      for (size_t i = 0; i < combined.size(); ++i) combined[i] += q.counts[d][i];
-    }
-    const auto verdict = sla.Check(q.start_ms, "all", combined, layout);
-    if (selection.combined) {
-      report.Row(q.start_ms, "all",
-                 stats::ComputeIntervalStats(std::span<const double>(combined), layout, options),
-                 verdict);
+      r.all.reset();
+      if (selection.combined) {
+        r.all = stats::ComputeIntervalStats(std::span<const double>(r.combined), layout, options);
+      }
+    });
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const stats::MergedQuantum& q = batch[i];
+      QuantumRows& r = rows[i];
+      for (int d = 0; d < stats::kDirectionCount; ++d) {
+        const auto dir = static_cast<stats::Direction>(d);
+        if (!merger.HasDirection(dir)) continue;
+        const auto verdict = sla.Check(q.start_ms, stats::DirectionName(dir), q.counts[d], layout);
+        if (r.each[d]) report.Row(q.start_ms, stats::DirectionName(dir), *r.each[d], verdict);
+      }
+      const auto verdict = sla.Check(q.start_ms, "all", r.combined, layout);
+      if (r.all) report.Row(q.start_ms, "all", *r.all, verdict);
     }
   });
   stats::Histogram all(layout.size());

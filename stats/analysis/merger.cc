@@ -312,6 +312,12 @@ void Merger::ProcessWindow(Source& s, int64_t w0, int64_t w1, double* buffer, bo
 }
 
 void Merger::Run(const std::function<void(const MergedQuantum&)>& sink) {
+  RunBatches([&](std::span<const MergedQuantum> batch) {
+    for (const MergedQuantum& q : batch) sink(q);
+  });
+}
+
+void Merger::RunBatches(const std::function<void(std::span<const MergedQuantum>)>& sink) {
   if (!layout_) return;
   const Aligner aligner(options_.quantum_ms);
   const size_t buckets = layout_->size();
@@ -325,7 +331,7 @@ void Merger::Run(const std::function<void(const MergedQuantum&)>& sink) {
   for (unsigned t = 0; t < threads_; ++t)
     buffers.push_back(std::make_unique_for_overwrite<double[]>(slots * buckets));
   std::vector<std::vector<char>> touched(threads_, std::vector<char>(slots));
-  std::vector<double> merged(kDirectionCount * buckets);
+  std::vector<double> merged(kBatchQuanta * kDirectionCount * buckets);
   for (ThreadReader& t : readers_) {
     t.counts.assign(buckets, 0.0);
     t.nonzero_index.assign(buckets, 0);
@@ -342,27 +348,44 @@ void Merger::Run(const std::function<void(const MergedQuantum&)>& sink) {
   };
   int64_t w0 = next_start();
   int64_t emitted = w0;  // next quantum to emit
-  MergedQuantum quantum;
-  auto emit_through = [&](int64_t last, int64_t w_begin, bool have_window) {
-    for (; emitted <= last; ++emitted) {
-      const bool in_window = have_window && emitted >= w_begin && emitted < w_begin + window;
+  // A batch of consecutive quanta: their slots in the window (or none), summed over the
+  // threads' buffers in parallel (each bucket in thread order: the same sums on every run).
+  std::vector<MergedQuantum> batch;
+  std::vector<int64_t> batch_slot;  // the quantum's index in the window, or -1
+  batch.reserve(kBatchQuanta);
+  batch_slot.reserve(kBatchQuanta);
+  auto flush = [&]() {
+    if (batch.empty()) return;
+    ParallelFor(batch.size(), threads_, [&](size_t b, unsigned) {
       for (int d = 0; d < kDirectionCount; ++d) {
-        double* out = merged.data() + static_cast<size_t>(d) * buckets;
+        double* out = merged.data() + (b * kDirectionCount + static_cast<size_t>(d)) * buckets;
         std::fill(out, out + buckets, 0.0);
-        if (in_window) {
-          const size_t slot = static_cast<size_t>(emitted - w_begin) * kDirectionCount + d;
+        if (batch_slot[b] >= 0) {
+          const size_t slot = static_cast<size_t>(batch_slot[b]) * kDirectionCount + d;
           for (unsigned t = 0; t < threads_; ++t) {
             if (!touched[t][slot]) continue;
             const double* in = buffers[t].get() + slot * buckets;
             for (size_t i = 0; i < buckets; ++i) out[i] += in[i];
           }
         }
-        quantum.counts[d] = std::span<const double>(out, buckets);
+        batch[b].counts[d] = std::span<const double>(out, buckets);
       }
+    });
+    sink(batch);
+    batch.clear();
+    batch_slot.clear();
+  };
+  auto emit_through = [&](int64_t last, int64_t w_begin, bool have_window) {
+    for (; emitted <= last; ++emitted) {
+      const bool in_window = have_window && emitted >= w_begin && emitted < w_begin + window;
+      MergedQuantum quantum;
       quantum.start_ms = aligner.QuantumStart(emitted);
       quantum.end_ms = aligner.QuantumStart(emitted + 1);
-      sink(quantum);
+      batch.push_back(quantum);
+      batch_slot.push_back(in_window ? emitted - w_begin : -1);
+      if (batch.size() == kBatchQuanta) flush();
     }
+    flush();  // before the window's buffers are reused
   };
 
   while (true) {

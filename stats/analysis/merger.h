@@ -75,8 +75,15 @@ class Merger {
   // Whether the input holds any record at all.
   bool Empty() const;
 
-  // Streams every quantum in time order. May be called once.
+  // Streams every quantum in time order. May be called once (this or RunBatches).
   void Run(const std::function<void(const MergedQuantum&)>& sink);
+  // The same quanta in the same order, in batches of consecutive ones (at most kBatchQuanta; the
+  // spans are valid during the call), so that a caller can work on a batch's quanta in parallel.
+  // The threads' sums are added per quantum in parallel too, each in a fixed order.
+  static constexpr size_t kBatchQuanta = 64;
+  void RunBatches(const std::function<void(std::span<const MergedQuantum>)>& sink);
+  // The worker threads in use (MergeOptions::threads resolved).
+  unsigned threads() const { return threads_; }
 
   // After Run(): the exact whole-run histogram of direction d (integer counts, before alignment).
   const Histogram& Total(Direction d) const { return totals_[DirectionIndex(d)]; }

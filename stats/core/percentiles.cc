@@ -44,8 +44,8 @@ std::vector<double> PercentilesImpl(std::span<const Count> counts, const Histogr
   const uint32_t size = static_cast<uint32_t>(counts.size());
   uint32_t last_nonempty = 0;
   for (uint32_t i = 0; i < size && next < order.size(); ++i) {
+    if (!(counts[i] > 0)) continue;  // tested before the (slow) long-double conversion
     const long double count = static_cast<long double>(counts[i]);
-    if (count <= 0) continue;
     last_nonempty = i;
     const long double before = sum;
     sum += count;
@@ -84,8 +84,8 @@ HistogramStats StatsImpl(std::span<const Count> counts, const HistogramLayout& l
   uint32_t lo = 0;
   uint32_t hi = 0;
   for (uint32_t i = 0; i < counts.size(); ++i) {
+    if (!(counts[i] > 0)) continue;  // tested before the (slow) long-double conversion
     const long double count = static_cast<long double>(counts[i]);
-    if (count <= 0) continue;
     if (!any) lo = i;
     any = true;
     hi = i;

@@ -225,6 +225,55 @@ TEST_F(MergerTest, EmptyQuantaAreEmittedInAGap) {
   }
 }
 
+TEST_F(MergerTest, BatchesHoldTheSameQuantaInOrder) {
+  // 150 quanta in two files, both directions, a gap: batches of at most kBatchQuanta consecutive
+  // quanta, the same as Run's one by one, with small windows (several per batch boundary) and
+  // one big one, on 1 and 3 threads.
+  std::string a, b;
+  for (int k = 1; k <= 150; ++k) {
+    if (k > 40 && k < 60) continue;  // a gap
+    a += Line(k * 100, k % 2, {{static_cast<size_t>(k % 50), static_cast<uint64_t>(k)}});
+    b += Line(k * 100, 0, {{static_cast<size_t>(k % 7), 1}});
+  }
+  const std::vector<std::string> files = {Write("a.log", a), Write("b.log", b)};
+  for (size_t budget : {size_t{1}, size_t{192} << 20}) {
+    for (unsigned threads : {1u, 3u}) {
+      MergeOptions options = Options(100);
+      options.memory_budget = budget;
+      options.threads = threads;
+      Merger one(files, options);
+      const auto expected = RunMerger(one);
+      ASSERT_EQ(expected.size(), 150u);
+      Merger batched(files, options);
+      std::vector<Quantum> got;
+      size_t batches = 0;
+      batched.RunBatches([&](std::span<const MergedQuantum> batch) {
+        ++batches;
+        EXPECT_GE(batch.size(), 1u);
+        EXPECT_LE(batch.size(), Merger::kBatchQuanta);
+        for (const MergedQuantum& q : batch) {
+          Quantum copy{q.start_ms, q.end_ms, {}};
+          for (int d = 0; d < kDirectionCount; ++d)
+            copy.counts[d].assign(q.counts[d].begin(), q.counts[d].end());
+          got.push_back(std::move(copy));
+        }
+      });
+      EXPECT_GE(batches, 3u);
+      ASSERT_EQ(got.size(), expected.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].start_ms, expected[i].start_ms) << i;
+        EXPECT_EQ(got[i].end_ms, expected[i].end_ms) << i;
+        for (int d = 0; d < kDirectionCount; ++d)
+          EXPECT_EQ(got[i].counts[d], expected[i].counts[d]);
+      }
+      double all = 0, logged = 0;
+      for (const Quantum& q : got) all += Sum(q.counts[0]) + Sum(q.counts[1]);
+      for (int k = 1; k <= 150; ++k) logged += (k > 40 && k < 60) ? 0 : k + 1;
+      EXPECT_NEAR(all, logged, 1e-6);
+    }
+  }
+}
+
 TEST_F(MergerTest, PerJobLogsZeroFileEqualsSeparateFiles) {
   // Job 1 reads only; job 2 writes first, then reads and writes. In one per_job_logs=0 file the
   // time jumps back at job 2's first line, whichever direction it has.
