@@ -12,116 +12,15 @@
 #include <thread>
 
 #include "stats/analysis/aligner.h"
+#include "stats/analysis/merger_internal.h"
 #include "stats/core/errors.h"
 #include "stats/logs/log_reader.h"
 #include "stats/logs/log_scan.h"
 #include "stats/util/parallel_for.h"
 
 namespace iotail::stats {
-namespace {
 
-constexpr int64_t kNoQuantum = std::numeric_limits<int64_t>::min();
-// A thread's read buffer while merging; and while reading first records (one record each, so
-// less: the buffer grows if a line is longer).
-constexpr size_t kReadBuffer = size_t{256} << 10;
-constexpr size_t kFirstRecordBuffer = size_t{64} << 10;
-// Each thread holds at most one file open: this bounds the open files, whatever the input count.
-constexpr unsigned kMaxThreads = 256;
-
-}  // namespace
-
-// One (file, job segment, direction) run of records. Between its turns it holds no file, buffer
-// or record: where its next (pending) record begins, and that record's interval.
-struct Merger::Source {
-  uint32_t file = 0;  // index in files_
-  Direction direction = Direction::kRead;
-  int shift = 0;         // coarseness of the merge minus the file's
-  bool done = false;     // no pending record: all placed
-  bool counted = false;  // the pending record is in the totals already (it is read again)
-  int64_t prev_end =
-      0;              // end of the record before the pending one (the job start before the first)
-  int64_t start = 0;  // the pending record's interval (start, end]: read, not yet all placed
-  int64_t end = 0;
-  int64_t last_quantum = kNoQuantum;
-  // The job segment's bytes in the file, and where the pending record begins.
-  uint64_t begin_offset = 0;
-  uint64_t end_offset = 0;
-  uint64_t first_line = 1;
-  LogReaderPosition position;
-};
-
-// What a thread reads sources with, one source at a time: its reader (and read buffer), the
-// current record in the merge's layout, and its share of the totals.
-struct Merger::ThreadReader {
-  LogReader reader;
-  std::vector<double> counts;  // dense, in the merge's layout (only for a coarser merge)
-  // The current record's non-zero buckets (index, count): most buckets of a line are empty, and
-  // adding a zero to a window cell changes nothing, so only these are added.
-  // Both have layout().size() entries; the first `nonzero` are valid.
-  std::vector<uint32_t> nonzero_index;
-  std::vector<double> nonzero_count;
-  size_t nonzero = 0;
-  std::array<Histogram, kDirectionCount> totals;  // integer sums: any order gives the same
-  uint64_t records = 0;
-  std::vector<std::string> warnings;
-
-  // Makes r the current record, in the merge's layout; adds it to the totals when `count` (a
-  // record read again, after a turn that ended on it, is counted already).
-  void Take(const LogRecord& r, int shift, Direction direction, bool count) {
-    auto totals_of = totals[DirectionIndex(direction)].mutable_counts();
-    uint32_t* index = nonzero_index.data();
-    double* value = nonzero_count.data();
-    if (count) ++records;
-    if (shift == 0) {
-      // The reader's sparse view: only the buckets that may be non-zero.
-      const uint64_t* in = r.counts.data();
-      size_t n = 0;
-      for (const uint32_t i : r.nonzero) {
-        if (count) totals_of[i] += in[i];
-        index[n] = i;
-        value[n] = static_cast<double>(in[i]);
-        n += in[i] != 0;
-      }
-      nonzero = n;
-      return;
-    }
-    std::fill(counts.begin(), counts.end(), 0.0);
-    for (size_t i = 0; i < r.counts.size(); ++i) {
-      counts[i >> shift] += static_cast<double>(r.counts[i]);
-      if (count) totals_of[i >> shift] += r.counts[i];
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < counts.size(); ++i) {
-      index[n] = static_cast<uint32_t>(i);
-      value[n] = counts[i];
-      n += counts[i] != 0;
-    }
-    nonzero = n;
-  }
-
-  // Ends a source's turn: keeps the reader's warnings, lets the file go.
-  void Release() {
-    warnings.insert(warnings.end(), reader.warnings().begin(), reader.warnings().end());
-    reader.Close();
-  }
-};
-
-namespace {
-
-LogReaderOptions ReaderOptions(const MergeOptions& merge, uint64_t begin_offset,
-                               uint64_t end_offset, uint64_t first_line, Direction direction,
-                               size_t buffer_size) {
-  LogReaderOptions options;
-  options.undo_client_sums = merge.undo_client_sums;
-  options.begin_offset = begin_offset;
-  options.end_offset = end_offset;
-  options.first_line = first_line;
-  options.only_direction = direction;
-  options.buffer_size = buffer_size;
-  return options;
-}
-
-}  // namespace
+using namespace merger_internal;
 
 Merger::Merger(std::vector<std::string> files, MergeOptions options)
     : options_(options), files_(std::move(files)) {
@@ -153,15 +52,44 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options)
     }
   }
 
-  // Scan every file for its segments and directions, in parallel (each scan opens and closes its
+  // Guess the segments of large files from their ends; if the guess cannot be used, scan.
+  try {
+    BuildSources(true);
+  } catch (...) {
+    BuildSources(false);
+  }
+}
+
+// Makes the sources: from each file's segments (scanned, or with `guess` guessed where
+// GuessLogSegment can), and each source's first record. Throws GuessFailed when a guessed segment
+// would not be read whole in the first window.
+void Merger::BuildSources(bool guess) {
+  sources_.clear();
+  segments_.clear();
+  layout_.reset();
+  epoch_ = false;
+  has_direction_ = {};
+  for (ThreadReader& t : readers_) t.warnings.clear();
+  // Scan (or guess) every file's segments and directions, in parallel (each opens and closes its
   // file).
   std::vector<std::vector<LogSegment>> segments(files_.size());
+  std::vector<std::optional<int64_t>> guessed_gap(files_.size());
   {
     std::vector<std::vector<char>> scan_buffers(threads_);
+    guess = guess && options_.guess_segments;
     ParallelFor(files_.size(), threads_, [&](size_t i, unsigned t) {
+      if (guess) {
+        if (auto g = GuessLogSegment(files_[i], scan_buffers[t])) {
+          segments[i] = {g->segment};
+          guessed_gap[i] = MaxRecordGapMs(g->period_ms);
+          return;
+        }
+      }
       segments[i] = ScanLogSegments(files_[i], scan_buffers[t]);
     });
   }
+  scanned_files_ = static_cast<size_t>(std::count_if(guessed_gap.begin(), guessed_gap.end(),
+                                                     [](const auto& g) { return !g.has_value(); }));
 
   std::optional<size_t> epoch_file, relative_file;
   for (size_t f = 0; f < files_.size(); ++f) {
@@ -169,6 +97,7 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options)
       (IsEpochTime(seg.first_end_ms) ? epoch_file : relative_file) = f;
       const int64_t job_start =
           InferJobStart(seg.first_end_ms, seg.second_end_ms, options_.log_hist_msec);
+      segments_.push_back({sources_.size(), sources_.size(), seg.last_end_ms, guessed_gap[f]});
       for (int d = 0; d < kDirectionCount; ++d) {
         if (!(seg.directions & (1u << d))) continue;
         Source source;
@@ -180,6 +109,7 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options)
         source.first_line = seg.first_line;
         sources_.push_back(source);
       }
+      segments_.back().end = sources_.size();
     }
     segments[f] = {};
   }
@@ -227,7 +157,11 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options)
     coarseness = std::max(coarseness, l.coarseness());
     groups = std::max(groups, l.groups());
   }
-  if (!first) return;  // no records at all
+  if (!first) {
+    if (std::any_of(guessed_gap.begin(), guessed_gap.end(), [](auto& g) { return g.has_value(); }))
+      throw GuessFailed();  // a large file without records: let the scan say why
+    return;                 // no records at all
+  }
   layout_ = layouts[*first]->generation() == FioGeneration::kFio3
                 ? HistogramLayout::Fio3(coarseness, groups)
                 : HistogramLayout::Fio2(coarseness);
@@ -238,6 +172,25 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options)
     has_direction_[DirectionIndex(s.direction)] = true;
     s.shift = coarseness - layouts[i]->coarseness();
   }
+  // Guessed segments are read whole in the first window, before anything is emitted, so that a
+  // wrong guess can still be taken back (RunBatches then scans and starts again).
+  const Aligner aligner(options_.quantum_ms);
+  int64_t w0 = std::numeric_limits<int64_t>::max();
+  for (const Source& s : sources_) {
+    if (!s.done) w0 = std::min(w0, aligner.FirstQuantum(s.start, s.end));
+  }
+  for (const SegmentSources& segment : segments_) {
+    if (segment.guessed_max_gap_ms &&
+        aligner.LastQuantum(segment.last_end_ms, segment.last_end_ms) >= w0 + WindowQuanta()) {
+      throw GuessFailed();
+    }
+  }
+}
+
+int64_t Merger::WindowQuanta() const {
+  const size_t per_quantum = kDirectionCount * layout_->size() * sizeof(double) * threads_;
+  return static_cast<int64_t>(
+      std::clamp<size_t>(options_.memory_budget / 2 / per_quantum, 4, size_t{1} << 16));
 }
 
 Merger::~Merger() = default;
@@ -255,62 +208,6 @@ std::vector<std::string> Merger::warnings() const {
   return {unique.begin(), unique.end()};
 }
 
-// The source's turn in the window: places its records that touch quanta [w0, w1) into the window
-// buffer, from its pending one to the first that reaches beyond the window (which stays pending,
-// to be read again in the source's next turn). A source whose pending record lies beyond the
-// window does not open its file.
-void Merger::ProcessWindow(Source& s, int64_t w0, int64_t w1, double* buffer, bool* touched,
-                           ThreadReader& thread) {
-  const Aligner aligner(options_.quantum_ms);
-  if (s.done || aligner.FirstQuantum(s.start, s.end) >= w1) return;
-  const size_t buckets = layout_->size();
-  const int dir = DirectionIndex(s.direction);
-  LogReader& reader = thread.reader;
-  reader.Open(
-      files_[s.file],
-      ReaderOptions(options_, s.begin_offset, s.end_offset, s.first_line, s.direction, kReadBuffer),
-      s.position);
-  if (!reader.Next() || reader.record().end_ms != s.end) {
-    throw LogFormatError(files_[s.file], s.position.line() + 1,
-                         "the file changed while it was being read");
-  }
-  while (true) {
-    thread.Take(reader.record(), s.shift, s.direction, !s.counted);
-    s.counted = true;
-    aligner.Split(s.start, s.end, w0, w1 - 1, [&](int64_t k, double weight) {
-      const size_t slot = static_cast<size_t>(k - w0) * kDirectionCount + dir;
-      double* out = buffer + slot * buckets;
-      if (!touched[slot]) {
-        std::fill(out, out + buckets, 0.0);
-        touched[slot] = true;
-      }
-      const uint32_t* index = thread.nonzero_index.data();
-      const double* in = thread.nonzero_count.data();
-      const size_t n = thread.nonzero;
-      if (weight == 1.0) {
-        for (size_t j = 0; j < n; ++j) out[index[j]] += in[j];
-      } else {
-        for (size_t j = 0; j < n; ++j) out[index[j]] += in[j] * weight;
-      }
-    });
-    const int64_t last = aligner.LastQuantum(s.start, s.end);
-    s.last_quantum = std::max(s.last_quantum, last);
-    if (last >= w1) break;  // the rest of it goes into the next window
-    // All placed: the next record becomes the pending one.
-    s.prev_end = s.end;
-    s.position = reader.Position();
-    if (!reader.Next()) {
-      s.done = true;
-      break;
-    }
-    s.end = reader.record().end_ms;
-    s.start = std::min(s.prev_end, s.end);
-    s.counted = false;
-    if (aligner.FirstQuantum(s.start, s.end) >= w1) break;
-  }
-  thread.Release();
-}
-
 void Merger::Run(const std::function<void(const MergedQuantum&)>& sink) {
   RunBatches([&](std::span<const MergedQuantum> batch) {
     for (const MergedQuantum& q : batch) sink(q);
@@ -318,12 +215,27 @@ void Merger::Run(const std::function<void(const MergedQuantum&)>& sink) {
 }
 
 void Merger::RunBatches(const std::function<void(std::span<const MergedQuantum>)>& sink) {
+  while (true) {
+    try {
+      RunWindows(sink);
+      return;
+    } catch (const GuessFailed&) {
+      // Thrown in the first window only, before anything was emitted: scan, and start again.
+      for (ThreadReader& t : readers_) {
+        t.reader.Close();
+        t.records = 0;
+      }
+      BuildSources(false);
+    }
+  }
+}
+
+// RunBatches, on the sources as they are; a wrong guess is a GuessFailed from the first window.
+void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)>& sink) {
   if (!layout_) return;
   const Aligner aligner(options_.quantum_ms);
   const size_t buckets = layout_->size();
-  const size_t per_quantum = kDirectionCount * buckets * sizeof(double) * threads_;
-  const int64_t window = static_cast<int64_t>(
-      std::clamp<size_t>(options_.memory_budget / 2 / per_quantum, 4, size_t{1} << 16));
+  const int64_t window = WindowQuanta();
   const size_t slots = static_cast<size_t>(window) * kDirectionCount;
   // Left uninitialised on purpose: a slot is zeroed when first touched in a window and only
   // touched slots are read, so the pages of slots no window uses are never faulted in.
@@ -394,9 +306,16 @@ void Merger::RunBatches(const std::function<void(std::span<const MergedQuantum>)
     if (!any) break;
     const int64_t w1 = w0 + window;
     for (auto& t : touched) std::fill(t.begin(), t.end(), 0);
-    ParallelFor(sources_.size(), threads_, [&](size_t i, unsigned t) {
-      ProcessWindow(sources_[i], w0, w1, buffers[t].get(),
-                    reinterpret_cast<bool*>(touched[t].data()), readers_[t]);
+    const std::vector<std::vector<WindowTask>> tasks = PlanWindow(w1);
+    ParallelFor(threads_, threads_, [&](size_t t, unsigned) {
+      bool* touched_of = reinterpret_cast<bool*>(touched[t].data());
+      for (const WindowTask& task : tasks[t]) {
+        if (task.whole_segment) {
+          ProcessSegment(segments_[task.index], w0, w1, buffers[t].get(), touched_of, readers_[t]);
+        } else {
+          ProcessWindow(sources_[task.index], w0, w1, buffers[t].get(), touched_of, readers_[t]);
+        }
+      }
     });
     int64_t last = kNoQuantum;
     for (const Source& s : sources_) last = std::max(last, s.last_quantum);

@@ -1,12 +1,18 @@
 // Merger: aligns the records of any number of histogram logs onto time quanta and adds them up,
 // streaming the merged quanta in time order.
 //
-// Each file is split into sources: one per job segment (see ScanLogSegments) and direction, each a
+// Each file is split into sources: one per job segment (see ScanLogSegments; a large file's single
+// segment is guessed from its ends, see GuessLogSegment, and checked as it is read: a wrong guess
+// is found in the first window, before anything is emitted, and the files are then scanned and
+// the merge starts again) and direction, each a
 // strictly time-ordered run of records. A window of quanta is filled by all sources in parallel
-// (one accumulation buffer per thread, source i always on thread i % threads, so that fractional
-// sums are added in the same order on every run), summed, and handed to the sink one quantum at a
-// time; then the next window. Every quantum from the first to the last one that holds data is
-// emitted, empty ones included.
+// (one accumulation buffer per thread, the sources of a file's job segment g always on thread
+// g % threads, so that fractional sums are added in the same order on every run), summed, and
+// handed to the sink one quantum at a time; then the next window. Every quantum from the first to
+// the last one that holds data is emitted, empty ones included. A segment that has not been read
+// yet and ends inside the window (the usual case: a run shorter than the window, about a thousand
+// quanta) is read in one pass for all its directions; otherwise each direction's source reads the
+// file on its own, skipping the other directions' lines.
 //
 // Inputs may be many: a source holds no file, buffer or record between its turns, only where to
 // carry on (a LogReaderPosition) and the times of its next record, about 200 bytes. In its turn in
@@ -50,6 +56,9 @@ struct MergeOptions {
   unsigned threads = 0;
   // Bytes for the per-thread window buffers (about).
   size_t memory_budget = size_t{192} << 20;
+  // Guess the single segment of large files from their ends instead of scanning them first
+  // (checked as they are read; off: always scan, for tests that compare the two).
+  bool guess_segments = true;
 };
 
 struct MergedQuantum {
@@ -89,23 +98,49 @@ class Merger {
   const Histogram& Total(Direction d) const { return totals_[DirectionIndex(d)]; }
   // After Run(): records read, and recoverable damage seen (torn last lines), one message each.
   uint64_t records() const { return records_; }
+  // Files scanned in full before being read (the others were read on a guess that held).
+  size_t scanned_files() const { return scanned_files_; }
   std::vector<std::string> warnings() const;
 
  private:
   struct Source;
   struct ThreadReader;
+  // The sources of one job segment of one file (one per direction): sources_[begin, end).
+  struct SegmentSources {
+    size_t begin = 0, end = 0;
+    int64_t last_end_ms = 0;  // the segment's latest end time (from the scan or the guess)
+    // Set when the segment is guessed (GuessLogSegment), not scanned: the longest gap the scan
+    // would allow between two records of a direction.
+    std::optional<int64_t> guessed_max_gap_ms;
+  };
+  // A unit of a window's work: one source, or every source of a segment read in one pass.
+  struct WindowTask {
+    size_t index = 0;  // in sources_, or in segments_ when whole_segment
+    bool whole_segment = false;
+  };
+  void BuildSources(bool guess);
+  int64_t WindowQuanta() const;
+  void RunWindows(const std::function<void(std::span<const MergedQuantum>)>& sink);
+  std::vector<std::vector<WindowTask>> PlanWindow(int64_t w1) const;
   void ProcessWindow(Source& source, int64_t w0, int64_t w1, double* buffer, bool* touched,
                      ThreadReader& thread);
+  void ProcessSegment(const SegmentSources& segment, int64_t w0, int64_t w1, double* buffer,
+                      bool* touched, ThreadReader& thread);
+  // Places the record the reader holds (the source's pending one) into the window's quanta.
+  void Place(Source& s, int64_t w0, int64_t w1, double* buffer, bool* touched,
+             ThreadReader& thread);
 
   MergeOptions options_;
   std::vector<std::string> files_;
   std::vector<Source> sources_;
+  std::vector<SegmentSources> segments_;
   std::vector<ThreadReader> readers_;  // one per thread
   std::optional<HistogramLayout> layout_;
   bool epoch_ = false;
   std::array<bool, kDirectionCount> has_direction_{};
   std::array<Histogram, kDirectionCount> totals_;
   uint64_t records_ = 0;
+  size_t scanned_files_ = 0;
   unsigned threads_ = 1;
 };
 

@@ -14,45 +14,13 @@
 
 #include "stats/core/errors.h"
 #include "stats/logs/log_reader.h"
+#include "tests/stats/analysis/merger_test_util.h"
 #include "tests/test_util.h"
 
 namespace iotail::stats {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Line(int64_t time, int ddir, const std::map<size_t, uint64_t>& counts,
-                 size_t columns = kFio3Buckets) {
-  std::string line = std::to_string(time) + ", " + std::to_string(ddir) + ", 4096";
-  for (size_t i = 0; i < columns; ++i) {
-    const auto it = counts.find(i);
-    line += ", " + std::to_string(it == counts.end() ? 0 : it->second);
-  }
-  return line + "\n";
-}
-
-struct Quantum {
-  int64_t start_ms;
-  int64_t end_ms;
-  std::array<std::vector<double>, kDirectionCount> counts;
-};
-
-std::vector<Quantum> RunMerger(Merger& merger) {
-  std::vector<Quantum> out;
-  merger.Run([&](const MergedQuantum& q) {
-    Quantum copy{q.start_ms, q.end_ms, {}};
-    for (int d = 0; d < kDirectionCount; ++d)
-      copy.counts[d].assign(q.counts[d].begin(), q.counts[d].end());
-    out.push_back(std::move(copy));
-  });
-  return out;
-}
-
-double Sum(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s;
-}
 
 class MergerTest : public ::testing::Test {
  protected:

@@ -1,0 +1,48 @@
+// Helpers of the merger tests: log lines, and a merger's quanta copied out.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "stats/analysis/merger.h"
+#include "stats/core/histogram_layout.h"
+
+namespace iotail::stats {
+
+inline std::string Line(int64_t time, int ddir, const std::map<size_t, uint64_t>& counts,
+                        size_t columns = kFio3Buckets) {
+  std::string line = std::to_string(time) + ", " + std::to_string(ddir) + ", 4096";
+  for (size_t i = 0; i < columns; ++i) {
+    const auto it = counts.find(i);
+    line += ", " + std::to_string(it == counts.end() ? 0 : it->second);
+  }
+  return line + "\n";
+}
+
+struct Quantum {
+  int64_t start_ms;
+  int64_t end_ms;
+  std::array<std::vector<double>, kDirectionCount> counts;
+};
+
+inline std::vector<Quantum> RunMerger(Merger& merger) {
+  std::vector<Quantum> out;
+  merger.Run([&](const MergedQuantum& q) {
+    Quantum copy{q.start_ms, q.end_ms, {}};
+    for (int d = 0; d < kDirectionCount; ++d)
+      copy.counts[d].assign(q.counts[d].begin(), q.counts[d].end());
+    out.push_back(std::move(copy));
+  });
+  return out;
+}
+
+inline double Sum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+}  // namespace iotail::stats
