@@ -16,6 +16,7 @@
 #include "stats/core/errors.h"
 #include "stats/logs/log_reader.h"
 #include "stats/logs/log_scan.h"
+#include "stats/util/large_buffer.h"
 #include "stats/util/parallel_for.h"
 
 namespace iotail::stats {
@@ -237,13 +238,17 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
   const size_t buckets = layout_->size();
   const int64_t window = WindowQuanta();
   const size_t slots = static_cast<size_t>(window) * kDirectionCount;
-  // Left uninitialised on purpose: a slot is zeroed when first touched in a window and only
-  // touched slots are read, so the pages of slots no window uses are never faulted in.
-  std::vector<std::unique_ptr<double[]>> buffers;
-  for (unsigned t = 0; t < threads_; ++t)
-    buffers.push_back(std::make_unique_for_overwrite<double[]>(slots * buckets));
-  std::vector<std::vector<char>> touched(threads_, std::vector<char>(slots));
-  std::vector<double> merged(kBatchQuanta * kDirectionCount * buckets);
+  // Fresh anonymous memory, zero: a slot is zeroed when first touched in a window after an earlier
+  // window used it, and only touched slots are read, so the pages of slots no window uses are never
+  // faulted in and the first window writes no zeros.
+  std::vector<LargeBuffer> buffers;
+  for (unsigned t = 0; t < threads_; ++t) buffers.emplace_back(slots * buckets);
+  std::vector<std::vector<SlotState>> touched(threads_,
+                                              std::vector<SlotState>(slots, SlotState::kPristine));
+  // The batch's sums, written whole by each flush (in parallel, which faults its pages in), and
+  // one empty row for the directions that the input does not have.
+  const LargeBuffer merged(kBatchQuanta * kDirectionCount * buckets);
+  const std::vector<double> empty(buckets, 0.0);
   for (ThreadReader& t : readers_) {
     t.counts.assign(buckets, 0.0);
     t.nonzero_index.assign(buckets, 0);
@@ -270,12 +275,16 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
     if (batch.empty()) return;
     ParallelFor(batch.size(), threads_, [&](size_t b, unsigned) {
       for (int d = 0; d < kDirectionCount; ++d) {
-        double* out = merged.data() + (b * kDirectionCount + static_cast<size_t>(d)) * buckets;
+        if (!has_direction_[d]) {
+          batch[b].counts[d] = empty;
+          continue;
+        }
+        double* out = merged.get() + (b * kDirectionCount + static_cast<size_t>(d)) * buckets;
         std::fill(out, out + buckets, 0.0);
         if (batch_slot[b] >= 0) {
           const size_t slot = static_cast<size_t>(batch_slot[b]) * kDirectionCount + d;
           for (unsigned t = 0; t < threads_; ++t) {
-            if (!touched[t][slot]) continue;
+            if (touched[t][slot] != SlotState::kTouched) continue;
             const double* in = buffers[t].get() + slot * buckets;
             for (size_t i = 0; i < buckets; ++i) out[i] += in[i];
           }
@@ -305,10 +314,14 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
     for (const Source& s : sources_) any = any || !s.done;
     if (!any) break;
     const int64_t w1 = w0 + window;
-    for (auto& t : touched) std::fill(t.begin(), t.end(), 0);
+    for (auto& t : touched) {
+      for (SlotState& state : t) {
+        if (state == SlotState::kTouched) state = SlotState::kStale;
+      }
+    }
     const std::vector<std::vector<WindowTask>> tasks = PlanWindow(w1);
     ParallelFor(threads_, threads_, [&](size_t t, unsigned) {
-      bool* touched_of = reinterpret_cast<bool*>(touched[t].data());
+      SlotState* touched_of = touched[t].data();
       for (const WindowTask& task : tasks[t]) {
         if (task.whole_segment) {
           ProcessSegment(segments_[task.index], w0, w1, buffers[t].get(), touched_of, readers_[t]);

@@ -113,6 +113,9 @@ class Merger {
     // would allow between two records of a direction.
     std::optional<int64_t> guessed_max_gap_ms;
   };
+  // A window slot's state in a thread's buffer: its buckets hold this window's sums (kTouched),
+  // old ones (kStale: zeroed before use) or the zeros of a new mapping (kPristine).
+  enum class SlotState : uint8_t { kStale, kTouched, kPristine };
   // A unit of a window's work: one source, or every source of a segment read in one pass.
   struct WindowTask {
     size_t index = 0;  // in sources_, or in segments_ when whole_segment
@@ -122,12 +125,12 @@ class Merger {
   int64_t WindowQuanta() const;
   void RunWindows(const std::function<void(std::span<const MergedQuantum>)>& sink);
   std::vector<std::vector<WindowTask>> PlanWindow(int64_t w1) const;
-  void ProcessWindow(Source& source, int64_t w0, int64_t w1, double* buffer, bool* touched,
+  void ProcessWindow(Source& source, int64_t w0, int64_t w1, double* buffer, SlotState* touched,
                      ThreadReader& thread);
   void ProcessSegment(const SegmentSources& segment, int64_t w0, int64_t w1, double* buffer,
-                      bool* touched, ThreadReader& thread);
+                      SlotState* touched, ThreadReader& thread);
   // Places the record the reader holds (the source's pending one) into the window's quanta.
-  void Place(Source& s, int64_t w0, int64_t w1, double* buffer, bool* touched,
+  void Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState* touched,
              ThreadReader& thread);
 
   MergeOptions options_;

@@ -16,20 +16,46 @@ using namespace merger_internal;
 
 // Places the pending record of `s` (the reader's current one) into the window's quanta [w0, w1),
 // adding it to the totals unless it is counted already.
-void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, bool* touched,
+void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState* touched,
                    ThreadReader& thread) {
   const Aligner aligner(options_.quantum_ms);
   const size_t buckets = layout_->size();
   const int dir = DirectionIndex(s.direction);
-  thread.Take(thread.reader.record(), s.shift, s.direction, !s.counted);
-  s.counted = true;
-  aligner.Split(s.start, s.end, w0, w1 - 1, [&](int64_t k, double weight) {
+  auto cell = [&](int64_t k) {
     const size_t slot = static_cast<size_t>(k - w0) * kDirectionCount + dir;
     double* out = buffer + slot * buckets;
-    if (!touched[slot]) {
-      std::fill(out, out + buckets, 0.0);
-      touched[slot] = true;
+    if (touched[slot] != SlotState::kTouched) {
+      if (touched[slot] == SlotState::kStale) std::fill(out, out + buckets, 0.0);
+      touched[slot] = SlotState::kTouched;
     }
+    return out;
+  };
+  const LogRecord& r = thread.reader.record();
+  const bool count = !s.counted;
+  s.counted = true;
+  const int64_t first = aligner.FirstQuantum(s.start, s.end);
+  const int64_t last = aligner.LastQuantum(s.start, s.end);
+  s.last_quantum = std::max(s.last_quantum, last);
+  if (s.shift == 0 && first == last && first >= w0 && first < w1) {
+    // The whole record in one quantum of the window (weight 1, most records): added straight from
+    // the reader's sparse view, the same sums as below without the copy. Its zeros add nothing.
+    double* out = cell(first);
+    const uint64_t* in = r.counts.data();
+    if (count) {
+      ++thread.records;
+      auto totals = thread.totals[dir].mutable_counts();
+      for (const uint32_t i : r.nonzero) {
+        totals[i] += in[i];
+        out[i] += static_cast<double>(in[i]);
+      }
+    } else {
+      for (const uint32_t i : r.nonzero) out[i] += static_cast<double>(in[i]);
+    }
+    return;
+  }
+  thread.Take(r, s.shift, s.direction, count);
+  aligner.Split(s.start, s.end, w0, w1 - 1, [&](int64_t k, double weight) {
+    double* out = cell(k);
     const uint32_t* index = thread.nonzero_index.data();
     const double* in = thread.nonzero_count.data();
     const size_t n = thread.nonzero;
@@ -39,14 +65,13 @@ void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, bool* touc
       for (size_t j = 0; j < n; ++j) out[index[j]] += in[j] * weight;
     }
   });
-  s.last_quantum = std::max(s.last_quantum, aligner.LastQuantum(s.start, s.end));
 }
 
 // The source's turn in the window: places its records that touch quanta [w0, w1) into the window
 // buffer, from its pending one to the first that reaches beyond the window (which stays pending,
 // to be read again in the source's next turn). A source whose pending record lies beyond the
 // window does not open its file.
-void Merger::ProcessWindow(Source& s, int64_t w0, int64_t w1, double* buffer, bool* touched,
+void Merger::ProcessWindow(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState* touched,
                            ThreadReader& thread) {
   const Aligner aligner(options_.quantum_ms);
   if (s.done || aligner.FirstQuantum(s.start, s.end) >= w1) return;
@@ -84,7 +109,7 @@ void Merger::ProcessWindow(Source& s, int64_t w0, int64_t w1, double* buffer, bo
 // segment is checked for what the scan would have found; any difference, or any error, is a
 // GuessFailed (the scan then reports the error, if it is one).
 void Merger::ProcessSegment(const SegmentSources& segment, int64_t w0, int64_t w1, double* buffer,
-                            bool* touched, ThreadReader& thread) {
+                            SlotState* touched, ThreadReader& thread) {
   std::array<Source*, kDirectionCount> of{};
   for (size_t i = segment.begin; i < segment.end; ++i) {
     Source& s = sources_[i];

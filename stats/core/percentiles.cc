@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -15,6 +16,35 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// Calls fn(i, count) for each bucket whose count is above zero, in order, until fn returns false.
+// A histogram is mostly runs of empty buckets: eight at a time are tested at once (their bits
+// ORed: zero only when all are +0), so a run costs a load and a compare per eight buckets rather
+// than a mispredicted branch per bucket.
+template <typename Count, typename Fn>
+void ForEachNonZero(std::span<const Count> counts, Fn&& fn) {
+  static_assert(sizeof(Count) == sizeof(uint64_t));
+  constexpr size_t kBlock = 8;
+  const size_t size = counts.size();
+  size_t i = 0;
+  while (i < size) {
+    if (i + kBlock <= size) {
+      uint64_t bits[kBlock];
+      std::memcpy(bits, counts.data() + i, sizeof(bits));
+      uint64_t any = 0;
+      for (size_t k = 0; k < kBlock; ++k) any |= bits[k];
+      if (any == 0) {
+        i += kBlock;
+        continue;
+      }
+    }
+    const size_t stop = std::min(size, i + kBlock);
+    for (; i < stop; ++i) {
+      if (!(counts[i] > 0)) continue;  // tested before the (slow) long-double conversion
+      if (!fn(static_cast<uint32_t>(i), counts[i])) return;
+    }
+  }
+}
+
 template <typename Count>
 std::vector<double> PercentilesImpl(std::span<const Count> counts, const HistogramLayout& layout,
                                     std::span<const double> percentiles, PercentileMethod method) {
@@ -22,9 +52,10 @@ std::vector<double> PercentilesImpl(std::span<const Count> counts, const Histogr
   long double total = 0;
   // Most buckets are empty: skip them rather than add zeros in a chain of long-double additions
   // (the same sum; a third of `iotail pctiles`'s time once was this loop).
-  for (Count c : counts) {
-    if (c != 0) total += static_cast<long double>(c);
-  }
+  ForEachNonZero(counts, [&](uint32_t, Count c) {
+    total += static_cast<long double>(c);
+    return true;
+  });
   if (total <= 0 || percentiles.empty()) return values;
 
   // Visit the percentiles in ascending order, as fio does, and write each back in place.
@@ -41,11 +72,9 @@ std::vector<double> PercentilesImpl(std::span<const Count> counts, const Histogr
   const long double per_percent = 0.01L * total;
   size_t next = 0;
   long double sum = 0;
-  const uint32_t size = static_cast<uint32_t>(counts.size());
   uint32_t last_nonempty = 0;
-  for (uint32_t i = 0; i < size && next < order.size(); ++i) {
-    if (!(counts[i] > 0)) continue;  // tested before the (slow) long-double conversion
-    const long double count = static_cast<long double>(counts[i]);
+  ForEachNonZero(counts, [&](uint32_t i, Count c) {
+    const long double count = static_cast<long double>(c);
     last_nonempty = i;
     const long double before = sum;
     sum += count;
@@ -64,7 +93,8 @@ std::vector<double> PercentilesImpl(std::span<const Count> counts, const Histogr
       values[order[next]] = value;
       ++next;
     }
-  }
+    return next < order.size();
+  });
   // Rounding in the running sum can leave the top percentiles (100) just short: they belong to the
   // highest non-empty bucket.
   for (; next < order.size(); ++next) {
@@ -83,15 +113,15 @@ HistogramStats StatsImpl(std::span<const Count> counts, const HistogramLayout& l
   bool any = false;
   uint32_t lo = 0;
   uint32_t hi = 0;
-  for (uint32_t i = 0; i < counts.size(); ++i) {
-    if (!(counts[i] > 0)) continue;  // tested before the (slow) long-double conversion
-    const long double count = static_cast<long double>(counts[i]);
+  ForEachNonZero(counts, [&](uint32_t i, Count c) {
+    const long double count = static_cast<long double>(c);
     if (!any) lo = i;
     any = true;
     hi = i;
     samples += count;
     weighted += count * layout.ValueNs(i);
-  }
+    return true;
+  });
   if (!any) return {0, kNaN, kNaN, kNaN};
   stats.samples = static_cast<double>(samples);
   stats.mean_ns = static_cast<double>(weighted / samples);

@@ -1,0 +1,32 @@
+// LargeBuffer: an array of doubles in anonymous memory that the kernel may back with huge pages
+// (madvise MADV_HUGEPAGE): a window of histogram quanta is tens of megabytes, touched slot by
+// slot, and with 4 KiB pages most of its cost was page faults. Pages are faulted in (zeroed) when
+// first touched, so untouched parts cost nothing but address space. Owns the mapping; movable, not
+// copyable. Throws std::bad_alloc when the mapping fails. Not thread-safe itself (threads may use
+// disjoint parts).
+#pragma once
+
+#include <cstddef>
+
+namespace iotail::stats {
+
+class LargeBuffer {
+ public:
+  LargeBuffer() = default;
+  explicit LargeBuffer(size_t doubles);
+  ~LargeBuffer();
+  LargeBuffer(LargeBuffer&& other) noexcept;
+  LargeBuffer& operator=(LargeBuffer&& other) noexcept;
+  LargeBuffer(const LargeBuffer&) = delete;
+  LargeBuffer& operator=(const LargeBuffer&) = delete;
+
+  double* get() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  double* data_ = nullptr;
+  size_t size_ = 0;
+  size_t bytes_ = 0;
+};
+
+}  // namespace iotail::stats
