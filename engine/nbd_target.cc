@@ -11,7 +11,7 @@
 #include "stats/core/errors.h"
 
 #if IOTAIL_HAVE_LIBNBD
-#include <libnbd.h>
+#include "engine/libnbd_loader.h"
 #endif
 
 namespace iotail::engine {
@@ -22,7 +22,7 @@ namespace {
 
 // libnbd's last error without its trailing ": <strerror>" (std::system_error adds that again).
 std::string NbdError(int err) {
-  std::string why = nbd_get_error() != nullptr ? nbd_get_error() : "unknown error";
+  std::string why = Nbd().get_error() != nullptr ? Nbd().get_error() : "unknown error";
   const std::string tail = std::string(": ") + std::strerror(err);
   if (why.size() > tail.size() && why.compare(why.size() - tail.size(), tail.size(), tail) == 0) {
     why.resize(why.size() - tail.size());
@@ -33,16 +33,16 @@ std::string NbdError(int err) {
 }  // namespace
 
 nbd_handle* ConnectNbd(const std::string& uri) {
-  nbd_handle* h = nbd_create();
+  nbd_handle* h = Nbd().create();
   if (h == nullptr) {
-    throw std::system_error(nbd_get_errno() ? nbd_get_errno() : ENOMEM, std::generic_category(),
-                            fmt::format("nbd: cannot create a handle: {}", nbd_get_error()));
+    throw std::system_error(Nbd().get_errno() ? Nbd().get_errno() : ENOMEM, std::generic_category(),
+                            fmt::format("nbd: cannot create a handle: {}", Nbd().get_error()));
   }
-  nbd_set_pread_initialize(h, false);
-  if (nbd_connect_uri(h, uri.c_str()) == -1) {
-    const int err = nbd_get_errno() ? nbd_get_errno() : ECONNREFUSED;
+  Nbd().set_pread_initialize(h, false);
+  if (Nbd().connect_uri(h, uri.c_str()) == -1) {
+    const int err = Nbd().get_errno() ? Nbd().get_errno() : ECONNREFUSED;
     const std::string why = NbdError(err);
-    nbd_close(h);
+    Nbd().close(h);
     if (err == EINVAL) {  // a malformed URI: the user's to fix (exit 2)
       throw stats::UsageError(fmt::format("--uri: '{}' is not an NBD URI: {}", uri, why));
     }
@@ -57,26 +57,27 @@ NbdExport ProbeNbdExport(const JobSpec& spec) {
   struct Closer {
     nbd_handle* h;
     ~Closer() {
-      nbd_shutdown(h, 0);
-      nbd_close(h);
+      Nbd().shutdown(h, 0);
+      Nbd().close(h);
     }
   } closer{h};
   NbdExport e;
-  const int64_t size = nbd_get_size(h);
+  const int64_t size = Nbd().get_size(h);
   if (size < 0) {
-    throw std::system_error(nbd_get_errno() ? nbd_get_errno() : EIO, std::generic_category(),
-                            fmt::format("--uri: '{}': export size: {}", spec.uri, nbd_get_error()));
+    throw std::system_error(
+        Nbd().get_errno() ? Nbd().get_errno() : EIO, std::generic_category(),
+        fmt::format("--uri: '{}': export size: {}", spec.uri, Nbd().get_error()));
   }
   e.size = static_cast<uint64_t>(size);
   auto block = [&](int which) {
-    const int64_t v = nbd_get_block_size(h, which);
+    const int64_t v = Nbd().get_block_size(h, which);
     return v > 0 ? static_cast<uint32_t>(v) : 0u;
   };
   e.min_block = block(LIBNBD_SIZE_MINIMUM);
   e.preferred_block = block(LIBNBD_SIZE_PREFERRED);
   e.max_block = block(LIBNBD_SIZE_MAXIMUM);
-  e.read_only = nbd_is_read_only(h) == 1;
-  e.multi_conn = nbd_can_multi_conn(h) == 1;
+  e.read_only = Nbd().is_read_only(h) == 1;
+  e.multi_conn = Nbd().can_multi_conn(h) == 1;
 
   if (e.min_block > 1) {
     auto check = [&](uint32_t bs) {
@@ -107,10 +108,10 @@ NbdExport ProbeNbdExport(const JobSpec& spec) {
     if (!spec.allow_destructive) {
       const size_t head = static_cast<size_t>(std::min<uint64_t>(e.size, 1 << 20));
       std::vector<unsigned char> buf(head);
-      if (head > 0 && nbd_pread(h, buf.data(), head, 0, 0) == -1) {
+      if (head > 0 && Nbd().pread(h, buf.data(), head, 0, 0) == -1) {
         throw std::system_error(
-            nbd_get_errno() ? nbd_get_errno() : EIO, std::generic_category(),
-            fmt::format("--uri: '{}': reading the first MiB: {}", spec.uri, nbd_get_error()));
+            Nbd().get_errno() ? Nbd().get_errno() : EIO, std::generic_category(),
+            fmt::format("--uri: '{}': reading the first MiB: {}", spec.uri, Nbd().get_error()));
       }
       const std::string sig = SignatureInImage(buf.data(), buf.size());
       if (!sig.empty()) {

@@ -17,7 +17,6 @@
 
 #if IOTAIL_HAVE_LIBNBD
 #include <fmt/format.h>
-#include <libnbd.h>
 #include <poll.h>
 
 #include <cerrno>
@@ -26,6 +25,7 @@
 #include <vector>
 
 #include "engine/clock.h"
+#include "engine/libnbd_loader.h"
 #include "engine/nbd_target.h"
 
 namespace iotail::engine {
@@ -35,7 +35,7 @@ namespace {
 class NbdEngine final : public IoEngine {
  public:
   ~NbdEngine() override {
-    if (h_ != nullptr) nbd_close(h_);  // fails what is still in flight through the callback
+    if (h_ != nullptr) Nbd().close(h_);  // fails what is still in flight through the callback
   }
 
   void Prepare(const EngineSetup& setup) override {
@@ -54,13 +54,13 @@ class NbdEngine final : public IoEngine {
           .callback = &NbdEngine::OnComplete, .user_data = &c, .free = nullptr};
       const uint64_t start = Clock::NowNs();
       const int64_t cookie = r.dir == stats::Direction::kRead
-                                 ? nbd_aio_pread(h_, r.buf, r.len, r.offset, cb, 0)
-                                 : nbd_aio_pwrite(h_, r.buf, r.len, r.offset, cb, 0);
+                                 ? Nbd().aio_pread(h_, r.buf, r.len, r.offset, cb, 0)
+                                 : Nbd().aio_pwrite(h_, r.buf, r.len, r.offset, cb, 0);
       const uint64_t issued = Clock::NowNs();
       r.stamps->start_ns = start;
       r.stamps->issued_ns = issued;
       if (cookie == -1) {
-        const int err = nbd_get_errno();
+        const int err = Nbd().get_errno();
         if (CheckDead()) return -ENOTCONN;
         Push(r.slot, -(err != 0 ? err : EIO), issued);  // refused by libnbd: this I/O failed
       }
@@ -102,7 +102,7 @@ class NbdEngine final : public IoEngine {
   }
 
   bool CheckDead() {
-    if (!dead_ && (nbd_aio_is_dead(h_) || nbd_aio_is_closed(h_))) dead_ = true;
+    if (!dead_ && (Nbd().aio_is_dead(h_) || Nbd().aio_is_closed(h_))) dead_ = true;
     return dead_;
   }
 
@@ -116,8 +116,8 @@ class NbdEngine final : public IoEngine {
       const bool must_wait = count_ < min_complete;
       if (must_wait && polled && now >= deadline) break;
       const uint64_t left = must_wait && deadline > now ? deadline - now : 0;
-      const unsigned dir = nbd_aio_get_direction(h_);
-      pollfd p{nbd_aio_get_fd(h_), 0, 0};
+      const unsigned dir = Nbd().aio_get_direction(h_);
+      pollfd p{Nbd().aio_get_fd(h_), 0, 0};
       if (dir & LIBNBD_AIO_DIRECTION_READ) p.events |= POLLIN;
       if (dir & LIBNBD_AIO_DIRECTION_WRITE) p.events |= POLLOUT;
       const timespec ts{static_cast<time_t>(left / 1'000'000'000u),
@@ -130,8 +130,8 @@ class NbdEngine final : public IoEngine {
       }
       if (rc == 0) continue;
       int nrc = 0;
-      if (p.revents & (POLLIN | POLLHUP | POLLERR)) nrc = nbd_aio_notify_read(h_);
-      if (nrc == 0 && (p.revents & POLLOUT)) nrc = nbd_aio_notify_write(h_);
+      if (p.revents & (POLLIN | POLLHUP | POLLERR)) nrc = Nbd().aio_notify_read(h_);
+      if (nrc == 0 && (p.revents & POLLOUT)) nrc = Nbd().aio_notify_write(h_);
       if (nrc == -1) CheckDead();
     }
     return Drain(out, dead_ ? -ENOTCONN : 0);
