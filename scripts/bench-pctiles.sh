@@ -5,9 +5,10 @@
 # replaying real fio 3.33 histogram logs (tests/data/fio/randrw) with shifted times (deterministic,
 # in a temp dir removed at exit), warms the page cache, then times both tools on the same files in
 # the same run, alternating their order from round to round, with the same 1 s time quantum.
-# Prints input MB, wall and CPU time, MB/s and peak RSS of each, the speed ratio, and checks that
-# both count the same samples over the whole run (the script reads every interval one interval
-# late and truncates each row's weighted count, so rows are not compared one by one).
+# Prints input MB, wall and CPU time, MB/s (by wall time, and per core: by CPU time) and peak RSS
+# of each, the speed ratio, and checks that both count the same samples over the whole run (the
+# script reads every interval one interval late and truncates each row's weighted count, so rows
+# are not compared one by one).
 #
 # usage: scripts/bench-pctiles.sh [--files N] [--records N] [--quick] [--rounds N]
 #                                 [--iotail-runs N] [--python-files N] [--python-records N]
@@ -199,9 +200,11 @@ io_n=$(wc -l <"$tmp/io.times")
 echo
 echo "iotail pctiles vs fio-histo-log-pctiles.py, time quantum 1 s, $(nproc) cores"
 echo "logs: $files x $records records (iotail), $py_files x $py_records (script); source $source_dir"
-printf '%-24s %9s %10s %9s %9s %12s\n' tool "input MB" "wall s" "cpu s" "MB/s" "peak RSS MB"
-printf '%-24s %9s %10.3f %9.3f %9.0f %12.1f\n' "iotail pctiles" "$io_mb" "$io_wall" "$io_cpu" \
-  "$(awk -v m="$io_mb" -v t="$io_wall" 'BEGIN {print m / t}')" \
+printf '%-24s %9s %10s %9s %9s %10s %12s\n' tool "input MB" "wall s" "cpu s" "MB/s" \
+  "MB/s/core" "peak RSS MB"
+printf '%-24s %9s %10.3f %9.3f %9.0f %10.0f %12.1f\n' "iotail pctiles" "$io_mb" "$io_wall" \
+  "$io_cpu" "$(awk -v m="$io_mb" -v t="$io_wall" 'BEGIN {print m / t}')" \
+  "$(awk -v m="$io_mb" -v t="$io_cpu" 'BEGIN {print m / t}')" \
   "$(awk -v k="$io_rss" 'BEGIN {print k / 1024}')"
 echo "  (median of $io_n runs; fastest $(printf '%.3f' "$io_min") s = $(awk -v m="$io_mb" -v t="$io_min" 'BEGIN {printf "%.0f", m / t}') MB/s; cpu s = user + sys)"
 
@@ -209,8 +212,9 @@ if [ "$no_python" -eq 0 ]; then
   py_wall=$(median 1 "$tmp/py.times")
   py_cpu=$(median 2 "$tmp/py.times")
   py_rss=$(sort -g -k3,3 "$tmp/py.times" | tail -1 | awk '{print $3}')
-  printf '%-24s %9s %10.3f %9.3f %9.1f %12.1f\n' "fio-histo-log-pctiles" "$py_mb" "$py_wall" \
-    "$py_cpu" "$(awk -v m="$py_mb" -v t="$py_wall" 'BEGIN {print m / t}')" \
+  printf '%-24s %9s %10.3f %9.3f %9.1f %10.1f %12.1f\n' "fio-histo-log-pctiles" "$py_mb" \
+    "$py_wall" "$py_cpu" "$(awk -v m="$py_mb" -v t="$py_wall" 'BEGIN {print m / t}')" \
+    "$(awk -v m="$py_mb" -v t="$py_cpu" 'BEGIN {print m / t}')" \
     "$(awk -v k="$py_rss" 'BEGIN {print k / 1024}')"
   ratio=$(awk -v pw="$py_wall" -v pm="$py_mb" -v iw="$io_wall" -v im="$io_mb" \
     'BEGIN {printf "%.0f", (pw / pm) / (iw / im)}')
