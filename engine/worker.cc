@@ -320,6 +320,7 @@ bool Worker::SubmitBatch(uint32_t* in_flight) {
     }
   }
   *in_flight += static_cast<uint32_t>(new_in_batch_);
+  recorder_->SetInFlight(*in_flight);
   return true;
 }
 
@@ -371,6 +372,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
       SyncFile(slot.file);
     }
   }
+  rec.SetInFlight(*in_flight);
   return ok;
 }
 

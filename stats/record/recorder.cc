@@ -43,6 +43,7 @@ void RecorderSnapshot::Add(const RecorderSnapshot& other) {
   schedule.max_lag_ns = std::max(schedule.max_lag_ns, other.schedule.max_lag_ns);
   schedule.sum_lag_ns += other.schedule.sum_lag_ns;
   for (size_t e = 0; e < errors.size(); ++e) errors[e] += other.errors[e];
+  in_flight += other.in_flight;
 }
 
 void Recorder::Latency::Snapshot(LatencySnapshot& s) const {
@@ -78,6 +79,7 @@ void Recorder::Snapshot(RecorderSnapshot& out) const {
   out.schedule.max_lag_ns = Load(schedule_.max_lag_ns);
   out.schedule.sum_lag_ns = Load(schedule_.sum_lag_ns);
   for (size_t e = 0; e < errors_.size(); ++e) out.errors[e] = Load(errors_[e]);
+  out.in_flight = Load(in_flight_);
 }
 
 namespace {
@@ -116,6 +118,7 @@ void RecorderSampler::Next(RecorderSnapshot& delta) {
   for (size_t e = 0; e < delta.errors.size(); ++e) {
     delta.errors[e] = current_.errors[e] - previous_.errors[e];
   }
+  delta.in_flight = current_.in_flight;  // a level
   std::swap(previous_, current_);
 }
 

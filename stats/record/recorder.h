@@ -77,6 +77,9 @@ struct RecorderSnapshot {
   std::array<DirectionSnapshot, kDirectionCount> dirs;
   ScheduleSnapshot schedule;
   std::array<uint64_t, kMaxCountedErrno> errors{};  // errors[e]: completions failing with -e
+  // I/Os submitted and not yet completed when the snapshot was taken: a level, not a count (a
+  // sampler's delta carries the current value; Add sums workers, meaningful for one instant).
+  uint64_t in_flight = 0;
 
   uint64_t TotalErrors() const;
   void Add(const RecorderSnapshot& other);
@@ -107,6 +110,8 @@ class Recorder {
     Store(schedule_.sum_lag_ns, Load(schedule_.sum_lag_ns) + lag_ns);
     if (lag_ns > Load(schedule_.max_lag_ns)) Store(schedule_.max_lag_ns, lag_ns);
   }
+  // Writer only. The I/Os now in flight (after a submission or a batch of completions).
+  void SetInFlight(uint64_t n) { Store(in_flight_, n); }
   // Writer only. A completion that failed with -err (err > 0).
   void RecordError(int err) {
     const int slot = err > 0 && err < kMaxCountedErrno ? err : kMaxCountedErrno - 1;
@@ -162,6 +167,7 @@ class Recorder {
   alignas(64) std::array<Dir, kDirectionCount> dirs_;
   alignas(64) Schedule schedule_;
   alignas(64) std::array<Counter, kMaxCountedErrno> errors_{};
+  Counter in_flight_{0};
 };
 
 // The single reader's view of one recorder: each Next() returns what was recorded since the

@@ -65,6 +65,7 @@ void Encode(const RecorderSnapshot& s, std::vector<uint64_t>& out) {
   out.push_back(s.schedule.max_lag_ns);
   out.push_back(s.schedule.sum_lag_ns);
   out.insert(out.end(), s.errors.begin(), s.errors.end());
+  out.push_back(s.in_flight);
 }
 
 void Decode(std::span<const uint64_t> in, size_t& pos, RecorderSnapshot& s) {
@@ -80,6 +81,7 @@ void Decode(std::span<const uint64_t> in, size_t& pos, RecorderSnapshot& s) {
   s.schedule.max_lag_ns = DecodeWord(in, pos);
   s.schedule.sum_lag_ns = DecodeWord(in, pos);
   for (uint64_t& e : s.errors) e = DecodeWord(in, pos);
+  s.in_flight = DecodeWord(in, pos);
 }
 
 void Encode(const CpuUsage& c, std::vector<uint64_t>& out) {

@@ -116,6 +116,7 @@ void PrometheusMetrics::OnInterval(const IntervalInfo& info,
     job.late += d.schedule.late;
     job.issued += d.schedule.issued;
     job.max_lag_s = std::max(job.max_lag_s, static_cast<double>(d.schedule.max_lag_ns) / 1e9);
+    job.in_flight = d.in_flight;  // the workers' levels at the interval's close, summed
     for (int k = 0; k < kDirectionCount; ++k) {
       const DirectionSnapshot& dir = d.dirs[k];
       Series& s = job.dirs[k];
@@ -252,6 +253,12 @@ void PrometheusMetrics::Render(uint64_t end_ns) {
   for (const Job& job : jobs_) {
     fmt::format_to(o, "iotail_schedule_lag_max_seconds{{jobname=\"{}\"}} {}\n",
                    Escape(job.spec.name), job.max_lag_s);
+  }
+  Meta(o, "iotail_io_in_flight", "gauge",
+       "I/Os submitted and not yet completed, at the end of the last closed interval.");
+  for (const Job& job : jobs_) {
+    fmt::format_to(o, "iotail_io_in_flight{{jobname=\"{}\"}} {}\n", Escape(job.spec.name),
+                   job.in_flight);
   }
   auto text = std::make_shared<const std::string>(buf.data(), buf.size());
   std::lock_guard lock(mutex_);

@@ -11,8 +11,9 @@
 // add up and histogram_quantile works; each `le` is the largest whole nanosecond of its union, in
 // seconds, so a count "<= le" is exact. Gauges for the last closed interval: percentiles by fio's
 // rule (label `percentile`), max, SBK's SLC factors; the rate target; the rate-limited schedule's
-// late I/Os and largest lag; build info, and from the first interval on, the run's start and the
-// last interval's end.
+// late I/Os and largest lag; the I/Os in flight at the interval's close (each worker publishes
+// its level with a relaxed store after each submission and batch of completions); build info, and
+// from the first interval on, the run's start and the last interval's end.
 //
 // Threading: OnInterval/Close run on the clock thread (IntervalSink's contract) and rebuild the
 // text there; Exposition() may be called from any thread (the HTTP server's) at any time and
@@ -74,6 +75,7 @@ class PrometheusMetrics final : public IntervalSink {
     std::array<Series, kDirectionCount> dirs;
     uint64_t errors = 0, late = 0, issued = 0;
     double max_lag_s = 0;
+    uint64_t in_flight = 0;  // at the last interval's close
   };
   void Render(uint64_t end_ns);
 

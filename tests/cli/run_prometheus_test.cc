@@ -22,6 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using iotail::testing::ChildProcess;
 using iotail::testing::FindInPath;
+using iotail::testing::NbdServer;
 using nlohmann::json;
 
 // The value of a promtool instant query with one result ("... => VALUE @[TIME]").
@@ -106,6 +107,55 @@ TEST(RunPrometheusTest, RealPrometheusScrapesCountersEqualToTheSummary) {
   EXPECT_NEAR(p99, summary_p99, 0.25 * summary_p99) << "summary p99 " << summary_p99;
   prometheus.Signal(SIGTERM);
   EXPECT_TRUE(prometheus.WaitFor(std::chrono::seconds(10)));
+  fs::remove_all(dir);
+}
+
+// The value of `name{...}` in an exposition, or NAN when it is not there.
+double Sample(const std::string& exposition, const std::string& name) {
+  size_t at = 0;
+  while ((at = exposition.find(name, at)) != std::string::npos) {
+    const bool line_start = at == 0 || exposition[at - 1] == '\n';
+    const size_t space = exposition.find(' ', at);
+    if (line_start && space != std::string::npos && exposition[at + name.size()] == '{') {
+      return std::stod(exposition.substr(space + 1));
+    }
+    at += name.size();
+  }
+  return NAN;
+}
+
+TEST(RunPrometheusTest, InFlightIsTheDepthAgainstASlowTargetAndZeroAfterTheRun) {
+  // Reads that each take 50 ms at depth 4: at any instant of the run the four are in flight,
+  // but for the microseconds between a completion and its resubmission.
+  if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+  NbdServer server;
+  ASSERT_EQ(server.Start("--filter=delay memory 64M rdelay=50ms"), "");
+  const fs::path dir = iotail::testing::MakeScratchDir("iotail_prometheus_in_flight");
+  const int port = iotail::testing::FreeLoopbackPort();
+  ASSERT_GT(port, 0);
+  ChildProcess run;
+  ASSERT_EQ(run.Spawn({IOTAIL_BINARY, "run", "--ioengine=nbd", "--uri=" + server.uri(),
+                       "--rw=randread", "--bs=4k", "--iodepth=4", "--runtime=3", "--time_based",
+                       "--log_hist_msec=250", "--live_format=none",
+                       "--prometheus=127.0.0.1:" + std::to_string(port), "--prometheus_linger=3s",
+                       "--output-format=json", "--output=" + (dir / "summary.json").string()},
+                      dir / "iotail.log", SIGKILL),
+            "");
+  ASSERT_TRUE(iotail::testing::WaitForText(dir / "iotail.log",
+                                           "Prometheus metrics at http://127.0.0.1:", 10))
+      << iotail::testing::ReadFile(dir / "iotail.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const auto mid = iotail::testing::HttpGet(port, "/metrics");
+  ASSERT_TRUE(mid.ok);
+  EXPECT_GE(Sample(mid.body, "iotail_io_in_flight"), 3) << mid.body;
+  EXPECT_LE(Sample(mid.body, "iotail_io_in_flight"), 4) << mid.body;
+  ASSERT_TRUE(iotail::testing::WaitForText(dir / "iotail.log", "serving the final metrics", 15))
+      << iotail::testing::ReadFile(dir / "iotail.log");
+  const auto last = iotail::testing::HttpGet(port, "/metrics");
+  ASSERT_TRUE(last.ok);
+  EXPECT_EQ(Sample(last.body, "iotail_io_in_flight"), 0) << last.body;  // all drained
+  EXPECT_TRUE(run.WaitFor(std::chrono::seconds(10)));
+  EXPECT_EQ(run.status(), 0) << iotail::testing::ReadFile(dir / "iotail.log");
   fs::remove_all(dir);
 }
 

@@ -46,6 +46,23 @@ TEST(RecorderTest, DeltasAreExactAndCumulativeAddsUp) {
   EXPECT_EQ(sampler.cumulative().TotalErrors(), 2u);
 }
 
+TEST(RecorderTest, InFlightIsALevelNotACount) {
+  Recorder rec;
+  RecorderSampler sampler(rec);
+  RecorderSnapshot d;
+  rec.SetInFlight(8);
+  sampler.Next(d);
+  EXPECT_EQ(d.in_flight, 8u);
+  sampler.Next(d);  // nothing changed: still 8 in flight, not a difference of 0
+  EXPECT_EQ(d.in_flight, 8u);
+  rec.SetInFlight(2);
+  sampler.Next(d);
+  EXPECT_EQ(d.in_flight, 2u);
+  RecorderSnapshot two_workers = d;
+  two_workers.Add(d);  // the same instant on two workers: levels add
+  EXPECT_EQ(two_workers.in_flight, 4u);
+}
+
 TEST(RecorderTest, ExactMeanAndStddev) {
   auto rec = std::make_unique<Recorder>();
   for (uint64_t v : {2, 4, 4, 4, 5, 5, 7, 9}) rec->RecordClat(Direction::kRead, v * 1000, 1);

@@ -16,6 +16,7 @@ RecorderSnapshot Sample() {
   rec.RecordClat(Direction::kWrite, 5'000, 512);
   rec.RecordIssue(300'000, 100'000);
   rec.RecordError(5);
+  rec.SetInFlight(3);
   return rec.Snapshot();
 }
 
@@ -47,6 +48,7 @@ TEST(SnapshotCodecTest, RoundTripIsExactAndSparse) {
   EXPECT_EQ(back.schedule.late, 1u);
   EXPECT_EQ(back.schedule.max_lag_ns, 300'000u);
   EXPECT_EQ(back.errors, s.errors);
+  EXPECT_EQ(back.in_flight, 3u);
 
   CpuUsage cpu{1, 2, 3, 4, 5, 6}, cpu_back;
   IoDepthCounts depths, depths_back;
