@@ -159,18 +159,23 @@ class SegmentBuilder {
 
 }  // namespace
 
+// A file opened read-only (fd -1 when it cannot be), closed however the caller ends.
+struct ReadOnlyFile {
+  explicit ReadOnlyFile(const std::string& path) : fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
+  ~ReadOnlyFile() {
+    if (fd >= 0) ::close(fd);
+  }
+  ReadOnlyFile(const ReadOnlyFile&) = delete;
+  ReadOnlyFile& operator=(const ReadOnlyFile&) = delete;
+  int fd;
+};
+
 int64_t MaxRecordGapMs(const std::optional<int64_t>& period_ms) {
   return std::max(kMaxRecordGapMs, kMaxRecordGapPeriods * period_ms.value_or(1));
 }
 
 std::optional<SegmentGuess> GuessLogSegment(const std::string& path, std::vector<char>& buffer) {
-  struct File {
-    int fd;
-    ~File() {
-      if (fd >= 0) ::close(fd);
-    }
-  };
-  const File file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  const ReadOnlyFile file(path);
   struct stat st;
   if (file.fd < 0 || ::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   const auto size = static_cast<uint64_t>(st.st_size);
@@ -239,13 +244,7 @@ std::vector<LogSegment> ScanLogSegments(const std::string& path) {
 
 std::vector<LogSegment> ScanLogSegments(const std::string& path, std::vector<char>& buffer) {
   // The file is closed however the scan ends (a damaged time throws from the builder).
-  struct File {
-    int fd;
-    ~File() {
-      if (fd >= 0) ::close(fd);
-    }
-  };
-  const File file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  const ReadOnlyFile file(path);
   const int fd = file.fd;
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "open '" + path + "'");
   struct stat st;

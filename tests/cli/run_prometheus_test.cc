@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cli_test_util.h"
 #include "http_get.h"
@@ -37,6 +38,24 @@ double Query(int port, const std::string& expr, const fs::path& dir) {
     return NAN;
   }
   return std::stod(r.out.substr(arrow + 3));
+}
+
+// Starts `iotail run ARGS` serving its metrics on 127.0.0.1:PORT (and lingering), its JSON summary
+// to DIR/summary.json and its stderr to DIR/iotail.log, and waits until it serves. Returns an
+// empty string, or what went wrong.
+std::string SpawnServingRun(ChildProcess& run, const fs::path& dir, std::vector<std::string> args,
+                            int port, const std::string& linger) {
+  std::vector<std::string> argv = {IOTAIL_BINARY, "run"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--live_format=none", "--prometheus=127.0.0.1:" + std::to_string(port),
+                           "--prometheus_linger=" + linger, "--output-format=json",
+                           "--output=" + (dir / "summary.json").string()});
+  if (std::string why = run.Spawn(argv, dir / "iotail.log", SIGKILL); !why.empty()) return why;
+  if (!iotail::testing::WaitForText(dir / "iotail.log",
+                                    "Prometheus metrics at http://127.0.0.1:", 10)) {
+    return "no metrics served: " + iotail::testing::ReadFile(dir / "iotail.log");
+  }
+  return {};
 }
 
 TEST(RunPrometheusTest, RealPrometheusScrapesCountersEqualToTheSummary) {
@@ -69,16 +88,11 @@ TEST(RunPrometheusTest, RealPrometheusScrapesCountersEqualToTheSummary) {
   // A rate-limited run on a temporary file; the summary goes to a file before the linger.
   ChildProcess run;
   ASSERT_EQ(
-      run.Spawn({IOTAIL_BINARY, "run", "--filename=" + (dir / "target").string(), "--size=16m",
-                 "--ioengine=psync", "--rw=randread", "--rate_iops=5000", "--runtime=8",
-                 "--time_based", "--live_format=none",
-                 "--prometheus=127.0.0.1:" + std::to_string(metrics_port), "--prometheus_linger=4s",
-                 "--output-format=json", "--output=" + (dir / "summary.json").string()},
-                dir / "iotail.log", SIGKILL),
+      SpawnServingRun(run, dir,
+                      {"--filename=" + (dir / "target").string(), "--size=16m", "--ioengine=psync",
+                       "--rw=randread", "--rate_iops=5000", "--runtime=8", "--time_based"},
+                      metrics_port, "4s"),
       "");
-  ASSERT_TRUE(iotail::testing::WaitForText(dir / "iotail.log",
-                                           "Prometheus metrics at http://127.0.0.1:", 10))
-      << iotail::testing::ReadFile(dir / "iotail.log");
   // Mid-run: the exposition as served, for promtool.
   std::this_thread::sleep_for(std::chrono::seconds(3));
   const auto mid = iotail::testing::HttpGet(metrics_port, "/metrics");
@@ -134,16 +148,11 @@ TEST(RunPrometheusTest, InFlightIsTheDepthAgainstASlowTargetAndZeroAfterTheRun) 
   const int port = iotail::testing::FreeLoopbackPort();
   ASSERT_GT(port, 0);
   ChildProcess run;
-  ASSERT_EQ(run.Spawn({IOTAIL_BINARY, "run", "--ioengine=nbd", "--uri=" + server.uri(),
-                       "--rw=randread", "--bs=4k", "--iodepth=4", "--runtime=3", "--time_based",
-                       "--log_hist_msec=250", "--live_format=none",
-                       "--prometheus=127.0.0.1:" + std::to_string(port), "--prometheus_linger=3s",
-                       "--output-format=json", "--output=" + (dir / "summary.json").string()},
-                      dir / "iotail.log", SIGKILL),
+  ASSERT_EQ(SpawnServingRun(run, dir,
+                            {"--ioengine=nbd", "--uri=" + server.uri(), "--rw=randread", "--bs=4k",
+                             "--iodepth=4", "--runtime=3", "--time_based", "--log_hist_msec=250"},
+                            port, "3s"),
             "");
-  ASSERT_TRUE(iotail::testing::WaitForText(dir / "iotail.log",
-                                           "Prometheus metrics at http://127.0.0.1:", 10))
-      << iotail::testing::ReadFile(dir / "iotail.log");
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   const auto mid = iotail::testing::HttpGet(port, "/metrics");
   ASSERT_TRUE(mid.ok);
