@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -85,6 +86,41 @@ uint64_t Mix(uint64_t& x) {
   return z ^ (z >> 31);
 }
 
+// MD5 (RFC 1321) of p[0, len) read with bytes [zero_at, zero_at + zero_len) as zeros, into
+// digest[16]: 64-byte blocks straight from p, those that overlap the zeroed bytes copied first.
+void Md5Zeroed(const uint8_t* p, size_t len, size_t zero_at, size_t zero_len, uint8_t digest[16]) {
+  uint32_t state[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
+  // Copies p[from, from + n) to out, zeroing what overlaps the field.
+  auto copy = [&](size_t from, size_t n, uint8_t* out) {
+    std::memcpy(out, p + from, n);
+    const size_t lo = std::max(from, zero_at), hi = std::min(from + n, zero_at + zero_len);
+    if (lo < hi) std::memset(out + (lo - from), 0, hi - lo);
+  };
+  size_t done = 0;
+  uint8_t chunk[64];
+  for (; done + 64 <= len; done += 64) {
+    if (done + 64 <= zero_at || done >= zero_at + zero_len) {
+      Md5Block(state, p + done);
+    } else {
+      copy(done, 64, chunk);
+      Md5Block(state, chunk);
+    }
+  }
+  // Padding: 0x80, zeros, the bit length (the rest of the data is under 64 bytes).
+  uint8_t tail[128] = {};
+  const size_t rest = len - done;
+  copy(done, rest, tail);
+  tail[rest] = 0x80;
+  const size_t total = rest + 9 <= 64 ? 64 : 128;
+  const uint64_t bits = uint64_t{len} * 8;
+  for (int i = 0; i < 8; ++i) tail[total - 8 + i] = static_cast<uint8_t>(bits >> (8 * i));
+  Md5Block(state, tail);
+  if (total == 128) Md5Block(state, tail + 64);
+  for (int i = 0; i < 4; ++i) {
+    for (int k = 0; k < 4; ++k) digest[4 * i + k] = static_cast<uint8_t>(state[i] >> (8 * k));
+  }
+}
+
 // The block's checksum (the field itself read as zeros) into sum[16].
 void Sum(const char* buf, uint32_t len, VerifyKind kind, uint8_t sum[16]) {
   std::memset(sum, 0, 16);
@@ -96,30 +132,8 @@ void Sum(const char* buf, uint32_t len, VerifyKind kind, uint8_t sum[16]) {
     std::memcpy(sum, &crc, 4);
     return;
   }
-  // MD5 over the block with the field zeroed, streamed in 64-byte blocks.
-  uint32_t state[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
-  uint8_t chunk[64];
-  uint64_t done = 0;
-  auto byte_at = [&](uint64_t i) -> uint8_t {
-    return i >= kSumAt && i < kSumAt + 16 ? 0 : static_cast<uint8_t>(buf[i]);
-  };
-  for (; done + 64 <= len; done += 64) {
-    for (int i = 0; i < 64; ++i) chunk[i] = byte_at(done + static_cast<uint64_t>(i));
-    Md5Block(state, chunk);
-  }
-  // Padding: 0x80, zeros, the bit length (the rest of the block is < 64 bytes).
-  uint8_t tail[128] = {};
-  const size_t rest = len - done;
-  for (size_t i = 0; i < rest; ++i) tail[i] = byte_at(done + i);
-  tail[rest] = 0x80;
-  const size_t total = rest + 9 <= 64 ? 64 : 128;
-  const uint64_t bits = uint64_t{len} * 8;
-  for (int i = 0; i < 8; ++i) tail[total - 8 + i] = static_cast<uint8_t>(bits >> (8 * i));
-  Md5Block(state, tail);
-  if (total == 128) Md5Block(state, tail + 64);
-  for (int i = 0; i < 4; ++i) {
-    for (int k = 0; k < 4; ++k) sum[4 * i + k] = static_cast<uint8_t>(state[i] >> (8 * k));
-  }
+  // MD5 over the block with the field zeroed.
+  Md5Zeroed(reinterpret_cast<const uint8_t*>(buf), len, kSumAt, 16, sum);
 }
 
 struct Header {
@@ -155,23 +169,7 @@ uint32_t Crc32c(const void* data, size_t len, uint32_t crc) {
 }
 
 void Md5(const void* data, size_t len, uint8_t digest[16]) {
-  // The same streaming as Sum without a zeroed field: a block whose field is outside the data.
-  uint32_t state[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
-  const auto* p = static_cast<const uint8_t*>(data);
-  size_t done = 0;
-  for (; done + 64 <= len; done += 64) Md5Block(state, p + done);
-  uint8_t tail[128] = {};
-  const size_t rest = len - done;
-  std::memcpy(tail, p + done, rest);
-  tail[rest] = 0x80;
-  const size_t total = rest + 9 <= 64 ? 64 : 128;
-  const uint64_t bits = uint64_t{len} * 8;
-  for (int i = 0; i < 8; ++i) tail[total - 8 + i] = static_cast<uint8_t>(bits >> (8 * i));
-  Md5Block(state, tail);
-  if (total == 128) Md5Block(state, tail + 64);
-  for (int i = 0; i < 4; ++i) {
-    for (int k = 0; k < 4; ++k) digest[4 * i + k] = static_cast<uint8_t>(state[i] >> (8 * k));
-  }
+  Md5Zeroed(static_cast<const uint8_t*>(data), len, 0, 0, digest);
 }
 
 void FillVerifiedBlock(char* buf, uint32_t len, uint64_t offset, uint32_t file, uint64_t seed,

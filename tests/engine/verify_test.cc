@@ -60,5 +60,24 @@ TEST(VerifyTest, BlocksRoundTripAndCorruptionIsCaught) {
   }
 }
 
+TEST(VerifyTest, TheStoredChecksumIsThatOfTheBlockWithItsFieldZeroed) {
+  // The header's last 16 bytes hold the checksum (documented layout: 48 bytes, checksum last).
+  constexpr size_t kField = kVerifyHeaderBytes - 16;
+  for (uint32_t len : {48u, 100u, 4096u}) {
+    std::vector<char> block(len);
+    FillVerifiedBlock(block.data(), len, 0, 0, 7, VerifyKind::kMd5);
+    std::vector<char> zeroed = block;
+    std::memset(zeroed.data() + kField, 0, 16);
+    uint8_t expected[16];
+    Md5(zeroed.data(), zeroed.size(), expected);
+    EXPECT_EQ(std::memcmp(block.data() + kField, expected, 16), 0) << len;
+    FillVerifiedBlock(block.data(), len, 0, 0, 7, VerifyKind::kCrc32c);
+    zeroed = block;
+    std::memset(zeroed.data() + kField, 0, 16);
+    const uint32_t crc = Crc32c(zeroed.data(), zeroed.size());
+    EXPECT_EQ(std::memcmp(block.data() + kField, &crc, 4), 0) << len;
+  }
+}
+
 }  // namespace
 }  // namespace iotail::engine
