@@ -126,8 +126,8 @@ int RunCommandWith(CommandArgs args, std::ostream& out, std::ostream& err, RunHo
   const bool default_benchmark =
       !plan.named_jobs && jobs[0].spec.filenames.empty() && jobs[0].spec.uri.empty();
   // fio's files: a named job without a target uses NAME.CLONE.FILE (nrfiles per clone, each
-  // clone its own), in --directory when given; --size is divided among a clone's files unless
-  // --filesize gives each file's.
+  // clone its own), in --directory when given; a --filename list is every clone's. Either way
+  // --size is a clone's total, divided among its files, unless --filesize gives each file's.
   for (RunOptions& job : jobs) {
     engine::JobSpec& spec = job.spec;
     if (default_benchmark || !spec.uri.empty()) continue;
@@ -138,7 +138,13 @@ int RunCommandWith(CommandArgs args, std::ostream& out, std::ostream& err, RunHo
     };
     if (!spec.filenames.empty()) {
       for (std::string& f : spec.filenames) f = in_directory(f);
+      if (job.filesize != 0) {
+        spec.size = job.filesize;
+      } else if (spec.filenames.size() > 1 && spec.size != 0) {
+        spec.size = spec.size / spec.filenames.size();
+      }
     } else {
+      spec.files_per_clone = true;
       // Worker w takes files w, w + numjobs, ... (engine::RunJobs): its own NAME.w.k.
       for (uint32_t k = 0; k < job.nrfiles; ++k) {
         for (uint32_t w = 0; w < spec.numjobs; ++w) {

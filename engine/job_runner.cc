@@ -140,8 +140,8 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   return t;
 }
 
-// One worker per job: its files (spread over the workers), its region, its byte budget and its
-// share of the rate, each with its own engine instance.
+// One worker per job: its files (all of them, or with files_per_clone its own), its region, its
+// byte budget and its share of the rate, each with its own engine instance.
 std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Targets& targets) {
   const uint32_t jobs = spec.numjobs;
   const size_t nfiles = targets.nbd ? 1 : targets.files.size();
@@ -151,6 +151,8 @@ std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Tar
     plan.index = static_cast<int>(w);
     if (targets.nbd) {
       plan.fds.push_back(-1);  // the export: each worker's engine opens its own connection
+    } else if (!spec.files_per_clone) {
+      for (const Target& t : targets.files) plan.fds.push_back(t.fd());
     } else if (jobs >= nfiles) {
       plan.fds.push_back(targets.files[w % nfiles].fd());
     } else {

@@ -43,16 +43,19 @@ struct BlockSizeShare {
 struct JobSpec {
   std::string name = "iotail";         // --name: job name in the summary
   std::vector<std::string> filenames;  // --filename a:b:c; empty = default benchmark file
-  std::string uri;                     // --uri: NBD server (--ioengine=nbd), no filenames
-  uint64_t size = 0;                   // --size: bytes per file; 0 = existing file/device size
-  uint64_t offset = 0;                 // --offset: start of the region in each file
-  double size_percent = 0;             // --size=N%: of each file's size (0: not given)
-  double offset_percent = 0;           // --offset=N%: of each file's size, aligned to the bs
-  RwMode rw = RwMode::kRead;           // --rw
-  uint32_t rwmixread = 50;             // --rwmixread: % reads for rw/randrw
-  uint64_t rw_modifier = 0;  // --rw=MODE:N: sequential: bytes skipped after each I/O; random: I/Os
-                             // per random offset (0: none)
-  uint32_t bs = 4096;        // --bs
+  // The files are the clones' own (fio's NAME.CLONE.FILE): worker w takes files w, w + numjobs,
+  // ...; otherwise (a --filename list, as fio) every worker does its I/O over every file.
+  bool files_per_clone = false;
+  std::string uri;            // --uri: NBD server (--ioengine=nbd), no filenames
+  uint64_t size = 0;          // --size: bytes per file; 0 = existing file/device size
+  uint64_t offset = 0;        // --offset: start of the region in each file
+  double size_percent = 0;    // --size=N%: of each file's size (0: not given)
+  double offset_percent = 0;  // --offset=N%: of each file's size, aligned to the bs
+  RwMode rw = RwMode::kRead;  // --rw
+  uint32_t rwmixread = 50;    // --rwmixread: % reads for rw/randrw
+  uint64_t rw_modifier = 0;   // --rw=MODE:N: sequential: bytes skipped after each I/O; random: I/Os
+                              // per random offset (0: none)
+  uint32_t bs = 4096;         // --bs
   std::array<uint32_t, 2> bs_dir{};     // --bs=R,W: reads [0], writes [1] (0 = bs)
   uint32_t bs_min = 0, bs_max = 0;      // --bsrange=MIN-MAX (uniform, multiples of MIN)
   std::vector<BlockSizeShare> bssplit;  // --bssplit=4k/50:64k/50

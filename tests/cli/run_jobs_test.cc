@@ -171,7 +171,7 @@ TEST_F(RunJobsTest, FsyncAndFdatasyncEveryNWritesAsFio) {
   EXPECT_EQ(Run("iotail", "--name=a --sync=sometimes").status, 2);
 }
 
-TEST_F(RunJobsTest, DirectoryNrfilesAndFilesizeMakeFiosFiles) {
+TEST_F(RunJobsTest, DirectoryNrfilesFilenameListsAndFilesizeMakeFiosFiles) {
   if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
   auto files = [&](const std::string& tool, const std::string& extra) {
     const fs::path d = dir_ / (tool + "-files");
@@ -190,7 +190,11 @@ TEST_F(RunJobsTest, DirectoryNrfilesAndFilesizeMakeFiosFiles) {
     }
     return std::make_pair(out, Entries(r.out));
   };
-  for (const std::string extra : {"--nrfiles=3 --size=300k", "--nrfiles=2 --filesize=64k"}) {
+  // A clone's own files (nrfiles), or a --filename list that every clone uses: --size is a
+  // clone's total divided among its files, --filesize each file's.
+  for (const std::string extra :
+       {"--nrfiles=3 --size=300k", "--nrfiles=2 --filesize=64k", "--filename=a:b --size=256k",
+        "--filename=a:b --filesize=64k", "--filename=a:b:c --size=300k --numjobs=1"}) {
     SCOPED_TRACE(extra);
     const auto theirs = files("fio", extra);
     const auto ours = files("iotail", extra);
