@@ -322,12 +322,12 @@ int RunCommandWith(CommandArgs args, std::ostream& out, std::ostream& err, RunHo
       entry_of_worker.insert(entry_of_worker.end(), entries.entry[j].begin(),
                              entries.entry[j].end());
     }
-    samples.SetWorkers(std::move(entry_of_worker));
     if (hooks.on_batch) {
       std::vector<size_t> job_of_worker;
       for (size_t j : batch_jobs) job_of_worker.insert(job_of_worker.end(), specs[j].numjobs, j);
-      hooks.on_batch(job_of_worker);
+      hooks.on_batch(job_of_worker, entry_of_worker, entries.count);
     }
+    samples.SetWorkers(std::move(entry_of_worker));
     if (metrics != nullptr) {
       std::vector<size_t> job_of_worker;
       for (size_t j : batch_jobs) job_of_worker.insert(job_of_worker.end(), specs[j].numjobs, j);

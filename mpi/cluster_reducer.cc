@@ -13,6 +13,8 @@ std::vector<uint64_t> EncodeInterval(const ClusterInterval& interval) {
                                interval.end_ns,          interval.planned_bytes,
                                interval.final ? 1u : 0u, interval.jobs.size()};
   for (const auto& j : interval.jobs) stats::Encode(j, out);
+  out.push_back(interval.entry_counts.size());
+  out.insert(out.end(), interval.entry_counts.begin(), interval.entry_counts.end());
   return out;
 }
 
@@ -28,6 +30,13 @@ ClusterInterval DecodeInterval(std::span<const uint64_t> words) {
   if (jobs > 1'000'000) throw std::runtime_error("interval: job count out of range");
   interval.jobs.resize(jobs);
   for (auto& j : interval.jobs) stats::Decode(words, pos, j);
+  const uint64_t counts = stats::DecodeWord(words, pos);
+  if (counts % kEntryWords != 0 || counts > words.size() - pos) {
+    throw std::runtime_error("interval: entry counts out of range");
+  }
+  interval.entry_counts.assign(words.begin() + static_cast<ptrdiff_t>(pos),
+                               words.begin() + static_cast<ptrdiff_t>(pos + counts));
+  pos += counts;
   if (pos != words.size()) throw std::runtime_error("interval: trailing words");
   return interval;
 }
@@ -81,6 +90,10 @@ void ClusterReducer::Drain() {
       while (!r.queue.empty() && period_of(r.queue.front()) == k) {
         const ClusterInterval& front = r.queue.front();
         for (size_t j = 0; j < jobs_; ++j) sum.jobs[j].Add(front.jobs[j]);
+        if (sum.entry_counts.size() < front.entry_counts.size())
+          sum.entry_counts.resize(front.entry_counts.size());
+        for (size_t k = 0; k < front.entry_counts.size(); ++k)
+          sum.entry_counts[k] += front.entry_counts[k];
         sum.start_ns = std::min(sum.start_ns, front.start_ns);
         sum.end_ns = std::max(sum.end_ns, front.end_ns);
         sum.time_ms = std::max(sum.time_ms, front.time_ms);

@@ -12,7 +12,8 @@
 // failed is marked done so the others are not held up).
 //
 // The encoding of an interval (EncodeInterval) is what a rank sends: its time, bounds, planned
-// bytes and one RecorderSnapshot per job (stats/record/snapshot_codec.h). Not thread-safe.
+// bytes, one RecorderSnapshot per job (stats/record/snapshot_codec.h) and the entries' counts.
+// Not thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -32,7 +33,11 @@ struct ClusterInterval {
   uint64_t planned_bytes = 0;
   bool final = false;
   std::vector<stats::RecorderSnapshot> jobs;  // one per job of the run
+  // Per summary entry (a clone, or a group with group_reporting), per direction: I/Os, bytes
+  // (kEntryWords words each): what the summary's bw/iops samples of each entry are made of.
+  std::vector<uint64_t> entry_counts;
 };
+inline constexpr size_t kEntryWords = 2 * stats::kDirectionCount;
 
 std::vector<uint64_t> EncodeInterval(const ClusterInterval& interval);
 // Throws std::runtime_error on malformed input.

@@ -47,8 +47,6 @@ ClusterView::ClusterView(int ranks, const RankArgs& args, std::span<const engine
   live_ = std::make_unique<stats::LiveReport>(live, err, &sla_);
   std::vector<size_t> identity(jobs_);
   for (size_t j = 0; j < jobs_; ++j) identity[j] = j;
-  samples_ = std::make_unique<stats::RateSampleSink>(identity, jobs_,
-                                                     static_cast<uint32_t>(args.log_hist_msec));
   if (!args.hist_prefix.empty()) {
     const engine::JobSpec& first = specs.front();
     clat_ = std::make_unique<stats::HistLogWriter>(
@@ -81,6 +79,11 @@ ClusterView::ClusterView(int ranks, const RankArgs& args, std::span<const engine
   }
 }
 
+const std::vector<stats::RateSamples>& ClusterView::samples() const {
+  static const std::vector<stats::RateSamples> kNone;
+  return samples_ ? samples_->samples() : kNone;
+}
+
 std::vector<std::string> ClusterView::log_paths() const {
   std::vector<std::string> p;
   if (clat_) p.push_back(clat_->path());
@@ -102,7 +105,22 @@ void ClusterView::Close(std::ostream& err) {
 void ClusterView::Emit(const ClusterInterval& i) {
   const stats::IntervalInfo info{i.time_ms, i.start_ns, i.end_ns, i.final, i.planned_bytes};
   live_->OnInterval(info, i.jobs);
-  samples_->OnInterval(info, i.jobs);
+  // Each entry's counts, as the deltas of as many workers (all a rate sample needs).
+  const size_t entries = i.entry_counts.size() / kEntryWords;
+  if (!samples_) {
+    std::vector<size_t> entry_of(entries);
+    for (size_t e = 0; e < entries; ++e) entry_of[e] = e;
+    samples_ = std::make_unique<stats::RateSampleSink>(std::move(entry_of), entries,
+                                                       static_cast<uint32_t>(args_.log_hist_msec));
+  }
+  entry_deltas_.resize(entries);
+  for (size_t e = 0; e < entries; ++e) {
+    for (int d = 0; d < stats::kDirectionCount; ++d) {
+      entry_deltas_[e].dirs[d].ios = i.entry_counts[e * kEntryWords + 2 * d];
+      entry_deltas_[e].dirs[d].bytes = i.entry_counts[e * kEntryWords + 2 * d + 1];
+    }
+  }
+  samples_->OnInterval(info, entry_deltas_);
   if (metrics_) metrics_->OnInterval(info, i.jobs);
   if (!clat_) return;
   stats::RecorderSnapshot all;

@@ -32,7 +32,8 @@ class ClusterView {
 
   ClusterReducer& reducer() { return reducer_; }
   const stats::SlaChecker& sla() const { return sla_; }
-  const std::vector<stats::RateSamples>& samples() const { return samples_->samples(); }
+  // The bw/iops samples of each summary entry (a clone, or a group with group_reporting).
+  const std::vector<stats::RateSamples>& samples() const;
   std::vector<std::string> log_paths() const;
   // Closes the logs; serves the final metrics for --prometheus_linger, then stops the server.
   void Close(std::ostream& err);
@@ -46,7 +47,8 @@ class ClusterView {
   stats::SlaChecker sla_;
   ClusterReducer reducer_;
   std::unique_ptr<stats::LiveReport> live_;
-  std::unique_ptr<stats::RateSampleSink> samples_;
+  std::unique_ptr<stats::RateSampleSink> samples_;  // made at the first interval: one per entry
+  std::vector<stats::RecorderSnapshot> entry_deltas_;
   std::unique_ptr<stats::HistLogWriter> clat_, lat_;
   std::unique_ptr<stats::PrometheusMetrics> metrics_;
   std::unique_ptr<cli::MetricsServer> server_;

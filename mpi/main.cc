@@ -183,8 +183,9 @@ int Main(int argc, char** argv) {
     shared.jobs_known = true;
     shared.cv.notify_all();
   };
-  hooks.on_batch = [&](std::span<const size_t> job_of_worker) {
-    forward->SetWorkers(job_of_worker);
+  hooks.on_batch = [&](std::span<const size_t> job_of_worker,
+                       std::span<const size_t> entry_of_worker, size_t entries) {
+    forward->SetWorkers(job_of_worker, entry_of_worker, entries);
   };
   hooks.on_summary = [&](stats::RunSummary& summary) {
     mailbox.Push({kTagTotals, EncodeTotals(summary)});

@@ -80,9 +80,6 @@ RankArgs MakeRankArgs(const std::vector<std::string>& args, int rank, const std:
       out.prometheus = value();
     } else if (name == "prometheus_linger") {
       out.prometheus_linger_ns = cli::ParseTimeNs(value(), "prometheus_linger");
-    } else if (name == "group_reporting") {
-      throw stats::UsageError(
-          "--group_reporting: not supported by iotail-mpi (the cluster summary lists each job)");
     } else if (name == "start_at") {
       throw stats::UsageError("--start_at: iotail-mpi chooses the common start itself");
     } else {

@@ -47,20 +47,33 @@ class Mailbox {
   std::deque<Message> queue_;
 };
 
-// On every rank: sums each closed interval per job and posts it.
+// On every rank: sums each closed interval per job (and counts it per summary entry) and posts it.
 class ForwardSink final : public stats::IntervalSink {
  public:
   ForwardSink(Mailbox& mailbox, size_t jobs) : mailbox_(mailbox), jobs_(jobs) {}
-  void SetWorkers(std::span<const size_t> job_of_worker) {
+  void SetWorkers(std::span<const size_t> job_of_worker, std::span<const size_t> entry_of_worker,
+                  size_t entries) {
     job_of_worker_.assign(job_of_worker.begin(), job_of_worker.end());
+    entry_of_worker_.assign(entry_of_worker.begin(), entry_of_worker.end());
+    entries_ = entries;
   }
   void OnInterval(const stats::IntervalInfo& info,
                   std::span<const stats::RecorderSnapshot> deltas) override {
-    ClusterInterval interval{info.time_ms, info.start_ns,
-                             info.end_ns,  info.planned_bytes,
-                             info.final,   std::vector<stats::RecorderSnapshot>(jobs_)};
+    ClusterInterval interval{info.time_ms,
+                             info.start_ns,
+                             info.end_ns,
+                             info.planned_bytes,
+                             info.final,
+                             std::vector<stats::RecorderSnapshot>(jobs_),
+                             std::vector<uint64_t>(entries_ * kEntryWords)};
     for (size_t w = 0; w < deltas.size() && w < job_of_worker_.size(); ++w) {
       interval.jobs[job_of_worker_[w]].Add(deltas[w]);
+      if (w >= entry_of_worker_.size() || entry_of_worker_[w] >= entries_) continue;
+      uint64_t* counts = interval.entry_counts.data() + entry_of_worker_[w] * kEntryWords;
+      for (int d = 0; d < stats::kDirectionCount; ++d) {
+        counts[2 * d] += deltas[w].dirs[d].ios;
+        counts[2 * d + 1] += deltas[w].dirs[d].bytes;
+      }
     }
     mailbox_.Push({kTagInterval, EncodeInterval(interval)});
   }
@@ -68,7 +81,8 @@ class ForwardSink final : public stats::IntervalSink {
  private:
   Mailbox& mailbox_;
   size_t jobs_;
-  std::vector<size_t> job_of_worker_;
+  std::vector<size_t> job_of_worker_, entry_of_worker_;
+  size_t entries_ = 0;
 };
 
 // A rank's whole-run totals per job, for the cluster summary.

@@ -22,6 +22,8 @@ ClusterInterval Interval(uint64_t time_ms, uint64_t ios, bool final = false) {
   i.jobs[0].dirs[0].clat.n = ios;
   i.jobs[0].dirs[0].clat.hist.assign(stats::kRecordBuckets, 0);
   i.jobs[0].dirs[0].clat.hist[100] = ios;
+  i.entry_counts.assign(kEntryWords, 0);
+  i.entry_counts[0] = ios;  // one entry, its reads
   return i;
 }
 
@@ -37,6 +39,7 @@ TEST(ClusterReducerTest, SumsEachTimeOnceEveryRankHasIt) {
   EXPECT_EQ(out[0].time_ms, 500u);
   EXPECT_EQ(out[0].jobs[0].dirs[0].ios, 111u);
   EXPECT_EQ(out[0].jobs[0].dirs[0].clat.hist[100], 111u);
+  EXPECT_EQ(out[0].entry_counts[0], 111u);  // each entry's counts add up too
   // Rank 1's clock closed its last boundary late: its final ends at 998, in the period ending at
   // 1000, where `iotail merge` puts that record too. The others have 1000, then their finals.
   reducer.Add(1, Interval(998, 20, true));
@@ -74,12 +77,15 @@ TEST(ClusterReducerTest, ADoneRankHoldsNobodyUp) {
 TEST(ClusterReducerTest, EncodingRoundTrips) {
   ClusterInterval i = Interval(1500, 42, true);
   i.planned_bytes = 77;
+  i.entry_counts.assign(2 * kEntryWords, 0);
+  i.entry_counts[kEntryWords + 3] = 8192;  // entry 1, write bytes
   const auto words = EncodeInterval(i);
   const ClusterInterval back = DecodeInterval(words);
   EXPECT_EQ(back.time_ms, 1500u);
   EXPECT_TRUE(back.final);
   EXPECT_EQ(back.planned_bytes, 77u);
   EXPECT_EQ(back.jobs[0].dirs[0].clat.hist[100], 42u);
+  EXPECT_EQ(back.entry_counts, i.entry_counts);
   std::vector<uint64_t> longer = words;
   longer.push_back(0);
   EXPECT_THROW(DecodeInterval(longer), std::runtime_error);

@@ -123,6 +123,33 @@ TEST_F(MpiRunTest, FourRanksMergeExactlyAndTheSummaryTotalsEveryRank) {
   EXPECT_TRUE(fs::exists(dir_ / "P_lat_hist.1.log"));  // rate-limited: the lat log too
 }
 
+TEST_F(MpiRunTest, EachCloneHasItsOwnSamplesAndGroupReportingSumsThem) {
+  // 2 ranks x 2 clones x 1000 reads/s: each clone's entry does 2000/s over the cluster; the group
+  // of all four, 4000/s.
+  const std::string args =
+      "--ioengine=null --filename=t.{rank} --size=1m --rw=randread --rate_iops=1000 --numjobs=2 "
+      "--runtime=3 --time_based --log_hist_msec=500 --output-format=json";
+  for (const bool grouped : {false, true}) {
+    SCOPED_TRACE(grouped);
+    const auto r = Mpi(2, args + (grouped ? " --group_reporting" : ""));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json summary = json::parse(r.out.substr(r.out.find('{')));
+    const json& jobs = summary["jobs"];
+    ASSERT_EQ(jobs.size(), grouped ? 1u : 2u) << summary;
+    uint64_t ios = 0;
+    for (const json& job : jobs) {
+      const json& read = job["read"];
+      const double rate = grouped ? 4000 : 2000;
+      EXPECT_NEAR(read["iops"].get<double>(), rate, rate * 0.05);
+      EXPECT_NEAR(read["iops_mean"].get<double>(), rate, rate * 0.05) << read;
+      ios += read["total_ios"].get<uint64_t>();
+    }
+    uint64_t rank_ios = 0;
+    for (const json& rank : summary["iotail_run"]["ranks"]) rank_ios += rank["ios"].get<uint64_t>();
+    EXPECT_EQ(ios, rank_ios);
+  }
+}
+
 TEST_F(MpiRunTest, ARankThatCannotStartStopsEveryRankNamingIt) {
   for (int k : {0, 1, 3}) fs::create_directories(dir_ / ("d" + std::to_string(k)));
   const auto r = Mpi(4,
