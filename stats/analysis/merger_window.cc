@@ -192,7 +192,8 @@ std::vector<std::vector<Merger::WindowTask>> Merger::PlanWindow(int64_t w1) cons
       ++live;
       fresh = fresh && s.fresh;
     }
-    if (live > 1 && fresh && aligner.LastQuantum(segment.last_end_ms, segment.last_end_ms) < w1) {
+    // One direction too: a guessed segment must be read (and checked) whole, in the first window.
+    if (live > 0 && fresh && aligner.LastQuantum(segment.last_end_ms, segment.last_end_ms) < w1) {
       mine.push_back({g, true});
       continue;
     }

@@ -119,6 +119,14 @@ TEST_F(MergerGuessTest, AWrongGuessIsTakenBackBeforeAnythingIsEmitted) {
   std::string torn_data = Job(250, 250, kRecords, 5) + "99999, 0, 4096, 1, 2";
   const std::string torn = Write("torn.log", torn_data);
   ExpectSameAsScanned({plain, two_jobs}, 2);
+  // The same with jobs that only read (one direction: one source per segment).
+  std::string reads_only;
+  for (const auto& [first, seed] : {std::pair{250, 6}, {255, 7}}) {
+    for (int k = 0; k < 2 * kRecords; ++k) {
+      reads_only += Line(first + k * 250, 0, {{static_cast<size_t>(300 + (k + seed) % 50), 1}});
+    }
+  }
+  ExpectSameAsScanned({Write("reads_two_jobs.log", reads_only)}, 1);
   ExpectSameAsScanned({trim, plain}, 2);
   ExpectSameAsScanned({plain, torn}, 2);
   ExpectSameAsScanned({plain}, 0);
