@@ -176,16 +176,22 @@ void Merger::BuildSources(bool guess) {
   // Guessed segments are read whole in the first window, before anything is emitted, so that a
   // wrong guess can still be taken back (RunBatches then scans and starts again).
   const Aligner aligner(options_.quantum_ms);
-  int64_t w0 = std::numeric_limits<int64_t>::max();
-  for (const Source& s : sources_) {
-    if (!s.done) w0 = std::min(w0, aligner.FirstQuantum(s.start, s.end));
-  }
+  const int64_t w0 = NextPendingQuantum();
   for (const SegmentSources& segment : segments_) {
     if (segment.guessed_max_gap_ms &&
         aligner.LastQuantum(segment.last_end_ms, segment.last_end_ms) >= w0 + WindowQuanta()) {
       throw GuessFailed();
     }
   }
+}
+
+int64_t Merger::NextPendingQuantum() const {
+  const Aligner aligner(options_.quantum_ms);
+  int64_t next = std::numeric_limits<int64_t>::max();
+  for (const Source& s : sources_) {
+    if (!s.done) next = std::min(next, aligner.FirstQuantum(s.start, s.end));
+  }
+  return next;
 }
 
 int64_t Merger::WindowQuanta() const {
@@ -256,14 +262,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
     for (auto& total : t.totals) total.Resize(buckets);
   }
 
-  auto next_start = [&]() {
-    int64_t next = std::numeric_limits<int64_t>::max();
-    for (const Source& s : sources_) {
-      if (!s.done) next = std::min(next, aligner.FirstQuantum(s.start, s.end));
-    }
-    return next;
-  };
-  int64_t w0 = next_start();
+  int64_t w0 = NextPendingQuantum();
   int64_t emitted = w0;  // next quantum to emit
   // A batch of consecutive quanta: their slots in the window (or none), summed over the
   // threads' buffers in parallel (each bucket in thread order: the same sums on every run).
@@ -337,7 +336,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
     emit_through(remaining ? w1 - 1 : std::min(last, w1 - 1), w0, true);
     if (!remaining) break;
     // Skip windows in which no source has anything (the empty quanta are still emitted).
-    w0 = std::max(w1, next_start());
+    w0 = std::max(w1, NextPendingQuantum());
     emit_through(w0 - 1, w0, false);
   }
   for (const ThreadReader& t : readers_) {

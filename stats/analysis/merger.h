@@ -123,6 +123,8 @@ class Merger {
   };
   void BuildSources(bool guess);
   int64_t WindowQuanta() const;
+  // The first quantum a pending record reaches (INT64_MAX when every source is done).
+  int64_t NextPendingQuantum() const;
   void RunWindows(const std::function<void(std::span<const MergedQuantum>)>& sink);
   std::vector<std::vector<WindowTask>> PlanWindow(int64_t w1) const;
   void ProcessWindow(Source& source, int64_t w0, int64_t w1, double* buffer, SlotState* touched,
