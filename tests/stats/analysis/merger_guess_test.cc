@@ -34,15 +34,8 @@ std::string Job(int64_t first, int64_t period, int records, int seed) {
   return data;
 }
 
-class MergerGuessTest : public ::testing::Test {
+class MergerGuessTest : public LogFilesTest {
  protected:
-  void SetUp() override { dir_ = testing::MakeScratchDir("iotail_merger_guess"); }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& data) {
-    const fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << data;
-    return path.string();
-  }
   struct Result {
     std::vector<Quantum> quanta;
     uint64_t total = 0;
@@ -89,7 +82,6 @@ class MergerGuessTest : public ::testing::Test {
       }
     }
   }
-  fs::path dir_;
 };
 
 TEST_F(MergerGuessTest, LargeFilesAreReadOnAGuessThatHoldsWithTheSameSums) {

@@ -22,22 +22,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class MergerTest : public ::testing::Test {
+class MergerTest : public LogFilesTest {
  protected:
-  void SetUp() override { dir_ = testing::MakeScratchDir("iotail_merger"); }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& data) {
-    const fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << data;
-    return path.string();
-  }
   static MergeOptions Options(int64_t quantum_ms, unsigned threads = 1) {
     MergeOptions options;
     options.quantum_ms = quantum_ms;
     options.threads = threads;
     return options;
   }
-  fs::path dir_;
 };
 
 TEST_F(MergerTest, PeriodEqualToQuantumKeepsCountsExact) {

@@ -1,14 +1,20 @@
-// Helpers of the merger tests: log lines, and a merger's quanta copied out.
+// Helpers of the merger tests: log lines, a merger's quanta copied out, and a fixture with a
+// scratch directory for the logs.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "stats/analysis/merger.h"
 #include "stats/core/histogram_layout.h"
+#include "tests/test_util.h"
 
 namespace iotail::stats {
 
@@ -44,5 +50,18 @@ inline double Sum(const std::vector<double>& v) {
   for (double x : v) s += x;
   return s;
 }
+
+// A scratch directory (removed afterwards) and Write() to put a log in it.
+class LogFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing::MakeScratchDir("iotail_merger"); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& data) {
+    const std::filesystem::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << data;
+    return path.string();
+  }
+  std::filesystem::path dir_;
+};
 
 }  // namespace iotail::stats
