@@ -1,37 +1,118 @@
-// The option tables of `iotail run`: one entry per option name (fio's spelling, underscores),
-// whether it is a bare boolean flag, its help line, and how it sets a RunOptions. The tables are
-// split by concept across files (run_options.cc: I/O and outputs; run_options_jobs.cc: jobs,
-// groups and fio's reporting switches; run_options_logs.cc: fio's bw/iops/lat logs); FindRunOption
-// looks in all of them. Built once, immutable, thread-safe to read.
+// The option table of `iotail run`: one row per option, declared once with its name (fio's
+// spelling, underscores), its aliases, its value type, its default, its help line in fio's terms
+// and where it applies (one job, or the whole run). Everything else comes from the rows: the parse
+// of the command line and of job files (ParseOptionValue turns the text into a value by the row's
+// type, with one shared parser per type, then the row's setter stores it), `iotail run --help`, the
+// did-you-mean suggestions, and docs/run-options.md (OptionsMarkdown; a test keeps that file equal
+// to it). The rows are split by concept across files (run_options.cc: what and where, how, outputs;
+// run_options_io.cc: how a job does its I/O beyond that; run_options_jobs.cc: jobs, groups and
+// fio's reporting switches; run_options_logs.cc: fio's logs and the metrics endpoint).
+//
+// A row's setter only stores: value checks that need no other option belong to the type (a range,
+// a list of choices) or to the setter; checks across options belong to JobSpec::Validate. Built
+// once, immutable, thread-safe to read.
 #pragma once
 
-#include <functional>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "cli/run_options.h"
 
 namespace iotail::cli {
 
-struct OptionDef {
-  const char* name;
-  bool boolean;
-  const char* help;
-  std::function<void(RunOptions&, const std::string&)> apply;
+enum class ValueType {
+  kFlag,    // 1/0, true/false, yes/no, on/off; bare on the command line or in a job file: 1
+  kCount,   // a whole number, within [min, max]
+  kSize,    // bytes with fio's suffixes under kb_base (4k, 64M, 1g)
+  kTime,    // a duration with units; a bare number is seconds (fio's runtime)
+  kTimeUs,  // a duration with units; a bare number is microseconds (fio's thinktime)
+  kMillis,  // a duration in whole milliseconds, at least 1 ms (bare: seconds); stored in ms
+  kChoice,  // one of the row's choices (its value is stored)
+  kText,    // free text, or a syntax of its own that the setter parses
 };
 
+// Where an option applies: to the job it is given for (and, before the first --name or in a
+// [global] section, to every job), or to the run as a whole wherever it is given on the command
+// line (never in a job file).
+enum class OptionScope { kJob, kRun };
+
+struct OptionChoice {
+  const char* name;
+  int64_t value;
+};
+
+// A value parsed by its row's type: `text` as given, `number` for every type but kText (a flag's
+// 0/1, a count, bytes, ns, ms, a choice's value); `option` is the name it was given under, for the
+// setter's messages.
+struct OptionValue {
+  std::string_view option;
+  std::string text;
+  int64_t number = 0;
+};
+
+using OptionSetter = void (*)(RunOptions&, const OptionValue&);
+
+struct OptionDef {
+  const char* name;
+  ValueType type;
+  OptionSetter set;
+  const char* help;                     // fio's meaning, in a line
+  const char* default_value = "";       // as the user would write it; "" = none, or see help
+  std::vector<const char*> aliases{};   // fio's other names for it
+  std::vector<OptionChoice> choices{};  // kChoice
+  OptionScope scope = OptionScope::kJob;
+  int64_t min = 0, max = UINT32_MAX;  // kCount
+};
+
+// The setters of plain fields: JobField<&engine::JobSpec::iodepth> stores the parsed value into
+// that field of the job's spec, RunField<&RunOptions::output> into RunOptions.
+namespace detail {
+inline void Store(bool& field, const OptionValue& v) { field = v.number != 0; }
+inline void Store(std::string& field, const OptionValue& v) { field = v.text; }
+template <class T>
+requires std::is_arithmetic_v<T> || std::is_enum_v<T>
+void Store(T& field, const OptionValue& v) { field = static_cast<T>(v.number); }
+}  // namespace detail
+template <auto Field>
+void JobField(RunOptions& o, const OptionValue& v) {
+  detail::Store(o.spec.*Field, v);
+}
+template <auto Field>
+void RunField(RunOptions& o, const OptionValue& v) {
+  detail::Store(o.*Field, v);
+}
+// For fio's switches that iotail always behaves as if set: the value is checked, nothing stored.
+inline void AcceptOnly(RunOptions&, const OptionValue&) {}
+
 std::span<const OptionDef> CoreOptionTable();         // cli/run_options.cc
+std::span<const OptionDef> IoBehaviourOptionTable();  // cli/run_options_io.cc
 std::span<const OptionDef> JobControlOptionTable();   // cli/run_options_jobs.cc
 std::span<const OptionDef> LogOptionTable();          // cli/run_options_logs.cc
-std::span<const OptionDef> IoBehaviourOptionTable();  // cli/run_options_io.cc
-// All of them, in the order --help lists them.
-std::vector<std::span<const OptionDef>> AllOptionTables();
+// All of them, in the order --help lists them, each with its title.
+struct OptionGroup {
+  const char* title;
+  std::span<const OptionDef> rows;
+};
+std::vector<OptionGroup> AllOptionTables();
 
-// The entry for `name` (underscores), or nullptr.
+// The row whose name or alias is `name` (underscores), or nullptr.
 const OptionDef* FindRunOption(std::string_view name);
-// Every option name, for suggestions and the help text.
+// Every name and alias, for suggestions.
 std::vector<std::string_view> RunOptionNames();
+// Whether a bare --name (or a bare key in a job file) is allowed, meaning 1: flags, and choices
+// that include "1".
+bool TakesBareValue(const OptionDef& def);
+// `text` parsed by the row's type (UsageError naming --`given_as` on a bad value).
+OptionValue ParseOptionValue(const OptionDef& def, std::string_view given_as,
+                             const std::string& text);
+
+// The options part of `iotail run --help`: a line or two per row.
+std::string OptionsHelp();
+// docs/run-options.md: a table per concept (option, aliases, value, default, meaning, scope).
+std::string OptionsMarkdown();
 
 }  // namespace iotail::cli

@@ -5,6 +5,7 @@
 // naming the option on bad input.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -21,17 +22,19 @@ enum class OutputFormat { kNormal, kJson, kJsonPlus, kTerse };
 
 struct RunOptions {
   engine::JobSpec spec;
-  bool help = false;
-  bool default_benchmark = false;  // no --filename: run the short default benchmark
-  bool rw_given = false, ioengine_given = false, runtime_given = false, direct_given = false;
-  bool iodepth_given = false, size_given = false, log_hist_msec_given = false;
+  int help = 0;  // --help: 1 the usage, 2 every option as markdown (docs/run-options.md)
   uint32_t log_avg_msec = 0;  // --log_avg_msec (0: not given)
   OutputFormat output_format = OutputFormat::kNormal;
   std::vector<OutputFormat> output_formats;  // --output-format=normal,json: each, in this order
   std::string output;                        // --output FILE ("" = stdout)
   std::vector<double> percentiles;           // --percentile_list (default fio's list)
   std::vector<std::pair<std::string, std::string>> given;  // options as given, for the summary
-  uint64_t status_interval_ms = 0;                         // --status-interval (0 = the log period)
+  std::vector<std::string_view> given_names;               // their table names (not aliases)
+  // Whether the option named `name` in the table (not an alias) was given for this job.
+  bool Given(std::string_view name) const {
+    return std::find(given_names.begin(), given_names.end(), name) != given_names.end();
+  }
+  uint64_t status_interval_ms = 0;  // --status-interval (0 = the log period)
   stats::LiveFormat live_format = stats::LiveFormat::kText;  // --live-format
   std::vector<std::string> sla;                              // --sla targets, as given
   std::string prometheus;             // --prometheus=[ADDR:]PORT ("" = no metrics endpoint)

@@ -4,8 +4,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "cli/option_table.h"
 #include "cli/run_options.h"
 #include "stats/core/errors.h"
@@ -16,109 +14,84 @@ using stats::UsageError;
 
 namespace {
 
-// fio's thinktime values: a bare number is microseconds; units as for other times.
-uint64_t ThinkTimeNs(const std::string& v, std::string_view option) {
-  if (!v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return ParseTimeNs(v + "us", option);
+// fio's rate_min=N or R,W: N applies to both directions.
+template <bool Bytes>
+void ParseRateMin(RunOptions& o, const OptionValue& v) {
+  engine::JobSpec parsed;
+  ParseRate(v.text, v.option, Bytes, parsed);
+  if (parsed.rate.Any()) {
+    o.spec.rate_min = {parsed.rate, parsed.rate};
+  } else {
+    o.spec.rate_min = parsed.rate_dir;
   }
-  return ParseTimeNs(v, option);
 }
 
-// fio's rate_min=N or R,W: N applies to both directions.
-void ParseRateMin(const std::string& v, std::string_view option, bool bytes,
-                  engine::JobSpec& spec) {
-  engine::JobSpec parsed;
-  ParseRate(v, option, bytes, parsed);
-  if (parsed.rate.Any()) {
-    spec.rate_min = {parsed.rate, parsed.rate};
-  } else {
-    spec.rate_min = parsed.rate_dir;
-  }
-}
+using engine::JobSpec;
+using enum ValueType;
 
 const std::vector<OptionDef>& Table() {
   static const std::vector<OptionDef> table = {
-      {"thinktime", false, "stall this long after I/Os complete before issuing more (bare = us)",
-       [](RunOptions& o, const std::string& v) {
-         o.spec.thinktime_ns = ThinkTimeNs(v, "thinktime");
-       }},
-      {"thinktime_spin", false, "of the thinktime, spin this long (the rest sleeps; bare = us)",
-       [](RunOptions& o, const std::string& v) {
-         o.spec.thinktime_spin_ns = ThinkTimeNs(v, "thinktime_spin");
-       }},
-      {"thinktime_blocks", false, "stall after this many I/Os (default 1)",
-       [](RunOptions& o, const std::string& v) {
-         o.spec.thinktime_blocks = ParseU32(v, "thinktime_blocks");
-       }},
-      {"fsync", false, "fsync a file after every N writes to it (counted under sync in JSON)",
-       [](RunOptions& o, const std::string& v) { o.spec.fsync_every = ParseU32(v, "fsync"); }},
-      {"fdatasync", false, "fdatasync a file after every N writes to it",
-       [](RunOptions& o, const std::string& v) {
-         o.spec.fdatasync_every = ParseU32(v, "fdatasync");
-       }},
-      {"sync", false, "none|sync|dsync (0|1): open for synchronous writes (O_SYNC, O_DSYNC)",
-       [](RunOptions& o, const std::string& v) {
-         if (v == "none" || v == "0") {
-           o.spec.sync_flags = 0;
-         } else if (v == "sync" || v == "1") {
-           o.spec.sync_flags = O_SYNC;
-         } else if (v == "dsync") {
-           o.spec.sync_flags = O_DSYNC;
-         } else {
-           throw UsageError(fmt::format("--sync: expected none, sync, dsync, 0 or 1, got '{}'", v));
-         }
-       }},
-      {"fadvise_hint", false, "1 (default: by rw) | 0 | sequential | random | normal",
-       [](RunOptions& o, const std::string& v) {
-         if (v == "1") {
-           o.spec.fadvise = -2;
-         } else if (v == "0") {
-           o.spec.fadvise = -1;
-         } else if (v == "sequential") {
-           o.spec.fadvise = POSIX_FADV_SEQUENTIAL;
-         } else if (v == "random") {
-           o.spec.fadvise = POSIX_FADV_RANDOM;
-         } else if (v == "normal") {
-           o.spec.fadvise = POSIX_FADV_NORMAL;
-         } else {
-           throw UsageError(fmt::format(
-               "--fadvise_hint: expected 0, 1, sequential, random or normal, got '{}'", v));
-         }
-       }},
-      {"directory", false, "directory of the files (fio's default names NAME.CLONE.FILE there)",
-       [](RunOptions& o, const std::string& v) {
-         if (v.empty()) throw UsageError("--directory: empty");
-         o.directory = v;
-       }},
-      {"nrfiles", false, "files per clone when no --filename is given (default 1)",
-       [](RunOptions& o, const std::string& v) {
-         o.nrfiles = ParseU32(v, "nrfiles");
-         if (o.nrfiles == 0 || o.nrfiles > 100000) {
-           throw UsageError("--nrfiles: expected 1..100000");
-         }
-       }},
-      {"nr_files", false, "same as --nrfiles",
-       [](RunOptions& o, const std::string& v) {
-         o.nrfiles = ParseU32(v, "nr_files");
-         if (o.nrfiles == 0 || o.nrfiles > 100000)
-           throw UsageError("--nr_files: expected 1..100000");
-       }},
-      {"filesize", false, "size of each file (default: --size divided among the files, as fio)",
-       [](RunOptions& o, const std::string& v) { o.filesize = ParseSize(v, "filesize"); }},
-      {"verify", false, "crc32c|md5|0: checksummed blocks, checked when read (and read back)",
-       [](RunOptions& o, const std::string& v) { o.spec.verify = engine::ParseVerifyKind(v); }},
-      {"do_verify", true, "with --verify on a write job: read every block back after (default 1)",
-       [](RunOptions& o, const std::string& v) { o.spec.do_verify = ParseBool(v, "do_verify"); }},
-      {"rate_min", false, "stop with an error when a direction falls below N bytes/s (or R,W)",
-       [](RunOptions& o, const std::string& v) { ParseRateMin(v, "rate_min", true, o.spec); }},
-      {"ratemin", false, "same as --rate_min",
-       [](RunOptions& o, const std::string& v) { ParseRateMin(v, "ratemin", true, o.spec); }},
-      {"rate_iops_min", false, "stop with an error when a direction falls below N IOPS (or R,W)",
-       [](RunOptions& o, const std::string& v) {
-         ParseRateMin(v, "rate_iops_min", false, o.spec);
-       }},
-      {"invalidate", true, "drop the page cache of the targets before the run (default 1)",
-       [](RunOptions& o, const std::string& v) { o.spec.invalidate = ParseBool(v, "invalidate"); }},
+      {"thinktime", kTimeUs, JobField<&JobSpec::thinktime_ns>,
+       "stall this long after I/Os complete before issuing more (bare = us)", "0"},
+      {"thinktime_spin", kTimeUs, JobField<&JobSpec::thinktime_spin_ns>,
+       "of the thinktime, spin this long (the rest sleeps; bare = us)", "0"},
+      {"thinktime_blocks", kCount, JobField<&JobSpec::thinktime_blocks>,
+       "stall after this many I/Os", "1"},
+      {"fsync", kCount, JobField<&JobSpec::fsync_every>,
+       "fsync a file after every N writes to it (counted under sync in JSON)", "0"},
+      {"fdatasync", kCount, JobField<&JobSpec::fdatasync_every>,
+       "fdatasync a file after every N writes to it", "0"},
+      {"sync",
+       kChoice,
+       JobField<&JobSpec::sync_flags>,
+       "open for synchronous writes (sync, 1: O_SYNC; dsync: O_DSYNC)",
+       "none",
+       {},
+       {{"none", 0}, {"0", 0}, {"sync", O_SYNC}, {"1", O_SYNC}, {"dsync", O_DSYNC}}},
+      {"fadvise_hint",
+       kChoice,
+       JobField<&JobSpec::fadvise>,
+       "posix_fadvise the targets (1: by rw, random or sequential)",
+       "1",
+       {},
+       {{"1", -2},
+        {"0", -1},
+        {"sequential", POSIX_FADV_SEQUENTIAL},
+        {"random", POSIX_FADV_RANDOM},
+        {"normal", POSIX_FADV_NORMAL}}},
+      {"directory", kText,
+       [](RunOptions& o, const OptionValue& v) {
+         if (v.text.empty()) throw UsageError(fmt::format("--{}: empty", v.option));
+         o.directory = v.text;
+       },
+       "directory of the files (fio's default names NAME.CLONE.FILE there)", "."},
+      {"nrfiles",
+       kCount,
+       RunField<&RunOptions::nrfiles>,
+       "files per clone when no --filename is given",
+       "1",
+       {"nr_files"},
+       {},
+       OptionScope::kJob,
+       1,
+       100000},
+      {"filesize", kSize, RunField<&RunOptions::filesize>, "size of each file",
+       "--size divided among the files"},
+      {"verify", kText,
+       [](RunOptions& o, const OptionValue& v) { o.spec.verify = engine::ParseVerifyKind(v.text); },
+       "crc32c|md5|0: checksummed blocks, checked when read (and read back)", "0"},
+      {"do_verify", kFlag, JobField<&JobSpec::do_verify>,
+       "with --verify on a write job: read every block back after", "1"},
+      {"rate_min",
+       kText,
+       ParseRateMin<true>,
+       "stop with an error when a direction falls below N bytes/s (or R,W)",
+       "",
+       {"ratemin"}},
+      {"rate_iops_min", kText, ParseRateMin<false>,
+       "stop with an error when a direction falls below N IOPS (or R,W)"},
+      {"invalidate", kFlag, JobField<&JobSpec::invalidate>,
+       "drop the page cache of the targets before the run", "1"},
   };
   return table;
 }

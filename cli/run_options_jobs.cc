@@ -1,6 +1,7 @@
 // Jobs and groups on the command line, with fio's meanings: options before the first --name are
-// global, each --name starts a job, stonewall/new_group/group_reporting/startdelay/loops and fio's
-// switches that need no work in iotail (thread, fixedbufs, registerfiles). See run_options.h.
+// global, each --name starts a job; the rows of
+// stonewall/new_group/group_reporting/startdelay/loops and of fio's switches that need no work in
+// iotail (thread, fixedbufs, registerfiles). See run_options.h.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,96 +20,83 @@ using stats::UsageError;
 
 namespace {
 
-// fio's switches that iotail always behaves as if set: accepted, checked, and without effect.
-void AlwaysOn(std::string_view option, const std::string& v) { (void)ParseBool(v, option); }
+using engine::JobSpec;
+using enum ValueType;
 
 const std::vector<OptionDef>& Table() {
   static const std::vector<OptionDef> table = {
-      {"stonewall", true, "wait for the jobs before this one to finish; starts a new group",
-       [](RunOptions& o, const std::string& v) { o.stonewall = ParseBool(v, "stonewall"); }},
-      {"wait_for_previous", true, "same as --stonewall",
-       [](RunOptions& o, const std::string& v) {
-         o.stonewall = ParseBool(v, "wait_for_previous");
-       }},
-      {"new_group", true, "start a new reporting group (jobs still run together)",
-       [](RunOptions& o, const std::string& v) { o.new_group = ParseBool(v, "new_group"); }},
-      {"group_reporting", true, "report each reporting group as one job (summed over its jobs)",
-       [](RunOptions& o, const std::string& v) {
-         o.group_reporting = ParseBool(v, "group_reporting");
-       }},
-      {"wait_for", false, "start when the named earlier job has ended (no forward references)",
-       [](RunOptions& o, const std::string& v) {
-         if (v.empty()) throw UsageError("--wait_for: expected a job name");
-         o.spec.wait_for = v;
-       }},
-      {"startdelay", false, "start this job this long after the others (bare = seconds)",
-       [](RunOptions& o, const std::string& v) {
-         o.spec.startdelay_ns = ParseTimeNs(v, "startdelay");
-       }},
-      {"loops", false, "passes over the region (default 1; not with time_based)",
-       [](RunOptions& o, const std::string& v) { o.spec.loops = ParseU32(v, "loops"); }},
-      {"cpus_allowed_policy", false, "shared (default: every worker on all CPUs) or split",
-       [](RunOptions& o, const std::string& v) {
-         if (v != "shared" && v != "split") {
-           throw UsageError(
-               fmt::format("--cpus_allowed_policy: expected shared or split, got '{}'", v));
-         }
-         o.spec.cpus_allowed_split = v == "split";
-       }},
-      {"random_distribution", false,
-       "random (default) | zipf:THETA | pareto:H | normal:SIGMA, with an optional :CENTRE 0..1",
-       [](RunOptions& o, const std::string& v) {
-         o.spec.random_distribution = engine::ParseDistribution(v);
-       }},
-      {"norandommap", true, "random offsets with replacement (default: every block once a pass)",
-       [](RunOptions& o, const std::string& v) {
-         o.spec.norandommap = ParseBool(v, "norandommap");
-       }},
-      {"randrepeat", true, "1 (default): the same random offsets every run; 0: seeded by the time",
-       [](RunOptions& o, const std::string& v) { o.randrepeat = ParseBool(v, "randrepeat"); }},
-      {"kb_base", false,
-       "1024 (default: k = 1024, KiB = 1000, as fio) or 1000 (k = 1000, KiB = 1024)",
-       [](RunOptions&, const std::string& v) {
-         if (v != "1000" && v != "1024")
-           throw UsageError(fmt::format("--kb_base: expected 1000 or 1024, got '{}'", v));
-       }},
-      {"eta", false, "always|auto: the live lines (default); never: none (fio's status line)",
-       [](RunOptions& o, const std::string& v) {
-         if (v == "never") {
-           o.live_format = stats::LiveFormat::kNone;
-         } else if (v != "always" && v != "auto") {
-           throw UsageError(fmt::format("--eta: expected always, auto or never, got '{}'", v));
-         }
-       }},
-      {"eta_newline", false, "a live line every T (as --status_interval)",
-       [](RunOptions& o, const std::string& v) {
-         const uint64_t ns = ParseTimeNs(v, "eta_newline");
-         if (ns < 1'000'000 || ns % 1'000'000 != 0) {
-           throw UsageError("--eta_newline: expected whole milliseconds, at least 1ms");
-         }
-         o.status_interval_ms = ns / 1'000'000;
-       }},
-      {"thread", true, "accepted: iotail's workers are always threads",
-       [](RunOptions&, const std::string& v) { AlwaysOn("thread", v); }},
-      {"fixedbufs", true, "accepted: io_uring buffers are always registered when possible",
-       [](RunOptions&, const std::string& v) { AlwaysOn("fixedbufs", v); }},
-      {"registerfiles", true, "accepted: io_uring files are always registered when possible",
-       [](RunOptions&, const std::string& v) { AlwaysOn("registerfiles", v); }},
-      {"clat_percentiles", true, "accepted: clat percentiles are always reported",
-       [](RunOptions&, const std::string& v) { AlwaysOn("clat_percentiles", v); }},
-      {"lat_percentiles", true, "accepted: lat percentiles are reported when lat is measured",
-       [](RunOptions&, const std::string& v) { AlwaysOn("lat_percentiles", v); }},
+      {"stonewall",
+       kFlag,
+       RunField<&RunOptions::stonewall>,
+       "wait for the jobs before this one to finish; starts a new group",
+       "0",
+       {"wait_for_previous"}},
+      {"new_group", kFlag, RunField<&RunOptions::new_group>,
+       "start a new reporting group (jobs still run together)", "0"},
+      {"group_reporting", kFlag, RunField<&RunOptions::group_reporting>,
+       "report each reporting group as one job (summed over its jobs)", "0"},
+      {"wait_for", kText,
+       [](RunOptions& o, const OptionValue& v) {
+         if (v.text.empty()) throw UsageError(fmt::format("--{}: expected a job name", v.option));
+         o.spec.wait_for = v.text;
+       },
+       "start when the named earlier job has ended (no forward references)"},
+      {"startdelay", kTime, JobField<&JobSpec::startdelay_ns>,
+       "start this job this long after the others (bare = seconds)", "0"},
+      {"loops", kCount, JobField<&JobSpec::loops>, "passes over the region (not with time_based)",
+       "1"},
+      {"cpus_allowed_policy",
+       kChoice,
+       JobField<&JobSpec::cpus_allowed_split>,
+       "shared: every worker on all the CPUs; split: worker i on CPU i mod n",
+       "shared",
+       {},
+       {{"shared", 0}, {"split", 1}}},
+      {"random_distribution", kText,
+       [](RunOptions& o, const OptionValue& v) {
+         o.spec.random_distribution = engine::ParseDistribution(v.text);
+       },
+       "random | zipf:THETA | pareto:H | normal:SIGMA, with an optional :CENTRE 0..1", "random"},
+      {"norandommap", kFlag, JobField<&JobSpec::norandommap>,
+       "random offsets with replacement (default: every block once a pass)", "0"},
+      {"randrepeat", kFlag, RunField<&RunOptions::randrepeat>,
+       "1: the same random offsets every run; 0: seeded by the time", "1"},
+      // Applied before the job's other options (BuildJob), so that it applies to all its sizes.
+      {"kb_base",
+       kChoice,
+       AcceptOnly,
+       "1024: k = 1024, KiB = 1000 (as fio); 1000: the reverse",
+       "1024",
+       {},
+       {{"1000", 1000}, {"1024", 1024}}},
+      {"eta",
+       kChoice,
+       [](RunOptions& o, const OptionValue& v) {
+         if (v.number == 0) o.live_format = stats::LiveFormat::kNone;
+       },
+       "always|auto: the live lines; never: none (fio's status line)",
+       "auto",
+       {},
+       {{"always", 1}, {"auto", 1}, {"never", 0}},
+       OptionScope::kRun},
+      {"thread", kFlag, AcceptOnly, "accepted: iotail's workers are always threads", "1"},
+      {"fixedbufs", kFlag, AcceptOnly,
+       "accepted: io_uring buffers are always registered when possible", "1"},
+      {"registerfiles", kFlag, AcceptOnly,
+       "accepted: io_uring files are always registered when possible", "1"},
+      {"clat_percentiles", kFlag, AcceptOnly, "accepted: clat percentiles are always reported",
+       "1"},
+      {"lat_percentiles", kFlag, AcceptOnly,
+       "accepted: lat percentiles are reported when lat is measured", "1"},
   };
   return table;
 }
 
-constexpr std::string_view kRunLevel[] = {
-    "help", "output", "output_format", "minimal",    "live_format",      "status_interval",
-    "sla",  "eta",    "eta_newline",   "prometheus", "prometheus_linger"};
-
 struct Setting {
   std::string name, value;
-  std::string origin;  // "FILE:LINE" in a job file, "" on the command line
+  std::string origin;   // "FILE:LINE" in a job file, "" on the command line
+  std::string spelled;  // the name as the user wrote it (--live-format), for messages; "": name
+  std::string_view Spelled() const { return spelled.empty() ? name : spelled; }
 };
 
 [[noreturn]] void Unknown(const Setting& s) {
@@ -137,18 +125,19 @@ CommandLine Tokenize(std::span<char* const> args) {
     }
     arg = arg.substr(2);
     const size_t eq = arg.find('=');
-    std::string name = arg.substr(0, eq);
+    std::string spelled = arg.substr(0, eq);
+    std::string name = spelled;
     std::replace(name.begin(), name.end(), '-', '_');
     if (name == "showcmd" || name == "parse_only") {
       (name == "showcmd" ? out.showcmd : out.parse_only) = true;
       continue;
     }
     const OptionDef* def = FindRunOption(name);
-    if (def == nullptr && name != "section") Unknown({name, "", ""});
+    if (def == nullptr && name != "section") Unknown({name, "", "", ""});
     std::string value;
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
-    } else if (def != nullptr && def->boolean) {
+    } else if (def != nullptr && TakesBareValue(*def)) {
       value = "1";
     } else {
       if (i + 1 >= args.size()) throw UsageError(fmt::format("--{}: needs a value", name));
@@ -158,7 +147,7 @@ CommandLine Tokenize(std::span<char* const> args) {
       out.sections.push_back(value);
       continue;
     }
-    out.settings.push_back({std::move(name), std::move(value), ""});
+    out.settings.push_back({std::move(name), std::move(value), "", std::move(spelled)});
   }
   return out;
 }
@@ -173,16 +162,14 @@ RunOptions DefaultJob() {
 void Apply(RunOptions& o, const Setting& s) {
   const OptionDef* def = FindRunOption(s.name);
   if (def == nullptr) Unknown(s);
-  if (s.origin.empty()) {
-    def->apply(o, s.value);
-  } else {
-    try {
-      def->apply(o, s.value);
-    } catch (const UsageError& e) {
-      throw UsageError(s.origin + ": " + e.what());
-    }
+  try {
+    def->set(o, ParseOptionValue(*def, s.Spelled(), s.value));
+  } catch (const UsageError& e) {
+    if (s.origin.empty()) throw;
+    throw UsageError(s.origin + ": " + e.what());
   }
   o.given.emplace_back(s.name, s.value);
+  o.given_names.emplace_back(def->name);
 }
 
 // One job from its settings in order (a later one wins); kb_base first, as fio parses it, so that
@@ -207,7 +194,8 @@ RunOptions BuildJob(const std::vector<const std::vector<Setting>*>& layers) {
 std::span<const OptionDef> JobControlOptionTable() { return Table(); }
 
 bool IsRunLevelOption(std::string_view name) {
-  return std::find(std::begin(kRunLevel), std::end(kRunLevel), name) != std::end(kRunLevel);
+  const OptionDef* def = FindRunOption(name);
+  return def != nullptr && def->scope == OptionScope::kRun;
 }
 
 RunPlan ParseRunPlan(std::span<char* const> args) {
@@ -258,7 +246,7 @@ RunPlan ParseRunPlan(std::span<char* const> args) {
               "file",
               js.origin, js.name));
         }
-        own.push_back({js.name, js.value, js.origin});
+        own.push_back({js.name, js.value, js.origin, ""});
       }
       if (section.global) {
         file_global.insert(file_global.end(), own.begin(), own.end());
@@ -268,8 +256,8 @@ RunPlan ParseRunPlan(std::span<char* const> args) {
           std::find(cl.sections.begin(), cl.sections.end(), section.name) == cl.sections.end()) {
         continue;
       }
-      std::vector<Setting> head = {{"name", section.name, section.origin}};
-      if (f > 0 && first_of_file) head.push_back({"stonewall", "1", section.origin});
+      std::vector<Setting> head = {{"name", section.name, section.origin, ""}};
+      if (f > 0 && first_of_file) head.push_back({"stonewall", "1", section.origin, ""});
       first_of_file = false;
       std::vector<Setting> all = head;
       all.insert(all.end(), own.begin(), own.end());

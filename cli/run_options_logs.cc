@@ -17,36 +17,47 @@ using stats::UsageError;
 
 namespace {
 
+using engine::JobSpec;
+using enum ValueType;
+
 const std::vector<OptionDef>& Table() {
   static const std::vector<OptionDef> table = {
-      {"write_bw_log", false, "fio's bandwidth log PREFIX_bw.N.log (KiB/s per window)",
-       [](RunOptions& o, const std::string& v) { o.spec.write_bw_log = v; }},
-      {"write_iops_log", false, "fio's IOPS log PREFIX_iops.N.log (per window)",
-       [](RunOptions& o, const std::string& v) { o.spec.write_iops_log = v; }},
-      {"write_lat_log", false, "fio's latency logs PREFIX_{slat,clat,lat}.N.log (ns, per window)",
-       [](RunOptions& o, const std::string& v) { o.spec.write_lat_log = v; }},
-      {"log_avg_msec", false, "window of the bw/iops/lat logs in ms (default: the log period)",
-       [](RunOptions& o, const std::string& v) {
-         o.log_avg_msec = ParseU32(v, "log_avg_msec");
-         if (o.log_avg_msec == 0) {
-           throw UsageError(
-               "--log_avg_msec: iotail writes these logs windowed; give a window of 1 ms or more");
+      {"write_bw_log", kText, JobField<&JobSpec::write_bw_log>,
+       "fio's bandwidth log PREFIX_bw.N.log (KiB/s per window)"},
+      {"write_iops_log", kText, JobField<&JobSpec::write_iops_log>,
+       "fio's IOPS log PREFIX_iops.N.log (per window)"},
+      {"write_lat_log", kText, JobField<&JobSpec::write_lat_log>,
+       "fio's latency logs PREFIX_{slat,clat,lat}.N.log (ns, per window)"},
+      {"log_avg_msec", kCount,
+       [](RunOptions& o, const OptionValue& v) {
+         if (v.number == 0) {
+           throw UsageError(fmt::format(
+               "--{}: iotail writes these logs windowed; give a window of 1 ms or more", v.option));
          }
-       }},
-      {"prometheus", false,
+         o.log_avg_msec = static_cast<uint32_t>(v.number);
+       },
+       "window of the bw/iops/lat logs in ms", "the log period"},
+      {"log_max_value", kFlag, JobField<&JobSpec::log_max_value>,
+       "latency logs: the window's largest latency instead of its mean", "0"},
+      {"prometheus",
+       kText,
+       [](RunOptions& o, const OptionValue& v) {
+         if (v.text.empty()) throw UsageError("--prometheus: expected [ADDR:]PORT, e.g. 9100");
+         o.prometheus = v.text;
+       },
        "[ADDR:]PORT: serve Prometheus metrics at /metrics (loopback unless ADDR; 0: any port)",
-       [](RunOptions& o, const std::string& v) {
-         if (v.empty()) throw UsageError("--prometheus: expected [ADDR:]PORT, e.g. 9100");
-         o.prometheus = v;
-       }},
-      {"prometheus_linger", false, "keep serving metrics this long after the run (e.g. 15s)",
-       [](RunOptions& o, const std::string& v) {
-         o.prometheus_linger_ns = ParseTimeNs(v, "prometheus_linger");
-       }},
-      {"log_max_value", true, "latency logs: the window's largest latency instead of its mean",
-       [](RunOptions& o, const std::string& v) {
-         o.spec.log_max_value = ParseBool(v, "log_max_value");
-       }},
+       "",
+       {},
+       {},
+       OptionScope::kRun},
+      {"prometheus_linger",
+       kTime,
+       RunField<&RunOptions::prometheus_linger_ns>,
+       "keep serving metrics this long after the run (e.g. 15s)",
+       "0",
+       {},
+       {},
+       OptionScope::kRun},
   };
   return table;
 }
@@ -58,7 +69,7 @@ std::span<const OptionDef> LogOptionTable() { return Table(); }
 std::string SettleLogPeriod(RunOptions& o) {
   engine::JobSpec& spec = o.spec;
   if (o.log_avg_msec != 0) {
-    if (o.log_hist_msec_given && !spec.write_hist_log.empty() &&
+    if (o.Given("log_hist_msec") && !spec.write_hist_log.empty() &&
         spec.log_hist_msec != o.log_avg_msec) {
       throw UsageError(fmt::format(
           "--log_avg_msec: {} differs from --log_hist_msec={}; iotail closes every log on one "

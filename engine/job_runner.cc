@@ -17,8 +17,6 @@
 #include "engine/worker.h"
 #include "engine/worker_threads.h"
 #include "stats/core/errors.h"
-#include "stats/report/hist_log_sink.h"
-#include "stats/report/value_log_sink.h"
 
 namespace iotail::engine {
 
@@ -173,43 +171,6 @@ std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Tar
   return workers;
 }
 
-// The histogram logs as an interval sink (nullptr without --write_hist_log).
-std::unique_ptr<stats::HistLogSink> OpenLogs(const JobSpec& spec, JobOutcome& out,
-                                             size_t first_delta) {
-  if (spec.write_hist_log.empty()) return nullptr;
-  stats::HistLogSinkOptions o;
-  o.prefix = spec.write_hist_log;
-  o.workers = static_cast<int>(spec.numjobs);
-  o.first_number = out.first_worker + 1;
-  o.first_delta = first_delta;
-  o.coarseness = spec.log_hist_coarseness;
-  o.groups = spec.log_hist_groups;
-  o.directions = LoggedDirections(spec);
-  o.bs = spec.MinBlockSize();
-  o.lat_logs = spec.RateLimited();
-  auto sink = std::make_unique<stats::HistLogSink>(std::move(o));
-  out.log_paths = sink->clat_paths();
-  out.lat_log_paths = sink->lat_paths();
-  return sink;
-}
-
-// fio's windowed bw/iops/lat logs as an interval sink (nullptr when none is asked for).
-std::unique_ptr<stats::ValueLogSink> OpenValueLogs(const JobSpec& spec, JobOutcome& out,
-                                                   size_t first_delta) {
-  if (!spec.HasValueLogs()) return nullptr;
-  stats::ValueLogSinkOptions o;
-  o.bw_prefix = spec.write_bw_log;
-  o.iops_prefix = spec.write_iops_log;
-  o.lat_prefix = spec.write_lat_log;
-  o.max_value = spec.log_max_value;
-  o.workers = static_cast<int>(spec.numjobs);
-  o.first_number = out.first_worker + 1;
-  o.first_delta = first_delta;
-  auto sink = std::make_unique<stats::ValueLogSink>(std::move(o));
-  out.value_log_paths = sink->paths();
-  return sink;
-}
-
 // A job's times from the group's common start (monotonic ns): its startdelay, then ramp_time
 // recorded by nothing, then runtime from the end of the ramp.
 WorkerTimes JobTimes(const JobSpec& spec, uint64_t start_mono) {
@@ -246,9 +207,9 @@ std::vector<stats::Direction> LoggedDirections(const JobSpec& spec) {
   return dirs;
 }
 
-RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink* const> sinks,
-                   const std::atomic<bool>* stop,
-                   std::function<void(const std::string&)> on_output_error, int first_worker) {
+RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options) {
+  const std::atomic<bool>* stop = options.stop;
+  const int first_worker = options.first_worker;
   static const std::atomic<bool> kNever{false};
   const std::atomic<bool>& stop_flag = stop != nullptr ? *stop : kNever;
   if (specs.empty()) throw std::logic_error("RunJobs: no job");
@@ -273,19 +234,15 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink
   std::vector<Targets> targets;
   targets.reserve(specs.size());
   std::vector<std::unique_ptr<Worker>> workers;
-  std::vector<std::unique_ptr<stats::IntervalSink>> logs;
   std::vector<size_t> job_of_worker;
   for (size_t j = 0; j < specs.size(); ++j) {
     JobOutcome& job = out.jobs[j];
     job.first_worker = first_worker + static_cast<int>(workers.size());
     targets.push_back(OpenTargets(specs[j], job, stop));
-    const size_t first_delta = workers.size();
     for (auto& w : BuildWorkers(specs[j], targets.back())) {
       workers.push_back(std::move(w));
       job_of_worker.push_back(j);
     }
-    if (auto sink = OpenLogs(specs[j], job, first_delta)) logs.push_back(std::move(sink));
-    if (auto sink = OpenValueLogs(specs[j], job, first_delta)) logs.push_back(std::move(sink));
   }
 
   // wait_for: a job of this group named by a later one (other names were earlier groups: done).
@@ -300,6 +257,16 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink
   for (size_t w = 0; w < workers.size(); ++w) {
     JobOutcome& job = out.jobs[job_of_worker[w]];
     if (job.engine_description.empty()) job.engine_description = workers[w]->DescribeEngine();
+  }
+  // The caller's sinks (its logs among them), before the wait for the start instant.
+  std::vector<stats::IntervalSink*> sinks;
+  if (options.open_sinks) {
+    try {
+      sinks = options.open_sinks();
+    } catch (...) {
+      threads.Abort();  // nothing has run yet
+      throw;
+    }
   }
   if (lead.start_at_ms != 0) {
     try {
@@ -325,9 +292,6 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink
   }
   out.start_realtime_ns = start_real + (first_record_ns - start_mono);
 
-  std::vector<stats::IntervalSink*> all_sinks;
-  for (const auto& l : logs) all_sinks.push_back(l.get());
-  all_sinks.insert(all_sinks.end(), sinks.begin(), sinks.end());
   std::vector<const stats::Recorder*> recorders;
   std::vector<WorkerTimes> worker_times;
   uint64_t planned_bytes = 0;
@@ -341,8 +305,8 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink
   copt.unix_epoch = lead.log_unix_epoch;
   copt.start_realtime_ns = out.start_realtime_ns;  // after the ramp: the clock waits for it
   copt.planned_bytes = planned_bytes;
-  copt.on_sink_error = on_output_error;
-  IntervalClock clock(std::move(recorders), std::move(all_sinks), copt);
+  copt.on_sink_error = options.on_output_error;
+  IntervalClock clock(std::move(recorders), std::move(sinks), copt);
   try {
     clock.Start();
   } catch (...) {

@@ -6,15 +6,16 @@
 // (files and devices, or the NBD export: engine/nbd_target.h), build its numjobs Workers, each with
 // its own engine instance and its rate schedule (a rate is per worker, as fio's is per job clone),
 // open its histogram logs (clat, plus lat when rate-limited: a stats::HistLogSink), and prepare
-// every worker on its own thread. Then, after waiting for start_at_ms if given (UsageError if that
-// is more than kStartAtToleranceMs in the past), the workers start together, each job's after its
-// startdelay; ramp_time is run but not recorded (no counts, no lag, no log lines), and the interval
-// clock starts when the first job records and hands every interval to the log sinks and to the
-// caller's sinks; each job's runtime counts from its own recording start. *stop (set by a signal
-// handler, say) ends the run early, cleanly, at any of these stages. When every worker has stopped
-// (runtime, bytes, loops, error or *stop), the interval clock writes the final partial interval,
-// end_fsync runs, and the totals per worker (exactly the sums of the logged intervals) are
-// returned. Not thread-safe; one call at a time.
+// every worker on its own thread; then it asks the caller for the interval sinks
+// (RunJobsOptions::open_sinks: the caller builds them all, logs included). Then, after waiting for
+// start_at_ms if given (UsageError if that is more than kStartAtToleranceMs in the past), the
+// workers start together, each job's after its startdelay; ramp_time is run but not recorded (no
+// counts, no lag, no log lines), and the interval clock starts when the first job records and hands
+// every interval to the log sinks and to the caller's sinks; each job's runtime counts from its own
+// recording start. *stop (set by a signal handler, say) ends the run early, cleanly, at any of
+// these stages. When every worker has stopped (runtime, bytes, loops, error or *stop), the interval
+// clock writes the final partial interval, end_fsync runs, and the totals per worker (exactly the
+// sums of the logged intervals) are returned. Not thread-safe; one call at a time.
 #pragma once
 
 #include <atomic>
@@ -43,9 +44,6 @@ struct JobOutcome {
   std::vector<stats::SampleStats> syncs;            // fsync/fdatasync latencies per worker (ns)
   double runtime_s = 0;                             // recorded time (after startdelay and ramp)
   std::string engine_description;                   // flags the engine actually used
-  std::vector<std::string> log_paths;               // histogram logs written
-  std::vector<std::string> lat_log_paths;           // lat histogram logs (rate-limited mode)
-  std::vector<std::string> value_log_paths;         // fio's bw/iops/lat logs
   std::vector<std::string> created_files;           // targets this job created
   uint64_t region_size = 0;                         // bytes per file actually used
   int engine_error = 0;                             // first engine-level errno, 0 if none
@@ -64,19 +62,23 @@ struct RunOutcome {
   double runtime_s = 0;                    // from the earliest recording start to the end
 };
 
+struct RunJobsOptions {
+  const std::atomic<bool>* stop = nullptr;  // set (by a signal handler, say): stop cleanly
+  // A failing output (a log on a full filesystem) is reported at once through this, stops that
+  // output only, and is listed in RunOutcome::output_errors.
+  std::function<void(const std::string&)> on_output_error;
+  int first_worker = 0;  // where this run's worker numbering starts (fio's thread numbers)
+  // Called once, after the targets are open and the workers built, before anything runs: the
+  // sinks (not owned) that get every closed interval, in this order, with the deltas of all
+  // workers of all jobs in job order (histogram logs, the live report, SLA checks, metrics).
+  std::function<std::vector<stats::IntervalSink*>()> open_sinks;
+};
+
 // Runs `specs` at the same time (fio's jobs between two stonewalls), all their workers started
 // together (each job's after its startdelay) and closed on one interval clock, so their logs share
 // the time column. The jobs must agree on the clock: log_hist_msec, log_unix_epoch and start_at
-// (UsageError naming the job otherwise). Each job writes its own histogram logs, numbered by
-// worker across the whole run from first_worker + 1 (fio's thread numbers); first_worker is where
-// this run's numbering starts. `sinks` (not owned) get every closed interval after the histogram
-// logs, with the deltas of all workers of all jobs in order: the live report, SLA checks,
-// metrics. A failing output (a log on a full filesystem) is reported at once through
-// `on_output_error`, stops that output only, and is listed in RunOutcome::output_errors.
-RunOutcome RunJobs(std::span<const JobSpec> specs, std::span<stats::IntervalSink* const> sinks = {},
-                   const std::atomic<bool>* stop = nullptr,
-                   std::function<void(const std::string&)> on_output_error = nullptr,
-                   int first_worker = 0);
+// (UsageError naming the job otherwise).
+RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options);
 
 // The directions a job's logs and reports cover (reads, writes or both).
 std::vector<stats::Direction> LoggedDirections(const JobSpec& spec);

@@ -1,0 +1,228 @@
+// Stages 3 to 6 of the run assembly (cli/run_assembly.h): the batches, the summary, the outputs and
+// the exit status.
+#include "cli/run_assembly.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <system_error>
+
+#include "engine/clock.h"
+#include "stats/core/errors.h"
+#include "stats/report/terse_summary.h"
+
+namespace iotail::cli {
+
+namespace {
+
+constexpr int kExitSlaViolated = 3;
+
+// One batch (the jobs between two stonewalls) through the engine. The default benchmark falls back
+// to buffered I/O where O_DIRECT is not supported.
+engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, std::span<const size_t> batch_jobs,
+                            int first_worker, const std::atomic<bool>& stop, std::ostream& err) {
+  std::vector<engine::JobSpec> batch;
+  for (size_t j : batch_jobs) batch.push_back(run.specs[j]);
+  engine::RunJobsOptions options;
+  options.stop = &stop;
+  options.first_worker = first_worker;
+  options.on_output_error = [&err](const std::string& why) {
+    err << fmt::format("iotail run: output failed: {} (that output stops; the run goes on)\n", why);
+  };
+  options.open_sinks = [&] { return sinks.OpenBatch(batch_jobs, first_worker); };
+  try {
+    return engine::RunJobs(batch, options);
+  } catch (const std::system_error& e) {
+    if (!run.default_benchmark || !batch[0].direct || e.code().value() != EINVAL) throw;
+    err << "iotail run: O_DIRECT not supported here; using buffered I/O\n";
+    batch[0].direct = run.specs[0].direct = run.plan.jobs[0].spec.direct = false;
+    return engine::RunJobs(batch, options);
+  }
+}
+
+// The whole-disk names behind every target (fio's disk_util).
+std::vector<std::string> TargetDisks(const PlannedRun& run) {
+  std::vector<std::string> paths;
+  for (const auto& spec : run.specs) {
+    paths.insert(paths.end(), spec.filenames.begin(), spec.filenames.end());
+  }
+  return engine::DisksOf(paths);
+}
+
+std::string SignalName(int signal) {
+  return sigabbrev_np(signal) != nullptr ? fmt::format("SIG{}", sigabbrev_np(signal))
+                                         : fmt::format("signal {}", signal);
+}
+
+}  // namespace
+
+RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const std::atomic<bool>& stop,
+                      std::ostream& err) {
+  RunResults r;
+  r.outcomes.resize(run.specs.size());
+  const std::vector<std::string> disks = TargetDisks(run);
+  const std::vector<engine::DiskCounters> disks_before = engine::ReadDiskCounters(disks);
+  const uint64_t disks_from_ns = engine::Clock::MonotonicNs();
+  int first_worker = 0;
+  for (const std::vector<size_t>& batch_jobs : run.groups.batches) {
+    if (stop.load()) break;
+    sinks.StartBatch(batch_jobs);
+    engine::RunOutcome outcome = RunBatch(run, sinks, batch_jobs, first_worker, stop, err);
+    if (const std::string shortfall = sinks.rate_shortfall(); !shortfall.empty()) {
+      r.rate_shortfall = shortfall;
+    }
+    for (size_t k = 0; k < batch_jobs.size(); ++k) {
+      r.outcomes[batch_jobs[k]] = std::move(outcome.jobs[k]);
+      first_worker += static_cast<int>(run.specs[batch_jobs[k]].numjobs);
+    }
+    if (r.start_realtime_ns == 0) {
+      r.start_realtime_ns = outcome.start_realtime_ns;
+      r.start_skew_ns = outcome.start_skew_ns;
+    }
+    r.runtime_s += outcome.runtime_s;
+    r.output_errors.insert(r.output_errors.end(), outcome.output_errors.begin(),
+                           outcome.output_errors.end());
+    r.stopped = r.stopped || outcome.stopped;
+    r.clock_source = outcome.clock_source;
+  }
+  r.disks = engine::DiskDelta(disks_before, engine::ReadDiskCounters(disks));
+  r.disks_ms = static_cast<double>(engine::Clock::MonotonicNs() - disks_from_ns) / 1e6;
+  return r;
+}
+
+stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const RunSinks& sinks,
+                            int signal) {
+  const std::vector<RunOptions>& jobs = run.plan.jobs;
+  stats::RunSummary summary;
+  const double ms = results.disks_ms;
+  for (const auto& d : results.disks) {
+    summary.disk_util.push_back({d.name, d.read_ios, d.write_ios, d.read_merges, d.write_merges,
+                                 d.read_ticks, d.write_ticks, d.in_queue,
+                                 ms > 0 ? std::min(100.0, 100.0 * d.io_ticks / ms) : 0});
+  }
+  summary.timestamp_s = results.start_realtime_ns / 1'000'000'000u;
+  summary.timestamp_ms = results.start_realtime_ns / 1'000'000u;
+  summary.runtime_s = results.runtime_s;
+  summary.percentiles = jobs[0].percentiles;
+  summary.options = jobs.size() == 1 ? jobs[0].given : run.plan.global;
+  for (const auto& g : run.plan.run.given) summary.options.push_back(g);
+  summary.options.emplace_back("ioengine_used", results.outcomes[0].engine_description);
+  summary.options.emplace_back("clocksource", results.clock_source);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    summary.header += (j ? "\n" : "") + Header(run.specs[j], results.outcomes[j],
+                                               results.clock_source, run.groups.groupid[j]);
+  }
+  summary.mode = Mode(run.specs);
+  if (results.stopped && signal != 0) summary.interrupted_by = SignalName(signal);
+  summary.start_at_ms = run.specs[0].start_at_ms;
+  summary.start_skew_ns = results.start_skew_ns;
+  summary.sla = &sinks.sla();
+  summary.jobs = SummaryJobs(jobs, results.outcomes, run.groups, run.entries, sinks.samples());
+  return summary;
+}
+
+void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunResults& results,
+                  const RunSinks& sinks, const RunHooks& hooks, stats::OutputFile* summary_file,
+                  std::ostream& out, std::ostream& err) {
+  std::vector<OutputFormat> formats = run.plan.run.output_formats;
+  if (formats.empty()) formats.push_back(OutputFormat::kNormal);
+  std::string text;
+  for (const OutputFormat format : formats) {
+    if (format == OutputFormat::kNormal) {
+      text += stats::FormatTextSummary(summary);
+    } else if (format == OutputFormat::kTerse) {
+      text += stats::FormatTerseSummary(summary);
+    } else {
+      summary.json_bins = format == OutputFormat::kJsonPlus;
+      text += stats::FormatJsonSummary(summary);
+    }
+  }
+  if (!hooks.print_summary) return;
+  if (summary_file == nullptr) {
+    out << text;
+  } else {
+    summary_file->Write(text);
+    summary_file->Commit();
+  }
+  const bool normal = formats.size() == 1 && formats[0] == OutputFormat::kNormal;
+  std::string hist, lat, value;
+  for (size_t j = 0; j < run.specs.size(); ++j) {
+    for (const auto& p : sinks.hist_logs()[j]) hist += " " + p;
+    for (const auto& p : sinks.lat_logs()[j]) lat += " " + p;
+    for (const auto& p : sinks.value_logs()[j]) value += " " + p;
+  }
+  const uint32_t period = run.specs[0].log_hist_msec;
+  if (normal && !value.empty()) {
+    out << fmt::format("  fio bw/iops/lat logs ({} ms windows):{}\n", period, value);
+  }
+  if (normal && !hist.empty()) {
+    out << fmt::format("  histogram logs ({} ms, fio format):{}\n", period, hist);
+    if (!lat.empty()) out << fmt::format("  lat (intended start) histogram logs:{}\n", lat);
+    if (run.default_benchmark)
+      out << fmt::format("  per-interval percentiles: iotail pctiles{}\n", hist);
+  }
+  for (size_t j = 0; j < run.specs.size(); ++j) {
+    const engine::JobSpec& spec = run.specs[j];
+    if (spec.verify == engine::VerifyKind::kNone) continue;
+    const engine::JobOutcome& o = results.outcomes[j];
+    if (!o.verify_failure.empty()) {
+      err << fmt::format("iotail run: job '{}': verify ({}) failed at {}\n", spec.name,
+                         engine::VerifyKindName(spec.verify), o.verify_failure);
+    } else if (normal) {
+      out << fmt::format("  verify ({}) of job '{}': {} block(s) {}, all as written\n",
+                         engine::VerifyKindName(spec.verify), spec.name, o.verified_blocks,
+                         spec.HasWrites() ? "read back and checked" : "checked as read");
+    }
+  }
+}
+
+int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const RunResults& results,
+               const RunSinks& sinks, int signal, std::ostream& err) {
+  uint64_t errors = 0;
+  for (const auto& j : summary.jobs) errors += j.totals.TotalErrors();
+  int engine_error = 0;
+  std::string lost_uri;  // an nbd job whose connection was lost
+  for (size_t j = 0; j < run.specs.size(); ++j) {
+    const engine::JobSpec& spec = run.specs[j];
+    const int e = results.outcomes[j].engine_error;
+    if (e != 0 && engine_error == 0) engine_error = e;
+    if (spec.ioengine == engine::EngineKind::kNbd && e == ENOTCONN) lost_uri = spec.uri;
+  }
+  for (const auto& j : summary.jobs) {
+    if (j.totals.errors[ENOTCONN] == 0) continue;
+    for (const auto& spec : run.specs) {
+      if (spec.name == j.name && spec.ioengine == engine::EngineKind::kNbd) lost_uri = spec.uri;
+    }
+  }
+  for (const std::string& why : results.output_errors) {
+    err << fmt::format("iotail run: an output failed during the run: {}\n", why);
+  }
+  if (!results.rate_shortfall.empty()) {
+    err << fmt::format("iotail run: {}; the run stopped\n", results.rate_shortfall);
+    return 1;
+  }
+  if (errors != 0 || engine_error != 0) {
+    std::string why;
+    if (engine_error != 0) {
+      why = fmt::format(", engine failure {} ({})", stats::ErrnoName(engine_error),
+                        std::strerror(engine_error));
+    }
+    if (!lost_uri.empty()) why += fmt::format(": the connection to '{}' was lost", lost_uri);
+    err << fmt::format("iotail run: {} I/O error(s){}\n", errors, why);
+    return 1;
+  }
+  if (!results.output_errors.empty()) return 1;
+  if (!summary.interrupted_by.empty()) {
+    err << fmt::format("iotail run: interrupted by {}\n", summary.interrupted_by);
+    return 128 + signal;
+  }
+  if (sinks.sla().AnyViolated()) {
+    err << "iotail run: SLA violated\n";
+    return kExitSlaViolated;
+  }
+  return 0;
+}
+
+}  // namespace iotail::cli

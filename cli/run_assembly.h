@@ -1,0 +1,132 @@
+// The run assembly: one place where a command that runs jobs (`iotail run`, `iotail-mpi run`, and
+// any later one such as a sweep) turns its parsed options into a run, in named stages:
+//
+//   PlanRun      the jobs settled: engine chosen, targets named (fio's file names, the default
+//                benchmark's temporary file), log period, JobSpec::Normalize and Validate; the
+//                execution batches (stonewalls) and the summary entries (clones or groups).
+//   RunSinks     every interval sink of the run, built here and nowhere else: per batch the
+//                histogram logs and fio's value logs of each job, the live report (and its SLA
+//                checks) and the rate floors; for the whole run the bw/iops samples, the Prometheus
+//                metrics and their server; and the driver's own (RunHooks::sinks).
+//   RunBatches   the batches in order, each through engine::RunJobs (which opens the targets,
+//                starts the workers on one interval clock, then asks RunSinks for the sinks).
+//   Summarise    the RunSummary from the outcomes (fio's figures, groups, disk use, mode, SLA).
+//   WriteOutputs the summary in each format, to stdout or --output; the log and verify lines.
+//   ExitStatus   the exit status, with its message on stderr.
+//
+// RunCommandWith (cli/run.cc) calls them in that order; a driver takes part through RunHooks
+// (cli/run_hooks.h) rather than a copy of the assembly. All stages run on the caller's thread; the
+// sinks are called on the interval clock's thread (stats/record/interval_sink.h). Not thread-safe.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/run_groups.h"
+#include "cli/run_hooks.h"
+#include "cli/run_options.h"
+#include "engine/disk_stats.h"
+#include "engine/job_runner.h"
+#include "stats/core/sla.h"
+#include "stats/report/run_summary.h"
+#include "stats/util/output_file.h"
+
+namespace iotail::cli {
+
+// Stage 1. The jobs of `plan` settled and checked (UsageError naming the option otherwise); notes
+// for the user go to `err`. The default benchmark's temporary file is removed when the PlannedRun
+// is destroyed.
+struct PlannedRun {
+  RunPlan plan;
+  std::vector<engine::JobSpec> specs;  // one per job, settled
+  Groups groups;
+  Entries entries;
+  bool default_benchmark = false;  // one job without a target: the short default benchmark
+  struct TempFile {
+    std::string path;
+    TempFile() = default;
+    TempFile(const TempFile&) = delete;
+    TempFile& operator=(const TempFile&) = delete;
+    ~TempFile();
+  };
+  std::unique_ptr<TempFile> temp = std::make_unique<TempFile>();
+};
+PlannedRun PlanRun(RunPlan plan, std::ostream& err);
+
+// Stage 2. Owns every interval sink of the run (see above).
+class RunSinks {
+ public:
+  // The run-wide sinks; with --prometheus the server starts listening now (its address on err).
+  // A missed rate floor sets *stop (fio's rate_min ends the job); the live lines go to `err`.
+  RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<bool>* stop,
+           std::ostream& err);
+  ~RunSinks();
+  RunSinks(const RunSinks&) = delete;
+  RunSinks& operator=(const RunSinks&) = delete;
+
+  // Before a batch: the workers' summary entries and jobs, in the order of the deltas.
+  void StartBatch(std::span<const size_t> batch_jobs);
+  // The sinks of the batch started last (called by engine::RunJobs once its targets are open);
+  // first_worker numbers its workers' logs across the run. Creates the batch's log files.
+  std::vector<stats::IntervalSink*> OpenBatch(std::span<const size_t> batch_jobs, int first_worker);
+  // After the batch: "" or the rate floor that was not met ("job 'x': reads at ...").
+  std::string rate_shortfall() const;
+
+  const stats::SlaChecker& sla() const { return sla_; }
+  const std::vector<stats::RateSamples>& samples() const;
+  // Per job: the histogram logs (clat, then lat) and fio's value logs written.
+  const std::vector<std::vector<std::string>>& hist_logs() const { return hist_logs_; }
+  const std::vector<std::vector<std::string>>& lat_logs() const { return lat_logs_; }
+  const std::vector<std::vector<std::string>>& value_logs() const { return value_logs_; }
+  // After the summary: serve the final metrics for --prometheus_linger (Ctrl-C ends), then stop.
+  void Linger(const std::atomic<bool>& stop, std::ostream& out, std::ostream& err);
+
+ private:
+  struct State;
+  const PlannedRun& run_;
+  const RunHooks& hooks_;
+  std::atomic<bool>* stop_;
+  std::ostream& err_;
+  stats::SlaChecker sla_;
+  std::unique_ptr<State> state_;
+  std::vector<std::vector<std::string>> hist_logs_, lat_logs_, value_logs_;
+};
+
+// Stage 3. What the batches did, in job order.
+struct RunResults {
+  std::vector<engine::JobOutcome> outcomes;  // one per job (empty for jobs that never ran)
+  double runtime_s = 0;
+  uint64_t start_realtime_ns = 0;
+  int64_t start_skew_ns = 0;
+  std::string clock_source;
+  std::vector<std::string> output_errors;
+  std::string rate_shortfall;
+  bool stopped = false;
+  std::vector<engine::DiskCounters> disks;  // fio's disk_util: the targets' disks over the run
+  double disks_ms = 0;                      // the time their counters cover
+};
+RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const std::atomic<bool>& stop,
+                      std::ostream& err);
+
+// Stage 4. The summary of the run (signal: the one that stopped it, 0 if none); the outcomes'
+// per-worker totals are moved into it.
+stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const RunSinks& sinks,
+                            int signal);
+
+// Stage 5. The summary in its formats (to `out`, or committed to `summary_file` when --output
+// gave one; nothing when the hooks keep it off) and, in the normal format, the lines naming the
+// logs and the verify results.
+void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunResults& results,
+                  const RunSinks& sinks, const RunHooks& hooks, stats::OutputFile* summary_file,
+                  std::ostream& out, std::ostream& err);
+
+// Stage 6. 0 on success; 1 when I/O errors were counted, the engine failed, an output failed or a
+// rate floor was missed; 128 + signal when interrupted; 3 when an --sla target was violated.
+// Precedence: 1, then 128 + signal, then 3. The reason goes to `err`.
+int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const RunResults& results,
+               const RunSinks& sinks, int signal, std::ostream& err);
+
+}  // namespace iotail::cli

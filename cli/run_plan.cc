@@ -1,0 +1,128 @@
+// Stage 1 of the run assembly (cli/run_assembly.h): PlanRun settles the parsed jobs into the
+// JobSpecs that run.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "cli/run_assembly.h"
+#include "engine/clock.h"
+#include "engine/io/io_engine.h"
+#include "stats/core/errors.h"
+
+namespace iotail::cli {
+
+namespace {
+
+// Without --ioengine: nbd when --uri is given, else the best engine available here.
+void ChooseEngine(RunOptions& job) {
+  engine::JobSpec& spec = job.spec;
+  if (job.Given("ioengine")) return;
+  if (!spec.uri.empty()) {
+    spec.ioengine = engine::EngineKind::kNbd;
+    return;
+  }
+  const auto available = engine::AvailableEngines();
+  if (available.empty()) throw std::runtime_error("no I/O engine can run here");
+  spec.ioengine = available.front();
+}
+
+// fio's files: a named job without a target uses NAME.CLONE.FILE (nrfiles per clone, each clone
+// its own), in --directory when given; a --filename list is every clone's. Either way --size is a
+// clone's total, divided among its files, unless --filesize gives each file's.
+void NameTargets(RunOptions& job) {
+  engine::JobSpec& spec = job.spec;
+  if (!spec.uri.empty()) return;
+  const auto in_directory = [&](const std::string& name) {
+    return job.directory.empty() || (!name.empty() && name[0] == '/')
+               ? name
+               : (std::filesystem::path(job.directory) / name).string();
+  };
+  uint64_t files = spec.filenames.size();
+  if (!spec.filenames.empty()) {
+    for (std::string& f : spec.filenames) f = in_directory(f);
+  } else {
+    spec.files_per_clone = true;
+    files = job.nrfiles;
+    // Worker w takes files w, w + numjobs, ... (engine::RunJobs): its own NAME.w.k.
+    for (uint32_t k = 0; k < job.nrfiles; ++k) {
+      for (uint32_t w = 0; w < spec.numjobs; ++w) {
+        spec.filenames.push_back(in_directory(fmt::format("{}.{}.{}", spec.name, w, k)));
+      }
+    }
+  }
+  if (job.filesize != 0) {
+    spec.size = job.filesize;
+  } else if (files > 1 && spec.size != 0) {
+    spec.size = spec.size / files;
+  }
+}
+
+// The short default benchmark: 4k random reads at QD32 for 3 s on a temporary 64 MiB file in the
+// current directory, O_DIRECT, logged every 500 ms; what the user gave is kept.
+void ApplyDefaultBenchmark(RunOptions& job, std::string& temp_path, std::ostream& err) {
+  engine::JobSpec& spec = job.spec;
+  temp_path = fmt::format("iotail-default.{}.tmp", getpid());
+  spec.filenames = {temp_path};
+  if (!job.Given("size")) spec.size = 64 << 20;
+  if (!job.Given("rw")) spec.rw = engine::RwMode::kRandRead;
+  if (!job.Given("iodepth")) spec.iodepth = 32;
+  if (!job.Given("runtime")) spec.runtime_ns = 3'000'000'000;
+  spec.time_based = true;
+  if (spec.write_hist_log.empty()) {
+    spec.write_hist_log = "iotail";
+    spec.log_hist_msec = 500;
+  }
+  if (!job.Given("direct")) spec.direct = true;
+  err << fmt::format(
+      "iotail run: no --filename: default benchmark on a temporary {} MiB file '{}' (removed "
+      "afterwards)\n",
+      spec.size >> 20, temp_path);
+}
+
+// The interval clock ticks at the log period; the status interval rides on it (the status
+// interval's own period unless a log period was given: then it must be a multiple of it).
+void SettleClock(RunOptions& job, uint64_t status_interval_ms, std::ostream& err) {
+  engine::JobSpec& spec = job.spec;
+  if (const std::string note = SettleLogPeriod(job); !note.empty()) err << note << "\n";
+  if (status_interval_ms == 0) return;
+  if (spec.write_hist_log.empty() && !job.Given("log_hist_msec")) {
+    spec.log_hist_msec = static_cast<uint32_t>(status_interval_ms);
+  } else if (status_interval_ms % spec.log_hist_msec != 0) {
+    throw stats::UsageError(fmt::format(
+        "--status-interval: it must be a multiple of --log_hist_msec ({})", spec.log_hist_msec));
+  }
+}
+
+}  // namespace
+
+PlannedRun::TempFile::~TempFile() {
+  if (!path.empty()) unlink(path.c_str());
+}
+
+PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
+  PlannedRun run;
+  run.plan = std::move(plan);
+  std::vector<RunOptions>& jobs = run.plan.jobs;
+  run.default_benchmark =
+      !run.plan.named_jobs && jobs[0].spec.filenames.empty() && jobs[0].spec.uri.empty();
+  for (RunOptions& job : jobs) {
+    ChooseEngine(job);
+    if (run.default_benchmark) {
+      ApplyDefaultBenchmark(job, run.temp->path, err);
+    } else {
+      NameTargets(job);
+    }
+    engine::JobSpec& spec = job.spec;
+    if (!job.randrepeat) spec.randseed ^= engine::Clock::RealtimeNs() * 0x9e3779b97f4a7c15ull;
+    SettleClock(job, run.plan.run.status_interval_ms, err);
+    if (const std::string note = spec.Normalize(); !note.empty()) err << note << "\n";
+    spec.Validate();
+    run.specs.push_back(spec);
+  }
+  run.groups = PlanGroups(jobs);
+  run.entries = PlanEntries(jobs, run.groups);
+  return run;
+}
+
+}  // namespace iotail::cli

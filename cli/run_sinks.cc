@@ -1,0 +1,217 @@
+// Stage 2 of the run assembly (cli/run_assembly.h): RunSinks builds and owns every interval sink.
+#include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "cli/metrics_server.h"
+#include "cli/run_assembly.h"
+#include "engine/clock.h"
+#include "stats/report/hist_log_sink.h"
+#include "stats/report/live_report.h"
+#include "stats/report/prometheus_metrics.h"
+#include "stats/report/rate_floor_sink.h"
+#include "stats/report/rate_samples.h"
+#include "stats/report/value_log_sink.h"
+
+namespace iotail::cli {
+
+namespace {
+
+// The live lines of a batch: on a terminal a status line redraws in place, as fio's eta line.
+stats::LiveReportOptions LiveOptions(const RunOptions& run_opts,
+                                     std::span<const engine::JobSpec* const> batch) {
+  stats::LiveReportOptions live;
+  live.format = run_opts.live_format;
+  if (::isatty(STDERR_FILENO) == 1) {
+    live.status_line = true;
+    winsize size{};
+    if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 20) {
+      live.status_columns = size.ws_col;
+    }
+  }
+  live.period_ms = static_cast<uint32_t>(
+      run_opts.status_interval_ms != 0 ? run_opts.status_interval_ms : batch[0]->log_hist_msec);
+  for (const engine::JobSpec* spec : batch) {
+    live.runtime_ns = std::max(live.runtime_ns,
+                               spec->runtime_ns != 0 ? spec->runtime_ns + spec->startdelay_ns : 0);
+    live.schedule_latency = live.schedule_latency || spec->RateLimited();
+    for (stats::Direction d : engine::LoggedDirections(*spec)) {
+      if (std::find(live.directions.begin(), live.directions.end(), d) == live.directions.end())
+        live.directions.push_back(d);
+    }
+  }
+  std::sort(live.directions.begin(), live.directions.end());
+  return live;
+}
+
+// fio's rate_min / rate_iops_min of a batch's jobs: a shortfall in a full interval ends the run.
+std::vector<stats::RateFloor> Floors(std::span<const engine::JobSpec* const> batch) {
+  std::vector<stats::RateFloor> floors;
+  size_t worker = 0;
+  for (const engine::JobSpec* spec : batch) {
+    stats::RateFloor f{spec->name, worker, spec->numjobs, {}, {}};
+    for (int d = 0; d < 2; ++d) {
+      f.iops[d] = spec->rate_min[d].iops;
+      f.bytes_per_s[d] = spec->rate_min[d].bytes_per_s;
+    }
+    if (f.iops[0] + f.iops[1] + f.bytes_per_s[0] + f.bytes_per_s[1] > 0) floors.push_back(f);
+    worker += spec->numjobs;
+  }
+  return floors;
+}
+
+// A job's histogram logs (nullptr without --write_hist_log); first_delta: its first worker's
+// place among the batch's deltas, first_number: its first log's N.
+std::unique_ptr<stats::HistLogSink> HistLogs(const engine::JobSpec& spec, size_t first_delta,
+                                             int first_number) {
+  if (spec.write_hist_log.empty()) return nullptr;
+  stats::HistLogSinkOptions o;
+  o.prefix = spec.write_hist_log;
+  o.workers = static_cast<int>(spec.numjobs);
+  o.first_number = first_number;
+  o.first_delta = first_delta;
+  o.coarseness = spec.log_hist_coarseness;
+  o.groups = spec.log_hist_groups;
+  o.directions = engine::LoggedDirections(spec);
+  o.bs = spec.MinBlockSize();
+  o.lat_logs = spec.RateLimited();
+  return std::make_unique<stats::HistLogSink>(std::move(o));
+}
+
+// A job's windowed bw/iops/lat logs as fio names them (nullptr when none is asked for).
+std::unique_ptr<stats::ValueLogSink> ValueLogs(const engine::JobSpec& spec, size_t first_delta,
+                                               int first_number) {
+  if (!spec.HasValueLogs()) return nullptr;
+  stats::ValueLogSinkOptions o;
+  o.bw_prefix = spec.write_bw_log;
+  o.iops_prefix = spec.write_iops_log;
+  o.lat_prefix = spec.write_lat_log;
+  o.max_value = spec.log_max_value;
+  o.workers = static_cast<int>(spec.numjobs);
+  o.first_number = first_number;
+  o.first_delta = first_delta;
+  return std::make_unique<stats::ValueLogSink>(std::move(o));
+}
+
+}  // namespace
+
+struct RunSinks::State {
+  stats::RateSampleSink samples;
+  std::unique_ptr<stats::PrometheusMetrics> metrics;
+  std::unique_ptr<MetricsServer> metrics_server;
+  // The batch's own: live report, rate floors, logs.
+  std::unique_ptr<stats::LiveReport> report;
+  std::unique_ptr<stats::RateFloorSink> floors;
+  std::vector<std::unique_ptr<stats::IntervalSink>> logs;
+};
+
+RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<bool>* stop,
+                   std::ostream& err)
+    : run_(run),
+      hooks_(hooks),
+      stop_(stop),
+      err_(err),
+      sla_(stats::ParseSlaTargets(run.plan.run.sla, "--sla"), stats::PercentileMethod::kFio),
+      state_(new State{stats::RateSampleSink({}, run.entries.count, run.specs[0].log_hist_msec),
+                       nullptr,
+                       nullptr,
+                       nullptr,
+                       nullptr,
+                       {}}),
+      hist_logs_(run.specs.size()),
+      lat_logs_(run.specs.size()),
+      value_logs_(run.specs.size()) {
+  const std::string& address = run.plan.run.prometheus;
+  if (address.empty()) return;
+  // --prometheus: the metrics follow every interval of every batch; the server answers from the
+  // text they last rendered (cli/metrics_server.h).
+  std::vector<stats::MetricsJob> metric_jobs;
+  for (const auto& spec : run.specs) {
+    stats::MetricsJob m{spec.name, engine::LoggedDirections(spec), {}, {}};
+    for (int d = 0; d < 2; ++d) {
+      m.rate_iops[d] = spec.rate_dir[d].iops * spec.numjobs;
+      m.rate_bytes_per_s[d] = spec.rate_dir[d].bytes_per_s * spec.numjobs;
+    }
+    metric_jobs.push_back(std::move(m));
+  }
+  state_->metrics =
+      std::make_unique<stats::PrometheusMetrics>(std::move(metric_jobs), IOTAIL_VERSION);
+  state_->metrics_server = std::make_unique<MetricsServer>(
+      address, [m = state_->metrics.get()] { return m->Exposition(); });
+  err << fmt::format("iotail run: Prometheus metrics at http://{}/metrics\n",
+                     state_->metrics_server->address());
+}
+
+RunSinks::~RunSinks() = default;
+
+void RunSinks::StartBatch(std::span<const size_t> batch_jobs) {
+  std::vector<size_t> job_of_worker, entry_of_worker;
+  for (size_t j : batch_jobs) {
+    job_of_worker.insert(job_of_worker.end(), run_.specs[j].numjobs, j);
+    const std::vector<size_t>& entries = run_.entries.entry[j];
+    entry_of_worker.insert(entry_of_worker.end(), entries.begin(), entries.end());
+  }
+  if (hooks_.on_batch) hooks_.on_batch(job_of_worker, entry_of_worker, run_.entries.count);
+  state_->samples.SetWorkers(std::move(entry_of_worker));
+  if (state_->metrics != nullptr) state_->metrics->SetWorkers(std::move(job_of_worker));
+}
+
+std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> batch_jobs,
+                                                      int first_worker) {
+  std::vector<const engine::JobSpec*> batch;
+  for (size_t j : batch_jobs) batch.push_back(&run_.specs[j]);
+  state_->logs.clear();
+  size_t first_delta = 0;
+  for (size_t j : batch_jobs) {
+    const engine::JobSpec& spec = run_.specs[j];
+    const int first_number = first_worker + static_cast<int>(first_delta) + 1;
+    if (auto sink = HistLogs(spec, first_delta, first_number)) {
+      hist_logs_[j] = sink->clat_paths();
+      lat_logs_[j] = sink->lat_paths();
+      state_->logs.push_back(std::move(sink));
+    }
+    if (auto sink = ValueLogs(spec, first_delta, first_number)) {
+      value_logs_[j] = sink->paths();
+      state_->logs.push_back(std::move(sink));
+    }
+    first_delta += spec.numjobs;
+  }
+  const stats::LiveReportOptions live = LiveOptions(run_.plan.run, batch);
+  state_->report = std::make_unique<stats::LiveReport>(live, err_, &sla_);
+  state_->floors = std::make_unique<stats::RateFloorSink>(Floors(batch), live.period_ms, stop_);
+  std::vector<stats::IntervalSink*> sinks;
+  for (const auto& log : state_->logs) sinks.push_back(log.get());
+  sinks.insert(sinks.end(), {state_->report.get(), &state_->samples, state_->floors.get()});
+  if (state_->metrics != nullptr) sinks.push_back(state_->metrics.get());
+  sinks.insert(sinks.end(), hooks_.sinks.begin(), hooks_.sinks.end());
+  return sinks;
+}
+
+std::string RunSinks::rate_shortfall() const {
+  return state_->floors != nullptr ? state_->floors->shortfall() : "";
+}
+
+const std::vector<stats::RateSamples>& RunSinks::samples() const {
+  return state_->samples.samples();
+}
+
+void RunSinks::Linger(const std::atomic<bool>& stop, std::ostream& out, std::ostream& err) {
+  if (state_->metrics_server == nullptr) return;
+  const uint64_t linger_ns = run_.plan.run.prometheus_linger_ns;
+  if (linger_ns > 0 && !stop.load()) {
+    out.flush();
+    err << fmt::format("iotail run: serving the final metrics for {:.3g} s more (Ctrl-C ends)\n",
+                       static_cast<double>(linger_ns) / 1e9);
+    const uint64_t until = engine::Clock::MonotonicNs() + linger_ns;
+    while (!stop.load() && engine::Clock::MonotonicNs() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  state_->metrics_server->Stop();
+}
+
+}  // namespace iotail::cli

@@ -1,0 +1,108 @@
+#include "cli/option_table.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "cli/option_suggest.h"
+#include "stats/core/errors.h"
+#include "tests/test_util.h"
+
+namespace iotail::cli {
+namespace {
+
+// iotail's own options: not fio's, and documented as iotail's.
+const std::set<std::string_view> kIotailOwn = {
+    "help",        "uri", "allow_destructive", "start_at",   "status_interval",
+    "live_format", "sla", "log_hist_groups",   "prometheus", "prometheus_linger"};
+
+TEST(OptionTableTest, NamesAndAliasesAreUniqueAndFiosUnlessIotailsOwn) {
+  std::set<std::string_view> seen;
+  for (const OptionGroup& group : AllOptionTables()) {
+    for (const OptionDef& d : group.rows) {
+      EXPECT_TRUE(seen.insert(d.name).second) << d.name;
+      EXPECT_EQ(FindRunOption(d.name), &d) << d.name;
+      EXPECT_TRUE(IsFioOption(d.name) || kIotailOwn.contains(d.name))
+          << d.name << " is neither fio's nor listed as iotail's own";
+      EXPECT_NE(std::string_view(d.help), "") << d.name;
+      EXPECT_NE(d.set, nullptr) << d.name;
+      for (const char* alias : d.aliases) {
+        EXPECT_TRUE(seen.insert(alias).second) << alias;
+        EXPECT_EQ(FindRunOption(alias), &d) << alias;
+        EXPECT_TRUE(IsFioOption(alias)) << alias << " (an alias of " << d.name << ")";
+      }
+      if (d.type == ValueType::kChoice) {
+        EXPECT_FALSE(d.choices.empty()) << d.name;
+      }
+    }
+  }
+  EXPECT_EQ(FindRunOption("no_such_option"), nullptr);
+}
+
+TEST(OptionTableTest, ValuesAreParsedByTheRowsType) {
+  const OptionDef& iodepth = *FindRunOption("iodepth");
+  EXPECT_EQ(ParseOptionValue(iodepth, "iodepth", "32").number, 32);
+  EXPECT_THROW(ParseOptionValue(iodepth, "iodepth", "x"), stats::UsageError);
+  const OptionDef& nrfiles = *FindRunOption("nrfiles");
+  EXPECT_THROW(ParseOptionValue(nrfiles, "nr_files", "0"), stats::UsageError);
+  try {
+    ParseOptionValue(nrfiles, "nr_files", "0");
+  } catch (const stats::UsageError& e) {
+    EXPECT_STREQ(e.what(), "--nr_files: expected 1..100000, got '0'");  // named as given
+  }
+  EXPECT_EQ(ParseOptionValue(*FindRunOption("io_size"), "io_size", "64m").number, 64 << 20);
+  EXPECT_EQ(ParseOptionValue(*FindRunOption("runtime"), "runtime", "2").number, 2'000'000'000);
+  // fio's thinktime: a bare number is microseconds.
+  EXPECT_EQ(ParseOptionValue(*FindRunOption("thinktime"), "thinktime", "250").number, 250'000);
+  EXPECT_EQ(ParseOptionValue(*FindRunOption("thinktime"), "thinktime", "2ms").number, 2'000'000);
+  const OptionDef& status = *FindRunOption("status_interval");
+  EXPECT_EQ(ParseOptionValue(status, "eta_newline", "250ms").number, 250);
+  EXPECT_THROW(ParseOptionValue(status, "eta_newline", "1500us"), stats::UsageError);
+  const OptionDef& process = *FindRunOption("rate_process");
+  EXPECT_EQ(ParseOptionValue(process, "rate_process", "poisson").number, 1);
+  try {
+    ParseOptionValue(process, "rate_process", "uniform");
+    ADD_FAILURE() << "uniform accepted";
+  } catch (const stats::UsageError& e) {
+    EXPECT_STREQ(e.what(), "--rate_process: expected linear or poisson, got 'uniform'");
+  }
+  EXPECT_THROW(ParseOptionValue(*FindRunOption("direct"), "direct", "2"), stats::UsageError);
+}
+
+TEST(OptionTableTest, HelpListsEveryOptionWithItsDefaultAndAliases) {
+  const std::string help = OptionsHelp();
+  for (const OptionGroup& group : AllOptionTables()) {
+    EXPECT_NE(help.find(group.title), std::string::npos) << group.title;
+    for (const OptionDef& d : group.rows) {
+      EXPECT_NE(help.find("--" + std::string(d.name)), std::string::npos) << d.name;
+      for (const char* a : d.aliases) {
+        EXPECT_NE(help.find("--" + std::string(a)), std::string::npos) << a;
+      }
+    }
+  }
+  EXPECT_NE(help.find("--iodepth=N"), std::string::npos);
+  EXPECT_NE(help.find("(default 1)"), std::string::npos);
+  EXPECT_NE(help.find("[also --readwrite]"), std::string::npos);
+  EXPECT_NE(help.find("--rate_process=linear|poisson"), std::string::npos);
+}
+
+// docs/run-options.md is generated from the table; regenerate it with
+// `build/iotail run --help=markdown > docs/run-options.md` when a row changes.
+TEST(OptionTableTest, DocsListEveryOptionAsTheTableSays) {
+  const std::filesystem::path doc =
+      std::filesystem::path(IOTAIL_SOURCE_DIR) / "docs/run-options.md";
+  const std::string expected = OptionsMarkdown();
+  EXPECT_EQ(testing::ReadFile(doc), expected)
+      << doc << " is out of date: run `build/iotail run --help=markdown > docs/run-options.md`";
+  for (const OptionGroup& group : AllOptionTables()) {
+    for (const OptionDef& d : group.rows) {
+      EXPECT_NE(expected.find("| `" + std::string(d.name) + "` |"), std::string::npos) << d.name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace iotail::cli
