@@ -109,52 +109,31 @@ std::string HostName() {
   return name;
 }
 
-int Main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+// This rank and the job's: who is where, and each rank's clock offset from rank 0.
+struct Cluster {
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const std::string host = HostName();
-  auto fail = [&](const std::string& why, int code) {
-    std::cerr << fmt::format("iotail-mpi: rank {} ({}): {}\n", rank, host, why) << std::flush;
-    MPI_Abort(MPI_COMM_WORLD, code);
-    return code;
-  };
+  std::string host;
+  std::vector<char> names;       // size x 64 bytes: each rank's host name (rank 0 only)
+  std::vector<int64_t> offsets;  // each rank's clock minus rank 0's (rank 0 only)
+  std::string Name(int r) const { return std::string(&names[static_cast<size_t>(r) * 64]); }
+};
 
-  RankArgs args;
-  try {
-    args = MakeRankArgs(std::vector<std::string>(argv + 1, argv + argc), rank, host);
-  } catch (const std::exception& e) {
-    if (rank == 0) std::cerr << "iotail-mpi: " << e.what() << "\n";
-    MPI_Finalize();
-    return 2;
-  }
-  if (args.help) {
-    if (rank == 0) {
-      std::cout << "usage: mpirun -np N iotail-mpi run [the options of iotail run]\n"
-                   "  --log_per_rank  also write each rank's own logs as PREFIX.rank<R>_...\n"
-                   "  {rank} and {host} in any option are replaced per rank\n";
-    }
-    MPI_Finalize();
-    return 0;
-  }
-
-  // Host names, clock offsets and the common start: on the log period, three seconds ahead (time
-  // for every rank to open its targets).
-  std::vector<char> names(static_cast<size_t>(size) * 64, 0);
+// Host names, clock offsets and the common start: on the log period, three seconds ahead (time for
+// every rank to open its targets). Collective: every rank calls it.
+uint64_t ChooseStart(Cluster& c, const RankArgs& args) {
+  c.names.assign(static_cast<size_t>(c.size) * 64, 0);
   char mine[64] = {};
-  std::strncpy(mine, host.c_str(), sizeof mine - 1);
+  std::strncpy(mine, c.host.c_str(), sizeof mine - 1);
   MPI_Request gather;
-  MPI_Igather(mine, 64, MPI_CHAR, names.data(), 64, MPI_CHAR, 0, MPI_COMM_WORLD, &gather);
+  MPI_Igather(mine, 64, MPI_CHAR, c.names.data(), 64, MPI_CHAR, 0, MPI_COMM_WORLD, &gather);
   Wait(gather);
-  const std::vector<int64_t> offsets = ClockOffsets(rank, size);
+  c.offsets = ClockOffsets(c.rank, c.size);
   uint64_t start_ms = 0;
-  if (rank == 0) {
+  if (c.rank == 0) {
     const uint64_t now_ms = engine::Clock::RealtimeNs() / 1'000'000;
     start_ms = ((now_ms + 3000) / args.log_hist_msec + 1) * args.log_hist_msec;
-    for (int r = 1; r < size; ++r) {
-      const int64_t off = offsets[static_cast<size_t>(r)];
+    for (int r = 1; r < c.size; ++r) {
+      const int64_t off = c.offsets[static_cast<size_t>(r)];
       if (std::abs(static_cast<double>(off)) > 0.01 * args.log_hist_msec * 1e6) {
         std::cerr << fmt::format(
             "iotail-mpi: warning: rank {}'s clock is {:.3f} ms off rank 0's, over 1% of the log "
@@ -167,14 +146,211 @@ int Main(int argc, char** argv) {
   MPI_Request bcast;
   MPI_Ibcast(&start_ms, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &bcast);
   Wait(bcast);
-  args.run_args.insert(args.run_args.begin() + 1, fmt::format("--start_at={}", start_ms));
+  return start_ms;
+}
 
-  Shared shared;
-  Mailbox mailbox;
-  std::unique_ptr<ForwardSink> forward;
-  std::unique_ptr<ClusterView> cluster;
-  cli::RunHooks hooks;
-  hooks.print_summary = rank == 0;
+// One rank's line in the cluster's summary.
+stats::RankInfo RankSummary(const Cluster& c, int r, const Shared& shared) {
+  stats::RankInfo info;
+  info.rank = r;
+  info.host = c.Name(r);
+  info.clock_offset_ns = c.offsets[static_cast<size_t>(r)];
+  info.p99_ns = NAN;
+  if (!shared.has_totals[static_cast<size_t>(r)]) return info;
+  const RankTotals& t = shared.totals[static_cast<size_t>(r)];
+  info.start_skew_ns = t.start_skew_ns;
+  stats::RecorderSnapshot all;
+  for (const auto& s : t.totals) all.Add(s);
+  stats::LatencySnapshot clat;
+  for (const auto& d : all.dirs) {
+    info.ios += d.ios;
+    info.bytes += d.bytes;
+    clat.Add(d.clat);
+  }
+  info.errors = all.TotalErrors();
+  if (clat.n > 0) {
+    const double p99[] = {99.0};
+    info.p99_ns = stats::ComputePercentiles(std::span<const uint64_t>(clat.hist),
+                                            stats::HistogramLayout::Recorded(), p99,
+                                            stats::PercentileMethod::kFio)[0];
+  }
+  return info;
+}
+
+// Rank 0: the summary of the cluster, from every rank's exact totals (the caller holds shared.mu
+// and the cluster is complete).
+void ClusterSummary(stats::RunSummary& summary, const Cluster& c, const RankArgs& args,
+                    const Shared& shared, ClusterView& cluster) {
+  for (size_t j = 0; j < summary.jobs.size(); ++j) {
+    stats::JobTotals& job = summary.jobs[j];
+    job.totals = {};
+    job.cpu = {};
+    job.depths = {};
+    for (const RankTotals& t : shared.totals) {
+      if (j >= t.totals.size()) continue;
+      job.totals.Add(t.totals[j]);
+      job.cpu.Add(t.cpu[j]);
+      job.depths.Add(t.depths[j]);
+    }
+    if (j < cluster.samples().size()) job.samples = cluster.samples()[j];
+  }
+  summary.disk_util.clear();  // per host: not summed
+  // The settings as the user gave them, not the rank's own (its start, log prefix, live lines).
+  bool seen_period = false;
+  std::vector<std::pair<std::string, std::string>> options;
+  for (auto& [key, value] : summary.options) {
+    if (key == "live_format" || key == "start_at" || key == "write_hist_log") continue;
+    if (key == "log_hist_msec" && !seen_period) {
+      seen_period = true;  // the one iotail-mpi puts first
+      continue;
+    }
+    options.emplace_back(key, value);
+  }
+  if (!args.hist_prefix.empty()) options.emplace_back("write_hist_log", args.hist_prefix);
+  if (args.log_per_rank) options.emplace_back("log_per_rank", "1");
+  summary.options = std::move(options);
+  summary.sla = &cluster.sla();
+  for (int r = 0; r < c.size; ++r) summary.ranks.push_back(RankSummary(c, r, shared));
+}
+
+// The main thread's side of the run: MPI progress (sends, receives, rank 0's merge) until the run
+// and the exchange are over.
+class Exchange {
+ public:
+  Exchange(const Cluster& c, const RankArgs& args, Shared& shared, Mailbox& mailbox)
+      : c_(c), args_(args), shared_(shared), mailbox_(mailbox), done_(c.size, false) {
+    shared_.totals.resize(static_cast<size_t>(c.size));
+    shared_.has_totals.assign(static_cast<size_t>(c.size), false);
+  }
+  std::unique_ptr<ClusterView>& cluster() { return cluster_; }
+
+  // Runs until every rank is done; throws std::runtime_error (with the failing rank's status in
+  // status()) when the run or a message fails.
+  void Loop() {
+    for (;;) {
+      bool progress = false;
+      if (c_.rank == 0 && !cluster_) MakeCluster();
+      progress = Local() || progress;
+      if (c_.rank == 0 && cluster_) progress = Receive() || progress;
+      TestSends();
+      bool finished = sent_done_ && sends_.empty();
+      if (c_.rank == 0) {
+        for (int r = 0; r < c_.size; ++r) finished = finished && done_[static_cast<size_t>(r)];
+      }
+      if (finished) return;
+      if (!progress) std::this_thread::sleep_for(kPoll);
+    }
+  }
+  int status() const { return status_; }
+
+ private:
+  void MakeCluster() {
+    std::lock_guard lock(shared_.mu);
+    if (!shared_.jobs_known) return;
+    cluster_ = std::make_unique<ClusterView>(c_.size, args_, shared_.specs, std::cerr);
+  }
+
+  void Handle(int from, int tag, std::span<const uint64_t> words) {
+    if (tag == kTagInterval) {
+      cluster_->reducer().Add(from, DecodeInterval(words));
+    } else if (tag == kTagTotals) {
+      shared_.totals[static_cast<size_t>(from)] = DecodeTotals(words);
+      shared_.has_totals[static_cast<size_t>(from)] = true;
+    } else if (tag == kTagDone) {
+      done_[static_cast<size_t>(from)] = true;
+      cluster_->reducer().RankDone(from);
+    }
+  }
+
+  // This rank's messages: rank 0 handles its own, the others send them to rank 0.
+  bool Local() {
+    std::deque<Message> local = mailbox_.TakeAll();
+    if (shared_.run_done.load() && !sent_done_) {
+      std::lock_guard lock(shared_.mu);
+      if (!shared_.failure.empty()) {
+        status_ = shared_.status;
+        throw std::runtime_error(shared_.failure);
+      }
+      local.push_back({kTagDone, {static_cast<uint64_t>(shared_.status)}});
+      sent_done_ = true;
+    }
+    for (Message& m : local) {
+      if (c_.rank == 0) {
+        if (cluster_) Handle(0, m.tag, m.words);  // intervals come only after the jobs are known
+        continue;
+      }
+      auto words = std::make_shared<std::vector<uint64_t>>(std::move(m.words));
+      MPI_Request req;
+      MPI_Isend(words->data(), static_cast<int>(words->size()), MPI_UINT64_T, 0, m.tag,
+                MPI_COMM_WORLD, &req);
+      sends_.emplace_back(req, std::move(words));
+    }
+    return !local.empty();
+  }
+
+  // Rank 0: the other ranks' messages, then whether the cluster's summary can be made.
+  bool Receive() {
+    bool progress = false;
+    for (int flag = 1; flag;) {
+      MPI_Status st;
+      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+      if (!flag) break;
+      int count = 0;
+      MPI_Get_count(&st, MPI_UINT64_T, &count);
+      std::vector<uint64_t> words(static_cast<size_t>(count));
+      MPI_Recv(words.data(), count, MPI_UINT64_T, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      progress = true;
+      try {
+        Handle(st.MPI_SOURCE, st.MPI_TAG, words);
+      } catch (const std::exception& e) {
+        status_ = 1;
+        throw std::runtime_error(fmt::format("from rank {}: {}", st.MPI_SOURCE, e.what()));
+      }
+    }
+    bool all_totals = true;
+    for (int r = 0; r < c_.size; ++r) {
+      const auto i = static_cast<size_t>(r);
+      all_totals = all_totals && (shared_.has_totals[i] || done_[i]);
+    }
+    if (all_totals && cluster_->reducer().Complete()) {
+      std::lock_guard lock(shared_.mu);
+      if (!shared_.cluster_ready) {
+        shared_.cluster_ready = true;
+        shared_.cv.notify_all();
+      }
+    }
+    return progress;
+  }
+
+  void TestSends() {
+    for (size_t i = 0; i < sends_.size();) {
+      int flag = 0;
+      MPI_Test(&sends_[i].first, &flag, MPI_STATUS_IGNORE);
+      if (flag) {
+        sends_[i] = std::move(sends_.back());
+        sends_.pop_back();
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  const Cluster& c_;
+  const RankArgs& args_;
+  Shared& shared_;
+  Mailbox& mailbox_;
+  std::unique_ptr<ClusterView> cluster_;
+  std::vector<std::pair<MPI_Request, std::shared_ptr<std::vector<uint64_t>>>> sends_;
+  std::vector<bool> done_;
+  bool sent_done_ = false;
+  int status_ = 1;
+};
+
+// The hooks through which this rank's `iotail run` feeds the exchange (cli/run_hooks.h).
+void SetHooks(cli::RunHooks& hooks, const Cluster& c, const RankArgs& args, Shared& shared,
+              Mailbox& mailbox, std::unique_ptr<ForwardSink>& forward, Exchange& exchange) {
+  hooks.print_summary = c.rank == 0;
   hooks.on_jobs = [&](std::span<const engine::JobSpec> specs) {
     std::lock_guard lock(shared.mu);
     shared.specs.assign(specs.begin(), specs.end());
@@ -189,76 +365,23 @@ int Main(int argc, char** argv) {
   };
   hooks.on_summary = [&](stats::RunSummary& summary) {
     mailbox.Push({kTagTotals, EncodeTotals(summary)});
-    if (rank != 0) return;
+    if (c.rank != 0) return;
     std::unique_lock lock(shared.mu);
     shared.cv.wait(lock, [&] { return shared.cluster_ready; });
-    // The cluster's summary: every rank's exact totals per job.
-    for (size_t j = 0; j < summary.jobs.size(); ++j) {
-      stats::JobTotals& job = summary.jobs[j];
-      job.totals = {};
-      job.cpu = {};
-      job.depths = {};
-      for (const RankTotals& t : shared.totals) {
-        if (j >= t.totals.size()) continue;
-        job.totals.Add(t.totals[j]);
-        job.cpu.Add(t.cpu[j]);
-        job.depths.Add(t.depths[j]);
-      }
-      if (j < cluster->samples().size()) job.samples = cluster->samples()[j];
-    }
-    summary.disk_util.clear();  // per host: not summed
-    // The settings as the user gave them, not the rank's own (its start, log prefix, live lines).
-    bool seen_period = false;
-    std::vector<std::pair<std::string, std::string>> options;
-    for (auto& [key, value] : summary.options) {
-      if (key == "live_format" || key == "start_at" || key == "write_hist_log") continue;
-      if (key == "log_hist_msec" && !seen_period) {
-        seen_period = true;  // the one iotail-mpi puts first
-        continue;
-      }
-      options.emplace_back(key, value);
-    }
-    if (!args.hist_prefix.empty()) options.emplace_back("write_hist_log", args.hist_prefix);
-    if (args.log_per_rank) options.emplace_back("log_per_rank", "1");
-    summary.options = std::move(options);
-    summary.sla = &cluster->sla();
-    for (int r = 0; r < size; ++r) {
-      stats::RankInfo info;
-      info.rank = r;
-      info.host = std::string(&names[static_cast<size_t>(r) * 64]);
-      info.clock_offset_ns = offsets[static_cast<size_t>(r)];
-      info.p99_ns = NAN;
-      if (shared.has_totals[static_cast<size_t>(r)]) {
-        const RankTotals& t = shared.totals[static_cast<size_t>(r)];
-        info.start_skew_ns = t.start_skew_ns;
-        stats::RecorderSnapshot all;
-        for (const auto& s : t.totals) all.Add(s);
-        stats::LatencySnapshot clat;
-        for (const auto& d : all.dirs) {
-          info.ios += d.ios;
-          info.bytes += d.bytes;
-          clat.Add(d.clat);
-        }
-        info.errors = all.TotalErrors();
-        if (clat.n > 0) {
-          const double p99[] = {99.0};
-          info.p99_ns = stats::ComputePercentiles(std::span<const uint64_t>(clat.hist),
-                                                  stats::HistogramLayout::Recorded(), p99,
-                                                  stats::PercentileMethod::kFio)[0];
-        }
-      }
-      summary.ranks.push_back(std::move(info));
-    }
+    ClusterSummary(summary, c, args, shared, *exchange.cluster());
   };
+}
 
-  std::ostringstream quiet;
-  std::thread runner([&] {
+// This rank's `iotail run` on its own thread; its status (or failure) lands in `shared`.
+std::thread StartRun(const Cluster& c, RankArgs& args, cli::RunHooks& hooks, Shared& shared,
+                     std::ostream& quiet) {
+  return std::thread([&] {
     std::vector<char*> cargs;
     for (auto& a : args.run_args) cargs.push_back(a.data());
     int status = 1;
     std::string failure;
     try {
-      status = cli::RunCommandWith(cargs, rank == 0 ? std::cout : quiet, std::cerr, hooks);
+      status = cli::RunCommandWith(cargs, c.rank == 0 ? std::cout : quiet, std::cerr, hooks);
     } catch (const stats::UsageError& e) {
       failure = e.what();
       status = 2;
@@ -273,109 +396,54 @@ int Main(int argc, char** argv) {
     shared.run_done = true;
     shared.cv.notify_all();
   });
+}
 
-  // The main thread: MPI progress until the run and the exchange are over.
-  std::vector<std::pair<MPI_Request, std::shared_ptr<std::vector<uint64_t>>>> sends;
-  std::vector<bool> done(static_cast<size_t>(size), false);
-  shared.totals.resize(static_cast<size_t>(size));
-  shared.has_totals.assign(static_cast<size_t>(size), false);
-  bool sent_done = false;
-  auto handle = [&](int from, int tag, std::span<const uint64_t> words) {
-    if (tag == kTagInterval) {
-      cluster->reducer().Add(from, DecodeInterval(words));
-    } else if (tag == kTagTotals) {
-      shared.totals[static_cast<size_t>(from)] = DecodeTotals(words);
-      shared.has_totals[static_cast<size_t>(from)] = true;
-    } else if (tag == kTagDone) {
-      done[static_cast<size_t>(from)] = true;
-      cluster->reducer().RankDone(from);
+int Main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  Cluster c;
+  MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &c.size);
+  c.host = HostName();
+  RankArgs args;
+  try {
+    args = MakeRankArgs(std::vector<std::string>(argv + 1, argv + argc), c.rank, c.host);
+  } catch (const std::exception& e) {
+    if (c.rank == 0) std::cerr << "iotail-mpi: " << e.what() << "\n";
+    MPI_Finalize();
+    return 2;
+  }
+  if (args.help) {
+    if (c.rank == 0) {
+      std::cout << "usage: mpirun -np N iotail-mpi run [the options of iotail run]\n"
+                   "  --log_per_rank  also write each rank's own logs as PREFIX.rank<R>_...\n"
+                   "  {rank} and {host} in any option are replaced per rank\n";
     }
-  };
-  for (;;) {
-    bool progress = false;
-    if (rank == 0 && !cluster) {
-      std::lock_guard lock(shared.mu);
-      if (shared.jobs_known) {
-        try {
-          cluster = std::make_unique<ClusterView>(size, args, shared.specs, std::cerr);
-        } catch (const std::exception& e) {
-          return fail(e.what(), 1);
-        }
-      }
-    }
-    std::deque<Message> local = mailbox.TakeAll();
-    const bool run_done = shared.run_done.load();
-    if (run_done && !sent_done) {
-      std::lock_guard lock(shared.mu);
-      if (!shared.failure.empty()) return fail(shared.failure, shared.status);
-      local.push_back({kTagDone, {static_cast<uint64_t>(shared.status)}});
-      sent_done = true;
-    }
-    for (Message& m : local) {
-      progress = true;
-      if (rank == 0) {
-        if (!cluster) continue;  // intervals come only after the jobs are known
-        handle(0, m.tag, m.words);
-      } else {
-        auto words = std::make_shared<std::vector<uint64_t>>(std::move(m.words));
-        MPI_Request req;
-        MPI_Isend(words->data(), static_cast<int>(words->size()), MPI_UINT64_T, 0, m.tag,
-                  MPI_COMM_WORLD, &req);
-        sends.emplace_back(req, std::move(words));
-      }
-    }
-    if (rank == 0 && cluster) {
-      int flag = 1;
-      while (flag) {
-        MPI_Status st;
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
-        if (!flag) break;
-        int count = 0;
-        MPI_Get_count(&st, MPI_UINT64_T, &count);
-        std::vector<uint64_t> words(static_cast<size_t>(count));
-        MPI_Recv(words.data(), count, MPI_UINT64_T, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-        progress = true;
-        try {
-          handle(st.MPI_SOURCE, st.MPI_TAG, words);
-        } catch (const std::exception& e) {
-          return fail(fmt::format("from rank {}: {}", st.MPI_SOURCE, e.what()), 1);
-        }
-      }
-      bool all_totals = true;
-      for (int r = 0; r < size; ++r) {
-        all_totals = all_totals &&
-                     (shared.has_totals[static_cast<size_t>(r)] || done[static_cast<size_t>(r)]);
-      }
-      if (all_totals && cluster->reducer().Complete()) {
-        std::lock_guard lock(shared.mu);
-        if (!shared.cluster_ready) {
-          shared.cluster_ready = true;
-          shared.cv.notify_all();
-        }
-      }
-    }
-    // Completed sends.
-    for (size_t i = 0; i < sends.size();) {
-      int flag = 0;
-      MPI_Test(&sends[i].first, &flag, MPI_STATUS_IGNORE);
-      if (flag) {
-        sends[i] = std::move(sends.back());
-        sends.pop_back();
-      } else {
-        ++i;
-      }
-    }
-    bool finished = sent_done && sends.empty();
-    if (rank == 0) {
-      for (int r = 0; r < size; ++r) finished = finished && done[static_cast<size_t>(r)];
-    }
-    if (finished) break;
-    if (!progress) std::this_thread::sleep_for(kPoll);
+    MPI_Finalize();
+    return 0;
+  }
+  const uint64_t start_ms = ChooseStart(c, args);
+  args.run_args.insert(args.run_args.begin() + 1, fmt::format("--start_at={}", start_ms));
+
+  Shared shared;
+  Mailbox mailbox;
+  Exchange exchange(c, args, shared, mailbox);
+  std::unique_ptr<ForwardSink> forward;
+  cli::RunHooks hooks;
+  SetHooks(hooks, c, args, shared, mailbox, forward, exchange);
+  std::ostringstream quiet;
+  std::thread runner = StartRun(c, args, hooks, shared, quiet);
+  try {
+    exchange.Loop();
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("iotail-mpi: rank {} ({}): {}\n", c.rank, c.host, e.what())
+              << std::flush;
+    MPI_Abort(MPI_COMM_WORLD, exchange.status());
+    return exchange.status();
   }
   runner.join();
   int status = shared.status;
-  if (rank == 0 && cluster) {
+  if (ClusterView* cluster = exchange.cluster().get(); c.rank == 0 && cluster != nullptr) {
     cluster->Close(std::cerr);
     if (cluster->sla().AnyViolated() && status == 0) {
       std::cerr << "iotail-mpi: SLA violated (over the cluster's intervals)\n";
