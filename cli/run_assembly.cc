@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <system_error>
 
 #include "engine/clock.h"
@@ -18,6 +19,21 @@ namespace iotail::cli {
 namespace {
 
 constexpr int kExitSlaViolated = 3;
+
+// --start_at more than a second ahead: when the run starts, so a long wait is not mistaken for a
+// hang (Ctrl-C during the wait stops it: nothing runs).
+void AnnounceStart(uint64_t start_at_ms, std::ostream& err) {
+  const uint64_t now_ms = engine::Clock::RealtimeNs() / 1'000'000u;
+  if (start_at_ms <= now_ms + 1000) return;
+  const auto at = static_cast<time_t>(start_at_ms / 1000);
+  tm utc{};
+  gmtime_r(&at, &utc);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &utc);
+  err << fmt::format("iotail run: waiting for --start_at: the run starts at {}.{:03} UTC, in {:.1f} s "
+                     "(Ctrl-C cancels)\n",
+                     when, start_at_ms % 1000, static_cast<double>(start_at_ms - now_ms) / 1e3);
+}
 
 // One batch (the jobs between two stonewalls) through the engine. The default benchmark falls back
 // to buffered I/O where O_DIRECT is not supported.
@@ -32,6 +48,7 @@ engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, std::span<const si
     err << fmt::format("iotail run: output failed: {} (that output stops; the run goes on)\n", why);
   };
   options.open_sinks = [&] { return sinks.OpenBatch(batch_jobs, first_worker); };
+  AnnounceStart(batch[0].start_at_ms, err);
   try {
     return engine::RunJobs(batch, options);
   } catch (const std::system_error& e) {

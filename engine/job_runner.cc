@@ -277,6 +277,11 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
       throw;
     }
   }
+  // Stopped before the start (while preparing, or waiting for --start_at): nothing runs.
+  if (stop_flag.load()) {
+    threads.Abort();
+    throw stats::Interrupted("stopped before the start");
+  }
   // The common start; each job's recording starts after its startdelay and ramp.
   const uint64_t start_mono = Clock::NowNs();
   const uint64_t start_real = Clock::RealtimeNs();

@@ -16,12 +16,13 @@
 #include <thread>
 #include <vector>
 
-#include "tests/test_util.h"
+#include "tests/cli/cli_test_util.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using iotail::testing::ReadFile;
+using iotail::testing::WaitForText;
 using nlohmann::json;
 
 // Sum of the counts of every line of one direction in a histogram log; also the line count.
@@ -331,6 +332,43 @@ TEST_F(RunRateTest, SigintStopsCleanlyWithCompleteLogs) {
   EXPECT_GT(all, 5'000u);
   EXPECT_LT(all, 32'000u);
   EXPECT_LT(j["iotail_aggregate"]["elapsed"].get<uint64_t>(), 3u);
+}
+
+// A SIGINT while waiting for --start_at stops the run before anything is written, and the wait
+// says when the run would have started (issue 25: 32 writes went to a device after the interrupt).
+TEST_F(RunRateTest, SigintDuringTheStartAtWaitWritesNothing) {
+  const std::string target = File("untouched");
+  {
+    std::ofstream(target).close();
+    std::filesystem::resize_file(target, 1 << 20);  // zeros; random data would show any write
+  }
+  const std::string err_path = File("wait.err");
+  const uint64_t at = NowEpochMs() + 30'000;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen(err_path.c_str(), "w", stderr);
+    const std::string filename = "--filename=" + target;
+    const std::string start = "--start_at=" + std::to_string(at);
+    execl(IOTAIL_BINARY, IOTAIL_BINARY, "run", "--name=w", "--ioengine=psync", filename.c_str(),
+          "--size=1m", "--rw=write", "--bs=4k", start.c_str(), "--live_format=none",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ASSERT_TRUE(WaitForText(err_path, "waiting for --start_at", 20.0)) << ReadFile(err_path);
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st));
+  const std::string err = ReadFile(err_path);
+  EXPECT_EQ(WEXITSTATUS(st), 130) << err;
+  // When it would have started: 30 s after the command began.
+  EXPECT_TRUE(err.find("in 30.0 s") != std::string::npos || err.find("in 29.") != std::string::npos)
+      << err;
+  EXPECT_NE(err.find("nothing was run"), std::string::npos) << err;
+  const std::string data = ReadFile(target);
+  ASSERT_EQ(data.size(), 1u << 20);
+  EXPECT_EQ(data.find_first_not_of('\0'), std::string::npos) << "the target was written";
 }
 
 }  // namespace
