@@ -30,9 +30,10 @@ void AnnounceStart(uint64_t start_at_ms, std::ostream& err) {
   gmtime_r(&at, &utc);
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &utc);
-  err << fmt::format("iotail run: waiting for --start_at: the run starts at {}.{:03} UTC, in {:.1f} s "
-                     "(Ctrl-C cancels)\n",
-                     when, start_at_ms % 1000, static_cast<double>(start_at_ms - now_ms) / 1e3);
+  err << fmt::format(
+      "iotail run: waiting for --start_at: the run starts at {}.{:03} UTC, in {:.1f} s "
+      "(Ctrl-C cancels)\n",
+      when, start_at_ms % 1000, static_cast<double>(start_at_ms - now_ms) / 1e3);
 }
 
 // One batch (the jobs between two stonewalls) through the engine. The default benchmark falls back
@@ -84,7 +85,10 @@ RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const std::atomic<bool>&
   const uint64_t disks_from_ns = engine::Clock::MonotonicNs();
   int first_worker = 0;
   for (const std::vector<size_t>& batch_jobs : run.groups.batches) {
-    if (stop.load()) break;
+    if (stop.load()) {
+      r.stopped = true;
+      break;
+    }
     sinks.StartBatch(batch_jobs);
     engine::RunOutcome outcome = RunBatch(run, sinks, batch_jobs, first_worker, stop, err);
     if (const std::string shortfall = sinks.rate_shortfall(); !shortfall.empty()) {
@@ -128,8 +132,10 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
   summary.options.emplace_back("ioengine_used", results.outcomes[0].engine_description);
   summary.options.emplace_back("clocksource", results.clock_source);
   for (size_t j = 0; j < jobs.size(); ++j) {
-    summary.header += (j ? "\n" : "") + Header(run.specs[j], results.outcomes[j],
-                                               results.clock_source, run.groups.groupid[j]);
+    if (results.outcomes[j].per_worker.empty()) continue;  // never ran
+    summary.header +=
+        (summary.header.empty() ? "" : "\n") +
+        Header(run.specs[j], results.outcomes[j], results.clock_source, run.groups.groupid[j]);
   }
   summary.mode = Mode(run.specs);
   if (results.stopped && signal != 0) summary.interrupted_by = SignalName(signal);
@@ -211,6 +217,12 @@ int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const Ru
     if (j.totals.errors[ENOTCONN] == 0) continue;
     for (const auto& spec : run.specs) {
       if (spec.name == j.name && spec.ioengine == engine::EngineKind::kNbd) lost_uri = spec.uri;
+    }
+  }
+  for (size_t j = 0; j < run.specs.size(); ++j) {
+    if (results.outcomes[j].per_worker.empty() && results.stopped) {
+      err << fmt::format("iotail run: job '{}' did not run: the run was stopped before it began\n",
+                         run.specs[j].name);
     }
   }
   for (const std::string& why : results.output_errors) {

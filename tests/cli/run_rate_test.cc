@@ -371,4 +371,38 @@ TEST_F(RunRateTest, SigintDuringTheStartAtWaitWritesNothing) {
   EXPECT_EQ(data.find_first_not_of('\0'), std::string::npos) << "the target was written";
 }
 
+// Interrupted during the second of three stonewalled jobs: the third is not reported (it was
+// reported with an empty name, group 0 and the run's time) and the run says it did not run.
+TEST_F(RunRateTest, JobsThatNeverRanAreNotReported) {
+  const std::string json_path = File("s.json");
+  const std::string err_path = File("s.err");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen(err_path.c_str(), "w", stderr);
+    const std::string filename = "--filename=" + File("s");
+    const std::string output = "--output=" + json_path;
+    execl(IOTAIL_BINARY, IOTAIL_BINARY, "run", "--ioengine=psync", filename.c_str(), "--size=1m",
+          "--rw=read", "--time_based", "--runtime=1500ms", "--rate_iops=200", "--live_format=none",
+          "--output-format=json", output.c_str(), "--name=a", "--name=b", "--stonewall", "--name=c",
+          "--stonewall", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2300));  // during b
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st));
+  const std::string err = ReadFile(err_path);
+  EXPECT_EQ(WEXITSTATUS(st), 130) << err;
+  EXPECT_NE(err.find("job 'c' did not run"), std::string::npos) << err;
+  EXPECT_EQ(err.find("job 'a' did not run"), std::string::npos) << err;
+  const json j = json::parse(ReadFile(json_path));
+  ASSERT_EQ(j["jobs"].size(), 2u) << j["jobs"].dump();
+  EXPECT_EQ(j["jobs"][0]["jobname"], "a");
+  EXPECT_EQ(j["jobs"][1]["jobname"], "b");
+  EXPECT_EQ(j["jobs"][1]["groupid"], 1);
+  EXPECT_GT(j["jobs"][1]["read"]["total_ios"].get<uint64_t>(), 0u);
+}
+
 }  // namespace
