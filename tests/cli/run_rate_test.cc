@@ -350,12 +350,23 @@ TEST_F(RunRateTest, SigintDuringTheStartAtWaitWritesNothing) {
     freopen(err_path.c_str(), "w", stderr);
     const std::string filename = "--filename=" + target;
     const std::string start = "--start_at=" + std::to_string(at);
+    const std::string output = "--output=" + File("w.json");
     execl(IOTAIL_BINARY, IOTAIL_BINARY, "run", "--name=w", "--ioengine=psync", filename.c_str(),
-          "--size=1m", "--rw=write", "--bs=4k", start.c_str(), "--live_format=none",
+          "--size=1m", "--rw=write", "--bs=4k", start.c_str(), "--live_format=none", output.c_str(),
           static_cast<char*>(nullptr));
     _exit(127);
   }
   ASSERT_TRUE(WaitForText(err_path, "waiting for --start_at", 20.0)) << ReadFile(err_path);
+  // The summary's temporary file is made when the summary is written, not at the start, so a run
+  // killed meanwhile leaves none (issue 25).
+  const auto temporaries = [&] {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+      n += e.path().filename().string().find(".tmp.") != std::string::npos ? 1 : 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(temporaries(), 0u);
   ASSERT_EQ(kill(pid, SIGINT), 0);
   int st = 0;
   ASSERT_EQ(waitpid(pid, &st, 0), pid);
@@ -369,6 +380,8 @@ TEST_F(RunRateTest, SigintDuringTheStartAtWaitWritesNothing) {
   const std::string data = ReadFile(target);
   ASSERT_EQ(data.size(), 1u << 20);
   EXPECT_EQ(data.find_first_not_of('\0'), std::string::npos) << "the target was written";
+  EXPECT_EQ(temporaries(), 0u);
+  EXPECT_FALSE(std::filesystem::exists(File("w.json")));
 }
 
 // Interrupted during the second of three stonewalled jobs: the third is not reported (it was
