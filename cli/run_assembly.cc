@@ -186,6 +186,13 @@ void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunRe
     if (run.default_benchmark)
       out << fmt::format("  per-interval percentiles: iotail pctiles{}\n", hist);
   }
+  if (const uint64_t clamped = sinks.clamped_in_logs(); clamped > 0) {
+    err << fmt::format(
+        "iotail run: note: {} I/O(s) took 17.18 s or more, above the top of fio's 29-group "
+        "histogram: the logs count them in their last bucket, as fio's do (the summary is exact); "
+        "--log_hist_groups=59 logs them exactly\n",
+        clamped);
+  }
   for (size_t j = 0; j < run.specs.size(); ++j) {
     const engine::JobSpec& spec = run.specs[j];
     if (spec.verify == engine::VerifyKind::kNone) continue;

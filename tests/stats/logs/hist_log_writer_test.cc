@@ -134,5 +134,29 @@ TEST(HistLogWriterTest, WritesFileWithFioName) {
   EXPECT_THROW(HistLogWriter("/nonexistent-dir/x.log", 0), std::system_error);
 }
 
+// The writer counts what fio's clamp puts in the last bucket of a 29-group log (the run says so).
+TEST(HistLogWriterTest, CountsWhatItClampsIntoTheLastBucket) {
+  char dir[] = "/tmp/iotail-hlw-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::vector<uint64_t> counts(kWideBuckets, 0);
+  counts[100] = 5;
+  counts[kFio3Buckets - 1] = 2;  // in fio's last bucket: not clamped
+  counts[kFio3Buckets] = 3;      // above fio's top
+  counts[kWideBuckets - 1] = 4;
+  HistLogWriter narrow(std::string(dir) + "/n.log", 0);
+  HistLogWriter wide(std::string(dir) + "/w.log", 0, kWideGroups);
+  for (int k = 0; k < 2; ++k) {
+    narrow.Write(1000 * (k + 1), Direction::kRead, 4096, counts);
+    wide.Write(1000 * (k + 1), Direction::kRead, 4096, counts);
+  }
+  EXPECT_EQ(narrow.clamped(), 14u);
+  EXPECT_EQ(wide.clamped(), 0u);
+  narrow.Close();
+  wide.Close();
+  unlink((std::string(dir) + "/n.log").c_str());
+  unlink((std::string(dir) + "/w.log").c_str());
+  rmdir(dir);
+}
+
 }  // namespace
 }  // namespace iotail::stats
