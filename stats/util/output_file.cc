@@ -111,6 +111,14 @@ OutputFile::OutputFile(std::string path, std::string_view option)
   CheckDestination(path_, option_);
   CheckDirectory(path_, option_);
   temp_ = fmt::format("{}.tmp.{}", path_, getpid());
+  // Whether a file can be made there (a read-only or pseudo file system such as /proc says no
+  // only at create): tried now, so the run does not find out at its end; removed at once.
+  const int probe = open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (probe < 0) {
+    Fail(errno, fmt::format("{}: no file can be created beside it", Named(path_, option_)));
+  }
+  close(probe);
+  unlink(temp_.c_str());
 }
 
 OutputFile::~OutputFile() {
