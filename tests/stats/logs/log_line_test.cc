@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stats/core/errors.h"
@@ -152,6 +154,17 @@ std::string Bare(std::string line) {
   return line;
 }
 
+// The LogFormatError that parsing `line` (followed by a newline) throws, or nullopt.
+std::optional<LogFormatError> ParseError(LogLineParser& parser, std::string_view line,
+                                         LogLinePlace place) {
+  try {
+    parser.Parse(line, LogLineEnd::kNewline, place);
+  } catch (const LogFormatError& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
 TEST(LogLineParserTest, ParsesFieldsAndCountsAndDetectsTheLayout) {
   LogLineParser parser;
   EXPECT_FALSE(parser.layout().has_value());
@@ -186,13 +199,11 @@ TEST(LogLineParserTest, TornLineIsAWarningOnlyAtTheEndOfTheInput) {
   const ParsedLogLine parsed = parser.Parse(torn, LogLineEnd::kEndOfInput, {"t.log", 3});
   EXPECT_EQ(parsed.torn_warning, "t.log:3: torn last line (6 fields) ignored");
   EXPECT_FALSE(parser.layout().has_value());
-  try {
-    parser.Parse(torn, LogLineEnd::kNewline, {"t.log", 3});
-    FAIL() << "a short line followed by a newline is damage";
-  } catch (const LogFormatError& e) {
-    EXPECT_EQ(e.file(), "t.log");
-    EXPECT_EQ(e.line(), 3u);
-  }
+  // The same line followed by a newline is damage.
+  const std::optional<LogFormatError> error = ParseError(parser, torn, {"t.log", 3});
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->file(), "t.log");
+  EXPECT_EQ(error->line(), 3u);
   // With the layout known: the count of fields expected too.
   parser.SetLayout(HistogramLayout::Fio3(6));
   EXPECT_EQ(parser.Parse(torn, LogLineEnd::kEndOfInput, {"t.log", 9}).torn_warning,
@@ -201,15 +212,12 @@ TEST(LogLineParserTest, TornLineIsAWarningOnlyAtTheEndOfTheInput) {
 
 TEST(LogLineParserTest, ErrorsNameThePlaceGiven) {
   LogLineParser parser;
-  std::string line = Bare(Line(100, 3, {}, 29));
-  try {
-    parser.Parse(line, LogLineEnd::kNewline, {"x.log", 42});
-    FAIL() << "ddir 3 is damage";
-  } catch (const LogFormatError& e) {
-    EXPECT_EQ(e.file(), "x.log");
-    EXPECT_EQ(e.line(), 42u);
-    EXPECT_NE(std::string(e.what()).find("ddir 3"), std::string::npos) << e.what();
-  }
+  const std::optional<LogFormatError> error =
+      ParseError(parser, Bare(Line(100, 3, {}, 29)), {"x.log", 42});  // ddir 3: damage
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->file(), "x.log");
+  EXPECT_EQ(error->line(), 42u);
+  EXPECT_NE(std::string(error->what()).find("ddir 3"), std::string::npos) << error->what();
 }
 
 TEST(LogLineParserTest, SetLayoutIsKeptUntilReset) {
