@@ -33,6 +33,15 @@ ALLOW_LIST = "scripts/check-sizes.allow"
 root = sys.argv[1]
 
 
+def literal_end(text, i):
+    """Where the string or character literal opening at text[i] ends (after its closing quote;
+    at the end of the line if it has none), escapes skipped."""
+    j = i + 1
+    while j < len(text) and text[j] != text[i] and text[j] != "\n":
+        j += 2 if text[j] == "\\" else 1
+    return j + 1 if j < len(text) and text[j] == text[i] else j
+
+
 def blank_code(text):
     """The text with comments, literals and preprocessor lines replaced by spaces (newlines
     kept, so line numbers stay), string literals left as "" and character literals as ''."""
@@ -81,11 +90,8 @@ def blank_code(text):
                     out.append('""' + re.sub(r"[^\n]", " ", text[i + 2 : end]))
                     i = end
                     continue
-            j = i + 1
-            while j < n and text[j] != '"' and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
             out.append('""')
-            i = j + 1 if j < n and text[j] == '"' else j
+            i = literal_end(text, i)
             continue
         if c == "'":
             # A digit separator (1'000) or a character literal ('x', u8'x', L'\n').
@@ -94,11 +100,8 @@ def blank_code(text):
                 out.append(c)
                 i += 1
                 continue
-            j = i + 1
-            while j < n and text[j] != "'" and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
             out.append("''")
-            i = j + 1 if j < n and text[j] == "'" else j
+            i = literal_end(text, i)
             continue
         out.append(c)
         i += 1
