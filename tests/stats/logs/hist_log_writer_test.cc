@@ -5,24 +5,19 @@
 
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "stats/core/errors.h"
 #include "stats/core/histogram_layout.h"
+#include "tests/test_util.h"
 
 namespace iotail::stats {
 namespace {
 
-std::vector<std::string> Split(const std::string& line) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    const size_t p = line.find(", ", start);
-    out.push_back(line.substr(start, p - start));
-    if (p == std::string::npos) break;
-    start = p + 2;
-  }
-  return out;
+// The fields of a log line (without its newline).
+std::vector<std::string> Split(std::string_view line) {
+  return iotail::testing::SplitOn(line, ", ");
 }
 
 TEST(HistLogWriterTest, FioLineFormatExactly) {
