@@ -29,7 +29,7 @@
 #include "engine/job_spec.h"
 #include "engine/worker.h"
 #include "stats/record/recorder.h"
-#include "stats/report/rate_samples.h"
+#include "stats/core/sample_stats.h"
 
 namespace iotail::engine {
 

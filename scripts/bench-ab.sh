@@ -45,7 +45,7 @@ run_case() {  # name, then the iotail run arguments
     "$(python3 -c "print($b / $a)")"
 }
 
-run_case null --name=null --ioengine=null --size=64m --rw=randread --bs=4k --iodepth=32
+run_case null --name=null --filename="$tmp/null" --ioengine=null --size=64m --rw=randread --bs=4k --iodepth=32
 if [ "$(id -u)" -eq 0 ] && command -v losetup >/dev/null; then
   truncate -s 1G "$backing"
   dev=$(losetup --find --show --direct-io=on "$backing")

@@ -38,24 +38,12 @@ constexpr std::string_view kOpenToAll = "stats/util";
 // and are assembled by cli/ (and mpi/), so nothing under engine/ may include stats/report/.
 constexpr std::string_view kReport = "stats/report/";
 
-// Files of engine/ known to still include stats/report/: exact paths. Temporary: an entry whose
-// file no longer includes stats/report/ fails the test, so that it is removed with the includes.
-const std::set<std::string>& EngineFilesStillUsingReport() {
-  static const std::set<std::string> kFiles = {
-      // Uses only SampleStats: to include stats/core/sample_stats.h instead of
-      // stats/report/rate_samples.h (removed by the run-assembly change).
-      "engine/job_runner.h",
-  };
-  return kFiles;
-}
-
 std::string FolderOf(const std::string& path) { return fs::path(path).parent_path().string(); }
 
 TEST(LayeringTest, IncludesPointDownTheLayers) {
   const fs::path root = IOTAIL_SOURCE_DIR;
   const std::regex include(R"re(^\s*#\s*include\s+"((stats|engine|cli|mpi)/[^"]+)")re");
   size_t checked = 0;
-  std::set<std::string> engine_files_using_report;
   for (const std::string top : {"stats", "engine", "cli", "mpi"}) {
     for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
       const std::string ext = entry.path().extension().string();
@@ -84,12 +72,8 @@ TEST(LayeringTest, IncludesPointDownTheLayers) {
         } else if (top == "engine") {
           EXPECT_NE(target_top, "cli") << where << ": engine/ may not use cli/";
           EXPECT_NE(target_top, "mpi") << where << ": engine/ may not use mpi/";
-          if (target.starts_with(kReport)) engine_files_using_report.insert(rel);
-          if (!EngineFilesStillUsingReport().count(rel)) {
-            EXPECT_FALSE(target.starts_with(kReport))
-                << where
-                << ": engine/ may not use stats/report/ (a run's outputs are its caller's)";
-          }
+          EXPECT_FALSE(target.starts_with(kReport))
+              << where << ": engine/ may not use stats/report/ (a run's outputs are its caller's)";
         } else if (top == "cli") {
           EXPECT_NE(target_top, "mpi")
               << where << ": cli/ may not use mpi/ (iotail never links MPI)";
@@ -98,10 +82,6 @@ TEST(LayeringTest, IncludesPointDownTheLayers) {
     }
   }
   EXPECT_GT(checked, 100u);  // the scan found the sources
-  for (const std::string& rel : EngineFilesStillUsingReport()) {
-    EXPECT_TRUE(engine_files_using_report.count(rel))
-        << rel << " no longer includes stats/report/: remove it from EngineFilesStillUsingReport";
-  }
 }
 
 }  // namespace
