@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -64,6 +65,47 @@ class RunRateTest : public ::testing::Test {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   }
   std::string File(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Starts `iotail run ARGS` in a child process, its stderr to `err_path` (its stdout is ours);
+  // returns its pid, or -1 if fork failed.
+  static pid_t SpawnRun(const std::vector<std::string>& args, const std::string& err_path) {
+    std::vector<const char*> argv = {IOTAIL_BINARY, "run"};
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      freopen(err_path.c_str(), "w", stderr);
+      execv(IOTAIL_BINARY, const_cast<char* const*>(argv.data()));
+      _exit(127);
+    }
+    return pid;
+  }
+  // How an interrupted run ended: its exit status and how long it took to exit after the signal.
+  struct Ended {
+    int status = -1;
+    double seconds = 0;
+  };
+  // Sends SIGINT to the run `pid` and reaps it. nullopt, the failure recorded, unless it could be
+  // signalled and then exited (rather than being killed by a signal).
+  static std::optional<Ended> Interrupt(pid_t pid) {
+    if (kill(pid, SIGINT) != 0) {
+      ADD_FAILURE() << "kill(" << pid << ", SIGINT) failed";
+      return std::nullopt;
+    }
+    int st = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (waitpid(pid, &st, 0) != pid) {
+      ADD_FAILURE() << "waitpid(" << pid << ") failed";
+      return std::nullopt;
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!WIFEXITED(st)) {
+      ADD_FAILURE() << "the run did not exit (wait status " << st << ")";
+      return std::nullopt;
+    }
+    return Ended{WEXITSTATUS(st), seconds};
+  }
 
   fs::path dir_;
   std::string out_, err_;
@@ -283,32 +325,22 @@ TEST_F(RunRateTest, LiveLinesPerStatusIntervalWithProgress) {
 TEST_F(RunRateTest, SigintStopsCleanlyWithCompleteLogs) {
   const std::string prefix = File("i");
   const std::string json_path = File("i.json");
-  const pid_t pid = fork();
+  const pid_t pid =
+      SpawnRun({"--ioengine=io_uring", "--filename=" + File("int"), "--size=4m", "--rw=randrw",
+                "--iodepth=8", "--numjobs=2", "--time_based", "--runtime=30s", "--rate_iops=5000",
+                "--log_hist_msec=200", "--write_hist_log=" + prefix, "--output-format=json",
+                "--output=" + json_path},
+               File("err.txt"));
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const std::string filename = "--filename=" + File("int");
-    const std::string log = "--write_hist_log=" + prefix;
-    const std::string output = "--output=" + json_path;
-    const std::string err = File("err.txt");
-    freopen(err.c_str(), "w", stderr);
-    execl(IOTAIL_BINARY, IOTAIL_BINARY, "run", "--ioengine=io_uring", filename.c_str(), "--size=4m",
-          "--rw=randrw", "--iodepth=8", "--numjobs=2", "--time_based", "--runtime=30s",
-          "--rate_iops=5000", "--log_hist_msec=200", log.c_str(), "--output-format=json",
-          output.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  ASSERT_EQ(kill(pid, SIGINT), 0);
-  int st = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
-  ASSERT_TRUE(WIFEXITED(st));
+  const std::optional<Ended> ended = Interrupt(pid);
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_LT(ended->seconds, 2.0);
   const std::string err = ReadFile(File("err.txt"));
-  if (WEXITSTATUS(st) == 2 && err.find("not available") != std::string::npos) {
+  if (ended->status == 2 && err.find("not available") != std::string::npos) {
     GTEST_SKIP() << err;
   }
-  EXPECT_EQ(WEXITSTATUS(st), 130) << err;
+  EXPECT_EQ(ended->status, 130) << err;
   EXPECT_NE(err.find("interrupted by SIGINT"), std::string::npos) << err;
   const json j = json::parse(ReadFile(json_path));
   EXPECT_EQ(j["iotail_run"]["interrupted"], true);
@@ -340,18 +372,11 @@ TEST_F(RunRateTest, SigintDuringTheStartAtWaitWritesNothing) {
   }
   const std::string err_path = File("wait.err");
   const uint64_t at = NowEpochMs() + 30'000;
-  const pid_t pid = fork();
+  const pid_t pid = SpawnRun(
+      {"--name=w", "--ioengine=psync", "--filename=" + target, "--size=1m", "--rw=write", "--bs=4k",
+       "--start_at=" + std::to_string(at), "--live_format=none", "--output=" + File("w.json")},
+      err_path);
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    freopen(err_path.c_str(), "w", stderr);
-    const std::string filename = "--filename=" + target;
-    const std::string start = "--start_at=" + std::to_string(at);
-    const std::string output = "--output=" + File("w.json");
-    execl(IOTAIL_BINARY, IOTAIL_BINARY, "run", "--name=w", "--ioengine=psync", filename.c_str(),
-          "--size=1m", "--rw=write", "--bs=4k", start.c_str(), "--live_format=none", output.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
   ASSERT_TRUE(WaitForText(err_path, "waiting for --start_at", 20.0)) << ReadFile(err_path);
   // The summary's temporary file is made when the summary is written, not at the start, so a run
   // killed meanwhile leaves none (issue 25).
@@ -363,12 +388,10 @@ TEST_F(RunRateTest, SigintDuringTheStartAtWaitWritesNothing) {
     return n;
   };
   EXPECT_EQ(temporaries(), 0u);
-  ASSERT_EQ(kill(pid, SIGINT), 0);
-  int st = 0;
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  ASSERT_TRUE(WIFEXITED(st));
+  const std::optional<Ended> ended = Interrupt(pid);
+  ASSERT_TRUE(ended.has_value());
   const std::string err = ReadFile(err_path);
-  EXPECT_EQ(WEXITSTATUS(st), 130) << err;
+  EXPECT_EQ(ended->status, 130) << err;
   // When it would have started: 30 s after the command began.
   EXPECT_TRUE(err.find("in 30.0 s") != std::string::npos || err.find("in 29.") != std::string::npos)
       << err;
@@ -385,25 +408,17 @@ TEST_F(RunRateTest, SigintDuringTheStartAtWaitWritesNothing) {
 TEST_F(RunRateTest, JobsThatNeverRanAreNotReported) {
   const std::string json_path = File("s.json");
   const std::string err_path = File("s.err");
-  const pid_t pid = fork();
+  const pid_t pid = SpawnRun(
+      {"--ioengine=psync", "--filename=" + File("s"), "--size=1m", "--rw=read", "--time_based",
+       "--runtime=1500ms", "--rate_iops=200", "--live_format=none", "--output-format=json",
+       "--output=" + json_path, "--name=a", "--name=b", "--stonewall", "--name=c", "--stonewall"},
+      err_path);
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    freopen(err_path.c_str(), "w", stderr);
-    const std::string filename = "--filename=" + File("s");
-    const std::string output = "--output=" + json_path;
-    execl(IOTAIL_BINARY, IOTAIL_BINARY, "run", "--ioengine=psync", filename.c_str(), "--size=1m",
-          "--rw=read", "--time_based", "--runtime=1500ms", "--rate_iops=200", "--live_format=none",
-          "--output-format=json", output.c_str(), "--name=a", "--name=b", "--stonewall", "--name=c",
-          "--stonewall", static_cast<char*>(nullptr));
-    _exit(127);
-  }
   std::this_thread::sleep_for(std::chrono::milliseconds(2300));  // during b
-  ASSERT_EQ(kill(pid, SIGINT), 0);
-  int st = 0;
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  ASSERT_TRUE(WIFEXITED(st));
+  const std::optional<Ended> ended = Interrupt(pid);
+  ASSERT_TRUE(ended.has_value());
   const std::string err = ReadFile(err_path);
-  EXPECT_EQ(WEXITSTATUS(st), 130) << err;
+  EXPECT_EQ(ended->status, 130) << err;
   EXPECT_NE(err.find("job 'c' did not run"), std::string::npos) << err;
   EXPECT_EQ(err.find("job 'a' did not run"), std::string::npos) << err;
   const json j = json::parse(ReadFile(json_path));
