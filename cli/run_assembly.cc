@@ -38,8 +38,9 @@ void AnnounceStart(uint64_t start_at_ms, std::ostream& err) {
 
 // One batch (the jobs between two stonewalls) through the engine. The default benchmark falls back
 // to buffered I/O where O_DIRECT is not supported.
-engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, std::span<const size_t> batch_jobs,
-                            int first_worker, const std::atomic<bool>& stop, std::ostream& err) {
+engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, const RunHooks& hooks,
+                            std::span<const size_t> batch_jobs, int first_worker,
+                            const std::atomic<bool>& stop, std::ostream& err) {
   std::vector<engine::JobSpec> batch;
   for (size_t j : batch_jobs) batch.push_back(run.specs[j]);
   engine::RunJobsOptions options;
@@ -49,6 +50,7 @@ engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, std::span<const si
     err << fmt::format("iotail run: output failed: {} (that output stops; the run goes on)\n", why);
   };
   options.open_sinks = [&] { return sinks.OpenBatch(batch_jobs, first_worker); };
+  options.await_start = hooks.on_ready;
   AnnounceStart(batch[0].start_at_ms, err);
   try {
     return engine::RunJobs(batch, options);
@@ -76,8 +78,8 @@ std::string SignalName(int signal) {
 
 }  // namespace
 
-RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const std::atomic<bool>& stop,
-                      std::ostream& err) {
+RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const RunHooks& hooks,
+                      const std::atomic<bool>& stop, std::ostream& err) {
   RunResults r;
   r.outcomes.resize(run.specs.size());
   const std::vector<std::string> disks = TargetDisks(run);
@@ -90,7 +92,7 @@ RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const std::atomic<bool>&
       break;
     }
     sinks.StartBatch(batch_jobs);
-    engine::RunOutcome outcome = RunBatch(run, sinks, batch_jobs, first_worker, stop, err);
+    engine::RunOutcome outcome = RunBatch(run, sinks, hooks, batch_jobs, first_worker, stop, err);
     if (const std::string shortfall = sinks.rate_shortfall(); !shortfall.empty()) {
       r.rate_shortfall = shortfall;
     }
@@ -100,6 +102,7 @@ RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const std::atomic<bool>&
     }
     if (r.start_realtime_ns == 0) {
       r.start_realtime_ns = outcome.start_realtime_ns;
+      r.start_at_ms = outcome.start_at_ms;
       r.start_skew_ns = outcome.start_skew_ns;
     }
     r.runtime_s += outcome.runtime_s;
@@ -139,7 +142,7 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
   }
   summary.mode = Mode(run.specs);
   if (results.stopped && signal != 0) summary.interrupted_by = SignalName(signal);
-  summary.start_at_ms = run.specs[0].start_at_ms;
+  summary.start_at_ms = results.start_at_ms;
   summary.start_skew_ns = results.start_skew_ns;
   summary.sla = &sinks.sla();
   summary.jobs = SummaryJobs(jobs, results.outcomes, run.groups, run.entries, sinks.samples());

@@ -103,6 +103,7 @@ struct RunResults {
   std::vector<engine::JobOutcome> outcomes;  // one per job (empty for jobs that never ran)
   double runtime_s = 0;
   uint64_t start_realtime_ns = 0;
+  uint64_t start_at_ms = 0;  // the first batch's start instant (--start_at, or RunHooks::on_ready)
   int64_t start_skew_ns = 0;
   std::string clock_source;
   std::vector<std::string> output_errors;
@@ -111,8 +112,8 @@ struct RunResults {
   std::vector<engine::DiskCounters> disks;  // fio's disk_util: the targets' disks over the run
   double disks_ms = 0;                      // the time their counters cover
 };
-RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const std::atomic<bool>& stop,
-                      std::ostream& err);
+RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const RunHooks& hooks,
+                      const std::atomic<bool>& stop, std::ostream& err);
 
 // Stage 4. The summary of the run (signal: the one that stopped it, 0 if none); the outcomes'
 // per-worker totals are moved into it.

@@ -24,6 +24,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -47,9 +48,10 @@ namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(1);
 
-// Rank 0's clock minus... each rank's offset from rank 0, by the ping-pong with the least round
-// trip (NTP's estimate): offset = t_rank - (t_send + t_receive) / 2.
-std::vector<int64_t> ClockOffsets(int rank, int size) {
+// Each rank's clock offset from rank 0, by the ping-pong with the least round trip (NTP's
+// estimate): offset = t_rank - (t_send + t_receive) / 2; *max_rtt_ns: the largest of those round
+// trips (rank 0 only).
+std::vector<int64_t> ClockOffsets(int rank, int size, uint64_t* max_rtt_ns) {
   std::vector<int64_t> offsets(static_cast<size_t>(size), 0);
   constexpr int kRounds = 16;
   for (int r = 1; r < size; ++r) {
@@ -67,6 +69,7 @@ std::vector<int64_t> ClockOffsets(int rank, int size) {
               static_cast<int64_t>(tr) - static_cast<int64_t>(t0 + (t1 - t0) / 2);
         }
       }
+      *max_rtt_ns = std::max(*max_rtt_ns, best_rtt);
     } else if (rank == r) {
       for (int k = 0; k < kRounds; ++k) {
         uint64_t t0 = 0;
@@ -99,6 +102,8 @@ struct Shared {
   std::vector<RankTotals> totals;
   std::vector<bool> has_totals;
   std::atomic<bool> run_done{false};
+  size_t ready = 0;              // batches this rank's run is ready to start (on_ready calls)
+  std::vector<uint64_t> starts;  // each batch's start (epoch ms), as rank 0 chose it
   int status = 0;
   std::string failure;  // an exception's message (the run did not complete)
 };
@@ -115,38 +120,39 @@ struct Cluster {
   std::string host;
   std::vector<char> names;       // size x 64 bytes: each rank's host name (rank 0 only)
   std::vector<int64_t> offsets;  // each rank's clock minus rank 0's (rank 0 only)
+  uint64_t max_rtt_ns = 0;       // the slowest rank's round trip to rank 0 (rank 0 only)
   std::string Name(int r) const { return std::string(&names[static_cast<size_t>(r) * 64]); }
 };
 
-// Host names, clock offsets and the common start: on the log period, three seconds ahead (time for
-// every rank to open its targets). Collective: every rank calls it.
-uint64_t ChooseStart(Cluster& c, const RankArgs& args) {
+// Host names and clock offsets (warning about clocks too far apart). Collective: every rank calls
+// it, before its run.
+void MeetRanks(Cluster& c, const RankArgs& args) {
   c.names.assign(static_cast<size_t>(c.size) * 64, 0);
   char mine[64] = {};
   std::strncpy(mine, c.host.c_str(), sizeof mine - 1);
   MPI_Request gather;
   MPI_Igather(mine, 64, MPI_CHAR, c.names.data(), 64, MPI_CHAR, 0, MPI_COMM_WORLD, &gather);
   Wait(gather);
-  c.offsets = ClockOffsets(c.rank, c.size);
-  uint64_t start_ms = 0;
-  if (c.rank == 0) {
-    const uint64_t now_ms = engine::Clock::RealtimeNs() / 1'000'000;
-    start_ms = ((now_ms + 3000) / args.log_hist_msec + 1) * args.log_hist_msec;
-    for (int r = 1; r < c.size; ++r) {
-      const int64_t off = c.offsets[static_cast<size_t>(r)];
-      if (std::abs(static_cast<double>(off)) > 0.01 * args.log_hist_msec * 1e6) {
-        std::cerr << fmt::format(
-            "iotail-mpi: warning: rank {}'s clock is {:.3f} ms off rank 0's, over 1% of the log "
-            "period; intervals of different ranks will not line up (synchronise the clocks, e.g. "
-            "with chrony)\n",
-            r, static_cast<double>(off) / 1e6);
-      }
+  c.offsets = ClockOffsets(c.rank, c.size, &c.max_rtt_ns);
+  if (c.rank != 0) return;
+  for (int r = 1; r < c.size; ++r) {
+    const int64_t off = c.offsets[static_cast<size_t>(r)];
+    if (std::abs(static_cast<double>(off)) > 0.01 * args.log_hist_msec * 1e6) {
+      std::cerr << fmt::format(
+          "iotail-mpi: warning: rank {}'s clock is {:.3f} ms off rank 0's, over 1% of the log "
+          "period; intervals of different ranks will not line up (synchronise the clocks, e.g. "
+          "with chrony)\n",
+          r, static_cast<double>(off) / 1e6);
     }
   }
-  MPI_Request bcast;
-  MPI_Ibcast(&start_ms, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &bcast);
-  Wait(bcast);
-  return start_ms;
+}
+
+// Rank 0: a batch's common start once every rank is ready: on the log period, a lead ahead that
+// covers sending it (four of the slowest round trips, and 100 ms for the ranks' wake-up).
+uint64_t ChooseStart(const Cluster& c, uint64_t period_ms) {
+  const uint64_t lead_ms = 100 + (4 * c.max_rtt_ns + 999'999) / 1'000'000;
+  const uint64_t now_ms = engine::Clock::RealtimeNs() / 1'000'000;
+  return ((now_ms + lead_ms) / period_ms + 1) * period_ms;
 }
 
 // One rank's line in the cluster's summary.
@@ -231,7 +237,9 @@ class Exchange {
       bool progress = false;
       if (c_.rank == 0 && !cluster_) MakeCluster();
       progress = Local() || progress;
+      progress = Ready() || progress;
       if (c_.rank == 0 && cluster_) progress = Receive() || progress;
+      if (c_.rank != 0) progress = ReceiveStart() || progress;
       TestSends();
       bool finished = sent_done_ && sends_.empty();
       if (c_.rank == 0) {
@@ -250,8 +258,88 @@ class Exchange {
     cluster_ = std::make_unique<ClusterView>(c_.size, args_, shared_.specs, std::cerr);
   }
 
+  // The batches this rank's run became ready to start since the last turn: rank 0 counts its own,
+  // the others tell rank 0; rank 0 then starts every batch all ranks are ready for, and names the
+  // ranks still setting up once --setup_timeout has passed since the first was ready.
+  bool Ready() {
+    bool progress = false;
+    {
+      std::lock_guard lock(shared_.mu);
+      for (; ready_told_ < shared_.ready; ++ready_told_, progress = true) {
+        if (c_.rank == 0) {
+          MarkReady(0, ready_told_);
+        } else {
+          Send(kTagReady, {ready_told_});
+        }
+      }
+    }
+    if (c_.rank != 0) return progress;
+    for (size_t b = started_; b < ready_ranks_.size(); ++b) {
+      if (ready_ranks_[b].size() < static_cast<size_t>(c_.size)) {
+        if (Clock::now() - first_ready_[b] > setup_timeout_)
+          throw std::runtime_error(Stragglers(b));
+        break;
+      }
+      const uint64_t start = ChooseStart(c_, args_.log_hist_msec);
+      for (int r = 1; r < c_.size; ++r) Send(kTagStart, {b, start}, r);
+      SetStart(b, start);
+      started_ = b + 1;
+      progress = true;
+    }
+    return progress;
+  }
+
+  void MarkReady(int rank, uint64_t batch) {
+    if (ready_ranks_.size() <= batch) {
+      ready_ranks_.resize(batch + 1);
+      first_ready_.resize(batch + 1, Clock::now());
+    }
+    ready_ranks_[batch].insert(rank);
+  }
+
+  std::string Stragglers(size_t batch) const {
+    std::string names;
+    for (int r = 0; r < c_.size; ++r) {
+      if (ready_ranks_[batch].count(r) == 0) {
+        names += fmt::format("{}rank {} ({})", names.empty() ? "" : ", ", r, c_.Name(r));
+      }
+    }
+    return fmt::format(
+        "{} not ready to start after {:.0f} s (--setup_timeout): still opening or laying out "
+        "targets, or stopped",
+        names, std::chrono::duration<double>(setup_timeout_).count());
+  }
+
+  void SetStart(uint64_t batch, uint64_t start_ms) {
+    std::lock_guard lock(shared_.mu);
+    if (shared_.starts.size() <= batch) shared_.starts.resize(batch + 1, 0);
+    shared_.starts[batch] = start_ms;
+    shared_.cv.notify_all();
+  }
+
+  // Not rank 0: the starts rank 0 sends.
+  bool ReceiveStart() {
+    int flag = 0;
+    MPI_Iprobe(0, kTagStart, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    if (!flag) return false;
+    uint64_t words[2] = {};
+    MPI_Recv(words, 2, MPI_UINT64_T, 0, kTagStart, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    SetStart(words[0], words[1]);
+    return true;
+  }
+
+  void Send(int tag, std::vector<uint64_t> words, int to = 0) {
+    auto data = std::make_shared<std::vector<uint64_t>>(std::move(words));
+    MPI_Request req;
+    MPI_Isend(data->data(), static_cast<int>(data->size()), MPI_UINT64_T, to, tag, MPI_COMM_WORLD,
+              &req);
+    sends_.emplace_back(req, std::move(data));
+  }
+
   void Handle(int from, int tag, std::span<const uint64_t> words) {
-    if (tag == kTagInterval) {
+    if (tag == kTagReady) {
+      MarkReady(from, words.empty() ? 0 : words[0]);
+    } else if (tag == kTagInterval) {
       cluster_->reducer().Add(from, DecodeInterval(words));
     } else if (tag == kTagTotals) {
       shared_.totals[static_cast<size_t>(from)] = DecodeTotals(words);
@@ -279,11 +367,7 @@ class Exchange {
         if (cluster_) Handle(0, m.tag, m.words);  // intervals come only after the jobs are known
         continue;
       }
-      auto words = std::make_shared<std::vector<uint64_t>>(std::move(m.words));
-      MPI_Request req;
-      MPI_Isend(words->data(), static_cast<int>(words->size()), MPI_UINT64_T, 0, m.tag,
-                MPI_COMM_WORLD, &req);
-      sends_.emplace_back(req, std::move(words));
+      Send(m.tag, std::move(m.words));
     }
     return !local.empty();
   }
@@ -336,11 +420,17 @@ class Exchange {
     }
   }
 
+  using Clock = std::chrono::steady_clock;
   const Cluster& c_;
   const RankArgs& args_;
   Shared& shared_;
   Mailbox& mailbox_;
   std::unique_ptr<ClusterView> cluster_;
+  std::chrono::nanoseconds setup_timeout_{args_.setup_timeout_ns};
+  uint64_t ready_told_ = 0;                     // this rank's ready batches already told
+  std::vector<std::set<int>> ready_ranks_;      // rank 0: per batch, the ranks ready to start it
+  std::vector<Clock::time_point> first_ready_;  // rank 0: per batch, when the first was ready
+  size_t started_ = 0;                          // rank 0: batches started
   std::vector<std::pair<MPI_Request, std::shared_ptr<std::vector<uint64_t>>>> sends_;
   std::vector<bool> done_;
   bool sent_done_ = false;
@@ -358,6 +448,13 @@ void SetHooks(cli::RunHooks& hooks, const Cluster& c, const RankArgs& args, Shar
     hooks.sinks = {forward.get()};
     shared.jobs_known = true;
     shared.cv.notify_all();
+  };
+  hooks.on_ready = [&]() -> uint64_t {
+    std::unique_lock lock(shared.mu);
+    const size_t batch = shared.ready++;
+    // Until rank 0 has started the batch (if a rank fails or stays behind, rank 0 ends the job).
+    shared.cv.wait(lock, [&] { return shared.starts.size() > batch && shared.starts[batch] != 0; });
+    return shared.starts[batch];
   };
   hooks.on_batch = [&](std::span<const size_t> job_of_worker,
                        std::span<const size_t> entry_of_worker, size_t entries) {
@@ -422,8 +519,7 @@ int Main(int argc, char** argv) {
     MPI_Finalize();
     return 0;
   }
-  const uint64_t start_ms = ChooseStart(c, args);
-  args.run_args.insert(args.run_args.begin() + 1, fmt::format("--start_at={}", start_ms));
+  MeetRanks(c, args);
 
   Shared shared;
   Mailbox mailbox;
