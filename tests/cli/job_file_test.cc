@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli_test_util.h"
+#include "job_file_fixture.h"
 #include "stats/core/errors.h"
 
 namespace {
@@ -23,42 +24,12 @@ using iotail::cli::EvaluateArithmetic;
 using iotail::cli::JobFileEnvironment;
 using iotail::cli::ParseJobFile;
 using iotail::testing::CommandResult;
+using iotail::testing::JobFileTest;
 using json = nlohmann::json;
 
 const std::string kCorpus = std::string(IOTAIL_TEST_DATA_DIR) + "/jobs/";
 
-JobFileEnvironment TestEnv() {
-  JobFileEnvironment env;
-  env.getenv = [](const std::string& name) -> std::optional<std::string> {
-    if (name == "BS") return "64k";
-    return std::nullopt;
-  };
-  env.ncpus = 6;
-  env.mb_memory = 1024;
-  env.pagesize = 4096;
-  return env;
-}
-
-class JobFileTest : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_job_file"); }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  // The message of the UsageError parsing `text` throws ("" if none).
-  std::string Error(const std::string& text) {
-    try {
-      ParseJobFile(Write("bad.fio", text), TestEnv());
-    } catch (const iotail::stats::UsageError& e) {
-      return e.what();
-    }
-    return "";
-  }
-  fs::path dir_;
-};
+JobFileEnvironment TestEnv() { return iotail::testing::TestJobFileEnvironment(); }
 
 TEST_F(JobFileTest, SectionsSettingsCommentsAndVariables) {
   const auto sections = ParseJobFile(Write("a.fio",
