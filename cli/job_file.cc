@@ -82,7 +82,12 @@ class Arithmetic {
         const bool mod = text_[pos_ - 1] == '%';
         const int64_t t = Power();
         if (t == 0) Fail("division by zero");
-        v = mod ? v % t : v / t;
+        if (t == -1) {  // INT64_MIN / -1 traps (SIGFPE); its remainder is 0
+          Check(!mod && v == INT64_MIN);
+          v = mod ? 0 : -v;
+        } else {
+          v = mod ? v % t : v / t;
+        }
       } else {
         return v;
       }
@@ -93,16 +98,21 @@ class Arithmetic {
     if (!Eat('^')) return base;
     const int64_t exp = Power();
     if (exp < 0) Fail("negative exponent");
-    int64_t v = 1;
-    for (int64_t i = 0; i < exp; ++i) {
-      int64_t r = 0;
-      Check(__builtin_mul_overflow(v, base, &r));
-      v = r;
+    // By squaring: 1^(2^62) must not take 2^62 steps. A square that overflows is needed only
+    // when bits of the exponent remain, and then the result overflows too.
+    int64_t v = 1, square = base;
+    for (int64_t rest = exp; rest != 0; rest >>= 1) {
+      if (rest & 1) Check(__builtin_mul_overflow(v, square, &v));
+      if (rest > 1) Check(__builtin_mul_overflow(square, square, &square));
     }
     return v;
   }
   int64_t Unary() {
-    if (Eat('-')) return -Unary();
+    if (Eat('-')) {
+      int64_t v = 0;
+      Check(__builtin_sub_overflow(int64_t{0}, Unary(), &v));
+      return v;
+    }
     if (Eat('+')) return Unary();
     return Primary();
   }
@@ -216,12 +226,13 @@ class Parser {
     std::replace(setting.name.begin(), setting.name.end(), '-', '_');
     if (setting.name.empty()) throw UsageError(fmt::format("{}: a setting without a name", where));
     setting.bare = eq == std::string_view::npos;
-    setting.value = setting.bare ? "1" : Expand(Trim(line.substr(eq + 1)), where);
+    setting.value = setting.bare ? "1" : Expand(Trim(line.substr(eq + 1)), where, setting.name);
     sections_.back().settings.push_back(std::move(setting));
   }
 
-  // ${VAR} from the environment, fio's $ncpus, $mb_memory and $pagesize, then the arithmetic.
-  std::string Expand(std::string_view value, const std::string& where) {
+  // ${VAR} from the environment, fio's $ncpus, $mb_memory and $pagesize, then the arithmetic
+  // (its errors name the option).
+  std::string Expand(std::string_view value, const std::string& where, const std::string& option) {
     std::string out;
     bool machine_variable = false;
     for (size_t i = 0; i < value.size();) {
@@ -264,7 +275,9 @@ class Parser {
       out += value[i++];
     }
     const bool wrapped = out.size() >= 2 && out.front() == '(' && out.back() == ')';
-    if (machine_variable || wrapped) return std::to_string(EvaluateArithmetic(out, where));
+    if (machine_variable || wrapped) {
+      return std::to_string(EvaluateArithmetic(out, fmt::format("{}: --{}", where, option)));
+    }
     return out;
   }
 

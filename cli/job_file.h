@@ -10,8 +10,9 @@
 // environment variable VAR (unset: an error, where fio drops the job), and `$ncpus`, `$mb_memory`
 // and `$pagesize` are this machine's; a value that used one of fio's `$` variables, or that is
 // wrapped in parentheses, is integer arithmetic (+ - * / % ^ and parentheses, numbers with k/m/g/t
-// suffixes in powers of 1024), evaluated natively (fio pipes the first form to bc and lacks the
-// second). Every error is a stats::UsageError whose message starts with `FILE:LINE: `.
+// suffixes in powers of 1024), evaluated natively in 64 bits (fio pipes the first form to bc and
+// lacks the second; an overflow or a division by zero is an error naming the option). Every error
+// is a stats::UsageError whose message starts with `FILE:LINE: `.
 // Pure parsing; thread-safe.
 #pragma once
 
@@ -55,7 +56,7 @@ std::string ShowCommand(const std::vector<std::string>& files, const JobFileEnvi
                         std::string_view program);
 
 // Integer arithmetic as fio's job files write it ("4*2", "(1k+512)/2", "2^10"); `where` prefixes
-// the error message. Throws UsageError.
+// the error message. Throws UsageError, also when a result overflows 64 bits.
 int64_t EvaluateArithmetic(std::string_view text, const std::string& where);
 
 }  // namespace iotail::cli

@@ -80,7 +80,7 @@ TEST_F(JobFileTest, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(Error("[a\nbs=4k\n").rfind(f + ":1: a section header", 0), 0u);
   EXPECT_EQ(Error("bs=4k\n").rfind(f + ":1: 'bs=4k' is outside any [section]", 0), 0u);
   EXPECT_EQ(Error("[a]\niodepth=$ncpu*2\n").rfind(f + ":2: unknown variable", 0), 0u);
-  EXPECT_EQ(Error("[a]\niodepth=($ncpus*)\n").rfind(f + ":2: bad arithmetic", 0), 0u);
+  EXPECT_EQ(Error("[a]\niodepth=($ncpus*)\n").rfind(f + ":2: --iodepth: bad arithmetic", 0), 0u);
   EXPECT_EQ(Error("[a]\ninclude missing.fio\n").rfind(f + ":2: include 'missing.fio'", 0), 0u);
   Write("self.fio", "include self.fio\n");
   EXPECT_NE(Error("[a]\ninclude self.fio\n").find("include loop"), std::string::npos);

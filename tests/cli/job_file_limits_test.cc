@@ -1,0 +1,89 @@
+// Job files that are hostile or not job files at all: arithmetic that overflows, nesting and
+// include chains deep enough to overflow a stack, include bombs, files that are not regular or too
+// large, files that are not job files (whose content must not be echoed), and too many sections.
+// Each is a UsageError naming FILE:LINE (exit 2 through the binary) in bounded time and memory.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "cli/job_file.h"
+#include "job_file_fixture.h"
+#include "stats/core/errors.h"
+
+namespace {
+
+using iotail::cli::EvaluateArithmetic;
+using iotail::stats::UsageError;
+using iotail::testing::CommandResult;
+
+class JobFileLimitsTest : public iotail::testing::JobFileTest {};
+
+// The message of the UsageError evaluating `text` throws ("" if none).
+std::string ArithmeticError(const std::string& text) {
+  try {
+    EvaluateArithmetic(text, "where");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(JobFileLimitsTest, ArithmeticOverflowIsAnErrorAtEveryOperator) {
+  const std::string min = "(-9223372036854775807-1)";
+  EXPECT_EQ(EvaluateArithmetic(min, "x"), INT64_MIN);
+  EXPECT_EQ(EvaluateArithmetic(min + "/1", "x"), INT64_MIN);
+  EXPECT_EQ(EvaluateArithmetic(min + "%-1", "x"), 0);  // exact: the remainder is 0
+  EXPECT_EQ(EvaluateArithmetic("(-2)^63", "x"), INT64_MIN);
+  EXPECT_EQ(EvaluateArithmetic("2^62", "x"), int64_t{1} << 62);
+  for (const std::string& text : {min + "/-1", "-" + min, "0-" + min, min + "*-1", "-1*" + min,
+                                  std::string("9223372036854775807+1"), std::string("2^63"),
+                                  std::string("9223372036854775808"), std::string("8388608t")}) {
+    SCOPED_TRACE(text);
+    EXPECT_NE(ArithmeticError(text).find("overflows 64 bits"), std::string::npos)
+        << ArithmeticError(text);
+  }
+  EXPECT_NE(ArithmeticError("1%0").find("division by zero"), std::string::npos);
+}
+
+TEST_F(JobFileLimitsTest, HugeExponentsOfOneEndAtOnce) {
+  EXPECT_EQ(EvaluateArithmetic("1^9223372036854775807", "x"), 1);
+  EXPECT_EQ(EvaluateArithmetic("(-1)^9223372036854775807", "x"), -1);
+  EXPECT_EQ(EvaluateArithmetic("0^9223372036854775807", "x"), 0);
+  EXPECT_EQ(EvaluateArithmetic("3^0", "x"), 1);
+}
+
+TEST_F(JobFileLimitsTest, ArithmeticErrorsNameTheFileLineAndOption) {
+  const std::string f = (dir_ / "bad.fio").string();
+  const std::string e = Error("[a]\nbs=((-9223372036854775807-1)/-1)\n");
+  EXPECT_EQ(e.rfind(f + ":2: --bs: bad arithmetic", 0), 0u) << e;
+  EXPECT_NE(e.find("overflows 64 bits"), std::string::npos) << e;
+}
+
+// The overflows that killed `iotail run`, `--parse-only` and `--showcmd` with SIGFPE.
+TEST_F(JobFileLimitsTest, ArithmeticOverflowThroughTheBinaryExitsTwo) {
+  for (const std::string expr :
+       {"((-9223372036854775807-1)/-1)", "(-(-9223372036854775807-1))", "(1/0)"}) {
+    const std::string file = Write("a.fio", "[a]\nioengine=null\nsize=1m\nbs=" + expr + "\n");
+    for (const std::string mode : {"", "--parse-only ", "--showcmd "}) {
+      SCOPED_TRACE(mode + expr);
+      const CommandResult r = RunBounded("run --live_format=none " + mode + file);
+      EXPECT_EQ(r.status, 2) << r.err;
+      EXPECT_NE(r.err.find(file + ":4: --bs: bad arithmetic"), std::string::npos) << r.err;
+    }
+  }
+  // The remainder is exact (0): --showcmd shows it, and --bs refuses a block size of 0.
+  const std::string file =
+      Write("a.fio", "[a]\nioengine=null\nsize=1m\nbs=((-9223372036854775807-1)%-1)\n");
+  CommandResult r = RunBounded("run --showcmd " + file);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find(" --bs=0 "), std::string::npos) << r.out;
+  r = RunBounded("run --parse-only " + file);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(file + ":4: --bs"), std::string::npos) << r.err;
+}
+
+}  // namespace
