@@ -50,69 +50,59 @@ class Arithmetic {
     }
     return false;
   }
+  // The next character if it is one of `operators` (eaten), else 0.
+  char EatOneOf(std::string_view operators) {
+    Skip();
+    if (pos_ == text_.size() || operators.find(text_[pos_]) == std::string_view::npos) return 0;
+    return text_[pos_++];
+  }
   void Check(bool overflow) const {
     if (overflow) Fail("overflows 64 bits");
   }
-  int64_t Expr() {
-    int64_t v = Term();
-    for (;;) {
-      int64_t r = 0;
-      if (Eat('+')) {
-        const int64_t t = Term();
-        Check(__builtin_add_overflow(v, t, &r));
-        v = r;
-      } else if (Eat('-')) {
-        const int64_t t = Term();
-        Check(__builtin_sub_overflow(v, t, &r));
-        v = r;
-      } else {
-        return v;
-      }
+  // `a op b`, checked: an overflow or a division by zero is an error, never a trap.
+  int64_t Apply(char op, int64_t a, int64_t b) const {
+    int64_t r = 0;
+    switch (op) {
+      case '+':
+        Check(__builtin_add_overflow(a, b, &r));
+        return r;
+      case '-':
+        Check(__builtin_sub_overflow(a, b, &r));
+        return r;
+      case '*':
+        Check(__builtin_mul_overflow(a, b, &r));
+        return r;
+      default:  // '/' or '%'
+        if (b == 0) Fail("division by zero");
+        // INT64_MIN / -1 overflows, and the processor traps (SIGFPE) on its remainder too.
+        if (b == -1) return op == '%' ? 0 : Apply('-', 0, a);
+        return op == '%' ? a % b : a / b;
     }
   }
-  int64_t Term() {
-    int64_t v = Power();
-    for (;;) {
-      int64_t r = 0;
-      if (Eat('*')) {
-        const int64_t t = Power();
-        Check(__builtin_mul_overflow(v, t, &r));
-        v = r;
-      } else if (Eat('/') || Eat('%')) {
-        const bool mod = text_[pos_ - 1] == '%';
-        const int64_t t = Power();
-        if (t == 0) Fail("division by zero");
-        if (t == -1) {  // INT64_MIN / -1 traps (SIGFPE); its remainder is 0
-          Check(!mod && v == INT64_MIN);
-          v = mod ? 0 : -v;
-        } else {
-          v = mod ? v % t : v / t;
-        }
-      } else {
-        return v;
-      }
-    }
+  // One level of left-associative operators over `operand`.
+  int64_t LeftAssociative(std::string_view operators, int64_t (Arithmetic::*operand)()) {
+    int64_t v = (this->*operand)();
+    for (char op; (op = EatOneOf(operators)) != 0;) v = Apply(op, v, (this->*operand)());
+    return v;
   }
+  int64_t Expr() { return LeftAssociative("+-", &Arithmetic::Term); }
+  int64_t Term() { return LeftAssociative("*/%", &Arithmetic::Power); }
   int64_t Power() {
     const int64_t base = Unary();
     if (!Eat('^')) return base;
     const int64_t exp = Power();
     if (exp < 0) Fail("negative exponent");
     // By squaring: 1^(2^62) must not take 2^62 steps. A square that overflows is needed only
-    // when bits of the exponent remain, and then the result overflows too.
+    // while bits of the exponent remain, and then the result overflows too.
     int64_t v = 1, square = base;
     for (int64_t rest = exp; rest != 0; rest >>= 1) {
-      if (rest & 1) Check(__builtin_mul_overflow(v, square, &v));
-      if (rest > 1) Check(__builtin_mul_overflow(square, square, &square));
+      if (rest & 1) v = Apply('*', v, square);
+      if (rest > 1) square = Apply('*', square, square);
     }
     return v;
   }
   int64_t Unary() {
-    if (Eat('-')) {
-      int64_t v = 0;
-      Check(__builtin_sub_overflow(int64_t{0}, Unary(), &v));
-      return v;
-    }
+    if (Eat('-')) return Apply('-', 0, Unary());
     if (Eat('+')) return Unary();
     return Primary();
   }
@@ -126,26 +116,19 @@ class Arithmetic {
     const size_t start = pos_;
     int64_t v = 0;
     while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      int64_t r = 0;
-      Check(__builtin_mul_overflow(v, int64_t{10}, &r));
-      v = r;
-      Check(__builtin_add_overflow(v, int64_t{text_[pos_] - '0'}, &r));
-      v = r;
+      v = Apply('+', Apply('*', v, 10), text_[pos_] - '0');
       ++pos_;
     }
-    if (pos_ == start)
+    if (pos_ == start) {
       Fail(pos_ < text_.size() ? fmt::format("unexpected '{}'", text_[pos_])
                                : std::string("a number is missing"));
+    }
     if (pos_ < text_.size()) {
       const char s = static_cast<char>(std::tolower(static_cast<unsigned char>(text_[pos_])));
       const size_t at = std::string_view("kmgt").find(s);
       if (at != std::string_view::npos) {
         ++pos_;
-        for (size_t i = 0; i <= at; ++i) {
-          int64_t r = 0;
-          Check(__builtin_mul_overflow(v, int64_t{1024}, &r));
-          v = r;
-        }
+        for (size_t i = 0; i <= at; ++i) v = Apply('*', v, 1024);
       }
     }
     return v;
