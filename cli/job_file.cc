@@ -23,6 +23,58 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// The length of the printable UTF-8 character `s` starts with, or 0 for a control character
+// (C0, DEL, C1) or a byte that does not start a well-formed UTF-8 sequence.
+size_t PrintableLength(std::string_view s) {
+  const auto byte = [&s](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = byte(0);
+  if (c < 0x20 || c == 0x7f) return 0;
+  if (c < 0x80) return 1;
+  // The length and the range of the second byte (which excludes overlong forms, surrogates and
+  // code points above U+10FFFF); later bytes are 0x80-0xbf.
+  size_t n = 0;
+  unsigned char low = 0x80, high = 0xbf;
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+    if (c == 0xc2) low = 0xa0;  // U+0080-U+009F are the C1 controls
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) low = 0xa0;
+    if (c == 0xed) high = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) low = 0x90;
+    if (c == 0xf4) high = 0x8f;
+  } else {
+    return 0;
+  }
+  if (s.size() < n || byte(1) < low || byte(1) > high) return 0;
+  for (size_t i = 2; i < n; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
+  }
+  return n;
+}
+
+// `text` as an error message may show it: what is not printable UTF-8 as \xNN, and no more than
+// 120 bytes of it.
+std::string Printable(std::string_view text) {
+  constexpr size_t kShown = 120;
+  std::string out;
+  size_t i = 0;
+  while (i < text.size() && out.size() < kShown) {
+    const size_t n = PrintableLength(text.substr(i));
+    if (n == 0) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
+      ++i;
+    } else {
+      out += text.substr(i, n);
+      i += n;
+    }
+  }
+  if (i < text.size()) out += "...";
+  return out;
+}
+
 // A recursive-descent evaluator: expr = term {(+|-) term}; term = power {(*|/|%) power};
 // power = unary [^ power]; unary = [-|+] unary | primary; primary = number[suffix] | (expr).
 class Arithmetic {
@@ -31,13 +83,31 @@ class Arithmetic {
   int64_t Evaluate() {
     const int64_t v = Expr();
     Skip();
-    if (pos_ != text_.size()) Fail(fmt::format("unexpected '{}'", text_.substr(pos_)));
+    if (pos_ != text_.size()) Fail(fmt::format("unexpected '{}'", Printable(text_.substr(pos_))));
     return v;
   }
 
  private:
+  // Every recursion eats a '(', a sign or a '^' and holds one of these while it lasts, so the
+  // stack is bounded whatever the text.
+  class Nested {
+   public:
+    explicit Nested(Arithmetic& a) : a_(a) {
+      if (++a_.depth_ > kArithmeticMaxNesting) {
+        a_.Fail(fmt::format("nested deeper than {} (parentheses, signs and '^')",
+                            kArithmeticMaxNesting));
+      }
+    }
+    ~Nested() { --a_.depth_; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+
+   private:
+    Arithmetic& a_;
+  };
+
   [[noreturn]] void Fail(const std::string& why) const {
-    throw UsageError(fmt::format("{}: bad arithmetic '{}': {}", where_, text_, why));
+    throw UsageError(fmt::format("{}: bad arithmetic '{}': {}", where_, Printable(text_), why));
   }
   void Skip() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
@@ -90,6 +160,7 @@ class Arithmetic {
   int64_t Power() {
     const int64_t base = Unary();
     if (!Eat('^')) return base;
+    const Nested nested(*this);
     const int64_t exp = Power();
     if (exp < 0) Fail("negative exponent");
     // By squaring: 1^(2^62) must not take 2^62 steps. A square that overflows is needed only
@@ -102,12 +173,19 @@ class Arithmetic {
     return v;
   }
   int64_t Unary() {
-    if (Eat('-')) return Apply('-', 0, Unary());
-    if (Eat('+')) return Unary();
+    if (Eat('-')) {
+      const Nested nested(*this);
+      return Apply('-', 0, Unary());
+    }
+    if (Eat('+')) {
+      const Nested nested(*this);
+      return Unary();
+    }
     return Primary();
   }
   int64_t Primary() {
     if (Eat('(')) {
+      const Nested nested(*this);
       const int64_t v = Expr();
       if (!Eat(')')) Fail("missing ')'");
       return v;
@@ -120,7 +198,7 @@ class Arithmetic {
       ++pos_;
     }
     if (pos_ == start) {
-      Fail(pos_ < text_.size() ? fmt::format("unexpected '{}'", text_[pos_])
+      Fail(pos_ < text_.size() ? fmt::format("unexpected '{}'", Printable(text_.substr(pos_, 1)))
                                : std::string("a number is missing"));
     }
     if (pos_ < text_.size()) {
@@ -137,6 +215,7 @@ class Arithmetic {
   std::string_view text_;
   const std::string& where_;
   size_t pos_ = 0;
+  size_t depth_ = 0;  // Nested levels open
 };
 
 class Parser {

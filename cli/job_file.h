@@ -16,6 +16,7 @@
 // Pure parsing; thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -24,6 +25,9 @@
 #include <vector>
 
 namespace iotail::cli {
+
+// Parentheses, signs and `^` nested in one arithmetic value (each is a recursion).
+inline constexpr size_t kArithmeticMaxNesting = 256;
 
 struct JobFileSetting {
   std::string name;    // dashes as underscores
@@ -56,7 +60,8 @@ std::string ShowCommand(const std::vector<std::string>& files, const JobFileEnvi
                         std::string_view program);
 
 // Integer arithmetic as fio's job files write it ("4*2", "(1k+512)/2", "2^10"); `where` prefixes
-// the error message. Throws UsageError, also when a result overflows 64 bits.
+// the error message. Throws UsageError, also when a result overflows 64 bits and for nesting
+// deeper than kArithmeticMaxNesting.
 int64_t EvaluateArithmetic(std::string_view text, const std::string& where);
 
 }  // namespace iotail::cli

@@ -86,4 +86,32 @@ TEST_F(JobFileLimitsTest, ArithmeticOverflowThroughTheBinaryExitsTwo) {
   EXPECT_NE(r.err.find(file + ":4: --bs"), std::string::npos) << r.err;
 }
 
+TEST_F(JobFileLimitsTest, ArithmeticNestingIsBounded) {
+  const std::string deepest = std::string(256, '(') + "1" + std::string(256, ')');
+  EXPECT_EQ(EvaluateArithmetic(deepest, "x"), 1);
+  std::string powers = "1";
+  for (int i = 0; i < 300; ++i) powers += "^1";
+  for (const std::string& text :
+       {"(" + deepest + ")", std::string(257, '-') + "1", powers, "-(" + deepest + ")"}) {
+    SCOPED_TRACE(text.substr(0, 20));
+    EXPECT_NE(ArithmeticError(text).find("nested deeper than 256"), std::string::npos)
+        << ArithmeticError(text).substr(0, 200);
+  }
+}
+
+// 50,000 parentheses overflowed the stack (SIGSEGV).
+TEST_F(JobFileLimitsTest, DeepParenthesesThroughTheBinaryExitTwo) {
+  const std::string file =
+      Write("deep.fio", "[a]\nioengine=null\nsize=1m\nbs=" + std::string(50'000, '(') + "4096" +
+                            std::string(50'000, ')') + "\n");
+  for (const std::string mode : {"--parse-only ", "--showcmd "}) {
+    const CommandResult r = RunBounded("run " + mode + file);
+    EXPECT_EQ(r.status, 2) << mode;
+    EXPECT_NE(r.err.find(file + ":4: --bs: bad arithmetic"), std::string::npos)
+        << r.err.substr(0, 300);
+    EXPECT_NE(r.err.find("nested deeper than 256"), std::string::npos) << r.err.substr(0, 300);
+    EXPECT_LT(r.err.size(), 1000u);  // the expression is not echoed whole
+  }
+}
+
 }  // namespace
