@@ -1,13 +1,16 @@
 #include "cli/job_file.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "stats/core/errors.h"
 
@@ -222,32 +225,67 @@ class Parser {
  public:
   explicit Parser(const JobFileEnvironment& env) : env_(env) {}
 
-  void ReadFile(const std::string& path, const std::string& included_from) {
-    std::error_code ec;
-    const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
-    const std::string key = ec ? path : canonical.string();
-    if (std::find(open_.begin(), open_.end(), key) != open_.end()) {
-      throw UsageError(fmt::format("{}: include loop: '{}' includes itself", included_from, path));
-    }
-    std::ifstream in(path);
-    if (!in) {
-      throw UsageError(included_from.empty()
-                           ? fmt::format("job file '{}': cannot open it", path)
-                           : fmt::format("{}: include '{}': cannot open it", included_from, path));
-    }
-    open_.push_back(key);
-    std::string line;
-    for (uint64_t number = 1; std::getline(in, line); ++number) {
-      Line(path, number, line);
-    }
-    open_.pop_back();
+  // The job file named on the command line.
+  void ReadJobFile(const std::string& path) {
+    const std::string what = fmt::format("job file '{}'", Printable(path));
+    std::optional<JobFileContents> file = Read(path, what);
+    if (!file) throw UsageError(what + ": cannot open it (no such file)");
+    ReadText(path, *file, what);
   }
 
   std::vector<JobFileSection> Take() { return std::move(sections_); }
 
  private:
-  void Line(const std::string& path, uint64_t number, std::string_view raw) {
-    const std::string where = fmt::format("{}:{}", path, number);
+  struct OpenFile {
+    std::string path;
+    std::string identity;
+  };
+
+  std::optional<JobFileContents> Read(const std::string& path, const std::string& what) {
+    try {
+      return env_.read_file(path, kJobFileMaxBytes);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{}: {}", what, e.what()));
+    }
+  }
+
+  void ReadText(const std::string& path, const JobFileContents& file, const std::string& what) {
+    if (file.text.size() > kJobFileMaxBytes) {
+      throw UsageError(fmt::format("{}: larger than {} MiB (the most a job file may be)", what,
+                                   kJobFileMaxBytes >> 20));
+    }
+    open_.push_back({path, file.identity});
+    const std::string_view text = file.text;
+    uint64_t number = 1;
+    for (size_t start = 0; start < text.size(); ++number) {
+      const size_t end = std::min(text.find('\n', start), text.size());
+      Line(number, text.substr(start, end - start));
+      start = end + 1;
+    }
+    open_.pop_back();
+  }
+
+  void Include(const std::string& where, std::string_view target) {
+    const std::string what = fmt::format("{}: include '{}'", where, Printable(target));
+    // As given, else beside the including file (fio's rule).
+    std::string path(target);
+    std::optional<JobFileContents> file = Read(path, what);
+    if (!file) {
+      path = (std::filesystem::path(open_.back().path).parent_path() / target).string();
+      file = Read(path, what);
+    }
+    if (!file) throw UsageError(what + ": cannot open it (no such file)");
+    for (const OpenFile& open : open_) {
+      if (open.identity == file->identity) {
+        throw UsageError(
+            fmt::format("{}: include loop: '{}' includes itself", where, Printable(target)));
+      }
+    }
+    ReadText(path, *file, what);
+  }
+
+  void Line(uint64_t number, std::string_view raw) {
+    const std::string where = fmt::format("{}:{}", open_.back().path, number);
     std::string_view line = raw;
     const size_t comment = line.find_first_of(";#");
     if (comment != std::string_view::npos) line = line.substr(0, comment);
@@ -270,13 +308,7 @@ class Parser {
     }
     if (line.rfind("include", 0) == 0 && line.size() > 7 &&
         std::isspace(static_cast<unsigned char>(line[7]))) {
-      std::string target(Trim(line.substr(7)));
-      if (!std::filesystem::exists(target)) {
-        const std::filesystem::path beside = std::filesystem::path(path).parent_path() / target;
-        if (std::filesystem::exists(beside)) target = beside.string();
-      }
-      ReadFile(target, where);
-      return;
+      return Include(where, Trim(line.substr(7)));
     }
     if (sections_.empty()) {
       throw UsageError(fmt::format("{}: '{}' is outside any [section]", where, line));
@@ -344,11 +376,63 @@ class Parser {
   }
 
   const JobFileEnvironment& env_;
-  std::vector<std::string> open_;  // files being read (include loops)
+  std::vector<OpenFile> open_;  // the files being read, each included by the one before
   std::vector<JobFileSection> sections_;
 };
 
+// Closes a file descriptor when it goes out of scope.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
 }  // namespace
+
+std::optional<JobFileContents> ReadJobFileFromDisk(const std::string& path, size_t limit) {
+  const auto failed = [](std::string_view doing) {
+    return UsageError(fmt::format("cannot {} it: {}", doing, std::strerror(errno)));
+  };
+  const UsageError not_regular("not a regular file (a job file must be one)");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    throw failed("open");
+  }
+  // Checked before opening (a device is never opened) and after (the file may have changed); the
+  // open does not block on a FIFO put there between the two.
+  if (!S_ISREG(st.st_mode)) throw not_regular;
+  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) throw failed("open");
+  if (::fstat(fd.get(), &st) != 0) throw failed("read");
+  if (!S_ISREG(st.st_mode)) throw not_regular;
+  JobFileContents file;
+  file.identity = fmt::format("{}:{}", st.st_dev, st.st_ino);
+  // At most limit + 1 bytes, whatever the size says (files in /proc say 0).
+  file.text.resize(std::min<uint64_t>(limit + 1, std::max<int64_t>(st.st_size, 0) + 1));
+  size_t got = 0;
+  for (;;) {
+    if (got == file.text.size()) {
+      if (got > limit) break;
+      file.text.resize(std::min(limit + 1, got * 2 + 4096));
+    }
+    const ssize_t n = ::read(fd.get(), file.text.data() + got, file.text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw failed("read");
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  file.text.resize(got);
+  return file;
+}
 
 JobFileEnvironment JobFileEnvironment::System() {
   JobFileEnvironment env;
@@ -368,7 +452,7 @@ JobFileEnvironment JobFileEnvironment::System() {
 
 std::vector<JobFileSection> ParseJobFile(const std::string& path, const JobFileEnvironment& env) {
   Parser parser(env);
-  parser.ReadFile(path, "");
+  parser.ReadJobFile(path);
   return parser.Take();
 }
 

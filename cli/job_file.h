@@ -12,8 +12,10 @@
 // wrapped in parentheses, is integer arithmetic (+ - * / % ^ and parentheses, numbers with k/m/g/t
 // suffixes in powers of 1024), evaluated natively in 64 bits (fio pipes the first form to bc and
 // lacks the second; an overflow or a division by zero is an error naming the option). Every error
-// is a stats::UsageError whose message starts with `FILE:LINE: `.
-// Pure parsing; thread-safe.
+// is a stats::UsageError whose message starts with `FILE:LINE: ` (`job file 'FILE': ` for what is
+// wrong with a job file named on the command line as a whole). A job file, included or not, is a
+// regular file of at most kJobFileMaxBytes: a device, a FIFO or a directory is refused unopened.
+// Pure parsing but for reading the files (JobFileEnvironment::read_file); thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +28,9 @@
 
 namespace iotail::cli {
 
+// Bytes read: a job file or an included one (16 MiB, a thousand times the largest job files seen
+// in practice).
+inline constexpr size_t kJobFileMaxBytes = size_t{16} << 20;
 // Parentheses, signs and `^` nested in one arithmetic value (each is a recursion).
 inline constexpr size_t kArithmeticMaxNesting = 256;
 
@@ -43,10 +48,28 @@ struct JobFileSection {
   std::vector<JobFileSetting> settings;
 };
 
-// What a job file may refer to: environment variables and the machine's figures (injectable for
-// tests).
+// A job file's bytes as the environment read them.
+struct JobFileContents {
+  std::string text;      // at most `limit` + 1 bytes: more than `limit` means the file is larger
+  std::string identity;  // the same for every path to one file (include loops)
+};
+
+// Reads a job file of at most `limit` bytes: nullopt when nothing is at `path` (an include then
+// looks beside the including file); throws UsageError saying what is wrong, without the path, when
+// it is not a regular file or cannot be read.
+using JobFileReader =
+    std::function<std::optional<JobFileContents>(const std::string& path, size_t limit)>;
+
+// The file system's reader: `path` must be a regular file, checked before it is opened (never a
+// device, and never blocking on a FIFO) and again on what was opened; its identity is its device
+// and inode.
+std::optional<JobFileContents> ReadJobFileFromDisk(const std::string& path, size_t limit);
+
+// What a job file may refer to: environment variables, the machine's figures and the files
+// (injectable for tests and the fuzzer).
 struct JobFileEnvironment {
   std::function<std::optional<std::string>(const std::string&)> getenv;
+  JobFileReader read_file = ReadJobFileFromDisk;
   uint64_t ncpus = 1, mb_memory = 1, pagesize = 4096;
   static JobFileEnvironment System();
 };

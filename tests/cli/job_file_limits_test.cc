@@ -114,4 +114,33 @@ TEST_F(JobFileLimitsTest, DeepParenthesesThroughTheBinaryExitTwo) {
   }
 }
 
+// `iotail run --parse-only /dev/zero` (or `include /dev/zero`) read without end.
+TEST_F(JobFileLimitsTest, JobFilesAreRegularFilesThroughTheBinary) {
+  const std::string fifo = (dir_ / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {std::string("/dev/zero"), fifo, dir_.string()}) {
+    SCOPED_TRACE(path);
+    CommandResult r = RunBounded("run --parse-only " + path);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("job file '" + path + "': not a regular file"), std::string::npos)
+        << r.err;
+    const std::string top = Write("top.fio", "[a]\ninclude " + path + "\n");
+    r = RunBounded("run --parse-only " + top);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(top + ":2: include '" + path + "': not a regular file"), std::string::npos)
+        << r.err;
+  }
+}
+
+TEST_F(JobFileLimitsTest, JobFilesAreAtMostSixteenMiB) {
+  const std::string big = Write("big.fio", "[a]\nbs=4k\n");
+  std::filesystem::resize_file(big, (16 << 20) + 1);  // a sparse tail of zero bytes
+  EXPECT_EQ(ErrorOf(big).rfind("job file '" + big + "': larger than 16 MiB", 0), 0u)
+      << ErrorOf(big);
+  const std::string e = Error("[a]\ninclude big.fio\n");
+  EXPECT_EQ(e.rfind((dir_ / "bad.fio").string() + ":2: include 'big.fio': larger than 16 MiB", 0),
+            0u)
+      << e;
+}
+
 }  // namespace
