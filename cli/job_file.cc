@@ -267,6 +267,10 @@ class Parser {
 
   void Include(const std::string& where, std::string_view target) {
     const std::string what = fmt::format("{}: include '{}'", where, Printable(target));
+    if (open_.size() > kJobFileMaxIncludeDepth) {
+      throw UsageError(
+          fmt::format("{}: includes nested deeper than {} files", what, kJobFileMaxIncludeDepth));
+    }
     // As given, else beside the including file (fio's rule).
     std::string path(target);
     std::optional<JobFileContents> file = Read(path, what);

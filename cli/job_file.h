@@ -31,6 +31,8 @@ namespace iotail::cli {
 // Bytes read: a job file or an included one (16 MiB, a thousand times the largest job files seen
 // in practice).
 inline constexpr size_t kJobFileMaxBytes = size_t{16} << 20;
+// Files included within each other (fio has no limit but its open files).
+inline constexpr size_t kJobFileMaxIncludeDepth = 64;
 // Parentheses, signs and `^` nested in one arithmetic value (each is a recursion).
 inline constexpr size_t kArithmeticMaxNesting = 256;
 
