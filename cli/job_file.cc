@@ -254,6 +254,11 @@ class Parser {
       throw UsageError(fmt::format("{}: larger than {} MiB (the most a job file may be)", what,
                                    kJobFileMaxBytes >> 20));
     }
+    bytes_read_ += file.text.size();
+    if (bytes_read_ > kJobFileMaxBytes) {
+      throw UsageError(fmt::format("{}: the job file and its includes exceed {} MiB in all", what,
+                                   kJobFileMaxBytes >> 20));
+    }
     open_.push_back({path, file.identity});
     const std::string_view text = file.text;
     uint64_t number = 1;
@@ -270,6 +275,11 @@ class Parser {
     if (open_.size() > kJobFileMaxIncludeDepth) {
       throw UsageError(
           fmt::format("{}: includes nested deeper than {} files", what, kJobFileMaxIncludeDepth));
+    }
+    if (++includes_ > kJobFileMaxIncludes) {
+      throw UsageError(
+          fmt::format("{}: more than {} includes in all (each one counts, of the same file too)",
+                      what, kJobFileMaxIncludes));
     }
     // As given, else beside the including file (fio's rule).
     std::string path(target);
@@ -382,6 +392,7 @@ class Parser {
   const JobFileEnvironment& env_;
   std::vector<OpenFile> open_;  // the files being read, each included by the one before
   std::vector<JobFileSection> sections_;
+  size_t bytes_read_ = 0, includes_ = 0;
 };
 
 // Closes a file descriptor when it goes out of scope.

@@ -28,11 +28,15 @@
 
 namespace iotail::cli {
 
-// Bytes read: a job file or an included one (16 MiB, a thousand times the largest job files seen
-// in practice).
+// Bytes read: a job file, an included one, and all of them together, a file read again counting
+// again (16 MiB, a thousand times the largest job files seen in practice).
 inline constexpr size_t kJobFileMaxBytes = size_t{16} << 20;
 // Files included within each other (fio has no limit but its open files).
 inline constexpr size_t kJobFileMaxIncludeDepth = 64;
+// Include lines followed in all, each time anew: an include bomb (each file including the next
+// twice) of tiny files is bounded by this, of large ones by the bytes. Four for each of the most
+// jobs.
+inline constexpr size_t kJobFileMaxIncludes = 16384;
 // Parentheses, signs and `^` nested in one arithmetic value (each is a recursion).
 inline constexpr size_t kArithmeticMaxNesting = 256;
 

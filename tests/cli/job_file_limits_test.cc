@@ -180,4 +180,29 @@ TEST_F(JobFileLimitsTest, DeepIncludeChainThroughTheBinaryExitsTwo) {
 }
 
 // Each file includes the next twice: 20 levels took 58 s and 554 MB.
+TEST_F(JobFileLimitsTest, IncludeBombEndsAtOnce) {
+  for (int i = 1; i <= 20; ++i) {
+    const std::string next = i < 20 ? "include b" + std::to_string(i + 1) + ".fio\n" : "";
+    Write("b" + std::to_string(i) + ".fio", i < 20 ? next + next : "bs=4k\n");
+  }
+  const std::string top = Write("top.fio", "[a]\ninclude b1.fio\ninclude b1.fio\n");
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r = RunBounded("run --parse-only " + top);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(": more than 16384 includes in all"), std::string::npos) << r.err;
+}
+
+TEST_F(JobFileLimitsTest, IncludedBytesAreBoundedInAll) {
+  // Each file is 1 MiB of comment and includes the next twice: the 17th read passes 16 MiB.
+  const std::string comment = "#" + std::string((1 << 20) - 2, 'x') + "\n";
+  for (int i = 1; i <= 10; ++i) {
+    const std::string next = "include b" + std::to_string(i + 1) + ".fio\n";
+    Write("b" + std::to_string(i) + ".fio", comment + next + next);
+  }
+  Write("b11.fio", "bs=4k\n");
+  const std::string e = Error("[a]\ninclude b1.fio\n");
+  EXPECT_NE(e.find("the job file and its includes exceed 16 MiB in all"), std::string::npos) << e;
+}
+
 }  // namespace
