@@ -58,6 +58,16 @@ size_t PrintableLength(std::string_view s) {
   return n;
 }
 
+// Where `s` has its first byte that is not printable UTF-8 (tabs are), or npos.
+size_t FindUnprintable(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = s[i] == '\t' ? 1 : PrintableLength(s.substr(i));
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 // `text` as an error message may show it: what is not printable UTF-8 as \xNN, and no more than
 // 120 bytes of it.
 std::string Printable(std::string_view text) {
@@ -239,6 +249,7 @@ class Parser {
   struct OpenFile {
     std::string path;
     std::string identity;
+    bool recognised = false;  // a good line was seen: the file's content may be echoed
   };
 
   std::optional<JobFileContents> Read(const std::string& path, const std::string& what) {
@@ -260,7 +271,8 @@ class Parser {
                                    kJobFileMaxBytes >> 20));
     }
     open_.push_back({path, file.identity});
-    const std::string_view text = file.text;
+    std::string_view text = file.text;
+    if (text.starts_with("\xef\xbb\xbf")) text.remove_prefix(3);  // a UTF-8 byte order mark
     uint64_t number = 1;
     for (size_t start = 0; start < text.size(); ++number) {
       const size_t end = std::min(text.find('\n', start), text.size());
@@ -268,6 +280,55 @@ class Parser {
       start = end + 1;
     }
     open_.pop_back();
+  }
+
+  // The error for a line of a file that has shown no good line yet: it names no content.
+  UsageError NotAJobFile(const std::string& where) const {
+    return UsageError(where + (open_.size() > 1
+                                   ? ": not a fio job file to include (one holds settings, "
+                                     "'name=value')"
+                                   : ": not a fio job file (one starts with a [section] header)"));
+  }
+
+  // A line that is not what a job file holds: `detail` (which may show the line) once the file has
+  // shown a good line, else NotAJobFile.
+  [[noreturn]] void Malformed(const std::string& where, const std::string& detail) const {
+    if (!open_.back().recognised) throw NotAJobFile(where);
+    throw UsageError(fmt::format("{}: {}", where, detail));
+  }
+
+  void Line(uint64_t number, std::string_view raw) {
+    const std::string where = fmt::format("{}:{}", open_.back().path, number);
+    const std::string_view line = Trim(raw.substr(0, raw.find_first_of(";#")));
+    if (line.empty()) return;
+    if (const size_t at = FindUnprintable(line); at != std::string_view::npos) {
+      Malformed(where, fmt::format("'{}' in the line (a job file is UTF-8 text without control "
+                                   "characters)",
+                                   Printable(line.substr(at, 1))));
+    }
+    if (line.front() == '[') return Section(where, line);
+    if (line.starts_with("include") && line.size() > 7 &&
+        std::isspace(static_cast<unsigned char>(line[7]))) {
+      open_.back().recognised = true;
+      return Include(where, Trim(line.substr(7)));
+    }
+    Setting(where, line);
+  }
+
+  void Section(const std::string& where, std::string_view line) {
+    if (open_.size() > 1) {
+      throw UsageError(
+          fmt::format("{}: a section in an included file (fio allows only settings there)", where));
+    }
+    JobFileSection s;
+    if (line.size() >= 3 && line.back() == ']') s.name = Trim(line.substr(1, line.size() - 2));
+    if (s.name.empty()) {
+      Malformed(where, fmt::format("a section header is '[name]', got '{}'", Printable(line)));
+    }
+    open_.back().recognised = true;
+    s.global = s.name.starts_with("global");
+    s.origin = where;
+    sections_.push_back(std::move(s));
   }
 
   void Include(const std::string& where, std::string_view target) {
@@ -298,43 +359,34 @@ class Parser {
     ReadText(path, *file, what);
   }
 
-  void Line(uint64_t number, std::string_view raw) {
-    const std::string where = fmt::format("{}:{}", open_.back().path, number);
-    std::string_view line = raw;
-    const size_t comment = line.find_first_of(";#");
-    if (comment != std::string_view::npos) line = line.substr(0, comment);
-    line = Trim(line);
-    if (line.empty()) return;
-    if (line.front() == '[') {
-      if (open_.size() > 1) {
-        throw UsageError(fmt::format(
-            "{}: a section in an included file (fio allows only settings there)", where));
-      }
-      if (line.back() != ']' || line.size() < 3) {
-        throw UsageError(fmt::format("{}: a section header is '[name]', got '{}'", where, line));
-      }
-      JobFileSection s;
-      s.name = std::string(Trim(line.substr(1, line.size() - 2)));
-      s.global = s.name.rfind("global", 0) == 0;
-      s.origin = where;
-      sections_.push_back(std::move(s));
-      return;
-    }
-    if (line.rfind("include", 0) == 0 && line.size() > 7 &&
-        std::isspace(static_cast<unsigned char>(line[7]))) {
-      return Include(where, Trim(line.substr(7)));
+  void Setting(const std::string& where, std::string_view line) {
+    const size_t eq = line.find('=');
+    JobFileSetting setting;
+    setting.name = Trim(line.substr(0, eq));
+    const bool name_ok =
+        !setting.name.empty() && std::all_of(setting.name.begin(), setting.name.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+        });
+    if (!name_ok) {
+      Malformed(where, fmt::format("a setting is 'name=value' or a flag 'name', got '{}'",
+                                   Printable(line)));
     }
     if (sections_.empty()) {
-      throw UsageError(fmt::format("{}: '{}' is outside any [section]", where, line));
+      if (open_.size() == 1 && !open_.back().recognised) throw NotAJobFile(where);
+      throw UsageError(fmt::format(
+          "{}: a setting outside any [section] (a job file starts with a [section] header)",
+          where));
     }
-    JobFileSetting setting;
-    setting.origin = where;
-    const size_t eq = line.find('=');
-    setting.name = std::string(Trim(line.substr(0, eq)));
     std::replace(setting.name.begin(), setting.name.end(), '-', '_');
-    if (setting.name.empty()) throw UsageError(fmt::format("{}: a setting without a name", where));
     setting.bare = eq == std::string_view::npos;
-    setting.value = setting.bare ? "1" : Expand(Trim(line.substr(eq + 1)), where, setting.name);
+    setting.origin = where;
+    try {
+      setting.value = setting.bare ? "1" : Expand(Trim(line.substr(eq + 1)), where, setting.name);
+    } catch (const UsageError&) {
+      if (!open_.back().recognised) throw NotAJobFile(where);
+      throw;
+    }
+    open_.back().recognised = true;
     sections_.back().settings.push_back(std::move(setting));
   }
 
@@ -347,13 +399,15 @@ class Parser {
       if (value.compare(i, 2, "${") == 0) {
         const size_t close = value.find('}', i + 2);
         if (close == std::string_view::npos) {
-          throw UsageError(fmt::format("{}: '${{' without its '}}' in '{}'", where, value));
+          throw UsageError(
+              fmt::format("{}: '${{' without its '}}' in '{}'", where, Printable(value)));
         }
         const std::string name(value.substr(i + 2, close - i - 2));
         const std::optional<std::string> v = env_.getenv(name);
         if (!v) {
-          throw UsageError(fmt::format(
-              "{}: ${{{}}} is not set in the environment (fio would drop this job)", where, name));
+          throw UsageError(
+              fmt::format("{}: ${{{}}} is not set in the environment (fio would drop this job)",
+                          where, Printable(name)));
         }
         out += *v;
         i = close + 1;
@@ -376,7 +430,7 @@ class Parser {
           throw UsageError(fmt::format(
               "{}: unknown variable in '{}' (fio's are $ncpus, $mb_memory, $pagesize; ${{VAR}} "
               "for the environment)",
-              where, value));
+              where, Printable(value)));
         }
         continue;
       }

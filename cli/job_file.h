@@ -2,19 +2,26 @@
 //
 // `[name]` starts a section; a section whose name starts with "global" holds settings for the
 // jobs after it in the file (a later global section adds to them). Settings are `key=value` or a
-// bare `key` (a flag), blanks around the key and value trimmed; key names take dashes or
-// underscores. `;` and `#` start a comment, on a line of its own or after a setting (everything
-// from the first one on). `include FILE` reads another file's settings in place, within the current
-// section (FILE as given, else relative to the including file's directory; as in fio, an included
-// file holds no sections; an include loop is an error). In values, `${VAR}` is the
-// environment variable VAR (unset: an error, where fio drops the job), and `$ncpus`, `$mb_memory`
-// and `$pagesize` are this machine's; a value that used one of fio's `$` variables, or that is
-// wrapped in parentheses, is integer arithmetic (+ - * / % ^ and parentheses, numbers with k/m/g/t
-// suffixes in powers of 1024), evaluated natively in 64 bits (fio pipes the first form to bc and
-// lacks the second; an overflow or a division by zero is an error naming the option). Every error
-// is a stats::UsageError whose message starts with `FILE:LINE: ` (`job file 'FILE': ` for what is
-// wrong with a job file named on the command line as a whole). A job file, included or not, is a
-// regular file of at most kJobFileMaxBytes: a device, a FIFO or a directory is refused unopened.
+// bare `key` (a flag; names of letters, digits, '_' and '-'), blanks around the key and value
+// trimmed; key names take dashes or underscores. `;` and `#` start a comment, on a line of its own
+// or after a setting (everything from the first one on). `include FILE` reads another file's
+// settings in place, within the current section (FILE as given, else relative to the including
+// file's directory; as in fio, an included file holds no sections; an include loop is an error).
+// In values, `${VAR}` is the environment variable VAR (unset: an error, where fio drops the job),
+// and `$ncpus`, `$mb_memory` and `$pagesize` are this machine's; a value that used one of fio's
+// `$` variables, or that is wrapped in parentheses, is integer arithmetic (+ - * / % ^ and
+// parentheses, numbers with k/m/g/t suffixes in powers of 1024), evaluated natively in 64 bits
+// (fio pipes the first form to bc and lacks the second; an overflow or a division by zero is an
+// error naming the option).
+//
+// A job file, included or not, is a regular file of at most kJobFileMaxBytes (a device, a FIFO or
+// a directory is refused unopened) of UTF-8 text without control characters (tabs aside; a byte
+// order mark and carriage returns at line ends are skipped). What a file holds is echoed in an
+// error only once the file has shown a good line: a file whose first line is not one is "not a
+// fio job file", so that `include /etc/shadow` says nothing of what it holds; and what is echoed
+// shows what is not printable as \xNN. The limits below bound the time and memory any file
+// costs. Every error is a stats::UsageError whose message starts with `FILE:LINE: `
+// (`job file 'FILE': ` for what is wrong with a job file named on the command line as a whole).
 // Pure parsing but for reading the files (JobFileEnvironment::read_file); thread-safe.
 #pragma once
 

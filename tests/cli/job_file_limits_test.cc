@@ -205,4 +205,64 @@ TEST_F(JobFileLimitsTest, IncludedBytesAreBoundedInAll) {
   EXPECT_NE(e.find("the job file and its includes exceed 16 MiB in all"), std::string::npos) << e;
 }
 
+// `include /etc/shadow` printed the file's first line in the error.
+TEST_F(JobFileLimitsTest, FilesThatAreNotJobFilesAreNotEchoed) {
+  const std::string secret = "root:$6$salt$hash:19000:0:99999:7:::";
+  const std::string shadow =
+      Write("shadow", "# a comment\n" + secret + "\nbin:*:19000:0:99999:7:::\n");
+  const std::string top = Write("top.fio", "[a]\nioengine=null\nsize=1m\ninclude " + shadow + "\n");
+  for (const std::string& file : {top, shadow}) {
+    const CommandResult r = RunBounded("run --parse-only " + file);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(shadow + ":2: not a fio job file"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("root"), std::string::npos) << r.err;
+  }
+  // The first line decides, whatever it is: binary bytes, a setting whose value fails, zero
+  // bytes; as the job file or as an include. A setting before any [section] and a bad header
+  // cannot begin a job file either.
+  Write("elf", std::string("\x7f"
+                           "ELF\x02\x01\x01\0\0\0",
+                           11) +
+                   "\n");
+  Write("env", "HOME=$HOME/secret\n");
+  Write("zeros", std::string(1 << 20, '\0'));
+  for (const std::string name : {"elf", "env", "zeros"}) {
+    const std::string path = (dir_ / name).string();
+    for (const std::string& e : {Error("[a]\ninclude " + name + "\n"), ErrorOf(path)}) {
+      EXPECT_EQ(e.rfind(path + ":1: not a fio job file", 0), 0u) << e;
+      EXPECT_EQ(e.find("secret"), std::string::npos) << e;
+    }
+  }
+  EXPECT_EQ(Error("[a\nsecret\n").rfind((dir_ / "bad.fio").string() + ":1: not a fio job file", 0),
+            0u);
+  EXPECT_EQ(Error("secret=1\n").rfind((dir_ / "bad.fio").string() + ":1: not a fio job file", 0),
+            0u);
+}
+
+TEST_F(JobFileLimitsTest, ControlBytesAreNeverEchoed) {
+  const std::string file = Write("ctl.fio", "[a]\nioengine=null\nsize=1m\nbs=4k\x01\x1b[31mred\n");
+  const CommandResult r = RunBounded("run --parse-only " + file);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(file + ":4: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\\x01"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x01'), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  // In a header, an include path, a ${VAR} name or arithmetic as well.
+  for (const std::string& line : {std::string("[b\x07]"), std::string("include x\x07"),
+                                  std::string("bs=${X\x07}"), std::string("bs=(1\x07)")}) {
+    const std::string e = Error("[a]\nbs=4k\n" + line + "\n");
+    EXPECT_EQ(e.rfind((dir_ / "bad.fio").string() + ":3: ", 0), 0u) << e;
+    EXPECT_EQ(e.find('\x07'), std::string::npos) << e;
+  }
+}
+
+TEST_F(JobFileLimitsTest, AByteOrderMarkAndCarriageReturnsAreText) {
+  const std::string file = Write("bom.fio", "\xef\xbb\xbf[a]\r\nbs=4k\r\n");
+  const auto sections = iotail::cli::ParseJobFile(file, iotail::testing::TestJobFileEnvironment());
+  ASSERT_EQ(sections.size(), 1u);
+  EXPECT_EQ(sections[0].name, "a");
+  ASSERT_EQ(sections[0].settings.size(), 1u);
+  EXPECT_EQ(sections[0].settings[0].value, "4k");
+}
+
 }  // namespace

@@ -77,8 +77,13 @@ TEST_F(JobFileTest, Arithmetic) {
 TEST_F(JobFileTest, ErrorsNameTheFileAndLine) {
   const std::string f = (dir_ / "bad.fio").string();
   EXPECT_EQ(Error("[a]\nbs=${NOPE}\n").rfind(f + ":2: ${NOPE} is not set", 0), 0u);
-  EXPECT_EQ(Error("[a\nbs=4k\n").rfind(f + ":1: a section header", 0), 0u);
-  EXPECT_EQ(Error("bs=4k\n").rfind(f + ":1: 'bs=4k' is outside any [section]", 0), 0u);
+  EXPECT_EQ(Error("[a]\n[b\n").rfind(f + ":2: a section header is '[name]', got '[b'", 0), 0u);
+  EXPECT_EQ(Error("[a]\n=4k\n").rfind(f + ":2: a setting is 'name=value'", 0), 0u);
+  EXPECT_EQ(Error("bs=4k\n").rfind(f + ":1: not a fio job file", 0), 0u);
+  Write("inc.fio", "bs=4k\n");
+  EXPECT_EQ(Error("include inc.fio\n[a]\n")
+                .rfind((dir_ / "inc.fio").string() + ":1: a setting outside any [section]", 0),
+            0u);
   EXPECT_EQ(Error("[a]\niodepth=$ncpu*2\n").rfind(f + ":2: unknown variable", 0), 0u);
   EXPECT_EQ(Error("[a]\niodepth=($ncpus*)\n").rfind(f + ":2: --iodepth: bad arithmetic", 0), 0u);
   EXPECT_EQ(Error("[a]\ninclude missing.fio\n").rfind(f + ":2: include 'missing.fio'", 0), 0u);
