@@ -297,6 +297,28 @@ class Parser {
     throw UsageError(fmt::format("{}: {}", where, detail));
   }
 
+  // What the sections and settings take, against kJobFileMaxSettingsBytes.
+  void Charge(size_t bytes, const std::string& where) {
+    settings_bytes_ += bytes;
+    if (settings_bytes_ > kJobFileMaxSettingsBytes) {
+      throw UsageError(fmt::format(
+          "{}: the settings take more than {} MiB (their names, values and where each was set)",
+          where, kJobFileMaxSettingsBytes >> 20));
+    }
+  }
+
+  // The settings the jobs are made of, against kJobFileMaxJobSettings: each job's own and every
+  // global setting before it.
+  void CountJobSettings(size_t settings, const std::string& where) {
+    job_settings_ += settings;
+    if (job_settings_ > kJobFileMaxJobSettings) {
+      throw UsageError(fmt::format(
+          "{}: the jobs come to more than {} settings (each job counts its own and every global "
+          "setting before it)",
+          where, kJobFileMaxJobSettings));
+    }
+  }
+
   void Line(uint64_t number, std::string_view raw) {
     const std::string where = fmt::format("{}:{}", open_.back().path, number);
     const std::string_view line = Trim(raw.substr(0, raw.find_first_of(";#")));
@@ -328,6 +350,12 @@ class Parser {
     open_.back().recognised = true;
     s.global = s.name.starts_with("global");
     s.origin = where;
+    if (!s.global && ++job_sections_ > kJobFileMaxJobSections) {
+      throw UsageError(fmt::format("{}: more than {} job sections (fio's limit on jobs)", where,
+                                   kJobFileMaxJobSections));
+    }
+    Charge(sizeof(JobFileSection) + s.name.size() + s.origin.size(), where);
+    if (!s.global) CountJobSettings(global_settings_, where);
     sections_.push_back(std::move(s));
   }
 
@@ -387,7 +415,15 @@ class Parser {
       throw;
     }
     open_.back().recognised = true;
+    Charge(
+        sizeof(JobFileSetting) + setting.name.size() + setting.value.size() + setting.origin.size(),
+        where);
     sections_.back().settings.push_back(std::move(setting));
+    if (sections_.back().global) {
+      ++global_settings_;
+    } else {
+      CountJobSettings(1, where);
+    }
   }
 
   // ${VAR} from the environment, fio's $ncpus, $mb_memory and $pagesize, then the arithmetic
@@ -410,6 +446,8 @@ class Parser {
                           where, Printable(name)));
         }
         out += *v;
+        // A variable repeated is the one way a line grows: what it takes counts from here.
+        if (settings_bytes_ + out.size() > kJobFileMaxSettingsBytes) Charge(out.size(), where);
         i = close + 1;
         continue;
       }
@@ -446,7 +484,8 @@ class Parser {
   const JobFileEnvironment& env_;
   std::vector<OpenFile> open_;  // the files being read, each included by the one before
   std::vector<JobFileSection> sections_;
-  size_t bytes_read_ = 0, includes_ = 0;
+  size_t bytes_read_ = 0, includes_ = 0, job_sections_ = 0, settings_bytes_ = 0;
+  size_t global_settings_ = 0, job_settings_ = 0;
 };
 
 // Closes a file descriptor when it goes out of scope.
@@ -531,10 +570,16 @@ std::string ShowCommand(const std::vector<std::string>& files, const JobFileEnvi
   for (const std::string& file : files) {
     out += program;
     std::vector<JobFileSetting> global;
-    auto add = [&out](const JobFileSetting& s) {
-      out += s.bare ? fmt::format(" --{}", s.name) : fmt::format(" --{}={}", s.name, s.value);
-    };
     for (const JobFileSection& section : ParseJobFile(file, env)) {
+      const auto add = [&out, &section](const JobFileSetting& s) {
+        out += s.bare ? fmt::format(" --{}", s.name) : fmt::format(" --{}={}", s.name, s.value);
+        if (out.size() > kShowCommandMaxBytes) {
+          throw UsageError(fmt::format(
+              "{}: --showcmd: the command lines would take more than {} MiB (each global section "
+              "repeats the global settings before it, as in fio)",
+              section.origin, kShowCommandMaxBytes >> 20));
+        }
+      };
       if (section.global) {
         global.insert(global.end(), section.settings.begin(), section.settings.end());
         for (const JobFileSetting& s : global) add(s);

@@ -44,8 +44,21 @@ inline constexpr size_t kJobFileMaxIncludeDepth = 64;
 // twice) of tiny files is bounded by this, of large ones by the bytes. Four for each of the most
 // jobs.
 inline constexpr size_t kJobFileMaxIncludes = 16384;
+// Job sections ([global] ones aside): fio's limit on jobs (REAL_MAX_JOBS).
+inline constexpr size_t kJobFileMaxJobSections = 4096;
+// What the sections and settings take in memory: their names, values and origins (FILE:LINE,
+// which repeats the file's path) and the structures that hold them. Bounds what `${VAR}`
+// repeated, long include paths and many short lines would make of 16 MiB.
+inline constexpr size_t kJobFileMaxSettingsBytes = size_t{64} << 20;
+// The settings the jobs are made of, each job counting its own and every global setting before
+// it (what `iotail run` applies: 10,000 global settings over 4,096 jobs took it 25 s and 2.6 GB).
+// 256 for each of the most jobs.
+inline constexpr size_t kJobFileMaxJobSettings = size_t{1} << 20;
 // Parentheses, signs and `^` nested in one arithmetic value (each is a recursion).
 inline constexpr size_t kArithmeticMaxNesting = 256;
+// ShowCommand's output: fio's repeats every global setting so far at each global section, so it
+// grows with the square of their number.
+inline constexpr size_t kShowCommandMaxBytes = size_t{64} << 20;
 
 struct JobFileSetting {
   std::string name;    // dashes as underscores
@@ -91,7 +104,8 @@ std::vector<JobFileSection> ParseJobFile(const std::string& path, const JobFileE
 
 // The files as one command line per file, as `fio --showcmd FILE...` prints them: "PROGRAM" then,
 // section by section, a global section's accumulated settings or a job's `--name=NAME` and its
-// own settings, each as ` --key=value` (` --key` for a flag), the line ending in a blank.
+// own settings, each as ` --key=value` (` --key` for a flag), the line ending in a blank. More than
+// kShowCommandMaxBytes is a UsageError naming the global section where it passes the limit.
 std::string ShowCommand(const std::vector<std::string>& files, const JobFileEnvironment& env,
                         std::string_view program);
 

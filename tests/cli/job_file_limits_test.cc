@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "cli/job_file.h"
@@ -263,6 +264,94 @@ TEST_F(JobFileLimitsTest, AByteOrderMarkAndCarriageReturnsAreText) {
   EXPECT_EQ(sections[0].name, "a");
   ASSERT_EQ(sections[0].settings.size(), 1u);
   EXPECT_EQ(sections[0].settings[0].value, "4k");
+}
+
+// 5,000 sections used 3.25 GB in `iotail run`, and 100,000 were killed for lack of memory.
+TEST_F(JobFileLimitsTest, AtMost4096JobSections) {
+  std::string text = "[global]\nioengine=null\nsize=4k\n";
+  for (int i = 0; i < 4096; ++i)
+    text += "[j" + std::to_string(i) + "]\n[global-" + std::to_string(i) + "]\n";
+  const std::string ok = Write("ok.fio", text);
+  EXPECT_EQ(ErrorOf(ok), "");
+  const std::string over = Write("over.fio", text + "[last]\n");
+  EXPECT_EQ(ErrorOf(over).rfind(
+                over + ":" + std::to_string(3 + 2 * 4096 + 1) + ": more than 4096 job sections", 0),
+            0u)
+      << ErrorOf(over);
+  std::string many;
+  for (int i = 0; i < 100'000; ++i) many += "[j" + std::to_string(i) + "]\n";
+  const std::string file = Write("many.fio", "[global]\nioengine=null\nsize=4k\n" + many);
+  const CommandResult r = RunBounded("run --live_format=none " + file);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(file + ":4100: more than 4096 job sections"), std::string::npos) << r.err;
+}
+
+// 10,000 global settings over 4,096 jobs took `iotail run --parse-only` 25 s and 2.6 GB: each job
+// applies and keeps every global setting before it.
+TEST_F(JobFileLimitsTest, TheJobsSettingsWithTheGlobalOnesTheyInheritAreBounded) {
+  std::string globals = "[global]\nioengine=null\nsize=4k\n";
+  for (int i = 0; i < 254; ++i) globals += "bs=4k\n";
+  std::string jobs;
+  for (int i = 0; i < 4096; ++i) jobs += "[j" + std::to_string(i) + "]\n";
+  EXPECT_EQ(ErrorOf(Write("ok.fio", globals + jobs)), "");  // 256 x 4096 = 2^20
+  const std::string over = Write("over.fio", globals + jobs + "rw=read\n");
+  EXPECT_EQ(ErrorOf(over).rfind(over + ":" + std::to_string(3 + 254 + 4096 + 1) +
+                                    ": the jobs come to more than 1048576 settings",
+                                0),
+            0u)
+      << ErrorOf(over);
+  for (int i = 0; i < 10'000; ++i) globals += "bs=4k\n";
+  const std::string file = Write("many.fio", globals + jobs);
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r = RunBounded("run --parse-only " + file);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(": the jobs come to more than 1048576 settings"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(JobFileLimitsTest, WhatTheSettingsTakeIsBounded) {
+  // 2 MiB of one-letter settings from a file whose path is long: each keeps its FILE:LINE.
+  const std::string name = std::string(200, 'n') + ".fio";
+  std::string lines;
+  for (int i = 0; i < (1 << 20); ++i) lines += "a\n";
+  Write(name, lines);
+  const std::string e = Error("[a]\ninclude " + name + "\n");
+  EXPECT_NE(e.find(": the settings take more than 64 MiB"), std::string::npos) << e.substr(0, 300);
+}
+
+TEST_F(JobFileLimitsTest, AVariableRepeatedIsBoundedAsTheSettings) {
+  // 1 MiB from the environment, 100 times on one line: 100 MiB from 700 bytes.
+  iotail::cli::JobFileEnvironment env = iotail::testing::TestJobFileEnvironment();
+  env.getenv = [](const std::string&) -> std::optional<std::string> {
+    return std::string(1 << 20, 'x');
+  };
+  std::string value;
+  for (int i = 0; i < 100; ++i) value += "${BIG}";
+  const std::string file = Write("big.fio", "[a]\nfilename=" + value + "\n");
+  try {
+    iotail::cli::ParseJobFile(file, env);
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(file + ":2: the settings take more than 64 MiB", 0), 0u)
+        << e.what();
+  }
+}
+
+TEST_F(JobFileLimitsTest, ShowcmdOutputIsBounded) {
+  // fio repeats the global settings so far at each global section: quadratic in their number.
+  std::string text;
+  for (int i = 0; i < 10'000; ++i) text += "[global]\nbs=4k\n";
+  const std::string file = Write("globals.fio", text);
+  try {
+    iotail::cli::ShowCommand({file}, iotail::testing::TestJobFileEnvironment(), "iotail run");
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find(": --showcmd: the command lines would take more than 64 MiB"),
+        std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
