@@ -320,9 +320,9 @@ class Parser {
   }
 
   void Line(uint64_t number, std::string_view raw) {
-    const std::string where = fmt::format("{}:{}", open_.back().path, number);
     const std::string_view line = Trim(raw.substr(0, raw.find_first_of(";#")));
-    if (line.empty()) return;
+    if (line.empty()) return;  // before formatting FILE:LINE: 16 MiB may be 16 million of these
+    const std::string where = fmt::format("{}:{}", open_.back().path, number);
     if (const size_t at = FindUnprintable(line); at != std::string_view::npos) {
       Malformed(where, fmt::format("'{}' in the line (a job file is UTF-8 text without control "
                                    "characters)",
