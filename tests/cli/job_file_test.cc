@@ -8,7 +8,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -92,6 +94,36 @@ TEST_F(JobFileTest, ErrorsNameTheFileAndLine) {
   Write("sections.fio", "[b]\n");
   EXPECT_NE(Error("[a]\ninclude sections.fio\n").find("sections.fio:1: a section in an included"),
             std::string::npos);
+}
+
+// The fuzzer's way: files held in memory, the real file system never read.
+TEST_F(JobFileTest, FilesComeFromTheEnvironmentsReader) {
+  JobFileEnvironment env = TestEnv();
+  const std::map<std::string, std::string> files = {{"job.fio", "[a]\ninclude 1\n"},
+                                                    {"1", "include 2\n"},
+                                                    {"2", "bs=4k\n"},
+                                                    {"loop", "include loop\n"}};
+  env.read_file = [&files](const std::string& path,
+                           size_t) -> std::optional<iotail::cli::JobFileContents> {
+    const auto it = files.find(path);
+    if (it == files.end()) return std::nullopt;
+    return iotail::cli::JobFileContents{it->second, path};
+  };
+  const auto sections = ParseJobFile("job.fio", env);
+  ASSERT_EQ(sections.size(), 1u);
+  ASSERT_EQ(sections[0].settings.size(), 1u);
+  EXPECT_EQ(sections[0].settings[0].origin, "2:1");
+  const auto error = [&env](const std::string& path) {
+    try {
+      ParseJobFile(path, env);
+    } catch (const iotail::stats::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error("nothing.fio"), "job file 'nothing.fio': cannot open it (no such file)");
+  EXPECT_EQ(error("/etc/passwd"), "job file '/etc/passwd': cannot open it (no such file)");
+  EXPECT_NE(error("loop").find("include loop"), std::string::npos) << error("loop");
 }
 
 // What each job did, from a JSON summary: name, reporting group, bytes read and written.
