@@ -33,6 +33,7 @@
 #include "engine/clock.h"
 #include "engine/job_runner.h"
 #include "mpi/cluster_view.h"
+#include "mpi/exchange.h"
 #include "mpi/rank_args.h"
 #include "mpi/rank_messages.h"
 #include "stats/core/errors.h"
@@ -82,47 +83,11 @@ std::vector<int64_t> ClockOffsets(int rank, int size, uint64_t* max_rtt_ns) {
   return offsets;
 }
 
-// Completes a non-blocking collective by testing it with short sleeps: a rank that waits for the
-// others (a slower rank, rank 0's --prometheus_linger) costs next to no CPU, where Open MPI's
-// blocking calls poll a whole core.
-void Wait(MPI_Request& request) {
-  for (int done = 0;;) {
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    std::this_thread::sleep_for(kPoll);
-  }
-}
-
-struct Shared {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<engine::JobSpec> specs;  // set by on_jobs
-  bool jobs_known = false;
-  bool cluster_ready = false;  // rank 0: all totals received and intervals merged
-  std::vector<RankTotals> totals;
-  std::vector<bool> has_totals;
-  std::atomic<bool> run_done{false};
-  size_t ready = 0;              // batches this rank's run is ready to start (on_ready calls)
-  std::vector<uint64_t> starts;  // each batch's start (epoch ms), as rank 0 chose it
-  int status = 0;
-  std::string failure;  // an exception's message (the run did not complete)
-};
-
 std::string HostName() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
   return name;
 }
-
-// This rank and the job's: who is where, and each rank's clock offset from rank 0.
-struct Cluster {
-  int rank = 0, size = 1;
-  std::string host;
-  std::vector<char> names;       // size x 64 bytes: each rank's host name (rank 0 only)
-  std::vector<int64_t> offsets;  // each rank's clock minus rank 0's (rank 0 only)
-  uint64_t max_rtt_ns = 0;       // the slowest rank's round trip to rank 0 (rank 0 only)
-  std::string Name(int r) const { return std::string(&names[static_cast<size_t>(r) * 64]); }
-};
 
 // Host names and clock offsets (warning about clocks too far apart). Collective: every rank calls
 // it, before its run.
@@ -145,14 +110,6 @@ void MeetRanks(Cluster& c, const RankArgs& args) {
           r, static_cast<double>(off) / 1e6);
     }
   }
-}
-
-// Rank 0: a batch's common start once every rank is ready: on the log period, a lead ahead that
-// covers sending it (four of the slowest round trips, and 100 ms for the ranks' wake-up).
-uint64_t ChooseStart(const Cluster& c, uint64_t period_ms) {
-  const uint64_t lead_ms = 100 + (4 * c.max_rtt_ns + 999'999) / 1'000'000;
-  const uint64_t now_ms = engine::Clock::RealtimeNs() / 1'000'000;
-  return ((now_ms + lead_ms) / period_ms + 1) * period_ms;
 }
 
 // One rank's line in the cluster's summary.
@@ -221,221 +178,6 @@ void ClusterSummary(stats::RunSummary& summary, const Cluster& c, const RankArgs
 
 // The main thread's side of the run: MPI progress (sends, receives, rank 0's merge) until the run
 // and the exchange are over.
-class Exchange {
- public:
-  Exchange(const Cluster& c, const RankArgs& args, Shared& shared, Mailbox& mailbox)
-      : c_(c), args_(args), shared_(shared), mailbox_(mailbox), done_(c.size, false) {
-    shared_.totals.resize(static_cast<size_t>(c.size));
-    shared_.has_totals.assign(static_cast<size_t>(c.size), false);
-  }
-  std::unique_ptr<ClusterView>& cluster() { return cluster_; }
-
-  // Runs until every rank is done; throws std::runtime_error (with the failing rank's status in
-  // status()) when the run or a message fails.
-  void Loop() {
-    for (;;) {
-      bool progress = false;
-      if (c_.rank == 0 && !cluster_) MakeCluster();
-      progress = Local() || progress;
-      progress = Ready() || progress;
-      if (c_.rank == 0 && cluster_) progress = Receive() || progress;
-      if (c_.rank != 0) progress = ReceiveStart() || progress;
-      TestSends();
-      bool finished = sent_done_ && sends_.empty();
-      if (c_.rank == 0) {
-        for (int r = 0; r < c_.size; ++r) finished = finished && done_[static_cast<size_t>(r)];
-      }
-      if (finished) return;
-      if (!progress) std::this_thread::sleep_for(kPoll);
-    }
-  }
-  int status() const { return status_; }
-
- private:
-  void MakeCluster() {
-    std::lock_guard lock(shared_.mu);
-    if (!shared_.jobs_known) return;
-    cluster_ = std::make_unique<ClusterView>(c_.size, args_, shared_.specs, std::cerr);
-  }
-
-  // The batches this rank's run became ready to start since the last turn: rank 0 counts its own,
-  // the others tell rank 0; rank 0 then starts every batch all ranks are ready for, and names the
-  // ranks still setting up once --setup_timeout has passed since the first was ready.
-  bool Ready() {
-    bool progress = false;
-    {
-      std::lock_guard lock(shared_.mu);
-      for (; ready_told_ < shared_.ready; ++ready_told_, progress = true) {
-        if (c_.rank == 0) {
-          MarkReady(0, ready_told_);
-        } else {
-          Send(kTagReady, {ready_told_});
-        }
-      }
-    }
-    if (c_.rank != 0) return progress;
-    for (size_t b = started_; b < ready_ranks_.size(); ++b) {
-      if (ready_ranks_[b].size() < static_cast<size_t>(c_.size)) {
-        if (Clock::now() - first_ready_[b] > setup_timeout_)
-          throw std::runtime_error(Stragglers(b));
-        break;
-      }
-      const uint64_t start = ChooseStart(c_, args_.log_hist_msec);
-      for (int r = 1; r < c_.size; ++r) Send(kTagStart, {b, start}, r);
-      SetStart(b, start);
-      started_ = b + 1;
-      progress = true;
-    }
-    return progress;
-  }
-
-  void MarkReady(int rank, uint64_t batch) {
-    if (ready_ranks_.size() <= batch) {
-      ready_ranks_.resize(batch + 1);
-      first_ready_.resize(batch + 1, Clock::now());
-    }
-    ready_ranks_[batch].insert(rank);
-  }
-
-  std::string Stragglers(size_t batch) const {
-    std::string names;
-    for (int r = 0; r < c_.size; ++r) {
-      if (ready_ranks_[batch].count(r) == 0) {
-        names += fmt::format("{}rank {} ({})", names.empty() ? "" : ", ", r, c_.Name(r));
-      }
-    }
-    return fmt::format(
-        "{} not ready to start after {:.0f} s (--setup_timeout): still opening or laying out "
-        "targets, or stopped",
-        names, std::chrono::duration<double>(setup_timeout_).count());
-  }
-
-  void SetStart(uint64_t batch, uint64_t start_ms) {
-    std::lock_guard lock(shared_.mu);
-    if (shared_.starts.size() <= batch) shared_.starts.resize(batch + 1, 0);
-    shared_.starts[batch] = start_ms;
-    shared_.cv.notify_all();
-  }
-
-  // Not rank 0: the starts rank 0 sends.
-  bool ReceiveStart() {
-    int flag = 0;
-    MPI_Iprobe(0, kTagStart, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-    if (!flag) return false;
-    uint64_t words[2] = {};
-    MPI_Recv(words, 2, MPI_UINT64_T, 0, kTagStart, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    SetStart(words[0], words[1]);
-    return true;
-  }
-
-  void Send(int tag, std::vector<uint64_t> words, int to = 0) {
-    auto data = std::make_shared<std::vector<uint64_t>>(std::move(words));
-    MPI_Request req;
-    MPI_Isend(data->data(), static_cast<int>(data->size()), MPI_UINT64_T, to, tag, MPI_COMM_WORLD,
-              &req);
-    sends_.emplace_back(req, std::move(data));
-  }
-
-  void Handle(int from, int tag, std::span<const uint64_t> words) {
-    if (tag == kTagReady) {
-      MarkReady(from, words.empty() ? 0 : words[0]);
-    } else if (tag == kTagInterval) {
-      cluster_->reducer().Add(from, DecodeInterval(words));
-    } else if (tag == kTagTotals) {
-      shared_.totals[static_cast<size_t>(from)] = DecodeTotals(words);
-      shared_.has_totals[static_cast<size_t>(from)] = true;
-    } else if (tag == kTagDone) {
-      done_[static_cast<size_t>(from)] = true;
-      cluster_->reducer().RankDone(from);
-    }
-  }
-
-  // This rank's messages: rank 0 handles its own, the others send them to rank 0.
-  bool Local() {
-    std::deque<Message> local = mailbox_.TakeAll();
-    if (shared_.run_done.load() && !sent_done_) {
-      std::lock_guard lock(shared_.mu);
-      if (!shared_.failure.empty()) {
-        status_ = shared_.status;
-        throw std::runtime_error(shared_.failure);
-      }
-      local.push_back({kTagDone, {static_cast<uint64_t>(shared_.status)}});
-      sent_done_ = true;
-    }
-    for (Message& m : local) {
-      if (c_.rank == 0) {
-        if (cluster_) Handle(0, m.tag, m.words);  // intervals come only after the jobs are known
-        continue;
-      }
-      Send(m.tag, std::move(m.words));
-    }
-    return !local.empty();
-  }
-
-  // Rank 0: the other ranks' messages, then whether the cluster's summary can be made.
-  bool Receive() {
-    bool progress = false;
-    for (int flag = 1; flag;) {
-      MPI_Status st;
-      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
-      if (!flag) break;
-      int count = 0;
-      MPI_Get_count(&st, MPI_UINT64_T, &count);
-      std::vector<uint64_t> words(static_cast<size_t>(count));
-      MPI_Recv(words.data(), count, MPI_UINT64_T, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
-      progress = true;
-      try {
-        Handle(st.MPI_SOURCE, st.MPI_TAG, words);
-      } catch (const std::exception& e) {
-        status_ = 1;
-        throw std::runtime_error(fmt::format("from rank {}: {}", st.MPI_SOURCE, e.what()));
-      }
-    }
-    bool all_totals = true;
-    for (int r = 0; r < c_.size; ++r) {
-      const auto i = static_cast<size_t>(r);
-      all_totals = all_totals && (shared_.has_totals[i] || done_[i]);
-    }
-    if (all_totals && cluster_->reducer().Complete()) {
-      std::lock_guard lock(shared_.mu);
-      if (!shared_.cluster_ready) {
-        shared_.cluster_ready = true;
-        shared_.cv.notify_all();
-      }
-    }
-    return progress;
-  }
-
-  void TestSends() {
-    for (size_t i = 0; i < sends_.size();) {
-      int flag = 0;
-      MPI_Test(&sends_[i].first, &flag, MPI_STATUS_IGNORE);
-      if (flag) {
-        sends_[i] = std::move(sends_.back());
-        sends_.pop_back();
-      } else {
-        ++i;
-      }
-    }
-  }
-
-  using Clock = std::chrono::steady_clock;
-  const Cluster& c_;
-  const RankArgs& args_;
-  Shared& shared_;
-  Mailbox& mailbox_;
-  std::unique_ptr<ClusterView> cluster_;
-  std::chrono::nanoseconds setup_timeout_{args_.setup_timeout_ns};
-  uint64_t ready_told_ = 0;                     // this rank's ready batches already told
-  std::vector<std::set<int>> ready_ranks_;      // rank 0: per batch, the ranks ready to start it
-  std::vector<Clock::time_point> first_ready_;  // rank 0: per batch, when the first was ready
-  size_t started_ = 0;                          // rank 0: batches started
-  std::vector<std::pair<MPI_Request, std::shared_ptr<std::vector<uint64_t>>>> sends_;
-  std::vector<bool> done_;
-  bool sent_done_ = false;
-  int status_ = 1;
-};
 
 // The hooks through which this rank's `iotail run` feeds the exchange (cli/run_hooks.h).
 void SetHooks(cli::RunHooks& hooks, const Cluster& c, const RankArgs& args, Shared& shared,
