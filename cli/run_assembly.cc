@@ -62,10 +62,11 @@ engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, const RunHooks& ho
   }
 }
 
-// The whole-disk names behind every target (fio's disk_util).
+// The whole-disk names behind every target (fio's disk_util); the null engine has none.
 std::vector<std::string> TargetDisks(const PlannedRun& run) {
   std::vector<std::string> paths;
   for (const auto& spec : run.specs) {
+    if (spec.ioengine == engine::EngineKind::kNull) continue;  // no file, no disk (as fio)
     paths.insert(paths.end(), spec.filenames.begin(), spec.filenames.end());
   }
   return engine::DisksOf(paths);
@@ -93,10 +94,9 @@ RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const RunHooks& hooks,
     }
     sinks.StartBatch(batch_jobs);
     engine::RunOutcome outcome = RunBatch(run, sinks, hooks, batch_jobs, first_worker, stop, err);
-    if (const std::string shortfall = sinks.rate_shortfall(); !shortfall.empty()) {
-      r.rate_shortfall = shortfall;
-    }
     for (size_t k = 0; k < batch_jobs.size(); ++k) {
+      const auto& shortfalls = outcome.jobs[k].rate_shortfalls;
+      r.rate_shortfalls.insert(r.rate_shortfalls.end(), shortfalls.begin(), shortfalls.end());
       r.outcomes[batch_jobs[k]] = std::move(outcome.jobs[k]);
       first_worker += static_cast<int>(run.specs[batch_jobs[k]].numjobs);
     }
@@ -238,8 +238,11 @@ int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const Ru
   for (const std::string& why : results.output_errors) {
     err << fmt::format("iotail run: an output failed during the run: {}\n", why);
   }
-  if (!results.rate_shortfall.empty()) {
-    err << fmt::format("iotail run: {}; the run stopped\n", results.rate_shortfall);
+  if (!results.rate_shortfalls.empty()) {
+    // fio ends only the clone that falls short; the others ran on.
+    for (const std::string& why : results.rate_shortfalls) {
+      err << fmt::format("iotail run: {}; that job ended (EIO)\n", why);
+    }
     return 1;
   }
   if (errors != 0 || engine_error != 0) {

@@ -5,9 +5,10 @@
 //                benchmark's temporary file), log period, JobSpec::Normalize and Validate; the
 //                execution batches (stonewalls) and the summary entries (clones or groups).
 //   RunSinks     every interval sink of the run, built here and nowhere else: per batch the
-//                histogram logs and fio's value logs of each job, the live report (and its SLA
-//                checks) and the rate floors; for the whole run the bw/iops samples, the Prometheus
-//                metrics and their server; and the driver's own (RunHooks::sinks).
+//                histogram logs and fio's value logs of each job and the live report (and its SLA
+//                checks); for the whole run the bw/iops samples, the Prometheus metrics and their
+//                server; and the driver's own (RunHooks::sinks). (fio's rate_min is checked by each
+//                worker at its completions, as fio's job does: engine/worker.h.)
 //   RunBatches   the batches in order, each through engine::RunJobs (which opens the targets,
 //                starts the workers on one interval clock, then asks RunSinks for the sinks).
 //   Summarise    the RunSummary from the outcomes (fio's figures, groups, disk use, mode, SLA).
@@ -60,7 +61,7 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err);
 class RunSinks {
  public:
   // The run-wide sinks; with --prometheus the server starts listening now (its address on err).
-  // A missed rate floor sets *stop (fio's rate_min ends the job); the live lines go to `err`.
+  // The live lines go to `err`.
   RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<bool>* stop,
            std::ostream& err);
   ~RunSinks();
@@ -72,8 +73,6 @@ class RunSinks {
   // The sinks of the batch started last (called by engine::RunJobs once its targets are open);
   // first_worker numbers its workers' logs across the run. Creates the batch's log files.
   std::vector<stats::IntervalSink*> OpenBatch(std::span<const size_t> batch_jobs, int first_worker);
-  // After the batch: "" or the rate floor that was not met ("job 'x': reads at ...").
-  std::string rate_shortfall() const;
 
   const stats::SlaChecker& sla() const { return sla_; }
   const std::vector<stats::RateSamples>& samples() const;
@@ -107,7 +106,7 @@ struct RunResults {
   int64_t start_skew_ns = 0;
   std::string clock_source;
   std::vector<std::string> output_errors;
-  std::string rate_shortfall;
+  std::vector<std::string> rate_shortfalls;  // clones that missed rate_min and ended (fio's words)
   bool stopped = false;
   std::vector<engine::DiskCounters> disks;  // fio's disk_util: the targets' disks over the run
   double disks_ms = 0;                      // the time their counters cover
@@ -128,8 +127,8 @@ void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunRe
                   std::ostream& out, std::ostream& err);
 
 // Stage 6. 0 on success; 1 when I/O errors were counted, the engine failed, an output failed or a
-// rate floor was missed; 128 + signal when interrupted; 3 when an --sla target was violated.
-// Precedence: 1, then 128 + signal, then 3. The reason goes to `err`.
+// job clone missed its rate floor (and ended, as in fio); 128 + signal when interrupted; 3 when an
+// --sla target was violated. Precedence: 1, then 128 + signal, then 3. The reason goes to `err`.
 int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const RunResults& results,
                const RunSinks& sinks, int signal, std::ostream& err);
 

@@ -26,8 +26,9 @@ uint32_t ParseBs(std::string_view text, std::string_view option) {
   return static_cast<uint32_t>(v);
 }
 
-// fio's rw=MODE[:N]: the offset modifier is a gap in bytes after each sequential I/O, or the number
-// of I/Os per random offset (the ones between are sequential).
+// fio's rw=MODE[:N]: the offset modifier is a gap in bytes after each sequential I/O (negative:
+// backwards, rw=read:-8k), or the number of I/Os per random offset (the ones between are
+// sequential).
 void ParseRw(const std::string& v, std::string_view option, RunOptions& o) {
   const size_t colon = v.find(':');
   const std::string mode = v.substr(0, colon);
@@ -39,7 +40,16 @@ void ParseRw(const std::string& v, std::string_view option, RunOptions& o) {
   o.spec.rw_modifier = 0;
   if (colon == std::string::npos) return;
   const std::string n = v.substr(colon + 1);
-  o.spec.rw_modifier = o.spec.IsRandom() ? ParseU32(n, option) : ParseSize(n, option);
+  if (o.spec.IsRandom()) {
+    o.spec.rw_modifier = ParseU32(n, option);
+    return;
+  }
+  const bool backwards = n.starts_with('-');
+  const uint64_t gap = ParseSize(backwards ? n.substr(1) : n, option);
+  if (gap > static_cast<uint64_t>(INT64_MAX)) {
+    throw UsageError(fmt::format("--{}: the gap '{}' is too large", option, n));
+  }
+  o.spec.rw_modifier = backwards ? -static_cast<int64_t>(gap) : static_cast<int64_t>(gap);
 }
 
 // "N%" with 0 < N <= 100 (fio's percentage of a file's size).
@@ -187,11 +197,14 @@ const std::vector<OptionDef>& Table() {
        "the whole file or device"},
       {"offset", kText, SizeOrPercent<&JobSpec::offset, &JobSpec::offset_percent>,
        "start offset in each file (or N% of it)", "0"},
+      {"offset_increment", kText,
+       SizeOrPercent<&JobSpec::offset_increment, &JobSpec::offset_increment_percent>,
+       "clone i starts at offset + i x this (or N% of the file; then aligned up to the bs)", "0"},
       {"rw",
        kText,
        [](RunOptions& o, const OptionValue& v) { ParseRw(v.text, v.option, o); },
        "read|write|randread|randwrite|rw|randrw|trim|randtrim; :N as fio (read:4k skips 4k after "
-       "each I/O, randread:8 takes a new random offset every 8 I/Os)",
+       "each I/O, read:-8k goes backwards, randread:8 takes a new random offset every 8 I/Os)",
        "read",
        {"readwrite"}},
       {"rwmixread", kCount, JobField<&JobSpec::rwmixread>, "% reads in rw/randrw", "50"},
@@ -227,6 +240,9 @@ const std::vector<OptionDef>& Table() {
        },
        "block size shares, e.g. 4k/70:64k/30, or R,W per direction"},
       {"direct", kFlag, JobField<&JobSpec::direct>, "O_DIRECT", "0"},
+      {"buffered", kFlag,
+       [](RunOptions& o, const OptionValue& v) { o.spec.direct = v.number == 0; },
+       "buffered I/O: the inverse of --direct, on the same setting (the later one wins)", "1"},
       {"iodepth", kCount, JobField<&JobSpec::iodepth>, "I/Os in flight per clone", "1"},
       {"iodepth_batch_submit",
        kCount,
@@ -260,8 +276,12 @@ const std::vector<OptionDef>& Table() {
        "random seed"},
       {"zero_buffers", kFlag, JobField<&JobSpec::zero_buffers>,
        "write zeros instead of random data", "0"},
-      {"runtime", kTime, JobField<&JobSpec::runtime_ns>, "run time (3s, 500ms; bare = seconds)",
-       "no limit"},
+      {"runtime",
+       kTime,
+       JobField<&JobSpec::runtime_ns>,
+       "run time (3s, 500ms; bare = seconds)",
+       "no limit",
+       {"timeout"}},
       {"time_based", kFlag, JobField<&JobSpec::time_based>,
        "run for --runtime, looping over the region", "0"},
       {"io_size", kSize, JobField<&JobSpec::io_size>, "bytes per clone", "one pass over size"},

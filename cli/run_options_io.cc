@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 
+#include <array>
+
 #include "cli/option_table.h"
 #include "cli/run_options.h"
 #include "stats/core/errors.h"
@@ -14,15 +16,21 @@ using stats::UsageError;
 
 namespace {
 
-// fio's rate_min=N or R,W: N applies to both directions.
+// fio's rate_min=N or R,W: N applies to both directions. rate_min and rate_iops_min are fio's two
+// settings (JobSpec::Validate refuses both), so each keeps the other's value.
 template <bool Bytes>
 void ParseRateMin(RunOptions& o, const OptionValue& v) {
   engine::JobSpec parsed;
   ParseRate(v.text, v.option, Bytes, parsed);
-  if (parsed.rate.Any()) {
-    o.spec.rate_min = {parsed.rate, parsed.rate};
-  } else {
-    o.spec.rate_min = parsed.rate_dir;
+  const std::array<engine::RateLimit, 2> given =
+      parsed.rate.Any() ? std::array<engine::RateLimit, 2>{parsed.rate, parsed.rate}
+                        : parsed.rate_dir;
+  for (size_t d = 0; d < 2; ++d) {
+    if (Bytes) {
+      o.spec.rate_min[d].bytes_per_s = given[d].bytes_per_s;
+    } else {
+      o.spec.rate_min[d].iops = given[d].iops;
+    }
   }
 }
 
@@ -85,13 +93,20 @@ const std::vector<OptionDef>& Table() {
       {"rate_min",
        kText,
        ParseRateMin<true>,
-       "stop with an error when a direction falls below N bytes/s (or R,W)",
+       "end the job clone (EIO) when a direction falls below N bytes/s (or R,W), checked as fio: "
+       "from 2 s after the ramp, over each --ratecycle",
        "",
        {"ratemin"}},
       {"rate_iops_min", kText, ParseRateMin<false>,
-       "stop with an error when a direction falls below N IOPS (or R,W)"},
+       "end the job clone (EIO) when a direction falls below N IOPS (or R,W), checked as "
+       "--rate_min"},
+      {"ratecycle", kCount, JobField<&JobSpec::ratecycle_ms>,
+       "ms over which --rate_min/--rate_iops_min are averaged (at least; checked at completions)",
+       "1000"},
       {"invalidate", kFlag, JobField<&JobSpec::invalidate>,
-       "drop the page cache of the targets before the run", "1"},
+       "drop the region's page cache (buffered I/O) at the start and whenever a loop or a "
+       "time_based run wraps around it",
+       "1"},
   };
   return table;
 }

@@ -10,15 +10,38 @@
 #include "cli/job_file.h"
 #include "cli/option_suggest.h"
 #include "cli/option_table.h"
+#include "cli/option_values.h"
 #include "cli/run_options.h"
 #include "stats/core/errors.h"
 #include "stats/core/percentiles.h"
+#include "stats/util/option_text.h"
 
 namespace iotail::cli {
 
 using stats::UsageError;
 
 namespace {
+
+// fio's blockalign=int[,int][,int] (reads, writes, trims): iotail's random offsets have one
+// alignment, so the values given must agree.
+void ParseBlockAlign(RunOptions& o, const OptionValue& v) {
+  uint32_t align = 0;
+  const std::string args[] = {v.text};
+  stats::ForEachListItem(args, ",", [&](std::string_view item, const std::string&) {
+    if (item.empty()) return;
+    const uint64_t a = ParseSize(item, v.option);
+    if (a == 0 || a > UINT32_MAX) {
+      throw UsageError(fmt::format("--{}: expected a size above 0, got '{}'", v.option, item));
+    }
+    if (align != 0 && a != align) {
+      throw UsageError(fmt::format(
+          "--{}: iotail aligns every direction's random offsets alike; give one value, got '{}'",
+          v.option, v.text));
+    }
+    align = static_cast<uint32_t>(a);
+  });
+  o.spec.blockalign = align;
+}
 
 using engine::JobSpec;
 using enum ValueType;
@@ -45,6 +68,8 @@ const std::vector<OptionDef>& Table() {
        "start this job this long after the others (bare = seconds)", "0"},
       {"loops", kCount, JobField<&JobSpec::loops>, "passes over the region (not with time_based)",
        "1"},
+      {"number_ios", kSize, JobField<&JobSpec::number_ios>,
+       "end the job after N I/Os issued (x loops; ignored with time_based, as fio 3.33)", "0"},
       {"cpus_allowed_policy",
        kChoice,
        JobField<&JobSpec::cpus_allowed_split>,
@@ -59,6 +84,24 @@ const std::vector<OptionDef>& Table() {
        "random | zipf:THETA | pareto:H | normal:SIGMA, with an optional :CENTRE 0..1", "random"},
       {"norandommap", kFlag, JobField<&JobSpec::norandommap>,
        "random offsets with replacement (default: every block once a pass)", "0"},
+      {"blockalign",
+       kText,
+       ParseBlockAlign,
+       "random offsets are multiples of this (R,W as fio, one value); not the minimum bs: "
+       "norandommap",
+       "the minimum bs",
+       {"ba"}},
+      {"random_generator",
+       kChoice,
+       JobField<&JobSpec::random_generator>,
+       "tausworthe, tausworthe64: fio's random map (every block once a pass); lfsr: every block "
+       "once a pass even with norandommap, mixed sizes untrimmed. iotail's own generator either "
+       "way: offsets are not fio's",
+       "tausworthe",
+       {},
+       {{"tausworthe", static_cast<int>(engine::RandomGenerator::kTausworthe)},
+        {"lfsr", static_cast<int>(engine::RandomGenerator::kLfsr)},
+        {"tausworthe64", static_cast<int>(engine::RandomGenerator::kTausworthe64)}}},
       {"randrepeat", kFlag, RunField<&RunOptions::randrepeat>,
        "1: the same random offsets every run; 0: seeded by the time", "1"},
       // Applied before the job's other options (BuildJob), so that it applies to all its sizes.

@@ -13,7 +13,6 @@
 #include "stats/report/hist_log_sink.h"
 #include "stats/report/live_report.h"
 #include "stats/report/prometheus_metrics.h"
-#include "stats/report/rate_floor_sink.h"
 #include "stats/report/rate_samples.h"
 #include "stats/report/value_log_sink.h"
 
@@ -46,22 +45,6 @@ stats::LiveReportOptions LiveOptions(const RunOptions& run_opts,
   }
   std::sort(live.directions.begin(), live.directions.end());
   return live;
-}
-
-// fio's rate_min / rate_iops_min of a batch's jobs: a shortfall in a full interval ends the run.
-std::vector<stats::RateFloor> Floors(std::span<const engine::JobSpec* const> batch) {
-  std::vector<stats::RateFloor> floors;
-  size_t worker = 0;
-  for (const engine::JobSpec* spec : batch) {
-    stats::RateFloor f{spec->name, worker, spec->numjobs, {}, {}};
-    for (int d = 0; d < 2; ++d) {
-      f.iops[d] = spec->rate_min[d].iops;
-      f.bytes_per_s[d] = spec->rate_min[d].bytes_per_s;
-    }
-    if (f.iops[0] + f.iops[1] + f.bytes_per_s[0] + f.bytes_per_s[1] > 0) floors.push_back(f);
-    worker += spec->numjobs;
-  }
-  return floors;
 }
 
 // A job's histogram logs (nullptr without --write_hist_log); first_delta: its first worker's
@@ -103,9 +86,8 @@ struct RunSinks::State {
   stats::RateSampleSink samples;
   std::unique_ptr<stats::PrometheusMetrics> metrics;
   std::unique_ptr<MetricsServer> metrics_server;
-  // The batch's own: live report, rate floors, logs.
+  // The batch's own: live report, logs.
   std::unique_ptr<stats::LiveReport> report;
-  std::unique_ptr<stats::RateFloorSink> floors;
   std::vector<std::unique_ptr<stats::IntervalSink>> logs;
   std::vector<const stats::HistLogSink*> hist_logs;  // the batch's, among `logs`
   uint64_t clamped_before = 0;                       // by the histogram logs of earlier batches
@@ -119,7 +101,6 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
       err_(err),
       sla_(stats::ParseSlaTargets(run.plan.run.sla, "--sla"), stats::PercentileMethod::kFio),
       state_(new State{stats::RateSampleSink({}, run.entries.count, run.specs[0].log_hist_msec),
-                       nullptr,
                        nullptr,
                        nullptr,
                        nullptr,
@@ -189,10 +170,9 @@ std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> ba
   }
   const stats::LiveReportOptions live = LiveOptions(run_.plan.run, batch);
   state_->report = std::make_unique<stats::LiveReport>(live, err_, &sla_);
-  state_->floors = std::make_unique<stats::RateFloorSink>(Floors(batch), live.period_ms, stop_);
   std::vector<stats::IntervalSink*> sinks;
   for (const auto& log : state_->logs) sinks.push_back(log.get());
-  sinks.insert(sinks.end(), {state_->report.get(), &state_->samples, state_->floors.get()});
+  sinks.insert(sinks.end(), {state_->report.get(), &state_->samples});
   if (state_->metrics != nullptr) sinks.push_back(state_->metrics.get());
   sinks.insert(sinks.end(), hooks_.sinks.begin(), hooks_.sinks.end());
   return sinks;
@@ -202,10 +182,6 @@ uint64_t RunSinks::clamped_in_logs() const {
   uint64_t n = state_->clamped_before;
   for (const stats::HistLogSink* sink : state_->hist_logs) n += sink->clamped();
   return n;
-}
-
-std::string RunSinks::rate_shortfall() const {
-  return state_->floors != nullptr ? state_->floors->shortfall() : "";
 }
 
 const std::vector<stats::RateSamples>& RunSinks::samples() const {

@@ -1,12 +1,27 @@
-// The access pattern of one worker: which direction, block size and offset each I/O gets.
+// The access pattern of one worker: which direction, block size and offset each I/O gets, pass
+// after pass over the worker's region, with fio's rules.
 //
 // FastRandom is a small seeded generator (xoshiro256**). BlockPermutation visits every block of a
 // region exactly once per pass in a scrambled order without a per-block map: a full-period LCG on
 // 2^k states, passed through a bijective bit mixer, skipping values >= n (cycle walking; fewer than
-// two steps per value on average). IoPattern combines them as fio's rw, rwmixread, bs, bsrange and
-// bssplit options describe; with norandommap or a skewed random_distribution, random offsets come
-// from a BlockDistribution (engine/random_distribution.h) instead, with replacement. All of it is
-// allocation-free after construction; not thread-safe (one per worker).
+// two steps per value on average). IoPattern combines them as fio's rw, rwmixread, bs, bsrange,
+// bssplit, blockalign, norandommap and random_generator options describe:
+//   - sequential: each I/O starts where the last one ended plus the rw=MODE:N gap (negative goes
+//     backwards); a position below the region's start wraps to its end + N, one at or past the
+//     file's end wraps to the start (fio's get_next_seq_offset); the pass over a file ends after
+//     an I/O that reaches the file's end or when the next offset is past the region;
+//   - random with one block size (or lfsr): the permutation, every block once a pass;
+//   - random with mixed block sizes (fio's random map): a random block, or the next free one after
+//     it, and the I/O trimmed to the free blocks that follow (engine/block_map.h), so a pass does
+//     every block exactly once;
+//   - norandommap, a blockalign other than the minimum block size or a skewed
+//     random_distribution: offsets from a BlockDistribution (engine/random_distribution.h), with
+//     replacement; such a pass never ends by itself.
+// A block size of a range or split is a multiple of the direction's smallest (fio aligns it down)
+// that fits between the offset and the region's end (fio's io_u_fits). PassDone() says when the
+// pass has no I/O left; Restart() begins the next (the caller decides whether there is one: fio's
+// loops, time_based, io_size); Next() restarts by itself when called at a pass's end.
+// Allocation-free after construction; not thread-safe (one per worker).
 #pragma once
 
 #include <array>
@@ -14,6 +29,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/block_map.h"
 #include "engine/job_spec.h"
 #include "engine/random_distribution.h"
 #include "stats/core/direction.h"
@@ -48,6 +64,8 @@ class BlockPermutation {
  public:
   // A permutation of [0, blocks) chosen by seed; blocks > 0.
   BlockPermutation(uint64_t blocks, uint64_t seed);
+  // Back to the first block of the order (the same order again).
+  void Reset() { state_ = first_state_; }
   // The next block; every block appears exactly once in each run of `blocks` calls.
   uint64_t Next() {
     for (;;) {
@@ -70,6 +88,7 @@ class BlockPermutation {
   int shift_;
   uint64_t a_, c_, m_;
   uint64_t state_;
+  uint64_t first_state_;
 };
 
 struct IoChoice {
@@ -79,62 +98,70 @@ struct IoChoice {
   uint64_t offset;  // byte offset in that file
 };
 
+// Where a worker's I/O goes: `files` files, each with the region [offset, offset + size); the
+// file's end is file_end bytes after the region's start (>= size; the region's own end when the
+// file was laid out for it), which matters to fio's sequential wrap.
+struct PatternRegion {
+  uint32_t files = 1;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint64_t file_end = 0;  // 0: offset + size
+};
+
 class IoPattern {
  public:
+  IoPattern(const JobSpec& spec, const PatternRegion& region, uint64_t seed);
   // files: number of files this worker spreads over, each with the region
-  // [region_offset, region_offset + region_size).
+  // [region_offset, region_offset + region_size), which ends each file.
   IoPattern(const JobSpec& spec, uint32_t files, uint64_t region_offset, uint64_t region_size,
-            uint64_t seed);
+            uint64_t seed)
+      : IoPattern(spec, PatternRegion{files, region_offset, region_size, region_size}, seed) {}
 
   IoChoice Next() { return Next(ChooseDirection()); }
   // The next I/O in direction `dir` (for per-direction rate schedules, which choose directions).
-  IoChoice Next(stats::Direction dir) {
-    IoChoice c;
-    c.dir = dir;
-    c.bs = ChooseBlockSize(dir);
-    uint64_t block;
-    if (!random_) {
-      block = NextSequential();
-    } else if (run_left_ > 0) {  // rw=randread:N: the I/Os after a random offset follow it
-      --run_left_;
-      block = last_ + 1 == total_blocks_ ? 0 : last_ + 1;
-    } else {
-      block = distribution_ ? distribution_->Next() : permutation_.Next();
-      run_left_ = run_length_ > 0 ? run_length_ - 1 : 0;
-    }
-    last_ = block;
-    c.file = static_cast<uint32_t>(block / blocks_per_file_);
-    uint64_t off = (block % blocks_per_file_) * unit_;
-    if (off + c.bs > region_size_) off = (region_size_ - c.bs) / unit_ * unit_;
-    c.offset = region_offset_ + off;
-    return c;
-  }
+  IoChoice Next(stats::Direction dir);
+
+  // Whether this pass over the region has no I/O left (never, for offsets with replacement).
+  bool PassDone() const;
+  // Begins a new pass: the sequential position back at the start, the random map empty, the
+  // permutation at its first block.
+  void Restart();
+
   uint64_t blocks_per_file() const { return blocks_per_file_; }
 
+  // How offsets are chosen (see the top of this file).
+  enum class Mode { kSequential, kPermutation, kMapped, kDistribution };
+  Mode mode() const { return mode_; }
+
  private:
+  static constexpr uint64_t kDone = UINT64_MAX;
+
   stats::Direction ChooseDirection() {
     if (trim_) return stats::Direction::kTrim;
     if (mix_ == 100) return stats::Direction::kRead;
     if (mix_ == 0) return stats::Direction::kWrite;
     return rng_.Below(100) < mix_ ? stats::Direction::kRead : stats::Direction::kWrite;
   }
-  uint32_t ChooseBlockSize(stats::Direction dir) {
-    const Sizes& z = sizes_[dir == stats::Direction::kRead ? 0 : 1];
-    if (!z.split.empty()) {
-      const uint32_t r = rng_.Below(100);
-      for (const auto& s : z.split) {
-        if (r < s.percent) return s.bs;  // percent holds the cumulative share here
-      }
-      return z.split.back().bs;
-    }
-    if (z.steps > 1) return z.min * (1 + rng_.Below(z.steps));
-    return z.min;
+  // A block size for `dir` that fits in `room` bytes (fio's io_u_fits), a multiple of the
+  // direction's smallest; 0 when not even the smallest fits. A single size is returned as is.
+  uint32_t ChooseBlockSize(stats::Direction dir, uint64_t room);
+  uint32_t SmallestOf(stats::Direction dir) const {
+    return sizes_[dir == stats::Direction::kRead ? 0 : 1].min;
   }
-  uint64_t NextSequential() {
-    const uint64_t b = cursor_;
-    cursor_ += stride_;  // rw=read:GAP skips GAP after each I/O
-    if (cursor_ >= total_blocks_) cursor_ = 0;
-    return b;
+  // Sequential: the next offset in file seq_file_ (relative to the region's start) or kDone,
+  // after the last I/O ended at seq_last_.
+  uint64_t SequentialCandidate() const;
+  // Moves seq_file_ past the files whose pass is over.
+  void SettleSequential();
+  IoChoice NextSequential(stats::Direction dir);
+  IoChoice NextRandom(stats::Direction dir);
+  // An I/O of `dir` at block `block` of the random space (unit rand_unit_), its size fitted.
+  IoChoice AtBlock(stats::Direction dir, uint64_t block, uint64_t unit, uint64_t per_file);
+  // The I/O that continues the last one (rw=randread:N): where it ended, in the same file.
+  IoChoice FollowLast(stats::Direction dir);
+  uint64_t UniformBlock() {
+    __extension__ typedef unsigned __int128 Wide;
+    return static_cast<uint64_t>((static_cast<Wide>(rng_.Next()) * total_blocks_) >> 64);
   }
 
   FastRandom rng_;
@@ -148,18 +175,25 @@ class IoPattern {
     uint32_t steps = 1;
   };
   std::array<Sizes, 2> sizes_;
-  bool random_;
-  uint64_t region_offset_, region_size_;
-  uint64_t blocks_per_file_, total_blocks_;
-  uint64_t cursor_ = 0;
-  uint64_t stride_ = 1;      // blocks from one sequential I/O to the next
-  uint64_t run_length_ = 0;  // random: I/Os per random offset (rw=randread:N)
+  Mode mode_;
+  uint32_t files_;
+  uint64_t region_offset_, region_size_, file_end_;
+  uint64_t blocks_per_file_, total_blocks_;  // of unit_ (the random map's and permutation's)
+  // Random offsets with replacement come in multiples of rand_unit_ (blockalign): so many a file.
+  uint64_t rand_unit_, rand_blocks_per_file_;
+  // Sequential: the file and where its last I/O ended (relative to the region; 0: none yet).
+  uint32_t seq_file_ = 0;
+  uint64_t seq_last_ = 0;
+  int64_t seq_gap_ = 0;  // rw=read:N
+  // Random: I/Os per random offset (rw=randread:N), and where the last I/O ended.
+  uint64_t run_length_ = 0;
   uint64_t run_left_ = 0;
-  uint64_t last_ = 0;
+  uint32_t last_file_ = 0;
+  uint64_t last_end_ = 0;
+  uint64_t draws_ = 0;  // permutation draws this pass
   BlockPermutation permutation_;
-  // Random offsets with replacement or skewed (norandommap, random_distribution): every block
-  // once per pass (the permutation) otherwise.
-  std::optional<BlockDistribution> distribution_;
+  std::optional<BlockMap> map_;                    // kMapped
+  std::optional<BlockDistribution> distribution_;  // kDistribution
 };
 
 }  // namespace iotail::engine

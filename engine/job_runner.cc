@@ -65,24 +65,69 @@ void PlanRate(const JobSpec& spec, WorkerPlan& plan, uint32_t jobs) {
   }
 }
 
-// The targets of a run (files and devices, or the NBD export) and the region every worker uses.
+// The targets of a run (files and devices, or the NBD export, or nothing for the null engine) and
+// what each worker's region is measured against.
 struct Targets {
-  std::vector<Target> files;  // empty for the nbd engine
+  std::vector<Target> files;  // empty for the nbd and null engines
   bool nbd = false;
-  uint64_t offset = 0;  // start of the region in each file (spec.offset, or its percentage)
-  uint64_t region = 0;  // bytes per file (or of the export) from offset
+  // The null engine opens nothing (fio's null engine is diskless): each of its files is --size
+  // bytes past the worker's offset, as fio takes it.
+  bool diskless = false;
+  size_t count = 0;                // files (1 for the export)
+  std::vector<uint64_t> capacity;  // bytes of each file (or of the export)
 };
 
-// Opens (creates or safety-checks) every target and settles the region: the smallest capacity
-// after the offset, or --size, in whole minimum blocks.
+// Which files of the job worker w does its I/O over (indices into the job's file list): all of
+// them, or with files_per_clone its own (fio's NAME.w.k: index k * numjobs + w).
+std::vector<size_t> FilesOf(const JobSpec& spec, size_t files, uint32_t w) {
+  std::vector<size_t> out;
+  if (!spec.files_per_clone) {
+    for (size_t f = 0; f < files; ++f) out.push_back(f);
+  } else if (spec.numjobs >= files) {
+    out.push_back(w % files);
+  } else {
+    for (size_t f = w; f < files; f += spec.numjobs) out.push_back(f);
+  }
+  return out;
+}
+
+// fio's get_start_offset for clone `clone` on a file of `capacity` bytes: offset (or its
+// percentage) plus clone x offset_increment (or its percentage), aligned up to the minimum block
+// size when a percentage is involved.
+uint64_t CloneOffset(const JobSpec& spec, uint64_t capacity, uint32_t clone) {
+  bool align = false;
+  uint64_t increment = spec.offset_increment;
+  if (spec.offset_increment_percent > 0) {
+    increment =
+        static_cast<uint64_t>(static_cast<double>(capacity) * spec.offset_increment_percent / 100);
+    align = true;
+  }
+  uint64_t offset = spec.offset;
+  if (spec.offset_percent > 0) {
+    offset = static_cast<uint64_t>(static_cast<double>(capacity) * spec.offset_percent / 100);
+    align = true;
+  }
+  offset += increment * clone;
+  if (align) {
+    const uint64_t unit = spec.MinBlockSize();
+    offset = (offset + unit - 1) / unit * unit;
+  }
+  return offset;
+}
+
+// Opens (creates or safety-checks) every target. A file is laid out to the end of the last region
+// in it (--size from the last clone's offset that uses it).
 Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool>* stop) {
   Targets t;
+  t.nbd = spec.ioengine == EngineKind::kNbd;
+  t.diskless = spec.ioengine == EngineKind::kNull;
+  t.count = t.nbd ? 1 : spec.filenames.size();
+  if (t.diskless) return t;
   TargetOptions topt;
   // Trims destroy data as writes do: the same access and the same guard.
   topt.access = spec.HasWrites() || spec.HasTrims() ? Access::kReadWrite : Access::kRead;
   topt.direct = spec.direct;
   topt.size = spec.size;
-  topt.offset = spec.offset;
   topt.allow_destructive = spec.allow_destructive;
   topt.stop = stop;
   topt.sync_flags = spec.sync_flags;
@@ -91,75 +136,91 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
                  : spec.IsRandom()  ? POSIX_FADV_RANDOM
                                     : POSIX_FADV_SEQUENTIAL;
   t.files.reserve(spec.filenames.size());
-  std::vector<uint64_t> capacities;
-  for (const std::string& path : spec.filenames) {
+  for (size_t f = 0; f < spec.filenames.size(); ++f) {
+    // The last clone that uses this file starts furthest in (offset_increment in bytes; a
+    // percentage needs the file's size, so such a file must exist).
+    uint32_t last_clone = 0;
+    for (uint32_t w = 0; w < spec.numjobs; ++w) {
+      for (size_t g : FilesOf(spec, spec.filenames.size(), w)) {
+        if (g == f) last_clone = w;
+      }
+    }
+    topt.offset = spec.offset + spec.offset_increment * last_clone;
+    const std::string& path = spec.filenames[f];
     t.files.emplace_back(path, topt);
     if (t.files.back().created()) out.created_files.push_back(path);
-    capacities.push_back(t.files.back().capacity());
+    t.capacity.push_back(t.files.back().capacity());
   }
-  t.nbd = spec.ioengine == EngineKind::kNbd;
   if (t.nbd) {
     const uint64_t capacity = ProbeNbdExport(spec).size;
-    if (spec.offset >= capacity || (spec.size != 0 && spec.size > capacity - spec.offset)) {
+    const uint64_t last = spec.offset + spec.offset_increment * (spec.numjobs - 1);
+    if (last >= capacity || (spec.size != 0 && spec.size > capacity - last)) {
       throw stats::UsageError(
           fmt::format("--size/--offset: the export at '{}' has only {} bytes", spec.uri, capacity));
     }
-    capacities.push_back(capacity);
+    t.capacity.push_back(capacity);
   }
+  return t;
+}
+
+// Worker w's region: its offset (fio's get_start_offset on the smallest of its files), its size
+// in whole minimum blocks (--size, its percentage, or what the smallest file has after the
+// offset), and how far its files reach past the offset.
+struct Region {
+  uint64_t offset = 0, size = 0, file_end = 0;
+};
+Region WorkerRegion(const JobSpec& spec, const Targets& targets, const std::vector<size_t>& files,
+                    uint32_t w) {
   const uint32_t unit = spec.MinBlockSize();
-  // fio's percentages: of the smallest target, the offset aligned up to the minimum block size.
-  t.offset = spec.offset;
-  uint64_t size = spec.size;
-  if (spec.offset_percent > 0 || spec.size_percent > 0) {
-    const uint64_t smallest = *std::min_element(capacities.begin(), capacities.end());
-    if (spec.offset_percent > 0) {
-      const auto at =
-          static_cast<uint64_t>(static_cast<double>(smallest) * spec.offset_percent / 100);
-      t.offset = (at + unit - 1) / unit * unit;
-    }
+  Region r;
+  if (targets.diskless) {
+    r.offset = CloneOffset(spec, 0, w);
+    r.size = r.file_end = spec.size / unit * unit;
+  } else {
+    uint64_t smallest = UINT64_MAX;
+    for (size_t f : files) smallest = std::min(smallest, targets.capacity[targets.nbd ? 0 : f]);
+    r.offset = CloneOffset(spec, smallest, w);
+    uint64_t size = spec.size;
     if (spec.size_percent > 0) {
       size = static_cast<uint64_t>(static_cast<double>(smallest) * spec.size_percent / 100);
     }
-    if (t.offset >= smallest || (size != 0 && size > smallest - t.offset)) {
-      size = smallest > t.offset ? smallest - t.offset : 0;
-    }
+    const uint64_t after = smallest > r.offset ? smallest - r.offset : 0;
+    if (size == 0 || size > after) size = after;
+    r.size = size / unit * unit;
+    r.file_end = after;
   }
-  uint64_t region = UINT64_MAX;
-  for (uint64_t capacity : capacities) {
-    region = std::min(region, size != 0 ? size : capacity > t.offset ? capacity - t.offset : 0);
-  }
-  region = region / unit * unit;
-  if (region < spec.MaxBlockSize()) {
+  if (r.size < spec.MaxBlockSize()) {
     throw stats::UsageError(
-        fmt::format("--size: the region ({} bytes) is smaller than --bs", region));
+        fmt::format("--size: the region ({} bytes{}) is smaller than --bs", r.size,
+                    w > 0 ? fmt::format(" of clone {}, from offset {}", w, r.offset) : ""));
   }
-  t.region = region;
-  out.region_size = region;
-  return t;
+  return r;
 }
 
 // One worker per job: its files (all of them, or with files_per_clone its own), its region, its
 // byte budget and its share of the rate, each with its own engine instance.
-std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Targets& targets) {
+std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Targets& targets,
+                                                  JobOutcome& out) {
   const uint32_t jobs = spec.numjobs;
-  const size_t nfiles = targets.nbd ? 1 : targets.files.size();
   std::vector<std::unique_ptr<Worker>> workers;
   for (uint32_t w = 0; w < jobs; ++w) {
     WorkerPlan plan;
     plan.index = static_cast<int>(w);
-    if (targets.nbd) {
-      plan.fds.push_back(-1);  // the export: each worker's engine opens its own connection
-    } else if (!spec.files_per_clone) {
-      for (const Target& t : targets.files) plan.fds.push_back(t.fd());
-    } else if (jobs >= nfiles) {
-      plan.fds.push_back(targets.files[w % nfiles].fd());
-    } else {
-      for (size_t f = w; f < nfiles; f += jobs) plan.fds.push_back(targets.files[f].fd());
+    const std::vector<size_t> files = FilesOf(spec, targets.count, w);
+    for (size_t f : files) {
+      // The export: each worker's engine opens its own connection; diskless: no file at all.
+      plan.fds.push_back(targets.nbd || targets.diskless ? -1 : targets.files[f].fd());
     }
-    plan.region_offset = targets.offset;
-    plan.region_size = targets.region;
+    const Region region = WorkerRegion(spec, targets, files, w);
+    plan.region_offset = region.offset;
+    plan.region_size = region.size;
+    plan.file_end = region.file_end;
+    if (w == 0) out.region_size = region.size;
+    // fio's size: the bytes of one loop over the files.
+    plan.loop_bytes = region.size * plan.fds.size();
+    plan.invalidate = spec.invalidate && !spec.direct && !targets.nbd && !targets.diskless;
     if (!spec.time_based) {
-      plan.bytes_limit = spec.io_size != 0 ? spec.io_size : targets.region * plan.fds.size();
+      plan.bytes_limit = spec.io_size != 0 ? spec.io_size : plan.loop_bytes;
       if (__builtin_mul_overflow(plan.bytes_limit, uint64_t{spec.loops}, &plan.bytes_limit)) {
         throw stats::UsageError("--loops: the bytes to do overflow 64 bits");
       }
@@ -239,7 +300,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
     JobOutcome& job = out.jobs[j];
     job.first_worker = first_worker + static_cast<int>(workers.size());
     targets.push_back(OpenTargets(specs[j], job, stop));
-    for (auto& w : BuildWorkers(specs[j], targets.back())) {
+    for (auto& w : BuildWorkers(specs[j], targets.back(), job)) {
       workers.push_back(std::move(w));
       job_of_worker.push_back(j);
     }
@@ -336,6 +397,9 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
     job.depths.push_back(workers[w]->depths());
     job.syncs.push_back(workers[w]->syncs());
     job.verified_blocks += workers[w]->verified_blocks();
+    if (!workers[w]->rate_shortfall().empty()) {
+      job.rate_shortfalls.push_back(workers[w]->rate_shortfall());
+    }
     if (job.verify_failure.empty()) job.verify_failure = workers[w]->verify_failure();
     if (workers[w]->engine_error() != 0 && job.engine_error == 0) {
       job.engine_error = workers[w]->engine_error();

@@ -45,11 +45,14 @@ struct JobOutcome {
   double runtime_s = 0;                             // recorded time (after startdelay and ramp)
   std::string engine_description;                   // flags the engine actually used
   std::vector<std::string> created_files;           // targets this job created
-  uint64_t region_size = 0;                         // bytes per file actually used
+  uint64_t region_size = 0;                         // bytes per file actually used (clone 0)
   int engine_error = 0;                             // first engine-level errno, 0 if none
   uint64_t verified_blocks = 0;                     // --verify: blocks checked
   std::string verify_failure;                       // the first block that failed, "" if none
   int first_worker = 0;                             // 0-based number of its first worker in the run
+  // fio's rate_min/rate_iops_min: each clone that fell short and ended ("x: rate_iops_min=1000 not
+  // met, got 94 IOPS", fio's words), in worker order.
+  std::vector<std::string> rate_shortfalls;
 };
 
 struct RunOutcome {

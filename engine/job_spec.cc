@@ -32,7 +32,24 @@ constexpr stats::EnumName<EngineKind> kEngineNames[] = {
     {EngineKind::kNbd, "nbd"},          {EngineKind::kIoUring, "uring"},
 };
 
+constexpr stats::EnumName<RandomGenerator> kGeneratorNames[] = {
+    {RandomGenerator::kTausworthe, "tausworthe"},
+    {RandomGenerator::kLfsr, "lfsr"},
+    {RandomGenerator::kTausworthe64, "tausworthe64"},
+};
+
 }  // namespace
+
+RandomGenerator ParseRandomGenerator(const std::string& text) {
+  if (const auto g = stats::ValueNamed(kGeneratorNames, text)) return *g;
+  throw UsageError(
+      fmt::format("--random_generator: expected tausworthe, lfsr or tausworthe64, got '{}'{}", text,
+                  stats::DidYouMean(kGeneratorNames, text)));
+}
+
+std::string RandomGeneratorName(RandomGenerator generator) {
+  return std::string(stats::NameOf(kGeneratorNames, generator));
+}
 
 RwMode ParseRwMode(const std::string& text) {
   if (const auto mode = stats::ValueNamed(kRwNames, text)) return *mode;
@@ -240,17 +257,49 @@ void JobSpec::Validate() const {
     if (HasReads() && HasWrites()) {
       throw UsageError("--verify: a write job, or a read job over blocks written with --verify");
     }
-    if (HasWrites() && (time_based || norandommap || rw_modifier != 0 ||
+    if (ioengine == EngineKind::kNull) {
+      throw UsageError("--verify: not with --ioengine=null (it transfers no data)");
+    }
+    if (HasWrites() && (time_based || (IsRandom() && NoRandomMap()) || rw_modifier != 0 ||
                         random_distribution.kind != DistributionKind::kRandom)) {
       throw UsageError(
           "--verify: the writes must cover every block once (not time_based, norandommap, a "
           "skewed random_distribution or rw=...:N)");
     }
   }
-  if (rw_modifier != 0 && !IsRandom() && rw_modifier % MinBlockSize() != 0) {
+  if (rw_modifier != 0 && !IsRandom() && rw_modifier % static_cast<int64_t>(MinBlockSize()) != 0) {
     throw UsageError(
         fmt::format("--rw={}:{}: iotail skips whole blocks: give a multiple of the block size ({})",
                     RwModeName(rw), rw_modifier, MinBlockSize()));
+  }
+  if (rw_modifier < 0 && IsRandom()) {
+    throw UsageError("--rw: a random mode's :N is a count of I/Os, not a negative gap");
+  }
+  if (direct && blockalign % 512 != 0) {
+    throw UsageError("--blockalign: with --direct=1 must be a multiple of 512");
+  }
+  if (offset_increment != 0 && offset_increment_percent > 0) {
+    throw UsageError("--offset_increment: give bytes or a percentage, not both");
+  }
+  if (direct && offset_increment % 512 != 0) {
+    throw UsageError("--offset_increment: with --direct=1 must be a multiple of 512");
+  }
+  if (ratecycle_ms == 0) throw UsageError("--ratecycle: must be at least 1 ms");
+  // fio's rules (init.c): one kind of floor, and no floor above the rate.
+  const bool byte_floor = rate_min[0].bytes_per_s > 0 || rate_min[1].bytes_per_s > 0;
+  const bool iops_floor = rate_min[0].iops > 0 || rate_min[1].iops > 0;
+  if (byte_floor && iops_floor) {
+    throw UsageError("--rate_min/--rate_iops_min: give one of them (fio: mutually exclusive)");
+  }
+  for (int d = 0; d < 2; ++d) {
+    const RateLimit& cap = RatePerDirection() ? rate_dir[static_cast<size_t>(d)] : rate;
+    const RateLimit& floor = rate_min[static_cast<size_t>(d)];
+    if ((cap.bytes_per_s > 0 && cap.bytes_per_s < floor.bytes_per_s) ||
+        (cap.iops > 0 && cap.iops < floor.iops)) {
+      throw UsageError(fmt::format("--{}: above the {} rate it may not exceed",
+                                   floor.iops > 0 ? "rate_iops_min" : "rate_min",
+                                   d == 0 ? "read" : "write"));
+    }
   }
   if (thinktime_blocks == 0) throw UsageError("--thinktime_blocks: must be at least 1");
   if (thinktime_spin_ns > thinktime_ns) {
@@ -289,6 +338,10 @@ void JobSpec::Validate() const {
   if (!uri.empty()) throw UsageError("--uri: only with --ioengine=nbd");
   if ((size_percent > 0 || offset_percent > 0) && (size != 0 || offset != 0)) {
     throw UsageError("--size/--offset: give both as percentages or both as sizes");
+  }
+  if (ioengine == EngineKind::kNull && size == 0) {
+    throw UsageError(
+        "--size: the null engine needs it (it opens no file; fio: \"you need to specify size=\")");
   }
   if (filenames.empty()) throw UsageError("--filename: no target given");
   for (const auto& f : filenames) {

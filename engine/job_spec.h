@@ -27,6 +27,12 @@ enum class RwMode {
   kRandTrim,  // randtrim
 };
 enum class EngineKind { kIoUring, kLibaio, kPsync, kNull, kNbd };
+// fio's random_generator. iotail draws offsets with its own generators whichever is named (so the
+// offsets are not fio's); what the name changes is fio's coverage rule: tausworthe and
+// tausworthe64 keep fio's random map (every block once a pass, I/Os of mixed sizes trimmed to the
+// free blocks; none with norandommap), lfsr visits every block once a pass with no map, even with
+// norandommap, and does not trim I/Os of mixed sizes (as fio's LFSR).
+enum class RandomGenerator { kTausworthe, kLfsr, kTausworthe64 };
 
 // A rate limit: I/Os per second or bytes per second (0 = none). At most one of the two is set.
 struct RateLimit {
@@ -51,11 +57,16 @@ struct JobSpec {
   uint64_t offset = 0;        // --offset: start of the region in each file
   double size_percent = 0;    // --size=N%: of each file's size (0: not given)
   double offset_percent = 0;  // --offset=N%: of each file's size, aligned to the bs
+  // --offset_increment: clone i starts at offset + i x increment (bytes, or N% of the file's size;
+  // with a percentage the offset is aligned up to the minimum block size, as fio).
+  uint64_t offset_increment = 0;
+  double offset_increment_percent = 0;
   RwMode rw = RwMode::kRead;  // --rw
   uint32_t rwmixread = 50;    // --rwmixread: % reads for rw/randrw
-  uint64_t rw_modifier = 0;   // --rw=MODE:N: sequential: bytes skipped after each I/O; random: I/Os
-                              // per random offset (0: none)
-  uint32_t bs = 4096;         // --bs
+  // --rw=MODE:N: sequential: bytes from the end of one I/O to the next (negative: backwards, fio's
+  // rw=read:-8k); random: I/Os per random offset (0: none).
+  int64_t rw_modifier = 0;
+  uint32_t bs = 4096;                   // --bs
   std::array<uint32_t, 2> bs_dir{};     // --bs=R,W: reads [0], writes [1] (0 = bs)
   uint32_t bs_min = 0, bs_max = 0;      // --bsrange=MIN-MAX (uniform, multiples of MIN)
   std::vector<BlockSizeShare> bssplit;  // --bssplit=4k/50:64k/50
@@ -75,22 +86,29 @@ struct JobSpec {
   uint64_t randseed = 0x1f2e3d4c5b6a7988;   // --randseed: worker i uses randseed + i
   DistributionSpec random_distribution;     // --random_distribution (engine/random_distribution.h)
   bool norandommap = false;                 // --norandommap: random offsets with replacement
-  VerifyKind verify = VerifyKind::kNone;    // --verify: checksummed blocks (engine/verify.h)
-  bool do_verify = true;                    // --do_verify: read the written blocks back after
-  bool zero_buffers = false;                // --zero_buffers: write zeros (default random data)
-  uint64_t runtime_ns = 0;                  // --runtime: stop after this long (0 = no limit)
-  bool time_based = false;         // --time_based: run for runtime, looping over the region
-  uint64_t io_size = 0;            // --io_size: bytes per worker (default: size, one pass)
-  uint64_t ramp_time_ns = 0;       // --ramp_time: run but record nothing for this long
-  uint64_t startdelay_ns = 0;      // --startdelay: start this long after the group's common start
-  uint32_t loops = 1;              // --loops: passes over the region (not time_based)
-  std::string wait_for;            // --wait_for: start when this earlier job of the group has ended
-  bool end_fsync = false;          // --end_fsync: fsync files at the end
-  uint32_t fsync_every = 0;        // --fsync=N: fsync a file after every N writes to it (0: never)
-  uint32_t fdatasync_every = 0;    // --fdatasync=N: the same with fdatasync
-  int sync_flags = 0;              // --sync: O_SYNC (sync, 1) or O_DSYNC (dsync)
-  int fadvise = -2;                // --fadvise_hint: POSIX_FADV_*; -2: by rw (fio's 1), -1: off
-  bool invalidate = true;          // --invalidate: drop the page cache before the run (fio: on)
+  // --blockalign/--ba: random offsets are multiples of it (0: the minimum block size); any other
+  // value turns norandommap on, as in fio.
+  uint32_t blockalign = 0;
+  RandomGenerator random_generator = RandomGenerator::kTausworthe;  // --random_generator
+  VerifyKind verify = VerifyKind::kNone;  // --verify: checksummed blocks (engine/verify.h)
+  bool do_verify = true;                  // --do_verify: read the written blocks back after
+  bool zero_buffers = false;              // --zero_buffers: write zeros (default random data)
+  uint64_t runtime_ns = 0;                // --runtime: stop after this long (0 = no limit)
+  bool time_based = false;                // --time_based: run for runtime, looping over the region
+  uint64_t io_size = 0;                   // --io_size: bytes per worker (default: size, one pass)
+  uint64_t ramp_time_ns = 0;              // --ramp_time: run but record nothing for this long
+  uint64_t startdelay_ns = 0;    // --startdelay: start this long after the group's common start
+  uint32_t loops = 1;            // --loops: passes over the region (not time_based)
+  uint64_t number_ios = 0;       // --number_ios: end after this many I/Os x loops (0: no limit)
+  std::string wait_for;          // --wait_for: start when this earlier job of the group has ended
+  bool end_fsync = false;        // --end_fsync: fsync files at the end
+  uint32_t fsync_every = 0;      // --fsync=N: fsync a file after every N writes to it (0: never)
+  uint32_t fdatasync_every = 0;  // --fdatasync=N: the same with fdatasync
+  int sync_flags = 0;            // --sync: O_SYNC (sync, 1) or O_DSYNC (dsync)
+  int fadvise = -2;              // --fadvise_hint: POSIX_FADV_*; -2: by rw (fio's 1), -1: off
+  // --invalidate: drop the page cache of the region when a pass over it begins (at the start and
+  // whenever a loop or a time_based run wraps around it), buffered I/O only (fio: on).
+  bool invalidate = true;
   uint64_t thinktime_ns = 0;       // --thinktime: stall after each thinktime_blocks I/Os
   uint64_t thinktime_spin_ns = 0;  // --thinktime_spin: of which spent spinning
   uint32_t thinktime_blocks = 1;   // --thinktime_blocks
@@ -111,9 +129,11 @@ struct JobSpec {
   std::array<RateLimit, 2> rate_dir{};  // --rate_iops=R,W / --rate=R,W: reads [0], writes [1]
   bool rate_poisson = false;            // --rate_process=poisson (default linear)
   // --rate_min / --rate_iops_min: the least each worker must do per direction (reads [0], writes
-  // [1]); below it in a full interval, the run stops with an error (fio ends the job).
+  // [1]), checked as fio does: from 2 s after the ramp, at completions, over at least ratecycle
+  // since the last check; a worker below it ends with EIO (fio ends that job clone only).
   std::array<RateLimit, 2> rate_min{};
-  uint64_t start_at_ms = 0;  // --start_at: Unix epoch ms of the common start (0 = now)
+  uint32_t ratecycle_ms = 1000;  // --ratecycle
+  uint64_t start_at_ms = 0;      // --start_at: Unix epoch ms of the common start (0 = now)
 
   // Logs.
   std::string write_hist_log;     // --write_hist_log=PREFIX ("" = no histogram logs)
@@ -156,6 +176,14 @@ struct JobSpec {
   BlockSizes SizesOf(stats::Direction d) const;
   uint32_t MinBlockSize() const;
   uint32_t MaxBlockSize() const;
+  // Random offsets come in multiples of this: blockalign, or the minimum block size.
+  uint32_t BlockAlign() const { return blockalign != 0 ? blockalign : MinBlockSize(); }
+  // Whether random offsets are drawn with replacement (no pass covering every block once):
+  // norandommap, or a blockalign other than the minimum block size (fio), unless lfsr.
+  bool NoRandomMap() const {
+    return random_generator != RandomGenerator::kLfsr &&
+           (norandommap || BlockAlign() != MinBlockSize());
+  }
 
   // Throws UsageError naming the first option with a bad value.
   void Validate() const;
@@ -168,5 +196,7 @@ RwMode ParseRwMode(const std::string& text);  // UsageError naming --rw
 std::string RwModeName(RwMode mode);
 EngineKind ParseEngineKind(const std::string& text);  // UsageError naming --ioengine
 std::string EngineKindName(EngineKind kind);
+RandomGenerator ParseRandomGenerator(const std::string& text);  // UsageError naming the option
+std::string RandomGeneratorName(RandomGenerator generator);
 
 }  // namespace iotail::engine

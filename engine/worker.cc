@@ -19,6 +19,7 @@
 #include <system_error>
 
 #include "engine/clock.h"
+#include "stats/report/fio_numbers.h"
 
 namespace iotail::engine {
 
@@ -27,8 +28,11 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
       plan_(std::move(plan)),
       engine_(std::move(engine)),
       recorder_(std::make_unique<stats::Recorder>()),
-      pattern_(spec, static_cast<uint32_t>(plan_.fds.size()), plan_.region_offset,
-               plan_.region_size, spec.randseed + 0x9e3779b97f4a7c15ull * (plan_.index + 1)) {}
+      pattern_(spec,
+               PatternRegion{static_cast<uint32_t>(plan_.fds.size()), plan_.region_offset,
+                             plan_.region_size, plan_.file_end},
+               spec.randseed + 0x9e3779b97f4a7c15ull * (plan_.index + 1)),
+      has_floor_(spec.rate_min[0].Any() || spec.rate_min[1].Any()) {}
 
 Worker::~Worker() {
   engine_.reset();  // first: I/Os still in flight after an engine failure target the buffers
@@ -96,9 +100,11 @@ void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_li
   new_in_batch_ = 0;
   trims_in_batch_ = 0;
   while (issue_new && free_count_ > 0 && (bytes_limit == 0 || issued_bytes < bytes_limit) &&
-         trims_in_batch_ < spec_.iodepth) {
+         trims_in_batch_ < spec_.iodepth && NextLoopIfDone()) {
     const IoChoice c = pattern_.Next();
     issued_bytes += c.bs;
+    loop_bytes_ += c.bs;
+    ++issued_ios_;
     if (c.dir == stats::Direction::kTrim) {
       Trim(c);  // synchronous, no slot
       ++trims_in_batch_;
@@ -108,13 +114,97 @@ void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_li
   }
 }
 
+bool Worker::NextLoopIfDone() {
+  if (issue_over_) return false;
+  if (spec_.number_ios != 0 && !spec_.time_based &&
+      issued_ios_ >= spec_.number_ios * uint64_t{spec_.loops}) {
+    issue_over_ = true;
+    return false;
+  }
+  const bool loop_over = pattern_.PassDone() || (!spec_.time_based && plan_.loop_bytes != 0 &&
+                                                 loop_bytes_ >= plan_.loop_bytes);
+  if (!loop_over) return true;
+  ++loops_done_;
+  if (!spec_.time_based && spec_.io_size == 0 && loops_done_ >= spec_.loops) {
+    issue_over_ = true;
+    return false;
+  }
+  pattern_.Restart();
+  loop_bytes_ = 0;
+  ++restarts_;
+  if (plan_.invalidate) InvalidateRegion();
+  return true;
+}
+
+// fio's loop_cache_invalidate (and its invalidate on reopening a file for the next loop): the
+// region's cached pages dropped, so the next pass reads the device rather than memory. Only a
+// hint, as in fio: a failure changes nothing else.
+void Worker::InvalidateRegion() {
+  for (size_t f = 0; f < plan_.fds.size(); ++f) {
+    const int fd = plan_.fds[f];
+    if (fd < 0) continue;
+    if (is_block_[f]) {
+      (void)ioctl(fd, BLKFLSBUF, 0);
+    } else {
+      (void)posix_fadvise(fd, static_cast<off_t>(plan_.region_offset),
+                          static_cast<off_t>(plan_.region_size), POSIX_FADV_DONTNEED);
+    }
+  }
+}
+
+bool Worker::CheckRateFloor(uint64_t now) {
+  constexpr uint64_t kSettleNs = 2'000'000'000;  // fio's 2 s settle period
+  if (!has_floor_ || now < record_from_ns_ + kSettleNs) return true;
+  for (size_t d = 0; d < 2; ++d) {
+    const RateLimit& floor = spec_.rate_min[d];
+    if (!floor.Any() || done_bytes_[d] == 0) continue;
+    FloorBase& base = floor_base_[d];
+    if (base.set) {
+      const uint64_t spent_ms = (now - base.at_ns) / 1'000'000;
+      if (spent_ms < spec_.ratecycle_ms || spent_ms == 0) continue;
+      const char* job = spec_.name.c_str();
+      const std::string who = spec_.numjobs > 1 ? fmt::format("{} (clone {} of {})", job,
+                                                              plan_.index + 1, spec_.numjobs)
+                                                : std::string(job);
+      // fio's integer arithmetic: per second over the whole ms spent.
+      if (floor.bytes_per_s > 0) {
+        const uint64_t got = (done_bytes_[d] - base.bytes) * 1000 / spent_ms;
+        if (static_cast<double>(got) < floor.bytes_per_s) {
+          rate_shortfall_ =
+              fmt::format("{}: rate_min={}/s not met, got {}/s ({}, over {} ms)", who,
+                          stats::FioNumber(floor.bytes_per_s, stats::FioUnits::kBinaryBytes),
+                          stats::FioNumber(static_cast<double>(got), stats::FioUnits::kBinaryBytes),
+                          d == 0 ? "reads" : "writes", spent_ms);
+        }
+      } else {
+        const uint64_t got = (done_ios_[d] - base.ios) * 1000 / spent_ms;
+        if (static_cast<double>(got) < floor.iops) {
+          rate_shortfall_ =
+              fmt::format("{}: rate_iops_min={} not met, got {} IOPS ({}, over {} ms)", who,
+                          stats::FioNumber(floor.iops, stats::FioUnits::kCount),
+                          stats::FioNumber(static_cast<double>(got), stats::FioUnits::kCount),
+                          d == 0 ? "reads" : "writes", spent_ms);
+        }
+      }
+      if (!rate_shortfall_.empty()) {
+        recorder_->RecordError(EIO);  // fio: td_verror(td, EIO, "check_min_rate")
+        return false;
+      }
+    }
+    base = FloorBase{done_bytes_[d], done_ios_[d], now, true};
+  }
+  return true;
+}
+
 // fio's trims: BLKDISCARD on a block device, a punched hole (the size kept) in a file, done on
 // the worker's thread whatever the engine (none of them queues discards), timed as clat.
 void Worker::Trim(const IoChoice& c) {
   const int fd = plan_.fds[c.file];
   const uint64_t start = Clock::NowNs();
-  int rc;
-  if (is_block_[c.file]) {
+  int rc = 0;
+  if (fd < 0) {
+    // The null engine: nothing to trim, done at once.
+  } else if (is_block_[c.file]) {
     uint64_t range[2] = {c.offset, c.bs};
     rc = ioctl(fd, BLKDISCARD, range);
   } else {
@@ -167,6 +257,7 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
     nanosleep(&ts, nullptr);
   }
   const stats::CpuUsage before = SampleCpu();
+  record_from_ns_ = times.record_from_ns;
   if (!plan_.schedules.empty()) {
     RunOpenLoop(times, stop);
   } else {
@@ -205,7 +296,6 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
   bool stopping = false;
   stats::Recorder& rec = *recorder_;
 
-  record_from_ns_ = times.record_from_ns;
   for (;;) {
     FillBatch(!stopping, issued_bytes, plan_.bytes_limit);
     if (batch_count_ > 0 && !SubmitBatch(&in_flight)) return;
@@ -227,6 +317,7 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
     }
     const uint64_t now = n > 0 ? completions_[0].done_ns : Clock::NowNs();
     if (!Complete(n, times.record_from_ns, &in_flight)) stopping = true;
+    if (n > 0 && !CheckRateFloor(now)) stopping = true;
     if (spec_.thinktime_ns != 0 && n > 0 && !stopping) {
       since_think_ += static_cast<uint32_t>(n);
       if (since_think_ >= spec_.thinktime_blocks) {
@@ -294,7 +385,8 @@ void Worker::VerifyPass(const std::atomic<bool>& stop) {
 void Worker::SyncFile(uint32_t file) {
   const int fd = plan_.fds[file];
   const uint64_t start = Clock::NowNs();
-  const int rc = spec_.fdatasync_every != 0 ? fdatasync(fd) : fsync(fd);
+  // The null engine has no file: the sync completes at once (as fio's null engine).
+  const int rc = fd < 0 ? 0 : spec_.fdatasync_every != 0 ? fdatasync(fd) : fsync(fd);
   if (rc != 0) {
     recorder_->RecordError(errno);
     return;
@@ -354,6 +446,11 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     }
     const uint64_t done = c.done_ns;
     if (done >= record_from_ns) {
+      if (slot.dir != stats::Direction::kTrim) {
+        const size_t d = slot.dir == stats::Direction::kRead ? 0 : 1;
+        done_bytes_[d] += slot.len;
+        ++done_ios_[d];
+      }
       const IoStamps& st = slot.stamps;
       rec.RecordClat(slot.dir, done - st.issued_ns, slot.len);
       if (async) rec.RecordSlat(slot.dir, st.issued_ns - st.start_ns);
@@ -401,6 +498,12 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
   uint64_t now = Clock::NowNs();
 
   for (;;) {
+    // The run's end first (fio checks runtime before issuing): an I/O due at the very end is not
+    // issued after it.
+    if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) ||
+        stop.load(std::memory_order_relaxed)) {
+      stopping = true;
+    }
     // Issue every due I/O that has a free slot; all of this round's share one submit stamp.
     QueueRedo();
     new_in_batch_ = 0;
@@ -410,12 +513,14 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
       stats::Direction dir = stats::Direction::kRead;
       RateSchedule& schedule = NextDue(&dir);
       next_due = schedule.next_ns();
-      if (next_due > now) break;
+      if (next_due > now || !NextLoopIfDone()) break;
       const IoChoice c = plan_.per_direction ? pattern_.Next(dir) : pattern_.Next();
       schedule.Advance(c.bs);
       QueueNew(c, next_due);
       if (now >= times.record_from_ns) rec.RecordIssue(now - next_due, kLateThresholdNs);
       issued_bytes += c.bs;
+      loop_bytes_ += c.bs;
+      ++issued_ios_;
     }
     if (batch_count_ > 0) {
       if (!SubmitBatch(&in_flight)) return;
@@ -424,7 +529,8 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
         stop.load(std::memory_order_relaxed)) {
       stopping = true;
     }
-    const bool issuing = !stopping && (bytes_limit == 0 || issued_bytes < bytes_limit);
+    const bool issuing =
+        !stopping && !issue_over_ && (bytes_limit == 0 || issued_bytes < bytes_limit);
     if (in_flight == 0 && !issuing) break;
 
     // Wait: for a completion when no slot is free (the next I/O could not start anyway), else
@@ -463,6 +569,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
     }
     now = Clock::NowNs();
     if (!Complete(n, times.record_from_ns, &in_flight)) stopping = true;
+    if (n > 0 && !CheckRateFloor(now)) stopping = true;
   }
 }
 

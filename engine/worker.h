@@ -24,6 +24,7 @@
 // than a timer's latency late.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -46,7 +47,12 @@ struct WorkerPlan {
   std::vector<int> fds;  // this worker's files
   uint64_t region_offset = 0;
   uint64_t region_size = 0;  // bytes per file
+  uint64_t file_end = 0;     // bytes from the region's start to its files' end (0: region_size)
   uint64_t bytes_limit = 0;  // stop issuing after this many bytes (0 = no limit)
+  uint64_t loop_bytes = 0;   // fio's size: a loop ends after this many bytes (0 = no limit)
+  // Drop the region's page cache each time a new loop (pass) over it begins (fio's invalidate
+  // with buffered I/O on files and devices).
+  bool invalidate = false;
   // Open loop: none (closed loop), one for all I/Os (directions by rwmixread), or two, one per
   // direction (reads [0], writes [1]; only per_direction is set then).
   std::vector<RateSchedule> schedules;
@@ -83,6 +89,11 @@ class Worker {
   // first block that failed a check, "" if none ("offset N of file K: why").
   uint64_t verified_blocks() const { return verified_blocks_; }
   const std::string& verify_failure() const { return verify_failure_; }
+  // --rate_min/--rate_iops_min: why this worker ended early ("" if it did not), in fio's words.
+  const std::string& rate_shortfall() const { return rate_shortfall_; }
+  // Loops (passes over the region) begun after the first: each dropped the region's page cache
+  // when invalidate is on. Valid once Run has returned.
+  uint64_t restarts() const { return restarts_; }
   // fsync/fdatasync calls (--fsync=N, --fdatasync=N) and their latencies in ns.
   const stats::SampleStats& syncs() const { return syncs_; }
   std::string DescribeEngine() const { return engine_->Describe(); }
@@ -158,6 +169,31 @@ class Worker {
   uint64_t verified_blocks_ = 0;
   std::string verify_failure_;
   void Think(const std::atomic<bool>& stop);
+
+  // fio's loops: before each new I/O, whether the job issues one. A loop ends when its pass over
+  // the region is over or (not time_based) it has issued fio's size; the job then goes on over a
+  // new pass (time_based, io_size, loops left; the region's page cache dropped with invalidate)
+  // or ends. number_ios ends it too (not time_based, as fio 3.33).
+  bool NextLoopIfDone();
+  void InvalidateRegion();
+  bool issue_over_ = false;
+  uint64_t loop_bytes_ = 0;  // bytes issued in this loop
+  uint32_t loops_done_ = 0;
+  uint64_t issued_ios_ = 0;
+  uint64_t restarts_ = 0;
+
+  // fio's rate floor check (its __check_min_rate), at completions: from 2 s after the recording
+  // start, over at least ratecycle since the last check. Returns false when the floor was missed
+  // (rate_shortfall_ says why; the worker ends, with EIO as fio's job error).
+  bool CheckRateFloor(uint64_t now);
+  struct FloorBase {
+    uint64_t bytes = 0, ios = 0, at_ns = 0;
+    bool set = false;
+  };
+  bool has_floor_ = false;
+  std::array<FloorBase, 2> floor_base_{};
+  std::array<uint64_t, 2> done_bytes_{}, done_ios_{};  // completed and recorded, reads/writes
+  std::string rate_shortfall_;
 };
 
 }  // namespace iotail::engine

@@ -291,22 +291,6 @@ TEST_F(RunJobsTest, PerDirectionBsrangeAndBssplitAsFio) {
   EXPECT_EQ(Run("iotail", "--name=m --bssplit=4k/100,8k/100,16k/100").status, 2);  // no trims
 }
 
-TEST_F(RunJobsTest, RateMinEndsTheRunWhenADirectionFallsBelowIt) {
-  const auto t0 = std::chrono::steady_clock::now();
-  CommandResult r = Run("iotail",
-                        "--name=slow --rw=randread --rate_iops=200 --rate_iops_min=1000 "
-                        "--runtime=5 --time_based --log_hist_msec=250");
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("job 'slow': reads at"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("below rate_iops_min 1000"), std::string::npos) << r.err;
-  EXPECT_LT(wall, 2.5);  // stopped after the first full interval, not after 5 s
-  r = Run("iotail",
-          "--name=ok --rw=randrw --rate_iops=300 --rate_iops_min=,100 --rate_min=100k --runtime=1 "
-          "--time_based --log_hist_msec=250");
-  EXPECT_EQ(r.status, 0) << r.err;
-}
-
 TEST_F(RunJobsTest, TrimsPunchHolesInAFile) {
   // fio 3.33 trims only block devices (tests/cli/run_loop_device_test.cc compares those); iotail
   // also punches holes in files, keeping their size.

@@ -76,6 +76,32 @@ TEST(RunOptionsTest, ErrorsNameTheOption) {
   }
 }
 
+TEST(RunOptionsTest, WorkloadShapeOptionsWithFiosMeanings) {
+  // timeout is runtime; buffered is the inverse of direct on the same setting: the later wins.
+  EXPECT_EQ(Parse({"--timeout=3"}).spec.runtime_ns, 3'000'000'000u);
+  EXPECT_FALSE(Parse({"--direct=1", "--buffered=1"}).spec.direct);
+  EXPECT_TRUE(Parse({"--buffered=1", "--direct=1"}).spec.direct);
+  EXPECT_TRUE(Parse({"--buffered=0"}).spec.direct);
+  // rw=read:-8k goes backwards.
+  EXPECT_EQ(Parse({"--rw=read:-8k"}).spec.rw_modifier, -8192);
+  EXPECT_EQ(Parse({"--rw=write:16k"}).spec.rw_modifier, 16384);
+  EXPECT_EQ(Parse({"--rw=randread:8"}).spec.rw_modifier, 8);
+  EXPECT_THROW(Parse({"--rw=randread:-8"}), stats::UsageError);
+  EXPECT_EQ(Parse({"--number_ios=1k"}).spec.number_ios, 1024u);
+  const RunOptions inc = Parse({"--offset_increment=1m"});
+  EXPECT_EQ(inc.spec.offset_increment, 1u << 20);
+  EXPECT_EQ(Parse({"--offset_increment=25%"}).spec.offset_increment_percent, 25.0);
+  EXPECT_EQ(Parse({"--blockalign=8k"}).spec.blockalign, 8192u);
+  EXPECT_EQ(Parse({"--ba=8k,8k"}).spec.blockalign, 8192u);
+  EXPECT_THROW(Parse({"--ba=8k,4k"}), stats::UsageError);  // one alignment for both directions
+  EXPECT_EQ(Parse({"--random_generator=lfsr"}).spec.random_generator,
+            engine::RandomGenerator::kLfsr);
+  EXPECT_EQ(Parse({"--random_generator=tausworthe64"}).spec.random_generator,
+            engine::RandomGenerator::kTausworthe64);
+  EXPECT_THROW(Parse({"--random_generator=mt"}), stats::UsageError);
+  EXPECT_EQ(Parse({"--ratecycle=250"}).spec.ratecycle_ms, 250u);
+}
+
 }  // namespace
 }  // namespace iotail::cli
 

@@ -87,7 +87,9 @@ TEST(IoPatternTest, RwMixReadShare) {
 }
 
 TEST(IoPatternTest, BsSplitSharesAndRangeBounds) {
+  // With replacement (norandommap), so that no I/O is trimmed to the free blocks of a pass.
   JobSpec s = Spec(RwMode::kRandRead);
+  s.norandommap = true;
   s.bssplit = {{4096, 25}, {65536, 75}};
   IoPattern p(s, 1, 0, 1 << 24, 3);
   int small = 0;
@@ -171,6 +173,175 @@ TEST(IoPatternTest, RandomRunsFollowEachRandomOffset) {
     last = off;
   }
   EXPECT_GE(jumps, 95);  // 99 random offsets after the first, nearly all of them jumps
+}
+
+// The offsets of one job as iotail's worker takes them: until the pass is over or `bytes` are
+// issued (fio's size), whichever comes first.
+std::vector<uint64_t> OnePass(IoPattern& p, uint64_t bytes) {
+  std::vector<uint64_t> out;
+  for (uint64_t done = 0; done < bytes && !p.PassDone();) {
+    const IoChoice c = p.Next();
+    out.push_back(c.offset);
+    done += c.bs;
+  }
+  return out;
+}
+
+JobSpec SequentialGap(int64_t gap) {
+  JobSpec spec = Spec(RwMode::kRead);
+  spec.rw_modifier = gap;
+  return spec;
+}
+
+// The offsets below are fio 3.33's (write_iolog), for the same jobs:
+// fio --name=x --filename=f --bs=4k --ioengine=psync --write_iolog=log --size=S --rw=read:N.
+TEST(IoPatternTest, SequentialGapEndsWhereAnIoReachesTheFilesEndAsFio) {
+  // size=16m, rw=read:8k: 0, 12k, ..., 16380k; the last one ends at the file's end: 1,366 I/Os.
+  JobSpec spec = SequentialGap(8192);
+  IoPattern p(spec, 1, 0, 16 << 20, 1);
+  const std::vector<uint64_t> offsets = OnePass(p, 16 << 20);
+  ASSERT_EQ(offsets.size(), 1366u);
+  for (size_t i = 0; i < offsets.size(); ++i) ASSERT_EQ(offsets[i], i * 12288);
+  EXPECT_TRUE(p.PassDone());
+  p.Restart();
+  EXPECT_FALSE(p.PassDone());
+  EXPECT_EQ(p.Next().offset, 0u);
+}
+
+TEST(IoPatternTest, SequentialGapWrapsWhenTheLastIoEndsShortOfTheFileAsFio) {
+  // size=20k, rw=read:8k: 16k + 8k is past the file while 16k is not: back to 0, until size bytes.
+  JobSpec spec = SequentialGap(8192);
+  IoPattern p(spec, 1, 0, 20480, 1);
+  EXPECT_EQ(OnePass(p, 20480), (std::vector<uint64_t>{0, 12288, 0, 12288, 0}));
+}
+
+TEST(IoPatternTest, NegativeGapGoesBackwardsAndWrapsToTheEndAsFio) {
+  // size=64k, rw=read:-8k: 0, 56k, 52k, ..., 4k, 0 (16 I/Os; 60k is never read).
+  JobSpec spec = SequentialGap(-8192);
+  IoPattern p(spec, 1, 0, 65536, 1);
+  std::vector<uint64_t> expected = {0};
+  for (uint64_t k = 56; k >= 4; k -= 4) expected.push_back(k * 1024);
+  expected.push_back(0);
+  EXPECT_EQ(OnePass(p, 65536), expected);
+  // offset=32k size=32k on a 64k file: 32k, 56k, 52k, ..., 32k (relative to the region: its end
+  // is the wrap point, as fio's).
+  IoPattern q(spec, PatternRegion{1, 32768, 32768, 32768}, 1);
+  std::vector<uint64_t> from_offset = {32768};
+  for (uint64_t k = 56; k >= 32; k -= 4) from_offset.push_back(k * 1024);
+  EXPECT_EQ(OnePass(q, 32768),
+            (std::vector<uint64_t>(from_offset.begin(), from_offset.begin() + 8)));
+}
+
+TEST(IoPatternTest, SequentialPassEndsAtTheRegionWhenTheFileIsLonger) {
+  // fio ends a file's pass when the next offset is past the region, though the file goes on.
+  JobSpec spec = SequentialGap(4096);
+  IoPattern p(spec, PatternRegion{1, 0, 32768, 1 << 20}, 1);
+  EXPECT_EQ(OnePass(p, 32768), (std::vector<uint64_t>{0, 8192, 16384, 24576}));
+  EXPECT_TRUE(p.PassDone());
+}
+
+TEST(IoPatternTest, MixedBlockSizesWriteEveryBlockExactlyOnceAPass) {
+  // fio's random map: a random block (or the next free one), the I/O trimmed to the free blocks.
+  JobSpec spec = Spec(RwMode::kRandWrite);
+  spec.bssplit = {{4096, 50}, {65536, 30}, {1 << 20, 20}};
+  constexpr uint64_t kRegion = 64 << 20;
+  IoPattern p(spec, PatternRegion{2, 8192, kRegion, kRegion}, 5);
+  EXPECT_EQ(p.mode(), IoPattern::Mode::kMapped);
+  for (int pass = 0; pass < 2; ++pass) {
+    std::vector<uint8_t> written(2 * kRegion / 4096, 0);
+    uint64_t bytes = 0, ios = 0;
+    while (!p.PassDone()) {
+      const IoChoice c = p.Next();
+      ASSERT_EQ(c.bs % 4096, 0u);
+      ASSERT_GE(c.offset, 8192u);
+      ASSERT_LE(c.offset - 8192 + c.bs, kRegion);
+      for (uint64_t b = (c.offset - 8192) / 4096; b < (c.offset - 8192 + c.bs) / 4096; ++b) {
+        ASSERT_EQ(written[c.file * (kRegion / 4096) + b]++, 0) << "block written twice";
+      }
+      bytes += c.bs;
+      ++ios;
+    }
+    EXPECT_EQ(bytes, 2 * kRegion);           // exactly the region, once
+    EXPECT_LT(ios, 2 * kRegion / 4096 / 2);  // far fewer I/Os than blocks: sizes were mixed
+    p.Restart();
+  }
+}
+
+TEST(IoPatternTest, RandomPassEndsAfterEveryBlockAndRestartsTheSameOrder) {
+  JobSpec spec = Spec(RwMode::kRandRead);
+  IoPattern p(spec, 1, 0, 64 * 4096, 3);
+  std::vector<uint64_t> first, second;
+  while (!p.PassDone()) first.push_back(p.Next().offset);
+  EXPECT_EQ(first.size(), 64u);
+  EXPECT_EQ(std::set<uint64_t>(first.begin(), first.end()).size(), 64u);
+  p.Restart();
+  while (!p.PassDone()) second.push_back(p.Next().offset);
+  EXPECT_EQ(first, second);
+}
+
+TEST(IoPatternTest, NoRandomMapNeverEndsAPass) {
+  JobSpec spec = Spec(RwMode::kRandRead);
+  spec.norandommap = true;
+  IoPattern p(spec, 1, 0, 16 * 4096, 3);
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_FALSE(p.PassDone());
+    p.Next();
+  }
+}
+
+TEST(IoPatternTest, BlockAlignSetsTheRandomGridAndDropsTheMap) {
+  JobSpec spec = Spec(RwMode::kRandRead);
+  spec.blockalign = 8192;  // fio: any blockalign but the minimum bs turns norandommap on
+  EXPECT_TRUE(spec.NoRandomMap());
+  IoPattern p(spec, 1, 0, 1 << 20, 3);
+  EXPECT_EQ(p.mode(), IoPattern::Mode::kDistribution);
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 5000; ++i) {
+    const IoChoice c = p.Next();
+    ASSERT_EQ(c.offset % 8192, 0u);
+    ASSERT_LE(c.offset + c.bs, 1u << 20);
+    seen.insert(c.offset);
+  }
+  EXPECT_EQ(seen.size(), 128u);  // the 8k grid, all of it in 5000 draws
+  // A smaller alignment: offsets on the 512 grid, an I/O of 4k still inside the region (fio's
+  // last_block: the region less 4k - 512).
+  spec.blockalign = 512;
+  IoPattern q(spec, 1, 0, 64 * 1024, 4);
+  bool unaligned_to_bs = false;
+  for (int i = 0; i < 5000; ++i) {
+    const IoChoice c = q.Next();
+    ASSERT_EQ(c.offset % 512, 0u);
+    ASSERT_LE(c.offset + c.bs, 64u * 1024);
+    unaligned_to_bs = unaligned_to_bs || c.offset % 4096 != 0;
+  }
+  EXPECT_TRUE(unaligned_to_bs);
+}
+
+TEST(IoPatternTest, LfsrCoversEveryBlockOnceEvenWithNoRandomMap) {
+  JobSpec spec = Spec(RwMode::kRandRead);
+  spec.norandommap = true;
+  spec.random_generator = RandomGenerator::kLfsr;
+  EXPECT_FALSE(spec.NoRandomMap());
+  IoPattern p(spec, 1, 0, 100 * 4096, 3);
+  EXPECT_EQ(p.mode(), IoPattern::Mode::kPermutation);
+  std::set<uint64_t> seen;
+  while (!p.PassDone()) seen.insert(p.Next().offset);
+  EXPECT_EQ(seen.size(), 100u);
+  // Mixed sizes under lfsr: every block is a start once; no I/O is trimmed (fio's LFSR has no map).
+  spec.bssplit = {{4096, 50}, {65536, 50}};
+  IoPattern q(spec, 1, 0, 1 << 20, 3);
+  EXPECT_EQ(q.mode(), IoPattern::Mode::kPermutation);
+  bool large = false;
+  while (!q.PassDone()) large = q.Next().bs == 65536 || large;
+  EXPECT_TRUE(large);
+}
+
+TEST(IoPatternTest, SplitSizesAreAlignedDownToTheSmallestAsFio) {
+  // fio: bssplit=4k/50:6k/50 does 4k I/Os only (sizes are aligned down to the smallest).
+  JobSpec spec = Spec(RwMode::kRead);
+  spec.bssplit = {{4096, 50}, {6144, 50}};
+  IoPattern p(spec, 1, 0, 1 << 20, 3);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(p.Next().bs, 4096u);
 }
 
 }  // namespace

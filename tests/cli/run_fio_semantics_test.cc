@@ -1,0 +1,322 @@
+// `iotail run` against fio 3.33 on the same jobs, for the rules that decide how much I/O a job does
+// and where (issue 24): the page cache dropped on every wrap of a buffered time_based job
+// (invalidate), fio's random map with mixed block sizes (every block once, exactly size bytes),
+// the sequential rw=MODE:N gap (forwards and backwards), the null engine (no file), fio's rate_min
+// check (after a settle period, over ratecycle, ending only the job that falls short), and the
+// options number_ios, offset_increment, blockalign. Each test runs fio on a scratch file in its
+// own directory when fio is installed (skips with the reason otherwise) and compares total_ios and
+// io_bytes per direction, or checks iotail against fio's rule where the figures are timing-bound.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "cli_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using iotail::testing::CommandResult;
+
+struct Job {
+  std::string name;
+  int error = 0;
+  uint64_t reads = 0, read_bytes = 0, writes = 0, write_bytes = 0;
+  uint64_t runtime_ms = 0;  // job_runtime
+  bool operator==(const Job&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Job& j) {
+  return os << j.name << " (error " << j.error << "): " << j.reads << " reads, " << j.read_bytes
+            << " B; " << j.writes << " writes, " << j.write_bytes << " B; " << j.runtime_ms
+            << " ms";
+}
+
+std::vector<Job> Jobs(const std::string& out) {
+  std::vector<Job> jobs;
+  const size_t brace = out.find('{');
+  if (brace == std::string::npos) return jobs;
+  const json j = json::parse(out.substr(brace), nullptr, false);
+  if (j.is_discarded()) return jobs;
+  for (const json& x : j["jobs"]) {
+    jobs.push_back({x["jobname"].get<std::string>(), x["error"].get<int>(),
+                    x["read"]["total_ios"].get<uint64_t>(), x["read"]["io_bytes"].get<uint64_t>(),
+                    x["write"]["total_ios"].get<uint64_t>(), x["write"]["io_bytes"].get<uint64_t>(),
+                    x["job_runtime"].get<uint64_t>()});
+  }
+  return jobs;
+}
+
+bool HaveFio() { return iotail::testing::Capture("command -v fio >/dev/null").status == 0; }
+
+class FioSemanticsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_fio_semantics"); }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `tool` (fio or iotail) with ARGS in its own directory (files named there are the tool's
+  // own), JSON summary on stdout.
+  CommandResult Run(const std::string& tool, const std::string& args,
+                    const std::string& prefix = "") {
+    const fs::path d = dir_ / tool;
+    fs::create_directories(d);
+    const std::string bin =
+        tool == "fio" ? "fio" : std::string(IOTAIL_BINARY) + " run --live_format=none";
+    return iotail::testing::RunShell(
+        "cd " + d.string() + " && " + prefix + bin + " --output-format=json " + args, d);
+  }
+  // Both tools on ARGS: their jobs, which must have run (exit status 0).
+  std::pair<std::vector<Job>, std::vector<Job>> Both(const std::string& args) {
+    const CommandResult fio = Run("fio", args);
+    EXPECT_EQ(fio.status, 0) << fio.err;
+    const CommandResult ours = Run("iotail", args);
+    EXPECT_EQ(ours.status, 0) << ours.err;
+    return {Jobs(fio.out), Jobs(ours.out)};
+  }
+  // The counts of both must be equal (runtimes aside).
+  void ExpectSameCounts(const std::string& args) {
+    SCOPED_TRACE(args);
+    auto [fio, ours] = Both(args);
+    ASSERT_FALSE(fio.empty());
+    for (auto* jobs : {&fio, &ours}) {
+      for (Job& j : *jobs) j.runtime_ms = 0;
+    }
+    EXPECT_EQ(ours, fio);
+  }
+  // Only the bytes (random block sizes make the I/O counts differ).
+  void ExpectSameBytes(const std::string& args) {
+    SCOPED_TRACE(args);
+    auto [fio, ours] = Both(args);
+    ASSERT_FALSE(fio.empty());
+    for (auto* jobs : {&fio, &ours}) {
+      for (Job& j : *jobs) j.runtime_ms = j.reads = j.writes = 0;
+    }
+    EXPECT_EQ(ours, fio);
+  }
+  fs::path dir_;
+};
+
+// fio's loop_cache_invalidate: a buffered time_based job drops the region's page cache each time
+// it wraps around it, so it keeps measuring the device; iotail dropped it once and then measured
+// memory (1.51M I/Os in 5 s against fio's 60k on a 64 MiB file). The count is timing-bound: iotail
+// must be within a factor of 3 of fio on the same 2 s job (the cached run is 10x faster or more).
+TEST_F(FioSemanticsTest, BufferedTimeBasedRunDropsTheCacheOnEveryWrapAsFio) {
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  const std::string args =
+      "--name=x --filename=f --size=64m --rw=randread --bs=4k --ioengine=libaio --iodepth=16 "
+      "--runtime=2 --time_based";
+  const CommandResult fio = Run("fio", args);
+  ASSERT_EQ(fio.status, 0) << fio.err;
+  const CommandResult ours = Run("iotail", args);
+  ASSERT_EQ(ours.status, 0) << ours.err;
+  const std::vector<Job> theirs = Jobs(fio.out), mine = Jobs(ours.out);
+  ASSERT_EQ(theirs.size(), 1u);
+  ASSERT_EQ(mine.size(), 1u);
+  const double ratio = static_cast<double>(mine[0].reads) / static_cast<double>(theirs[0].reads);
+  EXPECT_GT(ratio, 1.0 / 3) << "iotail " << mine[0] << "; fio " << theirs[0];
+  EXPECT_LT(ratio, 3.0) << "iotail " << mine[0] << "; fio " << theirs[0];
+  // With invalidate=0 the cache stays: iotail goes on past the first pass as fio does.
+  const CommandResult cached = Run("iotail", args + " --invalidate=0");
+  ASSERT_EQ(cached.status, 0) << cached.err;
+  EXPECT_GT(Jobs(cached.out).at(0).reads, 16384u);
+}
+
+// fio's random map with mixed block sizes: blocks of the smallest size; an I/O starts at a random
+// free block and is trimmed to the free blocks after it. One pass writes exactly size bytes and
+// every block (iotail wrote 64.71 MiB and left 5,860 of 16,384 blocks untouched).
+TEST_F(FioSemanticsTest, MixedBlockSizesWriteTheRegionExactlyOnceAsFio) {
+  const std::string args =
+      "--name=x --filename=f --size=64m --rw=randwrite --bssplit=4k/50:64k/30:1m/20 "
+      "--ioengine=psync";
+  const CommandResult ours = Run("iotail", args);
+  ASSERT_EQ(ours.status, 0) << ours.err;
+  const std::vector<Job> mine = Jobs(ours.out);
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].write_bytes, 64u << 20);
+  // The file was laid out with zeros and written with random data: no 4k block is zeros.
+  std::ifstream in(dir_ / "iotail" / "f", std::ios::binary);
+  std::vector<char> block(4096), zeros(4096, 0);
+  uint64_t blocks = 0, untouched = 0;
+  while (in.read(block.data(), 4096)) {
+    ++blocks;
+    untouched += block == zeros;
+  }
+  EXPECT_EQ(blocks, 16384u);
+  EXPECT_EQ(untouched, 0u);
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed (iotail checked alone)";
+  const CommandResult fio = Run("fio", args);
+  ASSERT_EQ(fio.status, 0) << fio.err;
+  EXPECT_EQ(Jobs(fio.out).at(0).write_bytes, mine[0].write_bytes);
+  // bsrange and reads too; a second loop is a second pass.
+  ExpectSameBytes(
+      "--ioengine=psync --filename=g --size=8m --name=w --rw=randwrite --bsrange=4k-64k "
+      "--name=r --rw=randread --bssplit=4k/50:64k/50 --loops=2");
+}
+
+// fio's get_next_seq_offset: each I/O starts where the last one ended plus N; the pass over the
+// file ends after an I/O that reaches its end, or when the next offset is past the region; a
+// position past the file's end wraps to the start (forwards) and one below the start to the
+// region's end + N (backwards), the job then ending at size bytes (iotail read each offset of
+// rw=read:8k three times: 4,096 I/Os against fio's 1,366).
+TEST_F(FioSemanticsTest, SequentialGapCountsAsFio) {
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  const std::string common = "--ioengine=psync --bs=4k --name=x --filename=f ";
+  ExpectSameCounts(common + "--size=16m --rw=read:8k");  // 1,366
+  ExpectSameCounts(common + "--size=20k --rw=read:8k");  // wraps: 5
+  ExpectSameCounts(common + "--size=64k --rw=read:-8k");
+  ExpectSameCounts(common + "--size=1m --rw=write:-12k");
+  ExpectSameCounts(common + "--size=16m --rw=read:8k --loops=2");
+  ExpectSameCounts(common + "--size=16m --rw=read:8k --io_size=32m");
+}
+
+// The offsets themselves, from fio's write_iolog and from iotail's pread calls (strace).
+TEST_F(FioSemanticsTest, SequentialGapOffsetsAsFiosIolog) {
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  if (iotail::testing::Capture("command -v strace >/dev/null").status != 0) {
+    GTEST_SKIP() << "strace not installed (needed to see iotail's offsets)";
+  }
+  for (const std::string job :
+       {"--size=64k --rw=read:-8k", "--size=20k --rw=read:8k", "--size=256k --rw=read:12k",
+        "--offset=32k --size=32k --rw=read:-8k"}) {
+    SCOPED_TRACE(job);
+    fs::remove_all(dir_ / "fio");
+    fs::remove_all(dir_ / "iotail");
+    const std::string args = "--ioengine=psync --bs=4k --name=x --filename=f " + job;
+    ASSERT_EQ(Run("fio", args + " --write_iolog=iolog").status, 0);
+    std::vector<uint64_t> theirs;
+    {
+      std::ifstream log(dir_ / "fio" / "iolog");
+      const std::regex read(R"(f read (\d+) 4096)");
+      std::smatch m;
+      for (std::string line; std::getline(log, line);) {
+        if (std::regex_search(line, m, read)) theirs.push_back(std::stoull(m[1]));
+      }
+    }
+    ASSERT_FALSE(theirs.empty());
+    const CommandResult ours =
+        Run("iotail", args, "strace -f -qq -e trace=pread64 -o " + (dir_ / "trace").string() + " ");
+    ASSERT_EQ(ours.status, 0) << ours.err;
+    std::vector<uint64_t> mine;
+    {
+      std::ifstream trace(dir_ / "trace");
+      const std::regex pread(R"(pread64\(\d+, .*, 4096, (\d+)\) = 4096)");
+      std::smatch m;
+      for (std::string line; std::getline(trace, line);) {
+        if (std::regex_search(line, m, pread)) mine.push_back(std::stoull(m[1]));
+      }
+    }
+    EXPECT_EQ(mine, theirs);
+  }
+}
+
+// fio's null engine is diskless: it opens no file (a named one need not exist) and its region is
+// --size (iotail laid out a 1 GiB file for --size=1g).
+TEST_F(FioSemanticsTest, NullEngineOpensNoFileAsFio) {
+  const std::string args =
+      "--ioengine=null --size=1g --bs=64k --name=x --filename=no/such/dir/f --rw=randread "
+      "--name=y --rw=write --numjobs=2 --size=16m";
+  const CommandResult ours = Run("iotail", args);
+  ASSERT_EQ(ours.status, 0) << ours.err;
+  EXPECT_FALSE(fs::exists(dir_ / "iotail" / "no"));
+  EXPECT_FALSE(fs::exists(dir_ / "iotail" / "y.0.0"));
+  EXPECT_FALSE(fs::exists(dir_ / "iotail" / "y.1.0"));
+  const std::vector<Job> mine = Jobs(ours.out);
+  ASSERT_EQ(mine.size(), 3u);
+  EXPECT_EQ(mine[0].read_bytes, 1u << 30);
+  EXPECT_EQ(mine[1].write_bytes, 16u << 20);
+  // fio's rule: without --size there is no region.
+  EXPECT_EQ(Run("iotail", "--ioengine=null --name=x --rw=read").status, 2);
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed (iotail checked alone)";
+  ExpectSameCounts(args);
+}
+
+// fio's rate_min/rate_iops_min (__check_min_rate): checked at completions from 2 s after the job's
+// start (after its ramp), over at least ratecycle since the last check; a clone below its floor
+// ends with EIO and only it; the others run on. (iotail checked every full interval from the first
+// one and stopped the whole run.)
+TEST_F(FioSemanticsTest, RateMinEndsOnlyTheJobBelowItAfterTheSettleAsFio) {
+  // thinktime=10ms: about 95 IOPS, below 1000.
+  const std::string args =
+      "--ioengine=null --size=1g --rw=randread --runtime=5 --time_based --thinktime=10ms "
+      "--name=slow --rate_iops_min=1000 --name=ok";
+  auto check = [](const CommandResult& r, const char* tool) {
+    SCOPED_TRACE(tool);
+    EXPECT_EQ(r.status, 1) << r.err;
+    const std::vector<Job> jobs = Jobs(r.out);
+    ASSERT_EQ(jobs.size(), 2u) << r.out;
+    EXPECT_EQ(jobs[0].error, 5);           // EIO
+    EXPECT_GE(jobs[0].runtime_ms, 2900u);  // 2 s settle + 1 s ratecycle
+    EXPECT_LE(jobs[0].runtime_ms, 3900u);
+    EXPECT_EQ(jobs[1].error, 0);
+    EXPECT_GE(jobs[1].runtime_ms, 4900u);
+    EXPECT_NE(r.err.find("slow: rate_iops_min=1000 not met, got "), std::string::npos) << r.err;
+  };
+  check(Run("iotail", args), "iotail");
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed (iotail checked alone)";
+  check(Run("fio", args), "fio");
+}
+
+// A floor met over ratecycle at completions but not within each log interval: one 4k I/O every
+// 2 s (rate=2k) against ratemin=1k is 2 KiB/s between completions, though most 1 s intervals have
+// none; fio's examples/1mbs_clients.fio, scaled down (31 of its 32 jobs never ran in iotail). A
+// ramp and a shorter ratecycle change nothing.
+TEST_F(FioSemanticsTest, RateFloorMetBetweenCompletionsKeepsEveryJobRunningAsFio) {
+  const std::string args =
+      "--ioengine=psync --rw=read --size=1m --rate=2k --ratemin=1k --bs=4k --runtime=6 "
+      "--time_based --name=file1 --startdelay=0 --name=file2 --startdelay=1 --name=file3 "
+      "--startdelay=2 --ramp_time=1 --name=file4 --startdelay=3 --ratecycle=500";
+  auto check = [](const CommandResult& r, const char* tool) {
+    SCOPED_TRACE(tool);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const std::vector<Job> jobs = Jobs(r.out);
+    ASSERT_EQ(jobs.size(), 4u) << r.out;
+    for (const Job& j : jobs) {
+      EXPECT_EQ(j.error, 0) << j;
+      EXPECT_GE(j.reads, 2u) << j;
+      EXPECT_GE(j.runtime_ms, 5900u) << j;
+    }
+  };
+  check(Run("iotail", args), "iotail");
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed (iotail checked alone)";
+  check(Run("fio", args), "fio");
+  // fio's rules: one kind of floor, none above the rate.
+  EXPECT_EQ(Run("iotail", "--name=a --size=1m --rate=1m --rate_min=2m").status, 2);
+  EXPECT_EQ(Run("iotail", "--name=a --size=1m --rate_min=1m --rate_iops_min=10").status, 2);
+}
+
+// number_ios ends the job after N I/Os (x loops; not extended past size; ignored with time_based
+// in fio 3.33); offset_increment starts clone i at offset + i x increment; blockalign puts random
+// offsets on its grid (and drops the random map: with replacement).
+TEST_F(FioSemanticsTest, NumberIosOffsetIncrementAndBlockAlignAsFio) {
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  ExpectSameCounts(
+      "--ioengine=psync --bs=4k --size=1m --filename=f --name=a --rw=randread --number_ios=100 "
+      "--name=b --rw=read --number_ios=100 --loops=3 --name=c --rw=read --number_ios=1000 "
+      "--name=d --rw=randread --ba=8k --name=e --rw=randread --blockalign=4k");
+  // Three clones of 64 KiB, 1 MiB apart, in one new file: fio lays it out to 2 MiB + 64 KiB and
+  // writes [0, 64k), [1m, 1m + 64k), [2m, 2m + 64k).
+  const std::string args =
+      "--ioengine=psync --bs=4k --name=w --filename=f --rw=write --size=64k --numjobs=3 "
+      "--offset_increment=1m";
+  ExpectSameCounts(args);
+  for (const char* tool : {"fio", "iotail"}) {
+    SCOPED_TRACE(tool);
+    const fs::path f = dir_ / tool / "f";
+    EXPECT_EQ(fs::file_size(f), (2u << 20) + 65536);
+    std::ifstream in(f, std::ios::binary);
+    std::vector<char> block(4096), zeros(4096, 0);
+    for (uint64_t off = 0; in.read(block.data(), 4096); off += 4096) {
+      const bool written = off % (1 << 20) < 65536;
+      EXPECT_EQ(block != zeros, written) << "at " << off;
+    }
+  }
+}
+
+}  // namespace
