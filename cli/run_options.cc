@@ -277,11 +277,17 @@ const std::vector<OptionDef>& Table() {
        [](RunOptions& o, const OptionValue& v) {
          o.spec.ioengine = engine::ParseEngineKind(v.text);
        },
-       "io_uring|libaio|psync|null|nbd", "best available; nbd with --uri"},
+       "sync|psync|vsync|pvsync|pvsync2|io_uring|libaio|posixaio|mmap|null|nbd (sync ones at depth "
+       "1)",
+       "best available; nbd with --uri"},
       {"sqthread_poll", kFlag, JobField<&JobSpec::sqthread_poll>,
        "io_uring: kernel submission thread (SQPOLL)", "0"},
       {"hipri", kFlag, JobField<&JobSpec::hipri>,
-       "io_uring: polled completions (IOPOLL; NVMe poll queues)", "0"},
+       "io_uring: polled completions (IOPOLL; NVMe poll queues); pvsync2: RWF_HIPRI", "0"},
+      {"nowait", kFlag, JobField<&JobSpec::nowait>,
+       "pvsync2: RWF_NOWAIT (an I/O that would block fails with EAGAIN, an error as in fio)", "0"},
+      {"uncached", kCount, JobField<&JobSpec::uncached>,
+       "pvsync2: RWF_UNCACHED, refused (Linux never had it; ignored with --direct=1, as fio)", "0"},
       {"continue_on_error",
        kChoice,
        [](RunOptions& o, const OptionValue& v) {

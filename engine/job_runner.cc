@@ -87,9 +87,7 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   topt.stop = stop;
   topt.sync_flags = spec.sync_flags;
   topt.invalidate = spec.invalidate && !spec.direct;
-  topt.fadvise = spec.fadvise != -2 ? spec.fadvise
-                 : spec.IsRandom()  ? POSIX_FADV_RANDOM
-                                    : POSIX_FADV_SEQUENTIAL;
+  topt.fadvise = spec.FadviseAdvice();
   t.files.reserve(spec.filenames.size());
   std::vector<uint64_t> capacities;
   for (const std::string& path : spec.filenames) {

@@ -1,10 +1,13 @@
 #include "engine/job_spec.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 
 #include "stats/core/errors.h"
 #include "stats/core/histogram_layout.h"
@@ -26,11 +29,18 @@ constexpr stats::EnumName<RwMode> kRwNames[] = {
     {RwMode::kReadWrite, "readwrite"},
 };
 
+// fio's names; "uring" is iotail's own alias.
 constexpr stats::EnumName<EngineKind> kEngineNames[] = {
     {EngineKind::kIoUring, "io_uring"}, {EngineKind::kLibaio, "libaio"},
     {EngineKind::kPsync, "psync"},      {EngineKind::kNull, "null"},
-    {EngineKind::kNbd, "nbd"},          {EngineKind::kIoUring, "uring"},
+    {EngineKind::kNbd, "nbd"},          {EngineKind::kSync, "sync"},
+    {EngineKind::kVsync, "vsync"},      {EngineKind::kPvsync, "pvsync"},
+    {EngineKind::kPvsync2, "pvsync2"},  {EngineKind::kPosixAio, "posixaio"},
+    {EngineKind::kMmap, "mmap"},        {EngineKind::kIoUring, "uring"},
 };
+
+constexpr const char* kSupportedEngines =
+    "sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, nbd";
 
 }  // namespace
 
@@ -45,9 +55,8 @@ std::string RwModeName(RwMode mode) { return std::string(stats::NameOf(kRwNames,
 
 EngineKind ParseEngineKind(const std::string& text) {
   if (const auto kind = stats::ValueNamed(kEngineNames, text)) return *kind;
-  throw UsageError(
-      fmt::format("--ioengine: expected io_uring, libaio, psync, null or nbd, got '{}'{}", text,
-                  stats::DidYouMean(kEngineNames, text)));
+  throw UsageError(fmt::format("--ioengine: expected one of {}, got '{}'{}", kSupportedEngines,
+                               text, stats::DidYouMean(kEngineNames, text)));
 }
 
 std::string EngineKindName(EngineKind kind) {
@@ -72,6 +81,11 @@ std::string JobSpec::Normalize() {
       "note: --ioengine={} is synchronous (one I/O at a time per job): --iodepth={} runs as "
       "--iodepth=1; use --numjobs for concurrency",
       EngineKindName(ioengine), asked);
+}
+
+int JobSpec::FadviseAdvice() const {
+  if (fadvise != -2) return fadvise;
+  return IsRandom() ? POSIX_FADV_RANDOM : POSIX_FADV_SEQUENTIAL;
 }
 
 JobSpec::BlockSizes JobSpec::SizesOf(stats::Direction d) const {
@@ -184,8 +198,34 @@ void JobSpec::Validate() const {
         "(every latency kept), got {}",
         stats::kFio3Groups, stats::kWideGroups, log_hist_groups));
   }
-  if (hipri && ioengine != EngineKind::kIoUring) {
-    throw UsageError("--hipri: only with --ioengine=io_uring");
+  if (hipri && ioengine != EngineKind::kIoUring && ioengine != EngineKind::kPvsync2) {
+    throw UsageError("--hipri: only with --ioengine=io_uring or pvsync2");
+  }
+  if (nowait && ioengine != EngineKind::kPvsync2) {
+    throw UsageError(
+        "--nowait: iotail supports it with --ioengine=pvsync2 only (fio also has it for io_uring "
+        "and libaio)");
+  }
+  if (uncached != 0) {
+    if (ioengine != EngineKind::kPvsync2) {
+      throw UsageError("--uncached: only with --ioengine=pvsync2");
+    }
+    // fio 3.33 ignores it with direct=1, and so does iotail.
+    if (!direct) {
+      throw UsageError(
+          "--uncached: iotail does not support it: fio 3.33 sets RWF_UNCACHED (0x40), a flag of a "
+          "kernel proposal that Linux never merged (since Linux 6.11, 0x40 is RWF_ATOMIC, and "
+          "fio's buffered I/Os with it fail with EOPNOTSUPP)");
+    }
+  }
+  if (ioengine == EngineKind::kMmap && (direct || fsync_every != 0 || fdatasync_every != 0)) {
+    const auto page = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
+    if (MinBlockSize() % page != 0) {
+      throw UsageError(fmt::format(
+          "--bs: with --direct, --fsync or --fdatasync the mmap engine needs block sizes that are "
+          "multiples of the page size ({} bytes), as fio",
+          page));
+    }
   }
   if (sqthread_poll && ioengine != EngineKind::kIoUring) {
     throw UsageError("--sqthread_poll: only with --ioengine=io_uring");

@@ -26,7 +26,22 @@ enum class RwMode {
   kTrim,      // fio's trim: sequential discards
   kRandTrim,  // randtrim
 };
-enum class EngineKind { kIoUring, kLibaio, kPsync, kNull, kNbd };
+// fio's engines that iotail runs (engine/io/): the asynchronous ones (io_uring, libaio, posixaio,
+// nbd), the synchronous ones (sync, psync, vsync, pvsync, pvsync2, mmap: one I/O at a time, see
+// JobSpec::Synchronous) and null.
+enum class EngineKind {
+  kIoUring,
+  kLibaio,
+  kPsync,
+  kNull,
+  kNbd,
+  kSync,      // read(2)/write(2) after lseek(2)
+  kVsync,     // readv(2)/writev(2) after lseek(2)
+  kPvsync,    // preadv(2)/pwritev(2)
+  kPvsync2,   // preadv2(2)/pwritev2(2) with RWF_* flags (hipri, nowait)
+  kPosixAio,  // glibc's aio_read(3)/aio_write(3)
+  kMmap,      // memcpy to and from the file mapped with mmap(2)
+};
 
 // A rate limit: I/Os per second or bytes per second (0 = none). At most one of the two is set.
 struct RateLimit {
@@ -96,7 +111,9 @@ struct JobSpec {
   uint32_t thinktime_blocks = 1;   // --thinktime_blocks
   EngineKind ioengine = EngineKind::kIoUring;  // --ioengine
   bool sqthread_poll = false;                  // --sqthread_poll (io_uring SQPOLL)
-  bool hipri = false;                          // --hipri (io_uring IOPOLL)
+  bool hipri = false;                          // --hipri (io_uring IOPOLL; pvsync2 RWF_HIPRI)
+  bool nowait = false;    // --nowait (pvsync2 RWF_NOWAIT: EAGAIN is an I/O error, as fio)
+  uint32_t uncached = 0;  // --uncached (pvsync2 RWF_UNCACHED: refused unless --direct=1)
   // --continue_on_error: count I/O errors and keep going, for reads [0] and writes [1] (fio's
   // none/0, read, write, io/all/1).
   std::array<bool, 2> continue_on_error{};
@@ -142,7 +159,14 @@ struct JobSpec {
   }
   bool RateLimited() const { return rate.Any() || rate_dir[0].Any() || rate_dir[1].Any(); }
   bool RatePerDirection() const { return rate_dir[0].Any() || rate_dir[1].Any(); }
-  bool Synchronous() const { return ioengine == EngineKind::kPsync; }
+  // fio's FIO_SYNCIO engines: each I/O is done inside its call, so they run at depth 1.
+  bool Synchronous() const {
+    return ioengine == EngineKind::kPsync || ioengine == EngineKind::kSync ||
+           ioengine == EngineKind::kVsync || ioengine == EngineKind::kPvsync ||
+           ioengine == EngineKind::kPvsync2 || ioengine == EngineKind::kMmap;
+  }
+  // The POSIX_FADV_* advice given for the job's files (fio's fadvise_hint), -1 for none.
+  int FadviseAdvice() const;
   // The block size of direction d (plain bs or bs=R,W; bsrange and bssplit choose per I/O).
   uint32_t BlockSize(stats::Direction d) const {
     const uint32_t b = bs_dir[d == stats::Direction::kRead ? 0 : 1];
