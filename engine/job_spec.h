@@ -190,7 +190,9 @@ struct JobSpec {
 
 RwMode ParseRwMode(const std::string& text);  // UsageError naming --rw
 std::string RwModeName(RwMode mode);
-EngineKind ParseEngineKind(const std::string& text);  // UsageError naming --ioengine
+// UsageError naming --ioengine and the engine: fio's engines that iotail does not run, fio's
+// NAME:... and external forms, and names that are no engine of fio's.
+EngineKind ParseEngineKind(const std::string& text);
 std::string EngineKindName(EngineKind kind);
 
 }  // namespace iotail::engine

@@ -1,7 +1,7 @@
 // The I/O engines on a temporary file: each engine built in reads what the file holds at the
 // offsets asked and writes where it is asked, stamps as io_engine.h says, and the engines that move
-// a file position (sync, vsync) keep one of their own, as fio's clones do. And the engine names
-// and options, as fio's.
+// a file position (sync, vsync) keep one of their own, as fio's clones do. And the engine names:
+// fio's, parsed; fio's others and its NAME:... forms, refused by name.
 #include "engine/io/io_engine.h"
 
 #include <fcntl.h>
@@ -226,6 +226,42 @@ TEST(EngineKindTest, ParsesFiosNamesOfTheEnginesIotailRuns) {
                            "posixaio", "mmap", "null", "nbd"}) {
     EXPECT_EQ(EngineKindName(ParseEngineKind(name)), name);
   }
+}
+
+// The message of the UsageError that ParseEngineKind throws for `text` ("" if none).
+std::string Refusal(const std::string& text) {
+  try {
+    ParseEngineKind(text);
+  } catch (const stats::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(EngineKindTest, RefusesFiosOtherEnginesByName) {
+  for (const char* name :
+       {"rdma", "http", "net", "rbd", "sg", "io_uring_cmd", "falloc", "ftruncate", "filecreate",
+        "filestat", "e4defrag", "dev-dax", "libpmem", "splice", "cpuio", "xnvme"}) {
+    const std::string why = Refusal(name);
+    EXPECT_NE(why.find(std::string("--ioengine=") + name), std::string::npos) << why;
+    EXPECT_NE(why.find(std::string("does not support fio's ") + name + " engine"),
+              std::string::npos)
+        << why;
+  }
+  const std::string typo = Refusal("psnyc");
+  EXPECT_NE(typo.find("does not support engine 'psnyc'"), std::string::npos) << typo;
+  EXPECT_NE(typo.find("did you mean psync?"), std::string::npos) << typo;
+}
+
+TEST(EngineKindTest, RefusesFiosExternalAndNameColonForms) {
+  const std::string external = Refusal("external:/usr/lib/fio/engine.so");
+  EXPECT_NE(external.find("does not support external engines"), std::string::npos) << external;
+  const std::string path = Refusal("/usr/lib/fio/engine.so");
+  EXPECT_NE(path.find("does not support external engines"), std::string::npos) << path;
+  // fio would run psync and drop what follows ':'; iotail says so rather than guess.
+  const std::string suffixed = Refusal("psync:anything");
+  EXPECT_NE(suffixed.find("NAME:ARGUMENT"), std::string::npos) << suffixed;
+  EXPECT_NE(suffixed.find("write --ioengine=psync"), std::string::npos) << suffixed;
 }
 
 TEST(EngineKindTest, EngineOptionsBelongToTheirEngines) {
