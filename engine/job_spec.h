@@ -109,11 +109,13 @@ struct JobSpec {
   uint64_t thinktime_ns = 0;       // --thinktime: stall after each thinktime_blocks I/Os
   uint64_t thinktime_spin_ns = 0;  // --thinktime_spin: of which spent spinning
   uint32_t thinktime_blocks = 1;   // --thinktime_blocks
-  EngineKind ioengine = EngineKind::kIoUring;  // --ioengine
-  bool sqthread_poll = false;                  // --sqthread_poll (io_uring SQPOLL)
-  bool hipri = false;                          // --hipri (io_uring IOPOLL; pvsync2 RWF_HIPRI)
-  bool nowait = false;    // --nowait (pvsync2 RWF_NOWAIT: EAGAIN is an I/O error, as fio)
-  uint32_t uncached = 0;  // --uncached (pvsync2 RWF_UNCACHED: refused unless --direct=1)
+  // --ioengine: psync unless given, as fio (cli/run_plan.cc: the default benchmark takes the best
+  // engine available, a --uri nbd).
+  EngineKind ioengine = EngineKind::kPsync;
+  bool sqthread_poll = false;  // --sqthread_poll (io_uring SQPOLL)
+  bool hipri = false;          // --hipri (io_uring IOPOLL; pvsync2 RWF_HIPRI)
+  bool nowait = false;         // --nowait (pvsync2 RWF_NOWAIT: EAGAIN is an I/O error, as fio)
+  uint32_t uncached = 0;       // --uncached (pvsync2 RWF_UNCACHED: refused unless --direct=1)
   // --continue_on_error: count I/O errors and keep going, for reads [0] and writes [1] (fio's
   // none/0, read, write, io/all/1).
   std::array<bool, 2> continue_on_error{};

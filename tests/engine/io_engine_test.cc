@@ -219,6 +219,7 @@ TEST(EngineKindTest, FiosSynchronousEnginesRunAtDepthOneWithANote) {
     EXPECT_EQ(spec.Normalize(), "");
     EXPECT_EQ(spec.iodepth, 16u);
   }
+  EXPECT_EQ(JobSpec{}.ioengine, EngineKind::kPsync);  // fio's default
 }
 
 TEST(EngineKindTest, ParsesFiosNamesOfTheEnginesIotailRuns) {
