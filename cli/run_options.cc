@@ -297,11 +297,17 @@ const std::vector<OptionDef>& Table() {
        [](RunOptions& o, const OptionValue& v) {
          o.spec.ioengine = engine::ParseEngineKind(v.text);
        },
-       "io_uring|libaio|psync|null|nbd", "best available; nbd with --uri"},
+       "sync|psync|vsync|pvsync|pvsync2|io_uring|libaio|posixaio|mmap|null|nbd (sync ones at depth "
+       "1)",
+       "psync, as fio (nbd with --uri; the default benchmark: best available)"},
       {"sqthread_poll", kFlag, JobField<&JobSpec::sqthread_poll>,
        "io_uring: kernel submission thread (SQPOLL)", "0"},
       {"hipri", kFlag, JobField<&JobSpec::hipri>,
-       "io_uring: polled completions (IOPOLL; NVMe poll queues)", "0"},
+       "io_uring: polled completions (IOPOLL; NVMe poll queues); pvsync2: RWF_HIPRI", "0"},
+      {"nowait", kFlag, JobField<&JobSpec::nowait>,
+       "pvsync2: RWF_NOWAIT (an I/O that would block fails with EAGAIN, an error as in fio)", "0"},
+      {"uncached", kCount, JobField<&JobSpec::uncached>,
+       "pvsync2: RWF_UNCACHED, refused (Linux never had it; ignored with --direct=1, as fio)", "0"},
       {"continue_on_error",
        kChoice,
        [](RunOptions& o, const OptionValue& v) {
@@ -434,9 +440,10 @@ std::string RunUsage() {
   std::string out =
       "usage: iotail run [options]\n"
       "Drives I/O at files or block devices and reports latency as fio does. Without --filename\n"
-      "it runs a short default benchmark (4k random reads, QD32, 3 s, on a 64 MiB temporary file\n"
-      "in the current directory, removed afterwards; logs to "
-      "iotail_clat_hist.1.log).\n\n"
+      "it runs a short default benchmark (4k random reads, QD32 with the best engine available,\n"
+      "3 s, on a 64 MiB temporary file in the current directory, removed afterwards; logs to "
+      "iotail_clat_hist.1.log).\n"
+      "A job without --ioengine runs psync (one I/O at a time), as in fio.\n\n"
       "Rate-limited open loop: --rate_iops or --rate schedules every I/O's start in advance\n"
       "(linear or poisson); a late I/O keeps its intended start, so `lat` (intended start to\n"
       "completion, PREFIX_lat_hist.N.log, JSON lat_ns) shows backlog while `clat` (submit to\n"

@@ -14,12 +14,18 @@ namespace iotail::cli {
 
 namespace {
 
-// Without --ioengine: nbd when --uri is given, else the best engine available here.
-void ChooseEngine(RunOptions& job) {
+// Without --ioengine: nbd when --uri is given; psync, as fio, so that a job file means what it
+// means to fio (psync runs at depth 1: JobSpec::Normalize says so); but the zero-argument default
+// benchmark, iotail's own, takes the best engine available here (io_uring).
+void ChooseEngine(RunOptions& job, bool default_benchmark) {
   engine::JobSpec& spec = job.spec;
   if (job.Given("ioengine")) return;
   if (!spec.uri.empty()) {
     spec.ioengine = engine::EngineKind::kNbd;
+    return;
+  }
+  if (!default_benchmark) {
+    spec.ioengine = engine::EngineKind::kPsync;
     return;
   }
   const auto available = engine::AvailableEngines();
@@ -107,7 +113,7 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
   run.default_benchmark =
       !run.plan.named_jobs && jobs[0].spec.filenames.empty() && jobs[0].spec.uri.empty();
   for (RunOptions& job : jobs) {
-    ChooseEngine(job);
+    ChooseEngine(job, run.default_benchmark);
     if (run.default_benchmark) {
       ApplyDefaultBenchmark(job, run.temp->path, err);
     } else {

@@ -132,9 +132,7 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   topt.stop = stop;
   topt.sync_flags = spec.sync_flags;
   topt.invalidate = spec.invalidate && !spec.direct;
-  topt.fadvise = spec.fadvise != -2 ? spec.fadvise
-                 : spec.IsRandom()  ? POSIX_FADV_RANDOM
-                                    : POSIX_FADV_SEQUENTIAL;
+  topt.fadvise = spec.FadviseAdvice();
   t.files.reserve(spec.filenames.size());
   for (size_t f = 0; f < spec.filenames.size(); ++f) {
     // The last clone that uses this file starts furthest in (offset_increment in bytes; a

@@ -1,10 +1,13 @@
 #include "engine/job_spec.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 
 #include "stats/core/errors.h"
 #include "stats/core/histogram_layout.h"
@@ -26,10 +29,74 @@ constexpr stats::EnumName<RwMode> kRwNames[] = {
     {RwMode::kReadWrite, "readwrite"},
 };
 
+// fio's names; "uring" is iotail's own alias.
 constexpr stats::EnumName<EngineKind> kEngineNames[] = {
     {EngineKind::kIoUring, "io_uring"}, {EngineKind::kLibaio, "libaio"},
     {EngineKind::kPsync, "psync"},      {EngineKind::kNull, "null"},
-    {EngineKind::kNbd, "nbd"},          {EngineKind::kIoUring, "uring"},
+    {EngineKind::kNbd, "nbd"},          {EngineKind::kSync, "sync"},
+    {EngineKind::kVsync, "vsync"},      {EngineKind::kPvsync, "pvsync"},
+    {EngineKind::kPvsync2, "pvsync2"},  {EngineKind::kPosixAio, "posixaio"},
+    {EngineKind::kMmap, "mmap"},        {EngineKind::kIoUring, "uring"},
+};
+
+constexpr const char* kSupportedEngines =
+    "sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, nbd";
+
+// fio's other engines (fio 3.33's, with those of its later releases and the best-known external
+// ones): named as fio's engines that iotail does not run, rather than as unknown names.
+constexpr std::string_view kFioOnlyEngines[] = {
+    "cpuio",
+    "splice",
+    "netsplice",
+    "sg",
+    "net",
+    "rdma",
+    "rados",
+    "rbd",
+    "e4defrag",
+    "falloc",
+    "ftruncate",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "exec",
+    "gfapi",
+    "gfapi_async",
+    "libhdfs",
+    "pmemblk",
+    "dev-dax",
+    "libpmem",
+    "http",
+    "dfs",
+    "nfs",
+    "xnvme",
+    "libiscsi",
+    "libcufile",
+    "libzbc",
+    "libblkio",
+    "mtd",
+    "io_uring_cmd",
+    "solarisaio",
+    "windowsaio",
+    "librpma_apm_client",
+    "librpma_apm_server",
+    "librpma_gpspm_client",
+    "librpma_gpspm_server",
+    "ime_psync",
+    "ime_psyncv",
+    "ime_aio",
+    "external",
+    "spdk",
+    "spdk_bdev",
+    "guasi",
+    "syslet-rw",
+    "binject",
+    "sync_file_range",
+    "page_fault",
+    "skeleton_external",
 };
 
 constexpr stats::EnumName<RandomGenerator> kGeneratorNames[] = {
@@ -62,9 +129,40 @@ std::string RwModeName(RwMode mode) { return std::string(stats::NameOf(kRwNames,
 
 EngineKind ParseEngineKind(const std::string& text) {
   if (const auto kind = stats::ValueNamed(kEngineNames, text)) return *kind;
-  throw UsageError(
-      fmt::format("--ioengine: expected io_uring, libaio, psync, null or nbd, got '{}'{}", text,
-                  stats::DidYouMean(kEngineNames, text)));
+  // fio takes the engine's name up to the first ':' and hands the rest to the engine loader
+  // (external:PATH loads a shared object); a name it does not know is loaded as a shared object.
+  if (const size_t colon = text.find(':'); colon != std::string::npos) {
+    const std::string name = text.substr(0, colon);
+    if (name == "external") {
+      throw UsageError(fmt::format(
+          "--ioengine={}: iotail does not support external engines (fio's external:PATH loads an "
+          "engine from a shared object); iotail runs {}",
+          text, kSupportedEngines));
+    }
+    throw UsageError(fmt::format(
+        "--ioengine={}: iotail does not support fio's NAME:ARGUMENT engine forms (fio runs the "
+        "engine '{}' and passes what follows ':' to external engines only){}",
+        text, name,
+        stats::ValueNamed(kEngineNames, name)
+            ? fmt::format("; write --ioengine={}", name)
+            : fmt::format("; iotail runs {}", kSupportedEngines)));
+  }
+  if (text.find('/') != std::string::npos) {
+    throw UsageError(fmt::format(
+        "--ioengine={}: iotail does not support external engines (fio loads a path as an engine "
+        "from a shared object); iotail runs {}",
+        text, kSupportedEngines));
+  }
+  if (std::find(std::begin(kFioOnlyEngines), std::end(kFioOnlyEngines), text) !=
+      std::end(kFioOnlyEngines)) {
+    throw UsageError(
+        fmt::format("--ioengine={}: iotail does not support fio's {} engine; iotail runs {}", text,
+                    text, kSupportedEngines));
+  }
+  throw UsageError(fmt::format(
+      "--ioengine={}: iotail does not support engine '{}'{} (not one of fio's engines: fio would "
+      "try to load it as an external engine); iotail runs {}",
+      text, text, stats::DidYouMean(kEngineNames, text), kSupportedEngines));
 }
 
 std::string EngineKindName(EngineKind kind) {
@@ -89,6 +187,11 @@ std::string JobSpec::Normalize() {
       "note: --ioengine={} is synchronous (one I/O at a time per job): --iodepth={} runs as "
       "--iodepth=1; use --numjobs for concurrency",
       EngineKindName(ioengine), asked);
+}
+
+int JobSpec::FadviseAdvice() const {
+  if (fadvise != -2) return fadvise;
+  return IsRandom() ? POSIX_FADV_RANDOM : POSIX_FADV_SEQUENTIAL;
 }
 
 JobSpec::BlockSizes JobSpec::SizesOf(stats::Direction d) const {
@@ -201,8 +304,34 @@ void JobSpec::Validate() const {
         "(every latency kept), got {}",
         stats::kFio3Groups, stats::kWideGroups, log_hist_groups));
   }
-  if (hipri && ioengine != EngineKind::kIoUring) {
-    throw UsageError("--hipri: only with --ioengine=io_uring");
+  if (hipri && ioengine != EngineKind::kIoUring && ioengine != EngineKind::kPvsync2) {
+    throw UsageError("--hipri: only with --ioengine=io_uring or pvsync2");
+  }
+  if (nowait && ioengine != EngineKind::kPvsync2) {
+    throw UsageError(
+        "--nowait: iotail supports it with --ioengine=pvsync2 only (fio also has it for io_uring "
+        "and libaio)");
+  }
+  if (uncached != 0) {
+    if (ioengine != EngineKind::kPvsync2) {
+      throw UsageError("--uncached: only with --ioengine=pvsync2");
+    }
+    // fio 3.33 ignores it with direct=1, and so does iotail.
+    if (!direct) {
+      throw UsageError(
+          "--uncached: iotail does not support it: fio 3.33 sets RWF_UNCACHED (0x40), a flag of a "
+          "kernel proposal that Linux never merged (since Linux 6.11, 0x40 is RWF_ATOMIC, and "
+          "fio's buffered I/Os with it fail with EOPNOTSUPP)");
+    }
+  }
+  if (ioengine == EngineKind::kMmap && (direct || fsync_every != 0 || fdatasync_every != 0)) {
+    const auto page = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
+    if (MinBlockSize() % page != 0) {
+      throw UsageError(fmt::format(
+          "--bs: with --direct, --fsync or --fdatasync the mmap engine needs block sizes that are "
+          "multiples of the page size ({} bytes), as fio",
+          page));
+    }
   }
   if (sqthread_poll && ioengine != EngineKind::kIoUring) {
     throw UsageError("--sqthread_poll: only with --ioengine=io_uring");

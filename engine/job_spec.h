@@ -26,7 +26,22 @@ enum class RwMode {
   kTrim,      // fio's trim: sequential discards
   kRandTrim,  // randtrim
 };
-enum class EngineKind { kIoUring, kLibaio, kPsync, kNull, kNbd };
+// fio's engines that iotail runs (engine/io/): the asynchronous ones (io_uring, libaio, posixaio,
+// nbd), the synchronous ones (sync, psync, vsync, pvsync, pvsync2, mmap: one I/O at a time, see
+// JobSpec::Synchronous) and null.
+enum class EngineKind {
+  kIoUring,
+  kLibaio,
+  kPsync,
+  kNull,
+  kNbd,
+  kSync,      // read(2)/write(2) after lseek(2)
+  kVsync,     // readv(2)/writev(2) after lseek(2)
+  kPvsync,    // preadv(2)/pwritev(2)
+  kPvsync2,   // preadv2(2)/pwritev2(2) with RWF_* flags (hipri, nowait)
+  kPosixAio,  // glibc's aio_read(3)/aio_write(3)
+  kMmap,      // memcpy to and from the file mapped with mmap(2)
+};
 // fio's random_generator. iotail draws offsets with its own generators whichever is named (so the
 // offsets are not fio's); what the name changes is fio's coverage rule: tausworthe and
 // tausworthe64 keep fio's random map (every block once a pass, I/Os of mixed sizes trimmed to the
@@ -112,9 +127,13 @@ struct JobSpec {
   uint64_t thinktime_ns = 0;       // --thinktime: stall after each thinktime_blocks I/Os
   uint64_t thinktime_spin_ns = 0;  // --thinktime_spin: of which spent spinning
   uint32_t thinktime_blocks = 1;   // --thinktime_blocks
-  EngineKind ioengine = EngineKind::kIoUring;  // --ioengine
-  bool sqthread_poll = false;                  // --sqthread_poll (io_uring SQPOLL)
-  bool hipri = false;                          // --hipri (io_uring IOPOLL)
+  // --ioengine: psync unless given, as fio (cli/run_plan.cc: the default benchmark takes the best
+  // engine available, a --uri nbd).
+  EngineKind ioengine = EngineKind::kPsync;
+  bool sqthread_poll = false;  // --sqthread_poll (io_uring SQPOLL)
+  bool hipri = false;          // --hipri (io_uring IOPOLL; pvsync2 RWF_HIPRI)
+  bool nowait = false;         // --nowait (pvsync2 RWF_NOWAIT: EAGAIN is an I/O error, as fio)
+  uint32_t uncached = 0;       // --uncached (pvsync2 RWF_UNCACHED: refused unless --direct=1)
   // --continue_on_error: count I/O errors and keep going, for reads [0] and writes [1] (fio's
   // none/0, read, write, io/all/1).
   std::array<bool, 2> continue_on_error{};
@@ -162,7 +181,14 @@ struct JobSpec {
   }
   bool RateLimited() const { return rate.Any() || rate_dir[0].Any() || rate_dir[1].Any(); }
   bool RatePerDirection() const { return rate_dir[0].Any() || rate_dir[1].Any(); }
-  bool Synchronous() const { return ioengine == EngineKind::kPsync; }
+  // fio's FIO_SYNCIO engines: each I/O is done inside its call, so they run at depth 1.
+  bool Synchronous() const {
+    return ioengine == EngineKind::kPsync || ioengine == EngineKind::kSync ||
+           ioengine == EngineKind::kVsync || ioengine == EngineKind::kPvsync ||
+           ioengine == EngineKind::kPvsync2 || ioengine == EngineKind::kMmap;
+  }
+  // The POSIX_FADV_* advice given for the job's files (fio's fadvise_hint), -1 for none.
+  int FadviseAdvice() const;
   // The block size of direction d (plain bs or bs=R,W; bsrange and bssplit choose per I/O).
   uint32_t BlockSize(stats::Direction d) const {
     const uint32_t b = bs_dir[d == stats::Direction::kRead ? 0 : 1];
@@ -194,7 +220,9 @@ struct JobSpec {
 
 RwMode ParseRwMode(const std::string& text);  // UsageError naming --rw
 std::string RwModeName(RwMode mode);
-EngineKind ParseEngineKind(const std::string& text);  // UsageError naming --ioengine
+// UsageError naming --ioengine and the engine: fio's engines that iotail does not run, fio's
+// NAME:... and external forms, and names that are no engine of fio's.
+EngineKind ParseEngineKind(const std::string& text);
 std::string EngineKindName(EngineKind kind);
 RandomGenerator ParseRandomGenerator(const std::string& text);  // UsageError naming the option
 std::string RandomGeneratorName(RandomGenerator generator);

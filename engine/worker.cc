@@ -74,9 +74,13 @@ void Worker::Prepare() {
   setup.buffer_size = buffer_size_;
   setup.sqthread_poll = spec_.sqthread_poll;
   setup.hipri = spec_.hipri;
+  setup.nowait = spec_.nowait;
+  setup.random_access = spec_.IsRandom();
+  setup.fadvise = spec_.FadviseAdvice();
   setup.uri = spec_.uri;
   engine_->Prepare(setup);
   asynchronous_ = engine_->Asynchronous();
+  retries_eagain_ = engine_->RetriesEagain();
 }
 
 void Worker::QueueRedo() {
@@ -425,7 +429,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     const IoCompletion& c = completions_[static_cast<size_t>(i)];
     Slot& slot = slots_[c.slot];
     int64_t res = c.result;
-    if (res == -EAGAIN || (res > 0 && slot.done + res < slot.len)) {
+    if ((res == -EAGAIN && retries_eagain_) || (res > 0 && slot.done + res < slot.len)) {
       if (res > 0) slot.done += static_cast<uint32_t>(res);
       redo_[redo_count_++] = c.slot;
       continue;

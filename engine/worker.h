@@ -144,8 +144,9 @@ class Worker {
   size_t batch_count_ = 0;
   size_t new_in_batch_ = 0;
   int engine_error_ = 0;
-  bool asynchronous_ = false;  // the engine's Asynchronous(): record slat
-  IoStamps redo_stamps_;       // where resubmissions' stamps go (an I/O keeps its first ones)
+  bool asynchronous_ = false;   // the engine's Asynchronous(): record slat
+  bool retries_eagain_ = true;  // the engine's RetriesEagain(): resubmit -EAGAIN
+  IoStamps redo_stamps_;        // where resubmissions' stamps go (an I/O keeps its first ones)
   // Open loop: how late a timed wait has been waking (moving average); waits end that much early.
   static constexpr uint64_t kMaxOversleepNs = 200'000;
   uint64_t oversleep_ns_ = 0;

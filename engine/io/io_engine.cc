@@ -28,6 +28,18 @@ std::unique_ptr<IoEngine> ConstructEngine(EngineKind kind) {
 #endif
     case EngineKind::kPsync:
       return MakePsyncEngine();
+    case EngineKind::kSync:
+      return MakeSyncEngine();
+    case EngineKind::kVsync:
+      return MakeVsyncEngine();
+    case EngineKind::kPvsync:
+      return MakePvsyncEngine();
+    case EngineKind::kPvsync2:
+      return MakePvsync2Engine();
+    case EngineKind::kPosixAio:
+      return MakePosixAioEngine();
+    case EngineKind::kMmap:
+      return MakeMmapEngine();
     case EngineKind::kNull:
       return MakeNullEngine();
     case EngineKind::kNbd:
@@ -77,7 +89,9 @@ std::string ProbeEngine(EngineKind kind) {
 std::vector<EngineKind> AvailableEngines() {
   std::vector<EngineKind> out;
   for (EngineKind k :
-       {EngineKind::kIoUring, EngineKind::kLibaio, EngineKind::kPsync, EngineKind::kNull}) {
+       {EngineKind::kIoUring, EngineKind::kLibaio, EngineKind::kPsync, EngineKind::kPvsync,
+        EngineKind::kPvsync2, EngineKind::kSync, EngineKind::kVsync, EngineKind::kPosixAio,
+        EngineKind::kMmap, EngineKind::kNull}) {
     if (ProbeEngine(k).empty()) out.push_back(k);
   }
   return out;

@@ -13,13 +13,14 @@
 // read may serve all completions seen together). So slat = issued - start is the submission call,
 // clat = done - issued is what the device and the kernel took after it, and lat = done - start.
 // Submit() hands over the whole batch (one system call for io_uring and libaio; one per request
-// for the synchronous engines, which complete it inside). Reap() returns at least `min_complete`
-// completions (fewer only on an engine failure), at most out.size(), each with the request's slot
-// and a result of bytes transferred or -errno. ReapTimeout() is Reap() bounded in time, for the
-// rate-limited loop: it returns as soon as `min_complete` completions are ready or `timeout_ns`
-// has passed (then possibly with fewer, even none). The default (for engines that complete inside
-// Submit) sleeps only when nothing is ready. Neither Submit() nor Reap() allocates or throws; they
-// return -errno for engine-level failures (the engine cannot go on: the worker stops).
+// for posixaio, nbd and the synchronous engines, which complete it inside). Reap() returns at least
+// `min_complete` completions (fewer only on an engine failure), at most out.size(), each with the
+// request's slot and a result of bytes transferred or -errno. ReapTimeout() is Reap() bounded in
+// time, for the rate-limited loop: it returns as soon as `min_complete` completions are ready or
+// `timeout_ns` has passed (then possibly with fewer, even none). The default (for engines that
+// complete inside Submit) sleeps only when nothing is ready. Neither Submit() nor Reap() allocates
+// or throws; they return -errno for engine-level failures (the engine cannot go on: the worker
+// stops).
 //
 // Engines are built by MakeEngine(); ProbeEngine() performs the same setup on a tiny ring/context
 // so that an unavailable engine is reported before the run starts.
@@ -64,7 +65,12 @@ struct EngineSetup {
   char* buffers = nullptr;  // depth * buffer_size bytes, slot i at buffers + i * buffer_size
   uint32_t buffer_size = 0;
   bool sqthread_poll = false;
-  bool hipri = false;
+  bool hipri = false;   // io_uring IOPOLL; pvsync2 RWF_HIPRI
+  bool nowait = false;  // pvsync2 RWF_NOWAIT
+  // The job's access pattern (mmap's madvise) and the POSIX_FADV_* advice given for its files (-1:
+  // none), which engines that open the files again (sync, vsync, posixaio) give their own.
+  bool random_access = false;
+  int fadvise = -1;
   std::string uri;  // nbd: the server's URI (fds is then empty)
 };
 
@@ -83,6 +89,10 @@ class IoEngine {
   // True when Submit() only hands requests over (slat is then worth recording); false for the
   // synchronous engines, whose Submit() does the whole I/O.
   virtual bool Asynchronous() const = 0;
+  // True when a -EAGAIN result only means "try again" (a full queue), so the worker resubmits the
+  // request; false when it is the I/O's own result (pvsync2 with RWF_NOWAIT: it would have
+  // blocked), an error as in fio.
+  virtual bool RetriesEagain() const { return true; }
 };
 
 // Throws UsageError naming --ioengine (with the engines that are available) if `kind` cannot run
@@ -101,6 +111,12 @@ std::string ProbeEngine(EngineKind kind);
 std::unique_ptr<IoEngine> MakeIoUringEngine();
 std::unique_ptr<IoEngine> MakeLibaioEngine();
 std::unique_ptr<IoEngine> MakePsyncEngine();
+std::unique_ptr<IoEngine> MakeSyncEngine();  // engine_sync.cc: sync, vsync, pvsync, pvsync2
+std::unique_ptr<IoEngine> MakeVsyncEngine();
+std::unique_ptr<IoEngine> MakePvsyncEngine();
+std::unique_ptr<IoEngine> MakePvsync2Engine();
+std::unique_ptr<IoEngine> MakePosixAioEngine();  // engine_posixaio.cc
+std::unique_ptr<IoEngine> MakeMmapEngine();      // engine_mmap.cc
 std::unique_ptr<IoEngine> MakeNullEngine();
 std::unique_ptr<IoEngine> MakeNbdEngine();
 

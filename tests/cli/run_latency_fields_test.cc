@@ -36,7 +36,7 @@ class RunLatencyFieldsTest : public ::testing::Test {
 };
 
 TEST_F(RunLatencyFieldsTest, AsyncEnginesReportSlatAndLatIsSlatPlusClat) {
-  for (const std::string engine : {"io_uring", "libaio"}) {
+  for (const std::string engine : {"io_uring", "libaio", "posixaio"}) {
     SCOPED_TRACE(engine);
     iotail::testing::CommandResult r;
     const json s = Run("--rw=randread --iodepth=8 --ioengine=" + engine, &r);
@@ -58,14 +58,17 @@ TEST_F(RunLatencyFieldsTest, AsyncEnginesReportSlatAndLatIsSlatPlusClat) {
 }
 
 TEST_F(RunLatencyFieldsTest, SyncEngineHasNoSlatAndLatEqualsClat) {
-  iotail::testing::CommandResult r;
-  const json s = Run("--rw=randread --ioengine=psync", &r);
-  ASSERT_FALSE(s.is_null()) << r.err << r.out;
-  const json& read = s.at("jobs").at(0).at("read");
-  EXPECT_EQ(read.at("slat_ns").at("N").get<int64_t>(), 0);
-  ASSERT_GT(read.at("clat_ns").at("N").get<int64_t>(), 0);
-  for (const char* key : {"N", "min", "max"}) {
-    EXPECT_EQ(read.at("lat_ns").at(key), read.at("clat_ns").at(key)) << key;
+  for (const std::string engine : {"psync", "sync", "vsync", "pvsync", "pvsync2", "mmap"}) {
+    SCOPED_TRACE(engine);
+    iotail::testing::CommandResult r;
+    const json s = Run("--rw=randread --ioengine=" + engine, &r);
+    ASSERT_FALSE(s.is_null()) << r.err << r.out;
+    const json& read = s.at("jobs").at(0).at("read");
+    EXPECT_EQ(read.at("slat_ns").at("N").get<int64_t>(), 0);
+    ASSERT_GT(read.at("clat_ns").at("N").get<int64_t>(), 0);
+    for (const char* key : {"N", "min", "max"}) {
+      EXPECT_EQ(read.at("lat_ns").at(key), read.at("clat_ns").at(key)) << key;
+    }
   }
 }
 
