@@ -99,7 +99,7 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   }
   t.nbd = spec.ioengine == EngineKind::kNbd;
   if (t.nbd) {
-    const uint64_t capacity = ProbeNbdExport(spec).size;
+    const uint64_t capacity = ProbeNbdExport(spec, stop).size;
     if (spec.offset >= capacity || (spec.size != 0 && spec.size > capacity - spec.offset)) {
       throw stats::UsageError(
           fmt::format("--size/--offset: the export at '{}' has only {} bytes", spec.uri, capacity));

@@ -35,7 +35,7 @@ Worker::~Worker() {
   std::free(buffers_);
 }
 
-void Worker::Prepare() {
+void Worker::Prepare(const std::atomic<bool>* stop) {
   const uint32_t depth = spec_.iodepth;
   writes_since_sync_.assign(plan_.fds.size(), 0);
   is_block_.assign(plan_.fds.size(), false);
@@ -71,6 +71,8 @@ void Worker::Prepare() {
   setup.sqthread_poll = spec_.sqthread_poll;
   setup.hipri = spec_.hipri;
   setup.uri = spec_.uri;
+  setup.nbd_timeout_ns = spec_.nbd_timeout_ns;
+  setup.stop = stop;
   engine_->Prepare(setup);
   asynchronous_ = engine_->Asynchronous();
 }

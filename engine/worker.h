@@ -66,8 +66,9 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  // Allocates buffers and prepares the engine. Throws std::system_error.
-  void Prepare();
+  // Allocates buffers and prepares the engine (which gives up, throwing stats::Interrupted, if it
+  // waits for a server while *stop is set). Throws std::system_error.
+  void Prepare(const std::atomic<bool>* stop = nullptr);
   // The hot loop; returns when done, on an error (unless continue_on_error) or when *stop is set.
   void Run(const WorkerTimes& times, const std::atomic<bool>& stop);
 

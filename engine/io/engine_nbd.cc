@@ -39,7 +39,7 @@ class NbdEngine final : public IoEngine {
   }
 
   void Prepare(const EngineSetup& setup) override {
-    h_ = ConnectNbd(setup.uri);
+    h_ = ConnectNbd(setup.uri, NbdLimits{setup.nbd_timeout_ns, setup.stop});
     ctx_.resize(setup.depth);
     for (uint32_t i = 0; i < setup.depth; ++i) ctx_[i] = Context{this, i, 0};
     done_.resize(setup.depth);

@@ -25,6 +25,7 @@
 // so that an unavailable engine is reported before the run starts.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -66,6 +67,10 @@ struct EngineSetup {
   bool sqthread_poll = false;
   bool hipri = false;
   std::string uri;  // nbd: the server's URI (fds is then empty)
+  // nbd: how long connecting and the handshake may take (0: no limit), and the flag that, once set
+  // while Prepare() waits for the server, makes it give up (stats::Interrupted).
+  uint64_t nbd_timeout_ns = 0;
+  const std::atomic<bool>* stop = nullptr;
 };
 
 class IoEngine {

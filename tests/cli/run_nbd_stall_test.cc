@@ -1,0 +1,174 @@
+// The nbd engine against servers that do not answer.
+// - A socket that accepts connections but never speaks NBD (a listener of the test's own, on a
+//   Unix socket and on a TCP loopback port) must not hang the connection: it times out after
+//   --nbd_timeout naming the URI, and SIGINT ends it at once (exit 130) naming the URI; so does
+//   the read of the export's first MiB (the signature check before writing).
+// Each test runs a few seconds; servers, listeners and runs are stopped by their owners.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli_test_util.h"
+#include "nbd_fixture.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using iotail::testing::ChildProcess;
+using iotail::testing::NbdServer;
+using Seconds = std::chrono::duration<double>;
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr const char* kStalledReads = "--filter=delay memory 64M rdelay=100000";
+
+// A listener that accepts connections and never writes a byte: a server that does not speak NBD.
+// On a Unix socket in a fresh directory, or on an ephemeral TCP port of 127.0.0.1. The destructor
+// stops the accepting thread, closes every socket and removes the directory.
+class SilentListener {
+ public:
+  enum class Kind { kUnix, kTcp };
+
+  explicit SilentListener(Kind kind) {
+    if (kind == Kind::kUnix) {
+      dir_ = iotail::testing::MakeShortTempDir();
+      const std::string path = (dir_ / "sock").string();
+      fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_un a{};
+      a.sun_family = AF_UNIX;
+      std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+      if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return;
+      uri_ = "nbd+unix:///?socket=" + path;
+    } else {
+      fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      socklen_t len = sizeof a;
+      if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+          ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+        return;
+      }
+      uri_ = "nbd://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/";
+    }
+    if (::listen(fd_, 16) != 0) {
+      uri_.clear();
+      return;
+    }
+    thread_ = std::thread([this] {
+      while (!stop_.load()) {
+        pollfd p{fd_, POLLIN, 0};
+        if (::poll(&p, 1, 20) == 1) {
+          const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+          if (c >= 0) accepted_.push_back(c);
+        }
+      }
+    });
+  }
+  ~SilentListener() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    for (int c : accepted_) ::close(c);
+    if (fd_ >= 0) ::close(fd_);
+    if (!dir_.empty()) {
+      std::error_code ec;
+      fs::remove_all(dir_, ec);
+    }
+  }
+  SilentListener(const SilentListener&) = delete;
+  SilentListener& operator=(const SilentListener&) = delete;
+
+  // The URI to connect to; empty if the listener could not be set up.
+  const std::string& uri() const { return uri_; }
+
+ private:
+  fs::path dir_;
+  int fd_ = -1;
+  std::string uri_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::vector<int> accepted_;  // only the accepting thread touches it until it is joined
+};
+
+class RunNbdStallTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_nbd_stall"); }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  // Starts `iotail run ARGS` (its stdout and stderr into DIR/iotail.log).
+  void Spawn(ChildProcess& run, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {IOTAIL_BINARY, "run", "--live_format=none"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ASSERT_EQ(run.Spawn(argv, log(), SIGKILL), "");
+  }
+  fs::path log() const { return dir_ / "iotail.log"; }
+  std::string Log() const { return iotail::testing::ReadWholeFile(log()); }
+
+  fs::path dir_;
+};
+
+TEST_F(RunNbdStallTest, SignatureCheckOfAServerThatDoesNotAnswerReadsTimesOut) {
+  // Writing needs the first MiB read for signatures first: that read is bounded too.
+  if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+  NbdServer server;
+  ASSERT_EQ(server.Start(kStalledReads), "");
+  ChildProcess run;
+  Spawn(run, {"--ioengine=nbd", "--uri=" + server.uri(), "--rw=randwrite", "--bs=4k", "--size=1m",
+              "--nbd_timeout=1s"});
+  ASSERT_TRUE(run.WaitFor(std::chrono::seconds(5))) << "still running after 5 s: " << Log();
+  EXPECT_EQ(run.status(), 1) << Log();
+  const std::string out = Log();
+  EXPECT_NE(out.find("reading the first MiB of '" + server.uri() + "'"), std::string::npos) << out;
+  EXPECT_NE(out.find("--nbd_timeout"), std::string::npos) << out;
+}
+
+TEST_F(RunNbdStallTest, SilentServerTimesOutNamingTheUri) {
+  for (const auto kind : {SilentListener::Kind::kUnix, SilentListener::Kind::kTcp}) {
+    SilentListener listener(kind);
+    ASSERT_FALSE(listener.uri().empty()) << std::strerror(errno);
+    ChildProcess run;
+    Spawn(run, {"--ioengine=nbd", "--uri=" + listener.uri(), "--rw=randread", "--bs=4k",
+                "--size=1m", "--nbd_timeout=1s"});
+    const auto start = SteadyClock::now();
+    ASSERT_TRUE(run.WaitFor(std::chrono::seconds(5))) << "still running after 5 s: " << Log();
+    EXPECT_LT(Seconds(SteadyClock::now() - start).count(), 3.0);
+    EXPECT_EQ(run.status(), 1) << Log();
+    const std::string out = Log();
+    EXPECT_NE(out.find(listener.uri()), std::string::npos) << out;
+    EXPECT_NE(out.find("--nbd_timeout"), std::string::npos) << out;
+    fs::remove(log());
+  }
+}
+
+TEST_F(RunNbdStallTest, SigintWhileConnectingToASilentServerExits130NamingTheUri) {
+  SilentListener listener(SilentListener::Kind::kUnix);
+  ASSERT_FALSE(listener.uri().empty()) << std::strerror(errno);
+  ChildProcess run;
+  Spawn(run,
+        {"--ioengine=nbd", "--uri=" + listener.uri(), "--rw=randread", "--bs=4k", "--size=1m"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(run.Running()) << Log();
+  run.Signal(SIGINT);
+  const auto signalled = SteadyClock::now();
+  ASSERT_TRUE(run.WaitFor(std::chrono::seconds(3))) << "SIGINT ignored: " << Log();
+  EXPECT_LT(Seconds(SteadyClock::now() - signalled).count(), 1.0);
+  EXPECT_EQ(run.status(), 130) << Log();
+  EXPECT_NE(Log().find(listener.uri()), std::string::npos) << Log();
+}
+
+}  // namespace
