@@ -336,6 +336,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
     job.depths.push_back(workers[w]->depths());
     job.syncs.push_back(workers[w]->syncs());
     job.verified_blocks += workers[w]->verified_blocks();
+    job.abandoned_ios += workers[w]->abandoned();
     if (job.verify_failure.empty()) job.verify_failure = workers[w]->verify_failure();
     if (workers[w]->engine_error() != 0 && job.engine_error == 0) {
       job.engine_error = workers[w]->engine_error();

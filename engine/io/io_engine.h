@@ -88,6 +88,16 @@ class IoEngine {
   // True when Submit() only hands requests over (slat is then worth recording); false for the
   // synchronous engines, whose Submit() does the whole I/O.
   virtual bool Asynchronous() const = 0;
+  // True when the engine can give up on I/Os in flight (Abandon): a stopping worker then waits
+  // for them only a bounded grace. False by default: io_uring and libaio I/Os against a kernel
+  // file or device cannot be abandoned safely (the kernel owns their buffers until it completes
+  // them, and a cancellation is not guaranteed), so the worker waits for them as long as they
+  // take; the synchronous engines have nothing in flight between calls.
+  virtual bool CanAbandon() const { return false; }
+  // Gives up on every I/O in flight: none of them completes or touches its buffer afterwards, and
+  // the engine takes no more requests (Submit and Reap return -ENOTCONN). Completions already
+  // seen and not yet reaped are lost with them: reap those first. Only when CanAbandon().
+  virtual void Abandon() {}
 };
 
 // Throws UsageError naming --ioengine (with the engines that are available) if `kind` cannot run

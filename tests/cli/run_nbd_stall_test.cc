@@ -1,4 +1,8 @@
-// The nbd engine against servers that do not answer.
+// The nbd engine against servers that stop answering.
+// - A server whose reads never complete (nbdkit's delay filter, rdelay=100000: 100000 s per read)
+//   must not keep a stopping run alive: at --runtime, SIGINT or SIGTERM the worker waits 1 s for
+//   what is in flight, then gives it up (counted as ETIMEDOUT), and the run prints its summary,
+//   keeps its logs exact and exits (1 at --runtime, 128 + the signal when interrupted).
 // - A socket that accepts connections but never speaks NBD (a listener of the test's own, on a
 //   Unix socket and on a TCP loopback port) must not hang the connection: it times out after
 //   --nbd_timeout naming the URI, and SIGINT ends it at once (exit 130) naming the URI; so does
@@ -17,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -30,10 +35,25 @@ namespace {
 namespace fs = std::filesystem;
 using iotail::testing::ChildProcess;
 using iotail::testing::NbdServer;
+using nlohmann::json;
 using Seconds = std::chrono::duration<double>;
 using SteadyClock = std::chrono::steady_clock;
 
 constexpr const char* kStalledReads = "--filter=delay memory 64M rdelay=100000";
+
+// Sum of the counts of direction `ddir` in a fio histogram log.
+uint64_t LogCount(const fs::path& p, int ddir) {
+  std::ifstream in(p);
+  uint64_t total = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::stringstream ss(line);
+    std::vector<uint64_t> v;
+    for (std::string field; std::getline(ss, field, ',');) v.push_back(std::stoull(field));
+    if (v.size() < 4 || static_cast<int>(v[1]) != ddir) continue;
+    for (size_t i = 3; i < v.size(); ++i) total += v[i];
+  }
+  return total;
+}
 
 // A listener that accepts connections and never writes a byte: a server that does not speak NBD.
 // On a Unix socket in a fresh directory, or on an ephemeral TCP port of 127.0.0.1. The destructor
@@ -119,8 +139,101 @@ class RunNbdStallTest : public ::testing::Test {
   fs::path log() const { return dir_ / "iotail.log"; }
   std::string Log() const { return iotail::testing::ReadWholeFile(log()); }
 
+  // A stopping run against a server whose reads never end: the 4 reads in flight are given up and
+  // counted as ETIMEDOUT, the writes that completed are in the summary and, exactly, in the logs.
+  void ExpectReadsGivenUp(const fs::path& summary_path, const std::string& prefix) {
+    std::ifstream in(summary_path);
+    ASSERT_TRUE(in.good()) << "no summary; output: " << Log();
+    const json j = json::parse(in, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << iotail::testing::ReadWholeFile(summary_path);
+    const json& job = j.at("jobs").at(0);
+    const json& errors = job.at("iotail_errors");
+    EXPECT_EQ(errors.at("total").get<int64_t>(), 4) << errors.dump();
+    EXPECT_EQ(errors.at("by_errno").value("ETIMEDOUT", 0), 4) << errors.dump();
+    EXPECT_EQ(job.at("read").at("total_ios").get<uint64_t>(), 0u);
+    if (prefix.empty()) return;
+    const uint64_t writes = job.at("write").at("total_ios").get<uint64_t>();
+    EXPECT_EQ(LogCount(prefix + "_clat_hist.1.log", 1), writes);
+    EXPECT_EQ(LogCount(prefix + "_clat_hist.1.log", 0), 0u);
+  }
+
   fs::path dir_;
 };
+
+TEST_F(RunNbdStallTest, RuntimeEndsARunWhoseServerStoppedAnswering) {
+  if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+  NbdServer server;
+  ASSERT_EQ(server.Start(kStalledReads), "");
+  const std::string prefix = (dir_ / "h").string();
+  const fs::path summary = dir_ / "summary.json";
+  ChildProcess run;
+  // Writes complete at once, reads never: the four slots soon hold reads that will not end.
+  // (--allow-destructive: no read of the first MiB for signatures before the run.)
+  Spawn(run,
+        {"--ioengine=nbd", "--uri=" + server.uri(), "--rw=randrw", "--allow-destructive", "--bs=4k",
+         "--iodepth=4", "--runtime=1s", "--time_based", "--write_hist_log=" + prefix,
+         "--log_hist_msec=250", "--output-format=json", "--output=" + summary.string()});
+  const auto start = SteadyClock::now();
+  ASSERT_TRUE(run.WaitFor(std::chrono::seconds(8))) << "still running after 8 s: " << Log();
+  EXPECT_LT(Seconds(SteadyClock::now() - start).count(), 5.0);
+  EXPECT_EQ(run.status(), 1) << Log();
+  const std::string out = Log();
+  EXPECT_NE(out.find("4 I/O(s) still in flight"), std::string::npos) << out;
+  EXPECT_NE(out.find("ETIMEDOUT"), std::string::npos) << out;
+  ExpectReadsGivenUp(summary, prefix);
+}
+
+TEST_F(RunNbdStallTest, RuntimeEndsARateLimitedRunWhoseServerStoppedAnswering) {
+  if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+  NbdServer server;
+  ASSERT_EQ(server.Start(kStalledReads), "");
+  const fs::path summary = dir_ / "summary.json";
+  ChildProcess run;
+  Spawn(run, {"--ioengine=nbd", "--uri=" + server.uri(), "--rw=randread", "--bs=4k", "--iodepth=4",
+              "--rate_iops=100", "--runtime=1s", "--time_based", "--output-format=json",
+              "--output=" + summary.string()});
+  ASSERT_TRUE(run.WaitFor(std::chrono::seconds(8))) << "still running after 8 s: " << Log();
+  EXPECT_EQ(run.status(), 1) << Log();
+  ExpectReadsGivenUp(summary, "");
+}
+
+class RunNbdStallSignalTest : public RunNbdStallTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(RunNbdStallSignalTest, SignalEndsARunWhoseServerStoppedAnswering) {
+  if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+  const int sig = GetParam();
+  NbdServer server;
+  ASSERT_EQ(server.Start(kStalledReads), "");
+  const std::string prefix = (dir_ / "h").string();
+  const fs::path summary = dir_ / "summary.json";
+  ChildProcess run;
+  Spawn(run,
+        {"--ioengine=nbd", "--uri=" + server.uri(), "--rw=randrw", "--allow-destructive", "--bs=4k",
+         "--iodepth=4", "--runtime=60s", "--time_based", "--write_hist_log=" + prefix,
+         "--log_hist_msec=250", "--output-format=json", "--output=" + summary.string()});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  ASSERT_TRUE(run.Running()) << Log();
+  run.Signal(sig);
+  const auto signalled = SteadyClock::now();
+  ASSERT_TRUE(run.WaitFor(std::chrono::seconds(6)))
+      << "still running 6 s after the signal: " << Log();
+  EXPECT_LT(Seconds(SteadyClock::now() - signalled).count(), 3.0);
+  EXPECT_EQ(run.status(), 128 + sig) << Log();
+  const std::string out = Log();
+  EXPECT_NE(out.find(std::string("interrupted by SIG") + sigabbrev_np(sig)), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("4 I/O(s) still in flight"), std::string::npos) << out;
+  ExpectReadsGivenUp(summary, prefix);
+  std::ifstream in(summary);
+  const json j = json::parse(in, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["iotail_run"]["interrupted"], true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, RunNbdStallSignalTest, ::testing::Values(SIGINT, SIGTERM),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::string("SIG") + sigabbrev_np(info.param);
+                         });
 
 TEST_F(RunNbdStallTest, SignatureCheckOfAServerThatDoesNotAnswerReadsTimesOut) {
   // Writing needs the first MiB read for signatures first: that read is bounded too.
