@@ -238,6 +238,19 @@ int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const Ru
   for (const std::string& why : results.output_errors) {
     err << fmt::format("iotail run: an output failed during the run: {}\n", why);
   }
+  // --hipri on a file the kernel cannot poll (FUSE, NFS, tmpfs): every I/O fails with EOPNOTSUPP.
+  for (const auto& j : summary.jobs) {
+    if (j.totals.errors[EOPNOTSUPP] == 0) continue;
+    for (const auto& spec : run.specs) {
+      if (spec.name != j.name || !spec.hipri) continue;
+      err << fmt::format(
+          "iotail run: job '{}': --hipri: the target refused polled I/O (EOPNOTSUPP): it needs a "
+          "block device with poll queues or a file system on one (ext4, xfs, btrfs), not FUSE, "
+          "NFS or tmpfs\n",
+          j.name);
+      break;
+    }
+  }
   // I/Os given up by a stopping run (their engine could abandon them: nbd): errors, but the
   // consequence of the stop, so an interrupted run still exits 128 + signal.
   uint64_t abandoned = 0;

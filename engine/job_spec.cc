@@ -184,8 +184,20 @@ void JobSpec::Validate() const {
         "(every latency kept), got {}",
         stats::kFio3Groups, stats::kWideGroups, log_hist_groups));
   }
+  // Polled completions (IOPOLL) exist for O_DIRECT I/O through io_uring only: buffered I/O fails
+  // every I/O with EOPNOTSUPP, so say so before the run. They really poll on a block device with
+  // poll queues, or a file system on one; a file the kernel cannot poll at all (FUSE, NFS, tmpfs)
+  // fails at run time, and the run's end says why.
   if (hipri && ioengine != EngineKind::kIoUring) {
-    throw UsageError("--hipri: only with --ioengine=io_uring");
+    throw UsageError(fmt::format(
+        "--hipri: polled I/O is io_uring's (IOPOLL), on a block device with poll queues or a file "
+        "system on one; not with --ioengine={}",
+        EngineKindName(ioengine)));
+  }
+  if (hipri && !direct) {
+    throw UsageError(
+        "--hipri: polled I/O needs --direct=1 (buffered I/O cannot be polled), on a block device "
+        "with poll queues or a file system on one");
   }
   if (sqthread_poll && ioengine != EngineKind::kIoUring) {
     throw UsageError("--sqthread_poll: only with --ioengine=io_uring");

@@ -196,6 +196,16 @@ NbdExport ProbeNbdExport(const JobSpec& spec, const std::atomic<bool>* stop) {
     throw stats::UsageError(fmt::format(
         "--bs: the NBD server at '{}' takes at most {} bytes per request", spec.uri, e.max_block));
   }
+  // A block larger than the export (or what --offset leaves of it); --size, and an --offset past
+  // the end, are checked by the caller with the region.
+  const uint64_t room = e.size > spec.offset ? e.size - spec.offset : 0;
+  if (room != 0 && spec.size == 0 && spec.size_percent == 0 && spec.offset_percent == 0 &&
+      spec.MaxBlockSize() > room) {
+    throw stats::UsageError(fmt::format(
+        "--bs: a block of {} bytes does not fit in the export at '{}', which has {} bytes{}",
+        spec.MaxBlockSize(), spec.uri, e.size,
+        spec.offset != 0 ? fmt::format(" ({} after --offset)", room) : ""));
+  }
   if (spec.HasWrites()) {
     if (e.read_only) {
       throw stats::UsageError(

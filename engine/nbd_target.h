@@ -13,10 +13,11 @@
 // ProbeNbdExport() connects once and reads the export's size, block-size constraints, read-only
 // flag and multi-conn support, then checks the job against them: block sizes and the offset must
 // be multiples of the server's minimum block size and at most its maximum (UsageError naming --bs
-// or --offset), writes need a writable export, and writing to an export whose first MiB carries a
-// filesystem, partition table or other signature needs --allow-destructive (as for devices); that
-// first MiB is read under the same limits. Both throw UsageError("--ioengine: nbd ... not built
-// in") when iotail was built without libnbd.
+// or --offset), a block must fit in the export (UsageError naming --bs and both sizes), writes
+// need a writable export, and writing to an export whose first MiB carries a filesystem,
+// partition table or other signature needs --allow-destructive (as for devices); that first MiB is
+// read under the same limits. Both throw UsageError("--ioengine: nbd ... not built in") when
+// iotail was built without libnbd.
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,4 @@
-// The nbd engine against servers that stop answering.
+// The nbd engine against servers that stop answering, and its checks before the run.
 // - A server whose reads never complete (nbdkit's delay filter, rdelay=100000: 100000 s per read)
 //   must not keep a stopping run alive: at --runtime, SIGINT or SIGTERM the worker waits 1 s for
 //   what is in flight, then gives it up (counted as ETIMEDOUT), and the run prints its summary,
@@ -7,6 +7,9 @@
 //   Unix socket and on a TCP loopback port) must not hang the connection: it times out after
 //   --nbd_timeout naming the URI, and SIGINT ends it at once (exit 130) naming the URI; so does
 //   the read of the export's first MiB (the signature check before writing).
+// - A block size larger than the export is refused naming both sizes; --hipri with the nbd engine
+//   or without O_DIRECT is refused, and on a file the kernel cannot poll (an export on FUSE) the
+//   run's end says polled I/O needs a block device with poll queues.
 // Each test runs a few seconds; servers, listeners and runs are stopped by their owners.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -282,6 +285,54 @@ TEST_F(RunNbdStallTest, SigintWhileConnectingToASilentServerExits130NamingTheUri
   EXPECT_LT(Seconds(SteadyClock::now() - signalled).count(), 1.0);
   EXPECT_EQ(run.status(), 130) << Log();
   EXPECT_NE(Log().find(listener.uri()), std::string::npos) << Log();
+}
+
+TEST_F(RunNbdStallTest, BlockSizeLargerThanTheExportSaysBoth) {
+  if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+  NbdServer server;
+  ASSERT_EQ(server.Start("memory 1M"), "");
+  const auto r = iotail::testing::RunIotail(
+      "run --live_format=none --ioengine=nbd --uri='" + server.uri() + "' --rw=read --bs=2m", dir_);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--bs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1048576"), std::string::npos) << r.err;  // the export's size
+  EXPECT_NE(r.err.find("2097152"), std::string::npos) << r.err;  // the block size
+  EXPECT_EQ(r.err.find("(0 bytes)"), std::string::npos) << r.err;
+}
+
+TEST_F(RunNbdStallTest, HipriSaysPolledIoNeedsABlockDeviceWithPollQueues) {
+  // With the nbd engine: refused before connecting (no server needed).
+  auto r = iotail::testing::RunIotail(
+      "run --live_format=none --ioengine=nbd --uri=nbd://127.0.0.1:1/ --rw=read --bs=4k --hipri",
+      dir_);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--hipri: polled I/O"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("block device with poll queues"), std::string::npos) << r.err;
+  // On a regular file without O_DIRECT: every polled I/O would fail with EOPNOTSUPP.
+  const fs::path file = dir_ / "f";
+  std::ofstream(file).close();
+  fs::resize_file(file, 1 << 20);
+  r = iotail::testing::RunIotail("run --live_format=none --ioengine=io_uring --filename=" +
+                                     file.string() + " --rw=read --bs=4k --hipri",
+                                 dir_);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--hipri: polled I/O needs --direct=1"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("EOPNOTSUPP"), std::string::npos) << r.err;
+}
+
+TEST_F(RunNbdStallTest, HipriOnAFileTheKernelCannotPollSaysWhy) {
+  // An NBD export as a file on FUSE, with O_DIRECT: the kernel refuses polled I/O on it.
+  iotail::testing::NbdFuseMount mount;
+  if (const std::string why = mount.Start("memory 64M"); !why.empty()) GTEST_SKIP() << why;
+  const auto r = iotail::testing::RunIotail(
+      "run --live_format=none --ioengine=io_uring --filename=" + mount.path().string() +
+          " --rw=read --bs=4k --size=1m --direct=1 --hipri",
+      dir_);
+  if (r.status == 2 && r.err.find("not available") != std::string::npos) GTEST_SKIP() << r.err;
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("--hipri: the target refused polled I/O (EOPNOTSUPP)"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("block device with poll queues"), std::string::npos) << r.err;
 }
 
 }  // namespace
