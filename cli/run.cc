@@ -3,8 +3,9 @@
 // Without --filename it runs the short default benchmark on a temporary file it removes after.
 // While it runs, the live report (stats/live_report.h) writes one line per status interval to
 // stderr, so stdout carries only the summary; --sla targets are checked on every status interval.
-// SIGINT and SIGTERM stop the run cleanly: workers stop issuing, reap what is in flight, the final
-// partial interval is logged, and the summary is printed; a second signal kills at once.
+// SIGINT and SIGTERM stop the run cleanly: workers stop issuing, reap what is in flight (an nbd
+// server's I/Os for 1 s at most: the rest is given up, counted as ETIMEDOUT), the final partial
+// interval is logged, and the summary is printed; a second signal kills at once.
 // Exit status: 0 on success; 1 when I/O errors were counted or a system call failed; 2 on bad
 // options; 130 (SIGINT) or 143 (SIGTERM) when interrupted; 3 when an --sla target was violated.
 // Precedence when several apply: 1, then 130/143, then 3.

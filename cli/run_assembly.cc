@@ -238,6 +238,29 @@ int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const Ru
   for (const std::string& why : results.output_errors) {
     err << fmt::format("iotail run: an output failed during the run: {}\n", why);
   }
+  // --hipri on a file the kernel cannot poll (FUSE, NFS, tmpfs): every I/O fails with EOPNOTSUPP.
+  for (const auto& j : summary.jobs) {
+    if (j.totals.errors[EOPNOTSUPP] == 0) continue;
+    for (const auto& spec : run.specs) {
+      if (spec.name != j.name || !spec.hipri) continue;
+      err << fmt::format(
+          "iotail run: job '{}': --hipri: the target refused polled I/O (EOPNOTSUPP): it needs a "
+          "block device with poll queues or a file system on one (ext4, xfs, btrfs), not FUSE, "
+          "NFS or tmpfs\n",
+          j.name);
+      break;
+    }
+  }
+  // I/Os given up by a stopping run (their engine could abandon them: nbd): errors, but the
+  // consequence of the stop, so an interrupted run still exits 128 + signal.
+  uint64_t abandoned = 0;
+  for (const engine::JobOutcome& o : results.outcomes) abandoned += o.abandoned_ios;
+  if (abandoned != 0) {
+    err << fmt::format(
+        "iotail run: {} I/O(s) still in flight {:g} s after the run began to stop were given up "
+        "(the target stopped answering?), counted as ETIMEDOUT\n",
+        abandoned, static_cast<double>(engine::Worker::kStopGraceNs) / 1e9);
+  }
   if (!results.rate_shortfalls.empty()) {
     // fio ends only the clone that falls short; the others ran on.
     for (const std::string& why : results.rate_shortfalls) {
@@ -245,7 +268,7 @@ int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const Ru
     }
     return 1;
   }
-  if (errors != 0 || engine_error != 0) {
+  if (errors > abandoned || engine_error != 0) {
     std::string why;
     if (engine_error != 0) {
       why = fmt::format(", engine failure {} ({})", stats::ErrnoName(engine_error),
@@ -260,6 +283,7 @@ int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const Ru
     err << fmt::format("iotail run: interrupted by {}\n", summary.interrupted_by);
     return 128 + signal;
   }
+  if (abandoned != 0) return 1;
   if (sinks.sla().AnyViolated()) {
     err << "iotail run: SLA violated\n";
     return kExitSlaViolated;

@@ -293,6 +293,8 @@ const std::vector<OptionDef>& Table() {
          o.spec.uri = v.text;
        },
        "NBD server for --ioengine=nbd: nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH"},
+      {"nbd_timeout", kTime, JobField<&JobSpec::nbd_timeout_ns>,
+       "nbd: how long connecting to the server and its handshake may take (0: no limit)", "10s"},
       {"ioengine", kText,
        [](RunOptions& o, const OptionValue& v) {
          o.spec.ioengine = engine::ParseEngineKind(v.text);

@@ -150,7 +150,7 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
     t.capacity.push_back(t.files.back().capacity());
   }
   if (t.nbd) {
-    const uint64_t capacity = ProbeNbdExport(spec).size;
+    const uint64_t capacity = ProbeNbdExport(spec, stop).size;
     const uint64_t last = spec.offset + spec.offset_increment * (spec.numjobs - 1);
     if (last >= capacity || (spec.size != 0 && spec.size > capacity - last)) {
       throw stats::UsageError(
@@ -398,6 +398,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
     if (!workers[w]->rate_shortfall().empty()) {
       job.rate_shortfalls.push_back(workers[w]->rate_shortfall());
     }
+    job.abandoned_ios += workers[w]->abandoned();
     if (job.verify_failure.empty()) job.verify_failure = workers[w]->verify_failure();
     if (workers[w]->engine_error() != 0 && job.engine_error == 0) {
       job.engine_error = workers[w]->engine_error();

@@ -47,6 +47,7 @@ struct JobOutcome {
   std::vector<std::string> created_files;           // targets this job created
   uint64_t region_size = 0;                         // bytes per file actually used (clone 0)
   int engine_error = 0;                             // first engine-level errno, 0 if none
+  uint64_t abandoned_ios = 0;                       // given up after the stop grace (ETIMEDOUT)
   uint64_t verified_blocks = 0;                     // --verify: blocks checked
   std::string verify_failure;                       // the first block that failed, "" if none
   int first_worker = 0;                             // 0-based number of its first worker in the run

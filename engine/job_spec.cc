@@ -304,8 +304,20 @@ void JobSpec::Validate() const {
         "(every latency kept), got {}",
         stats::kFio3Groups, stats::kWideGroups, log_hist_groups));
   }
+  // Polled completions: io_uring's IOPOLL, or pvsync2's RWF_HIPRI. IOPOLL exists for O_DIRECT I/O
+  // only (buffered I/O fails every I/O with EOPNOTSUPP), so say so before the run. They really
+  // poll on a block device with poll queues, or a file system on one; a file the kernel cannot
+  // poll at all (FUSE, NFS, tmpfs) fails at run time, and the run's end says why.
   if (hipri && ioengine != EngineKind::kIoUring && ioengine != EngineKind::kPvsync2) {
-    throw UsageError("--hipri: only with --ioengine=io_uring or pvsync2");
+    throw UsageError(fmt::format(
+        "--hipri: polled I/O is io_uring's (IOPOLL) or pvsync2's (RWF_HIPRI), on a block device "
+        "with poll queues or a file system on one; not with --ioengine={}",
+        EngineKindName(ioengine)));
+  }
+  if (hipri && !direct && ioengine == EngineKind::kIoUring) {
+    throw UsageError(
+        "--hipri: polled I/O needs --direct=1 (buffered I/O cannot be polled), on a block device "
+        "with poll queues or a file system on one");
   }
   if (nowait && ioengine != EngineKind::kPvsync2) {
     throw UsageError(

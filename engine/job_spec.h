@@ -67,6 +67,8 @@ struct JobSpec {
   // The files are the clones' own (fio's NAME.CLONE.FILE): worker w takes files w, w + numjobs,
   // ...; otherwise (a --filename list, as fio) every worker does its I/O over every file.
   bool files_per_clone = false;
+  // --nbd_timeout: how long connecting to the NBD server and its handshake may take (0: no limit)
+  uint64_t nbd_timeout_ns = 10'000'000'000;
   std::string uri;            // --uri: NBD server (--ioengine=nbd), no filenames
   uint64_t size = 0;          // --size: bytes per file; 0 = existing file/device size
   uint64_t offset = 0;        // --offset: start of the region in each file

@@ -31,7 +31,9 @@ LibNbd Load() {
   find(l.create, "nbd_create");
   find(l.close, "nbd_close");
   find(l.shutdown, "nbd_shutdown");
-  find(l.connect_uri, "nbd_connect_uri");
+  find(l.aio_connect_uri, "nbd_aio_connect_uri");
+  find(l.aio_is_connecting, "nbd_aio_is_connecting");
+  find(l.aio_is_ready, "nbd_aio_is_ready");
   find(l.set_pread_initialize, "nbd_set_pread_initialize");
   find(l.get_errno, "nbd_get_errno");
   find(l.get_error, "nbd_get_error");
@@ -39,7 +41,6 @@ LibNbd Load() {
   find(l.get_block_size, "nbd_get_block_size");
   find(l.is_read_only, "nbd_is_read_only");
   find(l.can_multi_conn, "nbd_can_multi_conn");
-  find(l.pread, "nbd_pread");
   find(l.aio_pread, "nbd_aio_pread");
   find(l.aio_pwrite, "nbd_aio_pwrite");
   find(l.aio_notify_read, "nbd_aio_notify_read");

@@ -15,7 +15,9 @@ struct LibNbd {
   decltype(&::nbd_create) create;
   decltype(&::nbd_close) close;
   decltype(&::nbd_shutdown) shutdown;
-  decltype(&::nbd_connect_uri) connect_uri;
+  decltype(&::nbd_aio_connect_uri) aio_connect_uri;
+  decltype(&::nbd_aio_is_connecting) aio_is_connecting;
+  decltype(&::nbd_aio_is_ready) aio_is_ready;
   decltype(&::nbd_set_pread_initialize) set_pread_initialize;
   decltype(&::nbd_get_errno) get_errno;
   decltype(&::nbd_get_error) get_error;
@@ -23,7 +25,6 @@ struct LibNbd {
   decltype(&::nbd_get_block_size) get_block_size;
   decltype(&::nbd_is_read_only) is_read_only;
   decltype(&::nbd_can_multi_conn) can_multi_conn;
-  decltype(&::nbd_pread) pread;
   decltype(&::nbd_aio_pread) aio_pread;
   decltype(&::nbd_aio_pwrite) aio_pwrite;
   decltype(&::nbd_aio_notify_read) aio_notify_read;

@@ -1,12 +1,16 @@
 #include "engine/nbd_target.h"
 
 #include <fmt/format.h>
+#include <poll.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <system_error>
 #include <vector>
 
+#include "engine/clock.h"
 #include "engine/target.h"
 #include "stats/core/errors.h"
 
@@ -30,30 +34,122 @@ std::string NbdError(int err) {
   return why;
 }
 
+constexpr uint64_t kPollSliceNs = 50'000'000;  // a stop request is seen within 50 ms
+
+// Lets libnbd's state machine run on `h` (polling its socket in the direction it asks for) until
+// done() is true. Throws stats::Interrupted once *limits.stop is set, std::system_error(ETIMEDOUT)
+// when limits.timeout_ns passes first, and std::system_error with libnbd's reason when the
+// connection fails. `doing` and `failed` word the messages ("connecting to", "cannot connect to").
+template <typename Done>
+void RunUntil(nbd_handle* h, Done done, const NbdLimits& limits, const std::string& uri,
+              const char* doing, const char* failed) {
+  const uint64_t start = Clock::MonotonicNs();
+  while (!done()) {
+    if (limits.stop != nullptr && limits.stop->load()) {
+      throw stats::Interrupted(fmt::format("interrupted while {} '{}'", doing, uri));
+    }
+    const uint64_t now = Clock::MonotonicNs();
+    if (limits.timeout_ns != 0 && now - start >= limits.timeout_ns) {
+      throw std::system_error(
+          ETIMEDOUT, std::generic_category(),
+          fmt::format("--uri: {} '{}': the server did not answer within {:g} s (--nbd_timeout)",
+                      failed, uri, static_cast<double>(limits.timeout_ns) / 1e9));
+    }
+    uint64_t slice = kPollSliceNs;
+    if (limits.timeout_ns != 0) slice = std::min(slice, limits.timeout_ns - (now - start));
+    const unsigned dir = Nbd().aio_get_direction(h);
+    pollfd p{Nbd().aio_get_fd(h), 0, 0};  // no socket yet (fd -1): poll just waits
+    if (dir & LIBNBD_AIO_DIRECTION_READ) p.events |= POLLIN;
+    if (dir & LIBNBD_AIO_DIRECTION_WRITE) p.events |= POLLOUT;
+    const timespec ts{static_cast<time_t>(slice / 1'000'000'000u),
+                      static_cast<long>(slice % 1'000'000'000u)};
+    const int rc = ppoll(&p, 1, &ts, nullptr);
+    if (rc < 0 && errno != EINTR) {
+      throw std::system_error(errno, std::generic_category(),
+                              fmt::format("--uri: {} '{}': poll", failed, uri));
+    }
+    if (rc <= 0) continue;
+    int nrc = 0;
+    if (p.revents & (POLLIN | POLLHUP | POLLERR)) nrc = Nbd().aio_notify_read(h);
+    if (nrc == 0 && (p.revents & POLLOUT)) nrc = Nbd().aio_notify_write(h);
+    if (nrc == -1) {
+      const int err = Nbd().get_errno() ? Nbd().get_errno() : ECONNRESET;
+      throw std::system_error(err, std::generic_category(),
+                              fmt::format("--uri: {} '{}': {}", failed, uri, NbdError(err)));
+    }
+  }
+}
+
+// Reads `len` bytes at offset 0 of the export into `buf` under `limits`. Throws as RunUntil, or
+// std::system_error with the server's error. On a throw the read may still be in flight: close the
+// handle before `buf` is reused.
+void ReadHead(nbd_handle* h, void* buf, size_t len, const NbdLimits& limits,
+              const std::string& uri) {
+  struct Result {
+    bool done = false;
+    int error = 0;
+  } result;
+  const nbd_completion_callback cb{.callback =
+                                       [](void* user_data, int* error) {
+                                         auto* r = static_cast<Result*>(user_data);
+                                         r->done = true;
+                                         r->error = *error;
+                                         return 1;
+                                       },
+                                   .user_data = &result,
+                                   .free = nullptr};
+  if (Nbd().aio_pread(h, buf, len, 0, cb, 0) == -1) {
+    const int err = Nbd().get_errno() ? Nbd().get_errno() : EIO;
+    throw std::system_error(
+        err, std::generic_category(),
+        fmt::format("--uri: '{}': reading the first MiB: {}", uri, NbdError(err)));
+  }
+  RunUntil(
+      h, [&result] { return result.done; }, limits, uri, "reading the first MiB of",
+      "reading the first MiB of");
+  if (result.error != 0) {
+    throw std::system_error(result.error, std::generic_category(),
+                            fmt::format("--uri: '{}': reading the first MiB", uri));
+  }
+}
+
 }  // namespace
 
-nbd_handle* ConnectNbd(const std::string& uri) {
+nbd_handle* ConnectNbd(const std::string& uri, const NbdLimits& limits) {
   nbd_handle* h = Nbd().create();
   if (h == nullptr) {
     throw std::system_error(Nbd().get_errno() ? Nbd().get_errno() : ENOMEM, std::generic_category(),
                             fmt::format("nbd: cannot create a handle: {}", Nbd().get_error()));
   }
   Nbd().set_pread_initialize(h, false);
-  if (Nbd().connect_uri(h, uri.c_str()) == -1) {
-    const int err = Nbd().get_errno() ? Nbd().get_errno() : ECONNREFUSED;
-    const std::string why = NbdError(err);
-    Nbd().close(h);
-    if (err == EINVAL) {  // a malformed URI: the user's to fix (exit 2)
-      throw stats::UsageError(fmt::format("--uri: '{}' is not an NBD URI: {}", uri, why));
+  try {
+    if (Nbd().aio_connect_uri(h, uri.c_str()) == -1) {
+      const int err = Nbd().get_errno() ? Nbd().get_errno() : ECONNREFUSED;
+      const std::string why = NbdError(err);
+      if (err == EINVAL) {  // a malformed URI: the user's to fix (exit 2)
+        throw stats::UsageError(fmt::format("--uri: '{}' is not an NBD URI: {}", uri, why));
+      }
+      throw std::system_error(err, std::generic_category(),
+                              fmt::format("--uri: cannot connect to '{}': {}", uri, why));
     }
-    throw std::system_error(err, std::generic_category(),
-                            fmt::format("--uri: cannot connect to '{}': {}", uri, why));
+    RunUntil(
+        h, [h] { return !Nbd().aio_is_connecting(h); }, limits, uri, "connecting to",
+        "cannot connect to");
+    if (Nbd().aio_is_ready(h) != 1) {
+      throw std::system_error(ECONNABORTED, std::generic_category(),
+                              fmt::format("--uri: cannot connect to '{}': the handshake failed: {}",
+                                          uri, Nbd().get_error() ? Nbd().get_error() : "?"));
+    }
+  } catch (...) {
+    Nbd().close(h);
+    throw;
   }
   return h;
 }
 
-NbdExport ProbeNbdExport(const JobSpec& spec) {
-  nbd_handle* h = ConnectNbd(spec.uri);
+NbdExport ProbeNbdExport(const JobSpec& spec, const std::atomic<bool>* stop) {
+  const NbdLimits limits{spec.nbd_timeout_ns, stop};
+  nbd_handle* h = ConnectNbd(spec.uri, limits);
   struct Closer {
     nbd_handle* h;
     ~Closer() {
@@ -100,6 +196,16 @@ NbdExport ProbeNbdExport(const JobSpec& spec) {
     throw stats::UsageError(fmt::format(
         "--bs: the NBD server at '{}' takes at most {} bytes per request", spec.uri, e.max_block));
   }
+  // A block larger than the export (or what --offset leaves of it); --size, and an --offset past
+  // the end, are checked by the caller with the region.
+  const uint64_t room = e.size > spec.offset ? e.size - spec.offset : 0;
+  if (room != 0 && spec.size == 0 && spec.size_percent == 0 && spec.offset_percent == 0 &&
+      spec.MaxBlockSize() > room) {
+    throw stats::UsageError(fmt::format(
+        "--bs: a block of {} bytes does not fit in the export at '{}', which has {} bytes{}",
+        spec.MaxBlockSize(), spec.uri, e.size,
+        spec.offset != 0 ? fmt::format(" ({} after --offset)", room) : ""));
+  }
   if (spec.HasWrites()) {
     if (e.read_only) {
       throw stats::UsageError(
@@ -108,11 +214,7 @@ NbdExport ProbeNbdExport(const JobSpec& spec) {
     if (!spec.allow_destructive) {
       const size_t head = static_cast<size_t>(std::min<uint64_t>(e.size, 1 << 20));
       std::vector<unsigned char> buf(head);
-      if (head > 0 && Nbd().pread(h, buf.data(), head, 0, 0) == -1) {
-        throw std::system_error(
-            Nbd().get_errno() ? Nbd().get_errno() : EIO, std::generic_category(),
-            fmt::format("--uri: '{}': reading the first MiB: {}", spec.uri, Nbd().get_error()));
-      }
+      if (head > 0) ReadHead(h, buf.data(), head, limits, spec.uri);
       const std::string sig = SignatureInImage(buf.data(), buf.size());
       if (!sig.empty()) {
         throw stats::UsageError(
@@ -127,10 +229,10 @@ NbdExport ProbeNbdExport(const JobSpec& spec) {
 
 #else
 
-nbd_handle* ConnectNbd(const std::string&) {
+nbd_handle* ConnectNbd(const std::string&, const NbdLimits&) {
   throw stats::UsageError("--ioengine: nbd is not built in (iotail was built without libnbd)");
 }
-NbdExport ProbeNbdExport(const JobSpec&) {
+NbdExport ProbeNbdExport(const JobSpec&, const std::atomic<bool>*) {
   throw stats::UsageError("--ioengine: nbd is not built in (iotail was built without libnbd)");
 }
 

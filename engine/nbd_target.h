@@ -2,16 +2,25 @@
 // run, and the one way every part of iotail connects to a server.
 //
 // ConnectNbd() opens a handle to `uri` (nbd://HOST[:PORT]/EXPORT or nbd+unix:///EXPORT?socket=P,
-// as libnbd's nbd_connect_uri takes them) with read buffers left as they are (no pre-zeroing);
-// a refused or failed connection is a std::system_error naming the URI and libnbd's reason.
+// as libnbd's nbd_connect_uri takes them) with read buffers left as they are (no pre-zeroing).
+// It connects without blocking (nbd_aio_connect_uri, then the socket polled in slices of 50 ms
+// while libnbd's state machine runs), so that a server that accepts the connection but never
+// completes the NBD handshake cannot hang the run: after `limits.timeout_ns` (--nbd_timeout,
+// default 10 s) it is a std::system_error (ETIMEDOUT) naming the URI and --nbd_timeout, and once
+// `*limits.stop` is set (SIGINT, SIGTERM) a stats::Interrupted naming the URI. Only a host name's
+// lookup (getaddrinfo, inside nbd_aio_connect_uri) still blocks. A refused or failed connection is
+// a std::system_error naming the URI and libnbd's reason; a malformed URI is a UsageError.
 // ProbeNbdExport() connects once and reads the export's size, block-size constraints, read-only
 // flag and multi-conn support, then checks the job against them: block sizes and the offset must
 // be multiples of the server's minimum block size and at most its maximum (UsageError naming --bs
-// or --offset), writes need a writable export, and writing to an export whose first MiB carries a
-// filesystem, partition table or other signature needs --allow-destructive (as for devices).
-// Both throw UsageError("--ioengine: nbd ... not built in") when iotail was built without libnbd.
+// or --offset), a block must fit in the export (UsageError naming --bs and both sizes), writes
+// need a writable export, and writing to an export whose first MiB carries a filesystem,
+// partition table or other signature needs --allow-destructive (as for devices); that first MiB is
+// read under the same limits. Both throw UsageError("--ioengine: nbd ... not built in") when
+// iotail was built without libnbd.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -30,7 +39,14 @@ struct NbdExport {
   bool multi_conn = false;
 };
 
-nbd_handle* ConnectNbd(const std::string& uri);
-NbdExport ProbeNbdExport(const JobSpec& spec);
+// How long connecting to a server may take, and what ends the wait early.
+struct NbdLimits {
+  uint64_t timeout_ns = 0;                  // the connection and handshake (0: no limit)
+  const std::atomic<bool>* stop = nullptr;  // once set, give up (stats::Interrupted)
+};
+
+nbd_handle* ConnectNbd(const std::string& uri, const NbdLimits& limits);
+// Connects under spec.nbd_timeout_ns and `stop`.
+NbdExport ProbeNbdExport(const JobSpec& spec, const std::atomic<bool>* stop);
 
 }  // namespace iotail::engine

@@ -39,7 +39,7 @@ Worker::~Worker() {
   std::free(buffers_);
 }
 
-void Worker::Prepare() {
+void Worker::Prepare(const std::atomic<bool>* stop) {
   const uint32_t depth = spec_.iodepth;
   writes_since_sync_.assign(plan_.fds.size(), 0);
   is_block_.assign(plan_.fds.size(), false);
@@ -78,9 +78,12 @@ void Worker::Prepare() {
   setup.random_access = spec_.IsRandom();
   setup.fadvise = spec_.FadviseAdvice();
   setup.uri = spec_.uri;
+  setup.nbd_timeout_ns = spec_.nbd_timeout_ns;
+  setup.stop = stop;
   engine_->Prepare(setup);
   asynchronous_ = engine_->Asynchronous();
   retries_eagain_ = engine_->RetriesEagain();
+  can_abandon_ = engine_->CanAbandon();
 }
 
 void Worker::QueueRedo() {
@@ -313,7 +316,10 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
       continue;
     }
     const uint32_t want = in_flight < complete_min ? in_flight : complete_min;
-    const int n = engine_->Reap(std::span<IoCompletion>(completions_.data(), complete_max), want);
+    const int n =
+        stopping && can_abandon_
+            ? ReapStopping(want, complete_max, &in_flight)
+            : engine_->Reap(std::span<IoCompletion>(completions_.data(), complete_max), want);
     if (n < 0) {
       engine_error_ = -n;
       rec.RecordError(-n);
@@ -477,6 +483,22 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
   return ok;
 }
 
+int Worker::ReapStopping(uint32_t want, size_t max, uint32_t* in_flight) {
+  const std::span<IoCompletion> out(completions_.data(), max);
+  const uint64_t now = Clock::NowNs();
+  if (give_up_at_ns_ == 0) give_up_at_ns_ = now + kStopGraceNs;
+  if (now < give_up_at_ns_) return engine_->ReapTimeout(out, want, give_up_at_ns_ - now);
+  // The grace is over: what has completed is recorded, the rest given up.
+  if (const int n = engine_->ReapTimeout(out, 0, 0); n != 0) return n;
+  engine_->Abandon();
+  for (uint32_t i = 0; i < *in_flight; ++i) recorder_->RecordError(ETIMEDOUT);
+  abandoned_ += *in_flight;
+  *in_flight = 0;
+  redo_count_ = 0;
+  recorder_->SetInFlight(0);
+  return 0;
+}
+
 RateSchedule& Worker::NextDue(stats::Direction* dir) {
   if (!plan_.per_direction) return plan_.schedules[0];
   // Reads [0], writes [1]; a direction the job does not do has no schedule.
@@ -564,7 +586,9 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
         oversleep_ns_ = std::min(kMaxOversleepNs, (oversleep_ns_ * 7 + late) / 8);
       }
     } else if (in_flight > 0) {
-      n = engine_->Reap(std::span<IoCompletion>(completions_.data(), depth), 1);
+      n = stopping && can_abandon_
+              ? ReapStopping(1, depth, &in_flight)
+              : engine_->Reap(std::span<IoCompletion>(completions_.data(), depth), 1);
     }
     if (n < 0) {
       engine_error_ = -n;

@@ -9,8 +9,12 @@
 // issued, slat = issued - start (asynchronous engines), lat = done - start. Short transfers and
 // -EAGAIN are resubmitted for the remainder, keeping the I/O's first stamps; other errors are
 // counted per errno in the recorder and stop the worker unless continue_on_error. When stopping,
-// in-flight I/Os are reaped and recorded, so the recorder holds every completed I/O. The worker's
-// CPU use (getrusage of its thread over Run) is kept for the summary.
+// in-flight I/Os are reaped and recorded, so the recorder holds every completed I/O. An engine that
+// can give up on I/Os (IoEngine::CanAbandon: nbd, whose server may stop answering) is waited for
+// only kStopGraceNs from the first reap after the stop (runtime, *stop, an error); then whatever
+// has completed is reaped and the rest is abandoned, each I/O counted as an ETIMEDOUT error
+// (abandoned()). Other engines are waited for as long as their I/Os take. The worker's CPU use
+// (getrusage of its thread over Run) is kept for the summary.
 //
 // With rate schedules (the rate-limited open loop) Run takes another loop: every I/O has an
 // intended start from its RateSchedule, independent of completions. Each round issues every I/O
@@ -72,8 +76,9 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  // Allocates buffers and prepares the engine. Throws std::system_error.
-  void Prepare();
+  // Allocates buffers and prepares the engine (which gives up, throwing stats::Interrupted, if it
+  // waits for a server while *stop is set). Throws std::system_error.
+  void Prepare(const std::atomic<bool>* stop = nullptr);
   // The hot loop; returns when done, on an error (unless continue_on_error) or when *stop is set.
   void Run(const WorkerTimes& times, const std::atomic<bool>& stop);
 
@@ -81,6 +86,11 @@ class Worker {
   uint64_t bytes_limit() const { return plan_.bytes_limit; }
   // The first engine-level failure (-errno from Submit/Reap), 0 if none.
   int engine_error() const { return engine_error_; }
+  // I/Os still in flight kStopGraceNs after the worker began to stop, given up (each counted as
+  // an ETIMEDOUT error); valid once Run has returned.
+  uint64_t abandoned() const { return abandoned_; }
+  // How long a stopping worker waits for its I/Os in flight when the engine can abandon them.
+  static constexpr uint64_t kStopGraceNs = 1'000'000'000;
   // CPU use of the worker's thread over Run(); valid once Run has returned.
   const stats::CpuUsage& cpu() const { return cpu_; }
   // Queue depths and batch sizes over Run(); valid once Run has returned.
@@ -126,6 +136,10 @@ class Worker {
   bool SubmitBatch(uint32_t* in_flight);
   // Records a reaped batch; returns false when the worker must stop issuing (an error).
   bool Complete(int n, uint64_t record_from_ns, uint32_t* in_flight);
+  // A stopping worker's reap when the engine can abandon I/Os: waits for `want` completions until
+  // the stop grace ends, then reaps what has completed and abandons the rest (*in_flight becomes
+  // 0, each counted as ETIMEDOUT). Returns as Reap (0 once abandoned).
+  int ReapStopping(uint32_t want, size_t max, uint32_t* in_flight);
 
   const JobSpec& spec_;
   WorkerPlan plan_;
@@ -143,6 +157,9 @@ class Worker {
   size_t redo_count_ = 0;
   size_t batch_count_ = 0;
   size_t new_in_batch_ = 0;
+  bool can_abandon_ = false;    // the engine's CanAbandon(): a stopping worker waits a grace only
+  uint64_t give_up_at_ns_ = 0;  // stopping: when the grace ends (0: not stopping yet)
+  uint64_t abandoned_ = 0;      // I/Os given up when the grace ended
   int engine_error_ = 0;
   bool asynchronous_ = false;   // the engine's Asynchronous(): record slat
   bool retries_eagain_ = true;  // the engine's RetriesEagain(): resubmit -EAGAIN

@@ -96,7 +96,7 @@ class WorkerThreads {
   void Body(size_t w) {
     Worker& worker = *workers_[w];
     try {
-      worker.Prepare();
+      worker.Prepare(&stop_);
     } catch (...) {
       failures_[w] = std::current_exception();
     }

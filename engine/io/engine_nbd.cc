@@ -11,7 +11,10 @@
 // direction libnbd asks for and lets its state machine run. Polls are bounded (100 ms): a Reap may
 // return none so that the worker sees a stop request. A connection that dies (server killed,
 // socket closed) fails the in-flight commands through the same callback (counted per errno) and
-// every call after that returns -ENOTCONN, an engine failure that stops the worker at once.
+// every call after that returns -ENOTCONN, an engine failure that stops the worker at once. A
+// server that stops answering is left by Abandon(): the worker of a stopping run calls it once its
+// grace has passed, and nbd_close drops what is in flight (libnbd runs no completion callback from
+// nbd_close, and touches no buffer after it).
 // Read buffers are not pre-zeroed by libnbd (nbd_set_pread_initialize false).
 #include "engine/io/io_engine.h"
 
@@ -35,11 +38,11 @@ namespace {
 class NbdEngine final : public IoEngine {
  public:
   ~NbdEngine() override {
-    if (h_ != nullptr) Nbd().close(h_);  // fails what is still in flight through the callback
+    if (h_ != nullptr) Nbd().close(h_);  // drops what is still in flight (no callback runs)
   }
 
   void Prepare(const EngineSetup& setup) override {
-    h_ = ConnectNbd(setup.uri);
+    h_ = ConnectNbd(setup.uri, NbdLimits{setup.nbd_timeout_ns, setup.stop});
     ctx_.resize(setup.depth);
     for (uint32_t i = 0; i < setup.depth; ++i) ctx_[i] = Context{this, i, 0};
     done_.resize(setup.depth);
@@ -79,6 +82,14 @@ class NbdEngine final : public IoEngine {
 
   std::string Describe() const override { return "nbd(libnbd async, one connection per job)"; }
   bool Asynchronous() const override { return true; }
+  bool CanAbandon() const override { return true; }
+
+  void Abandon() override {
+    if (h_ != nullptr) Nbd().close(h_);
+    h_ = nullptr;
+    dead_ = true;
+    count_ = 0;
+  }
 
  private:
   static constexpr uint64_t kMaxWaitNs = 100'000'000;  // a Reap returns within 100 ms

@@ -26,6 +26,7 @@
 // so that an unavailable engine is reported before the run starts.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -72,6 +73,10 @@ struct EngineSetup {
   bool random_access = false;
   int fadvise = -1;
   std::string uri;  // nbd: the server's URI (fds is then empty)
+  // nbd: how long connecting and the handshake may take (0: no limit), and the flag that, once set
+  // while Prepare() waits for the server, makes it give up (stats::Interrupted).
+  uint64_t nbd_timeout_ns = 0;
+  const std::atomic<bool>* stop = nullptr;
 };
 
 class IoEngine {
@@ -93,6 +98,16 @@ class IoEngine {
   // request; false when it is the I/O's own result (pvsync2 with RWF_NOWAIT: it would have
   // blocked), an error as in fio.
   virtual bool RetriesEagain() const { return true; }
+  // True when the engine can give up on I/Os in flight (Abandon): a stopping worker then waits
+  // for them only a bounded grace. False by default: io_uring and libaio I/Os against a kernel
+  // file or device cannot be abandoned safely (the kernel owns their buffers until it completes
+  // them, and a cancellation is not guaranteed), so the worker waits for them as long as they
+  // take; the synchronous engines have nothing in flight between calls.
+  virtual bool CanAbandon() const { return false; }
+  // Gives up on every I/O in flight: none of them completes or touches its buffer afterwards, and
+  // the engine takes no more requests (Submit and Reap return -ENOTCONN). Completions already
+  // seen and not yet reaped are lost with them: reap those first. Only when CanAbandon().
+  virtual void Abandon() {}
 };
 
 // Throws UsageError naming --ioengine (with the engines that are available) if `kind` cannot run
