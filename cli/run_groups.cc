@@ -137,6 +137,9 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
         t.totals.Add(o.per_worker[w]);
         t.cpu.Add(cpu);
         t.runtime_s = std::max(t.runtime_s, o.runtime_s);
+        for (size_t d = 0; d < t.dir_runtime_s.size(); ++d) {
+          t.dir_runtime_s[d] = std::max(t.dir_runtime_s[d], o.dir_runtime_s[d]);
+        }
       } else {
         filled[entries.entry[j][w]] = true;
         t.name = jobs[j].spec.name;
@@ -144,6 +147,7 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
         t.cpu = cpu;
         t.groupid = groups.groupid[j];
         t.runtime_s = o.runtime_s;
+        t.dir_runtime_s = o.dir_runtime_s;
         t.options = jobs[j].own;
         t.iodepth = jobs[j].spec.iodepth;
         t.samples = samples[entries.entry[j][w]];

@@ -18,6 +18,7 @@
 // sums of the logged intervals) are returned. Not thread-safe; one call at a time.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -50,6 +51,10 @@ struct JobOutcome {
   uint64_t verified_blocks = 0;                     // --verify: blocks checked
   std::string verify_failure;                       // the first block that failed, "" if none
   int first_worker = 0;                             // 0-based number of its first worker in the run
+  // Per direction, the time it was done in (fio's runtime[ddir]): runtime_s, except after a
+  // do_verify read-back: the writes and trims end where the first read-back begins, and the reads
+  // are the read-back (from the first worker's to the end), or the whole time if the job also read.
+  std::array<double, stats::kDirectionCount> dir_runtime_s{};
 };
 
 struct RunOutcome {

@@ -88,7 +88,7 @@ void TextRunStatusGroups(std::string& out, const RunSummary& s) {
       double lo = 0, hi = 0, run_lo = 0, run_hi = 0, run_max = 0;
       bool first = true;
       for (const JobTotals* j : jobs) {
-        const double rt = JobRuntime(*j, s);
+        const double rt = DirRuntime(*j, s, d);
         const uint64_t b = j->totals.dirs[d].bytes;
         if (b == 0) continue;
         const double bw = rt > 0 ? static_cast<double>(b) / rt : 0;

@@ -137,7 +137,7 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
     // fio's bw_agg: this job's mean bandwidth as a share of its reporting group's.
     const double group_bw_kib = GroupBandwidthKib(s, job.groupid, d);
     fmt::format_to(o, "\"{}\": ", DirectionName(static_cast<Direction>(d)));
-    JsonDirection(o, t.dirs[d], s, runtime_s, job.samples, d, group_bw_kib);
+    JsonDirection(o, t.dirs[d], s, DirRuntime(job, s, d), job.samples, d, group_bw_kib);
     fmt::format_to(o, ", ");
   }
   JsonSyncField(o, job.syncs);

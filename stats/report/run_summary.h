@@ -18,6 +18,7 @@
 // "iotail_sla" the SLA verdicts when targets were given. Pure functions; thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -37,6 +38,9 @@ struct JobTotals {
   CpuUsage cpu;
   int groupid = 0;        // fio's reporting group
   double runtime_s = -1;  // this job's recorded time (< 0: the run's, RunSummary::runtime_s)
+  // Per direction, the time it was done in (fio's runtime[ddir]; < 0: runtime_s). They differ
+  // after a do_verify read-back: the writes' own time, and the read-back's for the reads.
+  std::array<double, kDirectionCount> dir_runtime_s = {-1, -1, -1};
   std::vector<std::pair<std::string, std::string>> options;  // its own settings ("job options")
   IoDepthCounts depths;  // iodepth_level, iodepth_submit, iodepth_complete
   uint32_t iodepth = 1;  // latency_depth

@@ -10,10 +10,15 @@ double JobRuntime(const JobTotals& job, const RunSummary& s) {
   return job.runtime_s >= 0 ? job.runtime_s : s.runtime_s;
 }
 
+double DirRuntime(const JobTotals& job, const RunSummary& s, int d) {
+  const double own = job.dir_runtime_s[static_cast<size_t>(d)];
+  return own >= 0 ? own : JobRuntime(job, s);
+}
+
 double GroupBandwidthKib(const RunSummary& s, int groupid, int d) {
   double kib = 0;
   for (const JobTotals& g : s.jobs) {
-    const double rt = JobRuntime(g, s);
+    const double rt = DirRuntime(g, s, d);
     if (g.groupid == groupid && rt > 0) {
       kib += static_cast<double>(g.totals.dirs[static_cast<size_t>(d)].bytes) / 1024 / rt;
     }

@@ -14,9 +14,11 @@ namespace iotail::stats {
 
 // The job's own recorded time, or the run's when the job has none of its own.
 double JobRuntime(const JobTotals& job, const RunSummary& s);
+// The time direction d was done in (fio's runtime[ddir]): its own, else the job's.
+double DirRuntime(const JobTotals& job, const RunSummary& s, int d);
 
 // The bandwidth of reporting group `groupid` in direction d: the sum of its jobs' bytes over
-// their own times, in KiB/s.
+// their own times in that direction, in KiB/s.
 double GroupBandwidthKib(const RunSummary& s, int groupid, int d);
 
 // A job's mean sampled bandwidth as a share of its group's (fio's bw_agg and "per="), in %.

@@ -24,7 +24,7 @@ void DirectionFields(std::string& out, const JobTotals& job, int d, const RunSum
                      double group_bw_kib) {
   auto o = std::back_inserter(out);
   const DirectionSnapshot& dir = job.totals.dirs[static_cast<size_t>(d)];
-  const double runtime_s = JobRuntime(job, s);
+  const double runtime_s = DirRuntime(job, s, d);
   const double bw_kib = runtime_s > 0 ? static_cast<double>(dir.bytes) / 1024 / runtime_s : 0;
   const double iops = runtime_s > 0 ? static_cast<double>(dir.ios) / runtime_s : 0;
   fmt::format_to(o, ";{};{:.0f};{:.0f};{}", dir.bytes / 1024, std::floor(bw_kib), std::floor(iops),
