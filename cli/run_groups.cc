@@ -134,6 +134,7 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
       stats::JobTotals& t = out[entries.entry[j][w]];
       const stats::CpuUsage cpu = w < o.cpu.size() ? o.cpu[w] : stats::CpuUsage{};
       if (filled[entries.entry[j][w]]) {
+        ++t.members;
         t.totals.Add(o.per_worker[w]);
         t.cpu.Add(cpu);
         t.runtime_s = std::max(t.runtime_s, o.runtime_s);

@@ -28,7 +28,7 @@ void DirectionFields(std::string& out, const JobTotals& job, int d, const RunSum
   const double bw_kib = runtime_s > 0 ? static_cast<double>(dir.bytes) / 1024 / runtime_s : 0;
   const double iops = runtime_s > 0 ? static_cast<double>(dir.ios) / runtime_s : 0;
   fmt::format_to(o, ";{};{:.0f};{:.0f};{}", dir.bytes / 1024, std::floor(bw_kib), std::floor(iops),
-                 dir.ios ? std::llround(runtime_s * 1000) : 0);
+                 dir.ios ? FioRuntimeMs(runtime_s) : 0);
   Latency(out, dir.slat);
   Latency(out, dir.clat);
   std::vector<double> pct;

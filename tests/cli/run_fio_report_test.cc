@@ -1,11 +1,16 @@
 // The report of `iotail run` as fio 3.33 writes it, each compared with fio itself on the same job
-// (skipped with the reason when fio is not installed): a do_verify read-back is the job's reads
-// (JSON read.total_ios and io_bytes, their latencies, the writes' own runtime).
+// (skipped with the reason when fio is not installed): the normal output's sections (a block per
+// reported job, `Run status group N` per group, the disks) in fio's order and formats; a
+// do_verify read-back is the job's reads (JSON read.total_ios and io_bytes, their latencies, the
+// writes' own runtime).
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include "cli_test_util.h"
 
@@ -37,6 +42,86 @@ class RunFioReportTest : public ::testing::Test {
   }
   fs::path dir_;
 };
+
+// The lines of fio's normal output that both tools print whatever the timing, named by their
+// kind, in order: job headers (name, groupid, jobs=N, err), direction lines, latency lines and
+// percentile headings, cpu, depths, issued, latency target, group headings and their lines, disks.
+// Bandwidth samples and the coarse latency buckets depend on the run's length and speed; iotail's
+// own lines (SLC, errors, `iotail run:`) are not fio's.
+std::vector<std::string> Sections(const std::string& text) {
+  static const std::regex header(
+      R"(^(\S+): \(groupid=(\d+), jobs=(\d+)\): err=\s*(\d+).*: pid=\d+: .*)");
+  static const std::regex direction(
+      R"(^  (read|write|trim): IOPS=[0-9.]+[kMG]?, BW=[0-9.]+[KMGT]?i?B/s \([0-9.]+[kMGT]?B/s\)\([0-9.]+[KMGT]?i?B/\d+msec\).*)");
+  static const std::regex latency(
+      R"(^    (slat| lat|clat) \((n|u|m)sec\): min=[0-9.]+k?, max=[0-9.]+[kM]?, avg=[ 0-9.]+, stdev=[ 0-9.]+.*)");
+  static const std::regex percentiles(R"(^    (clat|lat) percentiles \((n|u|m)sec\):)");
+  static const std::regex group(
+      R"(^ *(READ|WRITE|TRIM): bw=\S+ \(\S+\), \S+-\S+ \(\S+-\S+\), io=\S+ \(\S+\), run=\d+-\d+msec)");
+  std::vector<std::string> out;
+  std::smatch m;
+  for (const std::string& line : iotail::testing::Lines(text)) {
+    if (std::regex_match(line, m, header)) {
+      out.push_back("job " + m[1].str() + " groupid=" + m[2].str() + " jobs=" + m[3].str() +
+                    " err=" + m[4].str());
+    } else if (std::regex_match(line, m, direction)) {
+      out.push_back("  " + m[1].str());
+    } else if (std::regex_match(line, m, latency)) {
+      out.push_back("    " + m[1].str());
+    } else if (std::regex_match(line, m, percentiles)) {
+      out.push_back("    " + m[1].str() + " percentiles");
+    } else if (std::regex_match(line, m, group)) {
+      out.push_back("  group " + m[1].str());
+    } else {
+      for (const char* kind :
+           {"  Description  : [", "  cpu          : usr=", "  IO depths    : 1=",
+            "     submit    : 0=", "     complete  : 0=", "     issued rwts: total=",
+            "     latency   : target=", "Run status group ", "Disk stats (read/write):"}) {
+        if (line.rfind(kind, 0) == 0)
+          out.push_back(kind == std::string("Run status group ") ? line : kind);
+      }
+    }
+  }
+  return out;
+}
+
+TEST_F(RunFioReportTest, NormalOutputHasFiosSectionsPerJobAndGroup) {
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  // Two jobs in two groups (stonewall), then a group reported as one job of two clones.
+  std::ofstream(dir_ / "multi.fio") << "[global]\n"
+                                       "filename=scratch\n"
+                                       "size=4m\n"
+                                       "bs=4k\n"
+                                       "ioengine=psync\n"
+                                       "[first]\n"
+                                       "rw=write\n"
+                                       "[second]\n"
+                                       "stonewall\n"
+                                       "rw=randread\n"
+                                       "[third]\n"
+                                       "stonewall\n"
+                                       "rw=read\n"
+                                       "numjobs=2\n"
+                                       "group_reporting\n";
+  const CommandResult fio = Fio("multi.fio");
+  const CommandResult ours = Iotail("multi.fio");
+  ASSERT_EQ(fio.status, 0) << fio.err;
+  ASSERT_EQ(ours.status, 0) << ours.err;
+  const std::vector<std::string> theirs = Sections(fio.out);
+  // fio 3.33 on this job: a write job, a read job, a group of two readers, then the groups.
+  const std::vector<std::string> expected_headers = {
+      "job first groupid=0 jobs=1 err=0", "job second groupid=1 jobs=1 err=0",
+      "job third groupid=2 jobs=2 err=0", "Run status group 0 (all jobs):",
+      "Run status group 1 (all jobs):",   "Run status group 2 (all jobs):"};
+  std::vector<std::string> headers;
+  for (const std::string& s : theirs) {
+    if (s.rfind("job ", 0) == 0 || s.rfind("Run status", 0) == 0) headers.push_back(s);
+  }
+  ASSERT_EQ(headers, expected_headers) << fio.out;
+  EXPECT_EQ(Sections(ours.out), theirs) << "fio:\n" << fio.out << "\niotail:\n" << ours.out;
+  // iotail's own lines follow fio's sections, under a heading of their own.
+  EXPECT_NE(ours.out.find("\niotail run:\n  mode: burst"), std::string::npos) << ours.out;
+}
 
 TEST_F(RunFioReportTest, VerifyReadBackIsReportedAsReadsWithTheirOwnRuntime) {
   if (!HaveFio()) GTEST_SKIP() << "fio not installed";
