@@ -150,6 +150,7 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
         t.runtime_s = o.runtime_s;
         t.dir_runtime_s = o.dir_runtime_s;
         t.options = jobs[j].own;
+        t.description = jobs[j].description;  // a group's is its first job's, as fio's
         t.iodepth = jobs[j].spec.iodepth;
         t.samples = samples[entries.entry[j][w]];
       }

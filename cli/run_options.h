@@ -44,6 +44,7 @@ struct RunOptions {
   bool stonewall = false;        // --stonewall: wait for the jobs before, start a new group
   bool new_group = false;        // --new_group: start a new reporting group
   bool group_reporting = false;  // --group_reporting: report each group as one job
+  std::string description;       // --description: shown with the job's report, as given
   bool randrepeat = true;        // --randrepeat=0: seed the random offsets from the time
   std::string directory;         // --directory: where the files are (fio's default names too)
   uint32_t nrfiles = 1;          // --nrfiles: files per clone, fio's NAME.CLONE.FILE names

@@ -35,6 +35,9 @@ const std::vector<OptionDef>& Table() {
        "start a new reporting group (jobs still run together)", "0"},
       {"group_reporting", kFlag, RunField<&RunOptions::group_reporting>,
        "report each reporting group as one job (summed over its jobs)", "0"},
+      {"description", kText, RunField<&RunOptions::description>,
+       "text shown with the job's report, as given (`Description  : [TEXT]`, JSON desc, terse's "
+       "last field)"},
       {"wait_for", kText,
        [](RunOptions& o, const OptionValue& v) {
          if (v.text.empty()) throw UsageError(fmt::format("--{}: expected a job name", v.option));

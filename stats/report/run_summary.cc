@@ -148,6 +148,8 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
                  static_cast<uint64_t>(std::llround(runtime_s * 1000)), cpu.UsrPct(), cpu.SysPct(),
                  cpu.ctx, cpu.majf, cpu.minf);
   JsonDepthAndLatencyFields(o, job);
+  if (!job.description.empty())
+    fmt::format_to(o, ", \"desc\": \"{}\"", JsonEscape(job.description));
   fmt::format_to(o, ", ");
   fmt::format_to(o, "\"iotail_errors\": {{\"total\": {}, \"by_errno\": {{", t.TotalErrors());
   bool first = true;

@@ -80,6 +80,7 @@ std::string FormatTerseSummary(const RunSummary& s) {
                      d.read_merges, d.write_merges, d.read_ticks, d.write_ticks, d.in_queue,
                      d.util);
     }
+    if (!job.description.empty()) fmt::format_to(o, ";{}", job.description);
     fmt::format_to(o, "\n");
   }
   return out;

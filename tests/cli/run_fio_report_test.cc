@@ -1,8 +1,8 @@
 // The report of `iotail run` as fio 3.33 writes it, each compared with fio itself on the same job
 // (skipped with the reason when fio is not installed): the normal output's sections (a block per
-// reported job, `Run status group N` per group, the disks) in fio's order and formats; a
-// do_verify read-back is the job's reads (JSON read.total_ios and io_bytes, their latencies, the
-// writes' own runtime).
+// reported job, `Run status group N` per group, the disks) in fio's order and formats; a job's
+// description in each form; a do_verify read-back is the job's reads (JSON read.total_ios and
+// io_bytes, their latencies, the writes' own runtime).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -121,6 +121,40 @@ TEST_F(RunFioReportTest, NormalOutputHasFiosSectionsPerJobAndGroup) {
   EXPECT_EQ(Sections(ours.out), theirs) << "fio:\n" << fio.out << "\niotail:\n" << ours.out;
   // iotail's own lines follow fio's sections, under a heading of their own.
   EXPECT_NE(ours.out.find("\niotail run:\n  mode: burst"), std::string::npos) << ours.out;
+}
+
+TEST_F(RunFioReportTest, DescriptionIsShownAsFioShowsIt) {
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  std::ofstream(dir_ / "d.fio") << "[d]\nfilename=f\nsize=1m\nrw=read\nioengine=psync\n"
+                                   "description=reads \"all\" of it\n";
+  const std::string text = "reads \"all\" of it";
+  for (const bool fio : {true, false}) {
+    const std::string who = fio ? "fio" : "iotail";
+    const auto run = [&](const std::string& args) { return fio ? Fio(args) : Iotail(args); };
+    // JSON: "desc", and the option among the job's options.
+    const json j = Json(run("d.fio --output-format=json"));
+    ASSERT_FALSE(j.empty()) << who;
+    EXPECT_EQ(j["jobs"][0]["desc"], text) << who;
+    EXPECT_EQ(j["jobs"][0]["job options"]["description"], text) << who;
+    // Terse: the last field.
+    const CommandResult terse = run("d.fio --minimal");
+    ASSERT_EQ(terse.status, 0) << who << terse.err;
+    const std::string line = terse.out.substr(0, terse.out.find('\n'));
+    EXPECT_EQ(line.substr(line.rfind(';') + 1), text) << who << ": " << line;
+    // Normal: the line after the job's header.
+    const CommandResult normal = run("d.fio");
+    ASSERT_EQ(normal.status, 0) << who << normal.err;
+    const size_t header = normal.out.find("d: (groupid=0, jobs=1)");
+    ASSERT_NE(header, std::string::npos) << who << normal.out;
+    const size_t next = normal.out.find('\n', header) + 1;
+    EXPECT_EQ(normal.out.substr(next, normal.out.find('\n', next) - next),
+              "  Description  : [" + text + "]")
+        << who;
+  }
+  // Without one, no "desc" key (as fio).
+  EXPECT_FALSE(
+      Json(Iotail("--name=x --filename=f --size=64k --output-format=json"))["jobs"][0].contains(
+          "desc"));
 }
 
 TEST_F(RunFioReportTest, VerifyReadBackIsReportedAsReadsWithTheirOwnRuntime) {
