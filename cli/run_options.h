@@ -45,10 +45,13 @@ struct RunOptions {
   bool new_group = false;        // --new_group: start a new reporting group
   bool group_reporting = false;  // --group_reporting: report each group as one job
   std::string description;       // --description: shown with the job's report, as given
-  bool randrepeat = true;        // --randrepeat=0: seed the random offsets from the time
-  std::string directory;         // --directory: where the files are (fio's default names too)
-  uint32_t nrfiles = 1;          // --nrfiles: files per clone, fio's NAME.CLONE.FILE names
-  uint64_t filesize = 0;         // --filesize: size of each file (default size / nrfiles)
+  // fio's switches that turn measurements off (gtod_reduce, disable_lat, ...), as given when on:
+  // iotail measures regardless, and says so once (PlanRun).
+  std::vector<std::string> measured_anyway;
+  bool randrepeat = true;  // --randrepeat=0: seed the random offsets from the time
+  std::string directory;   // --directory: where the files are (fio's default names too)
+  uint32_t nrfiles = 1;    // --nrfiles: files per clone, fio's NAME.CLONE.FILE names
+  uint64_t filesize = 0;   // --filesize: size of each file (default size / nrfiles)
   std::vector<std::pair<std::string, std::string>> own;  // this job's own settings ("job options")
 };
 

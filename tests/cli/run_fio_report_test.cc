@@ -1,10 +1,12 @@
 // The report of `iotail run` as fio 3.33 writes it, each compared with fio itself on the same job
 // (skipped with the reason when fio is not installed): the normal output's sections (a block per
 // reported job, `Run status group N` per group, the disks) in fio's order and formats; a job's
-// description in each form; a do_verify read-back is the job's reads (JSON read.total_ios and
-// io_bytes, their latencies, the writes' own runtime).
+// description in each form; the options of fio's profiles and its switches that turn measurements
+// off, accepted (iotail measures regardless, and says so); a do_verify read-back is the job's reads
+// (JSON read.total_ios and io_bytes, their latencies, the writes' own runtime).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -155,6 +157,39 @@ TEST_F(RunFioReportTest, DescriptionIsShownAsFioShowsIt) {
   EXPECT_FALSE(
       Json(Iotail("--name=x --filename=f --size=64k --output-format=json"))["jobs"][0].contains(
           "desc"));
+}
+
+TEST_F(RunFioReportTest, ProfileOptionsAndMeasurementSwitchesAreAcceptedAsFioAcceptsThem) {
+  // The tiobench and act profiles' options, which fio takes in any job file and ignores, and the
+  // switches that turn fio's latency and bandwidth measurements off.
+  std::ofstream(dir_ / "p.fio") << "[p]\nfilename=f\nsize=1m\nrw=read\nioengine=psync\n"
+                                   "threads=4\nblock=8192\nnumruns=3\ndir=/nonexistent\nload=2\n"
+                                   "device-names=/dev/none\ntest-duration=5\nthreads-per-queue=2\n"
+                                   "read-req-num-512-blocks=3\nlarge-block-op-kbytes=128\nprep\n"
+                                   "gtod_reduce=1\ndisable_lat=1\ndisable_clat=1\ndisable_slat=1\n"
+                                   "disable_bw=1\n";
+  const CommandResult ours = Iotail("p.fio --output-format=json");
+  const json j = Json(ours);
+  ASSERT_FALSE(j.empty());
+  // Nothing changed by them: 1 MiB read in 4 KiB blocks, every latency measured, and one note.
+  EXPECT_EQ(j["jobs"][0]["read"]["total_ios"], 256);
+  EXPECT_EQ(j["jobs"][0]["read"]["clat_ns"]["N"], 256);
+  EXPECT_NE(ours.err.find("--gtod_reduce, --disable_lat, --disable_clat, --disable_slat, "
+                          "--disable_bw: iotail measures latencies and bandwidth regardless"),
+            std::string::npos)
+      << ours.err;
+  EXPECT_EQ(std::count(ours.err.begin(), ours.err.end(), '\n'), 1) << ours.err;
+  // Off (=0) they need no note.
+  const CommandResult off =
+      Iotail("--name=x --filename=f --size=64k --gtod_reduce=0 --disable_lat=0");
+  EXPECT_EQ(off.status, 0) << off.err;
+  EXPECT_EQ(off.err.find("regardless"), std::string::npos) << off.err;
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  // fio takes the same file, does the same I/O, and with these switches reports no latency.
+  const json fio = Json(Fio("p.fio --output-format=json"));
+  ASSERT_FALSE(fio.empty());
+  EXPECT_EQ(fio["jobs"][0]["read"]["total_ios"], 256);
+  EXPECT_EQ(fio["jobs"][0]["read"]["clat_ns"]["N"], 0);
 }
 
 TEST_F(RunFioReportTest, VerifyReadBackIsReportedAsReadsWithTheirOwnRuntime) {
