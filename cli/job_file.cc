@@ -1,14 +1,18 @@
 #include "cli/job_file.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 
+#include "cli/printable_text.h"
 #include "stats/core/errors.h"
 
 namespace iotail::cli {
@@ -23,220 +27,223 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// A recursive-descent evaluator: expr = term {(+|-) term}; term = power {(*|/|%) power};
-// power = unary [^ power]; unary = [-|+] unary | primary; primary = number[suffix] | (expr).
-class Arithmetic {
- public:
-  Arithmetic(std::string_view text, const std::string& where) : text_(text), where_(where) {}
-  int64_t Evaluate() {
-    const int64_t v = Expr();
-    Skip();
-    if (pos_ != text_.size()) Fail(fmt::format("unexpected '{}'", text_.substr(pos_)));
-    return v;
-  }
-
- private:
-  [[noreturn]] void Fail(const std::string& why) const {
-    throw UsageError(fmt::format("{}: bad arithmetic '{}': {}", where_, text_, why));
-  }
-  void Skip() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-  }
-  bool Eat(char c) {
-    Skip();
-    if (pos_ < text_.size() && text_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-  void Check(bool overflow) const {
-    if (overflow) Fail("overflows 64 bits");
-  }
-  int64_t Expr() {
-    int64_t v = Term();
-    for (;;) {
-      int64_t r = 0;
-      if (Eat('+')) {
-        const int64_t t = Term();
-        Check(__builtin_add_overflow(v, t, &r));
-        v = r;
-      } else if (Eat('-')) {
-        const int64_t t = Term();
-        Check(__builtin_sub_overflow(v, t, &r));
-        v = r;
-      } else {
-        return v;
-      }
-    }
-  }
-  int64_t Term() {
-    int64_t v = Power();
-    for (;;) {
-      int64_t r = 0;
-      if (Eat('*')) {
-        const int64_t t = Power();
-        Check(__builtin_mul_overflow(v, t, &r));
-        v = r;
-      } else if (Eat('/') || Eat('%')) {
-        const bool mod = text_[pos_ - 1] == '%';
-        const int64_t t = Power();
-        if (t == 0) Fail("division by zero");
-        v = mod ? v % t : v / t;
-      } else {
-        return v;
-      }
-    }
-  }
-  int64_t Power() {
-    const int64_t base = Unary();
-    if (!Eat('^')) return base;
-    const int64_t exp = Power();
-    if (exp < 0) Fail("negative exponent");
-    int64_t v = 1;
-    for (int64_t i = 0; i < exp; ++i) {
-      int64_t r = 0;
-      Check(__builtin_mul_overflow(v, base, &r));
-      v = r;
-    }
-    return v;
-  }
-  int64_t Unary() {
-    if (Eat('-')) return -Unary();
-    if (Eat('+')) return Unary();
-    return Primary();
-  }
-  int64_t Primary() {
-    if (Eat('(')) {
-      const int64_t v = Expr();
-      if (!Eat(')')) Fail("missing ')'");
-      return v;
-    }
-    Skip();
-    const size_t start = pos_;
-    int64_t v = 0;
-    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      int64_t r = 0;
-      Check(__builtin_mul_overflow(v, int64_t{10}, &r));
-      v = r;
-      Check(__builtin_add_overflow(v, int64_t{text_[pos_] - '0'}, &r));
-      v = r;
-      ++pos_;
-    }
-    if (pos_ == start)
-      Fail(pos_ < text_.size() ? fmt::format("unexpected '{}'", text_[pos_])
-                               : std::string("a number is missing"));
-    if (pos_ < text_.size()) {
-      const char s = static_cast<char>(std::tolower(static_cast<unsigned char>(text_[pos_])));
-      const size_t at = std::string_view("kmgt").find(s);
-      if (at != std::string_view::npos) {
-        ++pos_;
-        for (size_t i = 0; i <= at; ++i) {
-          int64_t r = 0;
-          Check(__builtin_mul_overflow(v, int64_t{1024}, &r));
-          v = r;
-        }
-      }
-    }
-    return v;
-  }
-
-  std::string_view text_;
-  const std::string& where_;
-  size_t pos_ = 0;
-};
-
 class Parser {
  public:
   explicit Parser(const JobFileEnvironment& env) : env_(env) {}
 
-  void ReadFile(const std::string& path, const std::string& included_from) {
-    std::error_code ec;
-    const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
-    const std::string key = ec ? path : canonical.string();
-    if (std::find(open_.begin(), open_.end(), key) != open_.end()) {
-      throw UsageError(fmt::format("{}: include loop: '{}' includes itself", included_from, path));
-    }
-    std::ifstream in(path);
-    if (!in) {
-      throw UsageError(included_from.empty()
-                           ? fmt::format("job file '{}': cannot open it", path)
-                           : fmt::format("{}: include '{}': cannot open it", included_from, path));
-    }
-    open_.push_back(key);
-    std::string line;
-    for (uint64_t number = 1; std::getline(in, line); ++number) {
-      Line(path, number, line);
-    }
-    open_.pop_back();
+  // The job file named on the command line.
+  void ReadJobFile(const std::string& path) {
+    const std::string what = fmt::format("job file '{}'", Printable(path));
+    std::optional<JobFileContents> file = Read(path, what);
+    if (!file) throw UsageError(what + ": cannot open it (no such file)");
+    ReadText(path, *file, what);
   }
 
   std::vector<JobFileSection> Take() { return std::move(sections_); }
 
  private:
-  void Line(const std::string& path, uint64_t number, std::string_view raw) {
-    const std::string where = fmt::format("{}:{}", path, number);
-    std::string_view line = raw;
-    const size_t comment = line.find_first_of(";#");
-    if (comment != std::string_view::npos) line = line.substr(0, comment);
-    line = Trim(line);
-    if (line.empty()) return;
-    if (line.front() == '[') {
-      if (open_.size() > 1) {
-        throw UsageError(fmt::format(
-            "{}: a section in an included file (fio allows only settings there)", where));
-      }
-      if (line.back() != ']' || line.size() < 3) {
-        throw UsageError(fmt::format("{}: a section header is '[name]', got '{}'", where, line));
-      }
-      JobFileSection s;
-      s.name = std::string(Trim(line.substr(1, line.size() - 2)));
-      s.global = s.name.rfind("global", 0) == 0;
-      s.origin = where;
-      sections_.push_back(std::move(s));
-      return;
+  struct OpenFile {
+    std::string path;
+    std::string identity;
+    bool recognised = false;  // a good line was seen: the file's content may be echoed
+  };
+
+  std::optional<JobFileContents> Read(const std::string& path, const std::string& what) {
+    try {
+      return env_.read_file(path, kJobFileMaxBytes);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{}: {}", what, e.what()));
     }
-    if (line.rfind("include", 0) == 0 && line.size() > 7 &&
-        std::isspace(static_cast<unsigned char>(line[7]))) {
-      std::string target(Trim(line.substr(7)));
-      if (!std::filesystem::exists(target)) {
-        const std::filesystem::path beside = std::filesystem::path(path).parent_path() / target;
-        if (std::filesystem::exists(beside)) target = beside.string();
-      }
-      ReadFile(target, where);
-      return;
-    }
-    if (sections_.empty()) {
-      throw UsageError(fmt::format("{}: '{}' is outside any [section]", where, line));
-    }
-    JobFileSetting setting;
-    setting.origin = where;
-    const size_t eq = line.find('=');
-    setting.name = std::string(Trim(line.substr(0, eq)));
-    std::replace(setting.name.begin(), setting.name.end(), '-', '_');
-    if (setting.name.empty()) throw UsageError(fmt::format("{}: a setting without a name", where));
-    setting.bare = eq == std::string_view::npos;
-    setting.value = setting.bare ? "1" : Expand(Trim(line.substr(eq + 1)), where);
-    sections_.back().settings.push_back(std::move(setting));
   }
 
-  // ${VAR} from the environment, fio's $ncpus, $mb_memory and $pagesize, then the arithmetic.
-  std::string Expand(std::string_view value, const std::string& where) {
+  void ReadText(const std::string& path, const JobFileContents& file, const std::string& what) {
+    if (file.text.size() > kJobFileMaxBytes) {
+      throw UsageError(fmt::format("{}: larger than {} MiB (the most a job file may be)", what,
+                                   kJobFileMaxBytes >> 20));
+    }
+    bytes_read_ += file.text.size();
+    if (bytes_read_ > kJobFileMaxBytes) {
+      throw UsageError(fmt::format("{}: the job file and its includes exceed {} MiB in all", what,
+                                   kJobFileMaxBytes >> 20));
+    }
+    open_.push_back({path, file.identity});
+    std::string_view text = file.text;
+    if (text.starts_with("\xef\xbb\xbf")) text.remove_prefix(3);  // a UTF-8 byte order mark
+    uint64_t number = 1;
+    for (size_t start = 0; start < text.size(); ++number) {
+      const size_t end = std::min(text.find('\n', start), text.size());
+      Line(number, text.substr(start, end - start));
+      start = end + 1;
+    }
+    open_.pop_back();
+  }
+
+  // The error for a line of a file that has shown no good line yet: it names no content.
+  UsageError NotAJobFile(const std::string& where) const {
+    return UsageError(where + (open_.size() > 1
+                                   ? ": not a fio job file to include (one holds settings, "
+                                     "'name=value')"
+                                   : ": not a fio job file (one starts with a [section] header)"));
+  }
+
+  // A line that is not what a job file holds: `detail` (which may show the line) once the file has
+  // shown a good line, else NotAJobFile.
+  [[noreturn]] void Malformed(const std::string& where, const std::string& detail) const {
+    if (!open_.back().recognised) throw NotAJobFile(where);
+    throw UsageError(fmt::format("{}: {}", where, detail));
+  }
+
+  // What the sections and settings take, against kJobFileMaxSettingsBytes.
+  void Charge(size_t bytes, const std::string& where) {
+    settings_bytes_ += bytes;
+    if (settings_bytes_ > kJobFileMaxSettingsBytes) {
+      throw UsageError(fmt::format(
+          "{}: the settings take more than {} MiB (their names, values and where each was set)",
+          where, kJobFileMaxSettingsBytes >> 20));
+    }
+  }
+
+  // The settings the jobs are made of, against kJobFileMaxJobSettings: each job's own and every
+  // global setting before it.
+  void CountJobSettings(size_t settings, const std::string& where) {
+    job_settings_ += settings;
+    if (job_settings_ > kJobFileMaxJobSettings) {
+      throw UsageError(fmt::format(
+          "{}: the jobs come to more than {} settings (each job counts its own and every global "
+          "setting before it)",
+          where, kJobFileMaxJobSettings));
+    }
+  }
+
+  void Line(uint64_t number, std::string_view raw) {
+    const std::string_view line = Trim(raw.substr(0, raw.find_first_of(";#")));
+    if (line.empty()) return;  // before formatting FILE:LINE: 16 MiB may be 16 million of these
+    const std::string where = fmt::format("{}:{}", open_.back().path, number);
+    if (const size_t at = FindUnprintable(line); at != std::string_view::npos) {
+      Malformed(where, fmt::format("'{}' in the line (a job file is UTF-8 text without control "
+                                   "characters)",
+                                   Printable(line.substr(at, 1))));
+    }
+    if (line.front() == '[') return Section(where, line);
+    if (line.starts_with("include") && line.size() > 7 &&
+        std::isspace(static_cast<unsigned char>(line[7]))) {
+      open_.back().recognised = true;
+      return Include(where, Trim(line.substr(7)));
+    }
+    Setting(where, line);
+  }
+
+  void Section(const std::string& where, std::string_view line) {
+    if (open_.size() > 1) {
+      throw UsageError(
+          fmt::format("{}: a section in an included file (fio allows only settings there)", where));
+    }
+    JobFileSection s;
+    if (line.size() >= 3 && line.back() == ']') s.name = Trim(line.substr(1, line.size() - 2));
+    if (s.name.empty()) {
+      Malformed(where, fmt::format("a section header is '[name]', got '{}'", Printable(line)));
+    }
+    open_.back().recognised = true;
+    s.global = s.name.starts_with("global");
+    s.origin = where;
+    if (!s.global && ++job_sections_ > kJobFileMaxJobSections) {
+      throw UsageError(fmt::format("{}: more than {} job sections (fio's limit on jobs)", where,
+                                   kJobFileMaxJobSections));
+    }
+    Charge(sizeof(JobFileSection) + s.name.size() + s.origin.size(), where);
+    if (!s.global) CountJobSettings(global_settings_, where);
+    sections_.push_back(std::move(s));
+  }
+
+  void Include(const std::string& where, std::string_view target) {
+    const std::string what = fmt::format("{}: include '{}'", where, Printable(target));
+    if (open_.size() > kJobFileMaxIncludeDepth) {
+      throw UsageError(
+          fmt::format("{}: includes nested deeper than {} files", what, kJobFileMaxIncludeDepth));
+    }
+    if (++includes_ > kJobFileMaxIncludes) {
+      throw UsageError(
+          fmt::format("{}: more than {} includes in all (each one counts, of the same file too)",
+                      what, kJobFileMaxIncludes));
+    }
+    // As given, else beside the including file (fio's rule).
+    std::string path(target);
+    std::optional<JobFileContents> file = Read(path, what);
+    if (!file) {
+      path = (std::filesystem::path(open_.back().path).parent_path() / target).string();
+      file = Read(path, what);
+    }
+    if (!file) throw UsageError(what + ": cannot open it (no such file)");
+    for (const OpenFile& open : open_) {
+      if (open.identity == file->identity) {
+        throw UsageError(
+            fmt::format("{}: include loop: '{}' includes itself", where, Printable(target)));
+      }
+    }
+    ReadText(path, *file, what);
+  }
+
+  void Setting(const std::string& where, std::string_view line) {
+    const size_t eq = line.find('=');
+    JobFileSetting setting;
+    setting.name = Trim(line.substr(0, eq));
+    const bool name_ok =
+        !setting.name.empty() && std::all_of(setting.name.begin(), setting.name.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+        });
+    if (!name_ok) {
+      Malformed(where, fmt::format("a setting is 'name=value' or a flag 'name', got '{}'",
+                                   Printable(line)));
+    }
+    if (sections_.empty()) {
+      if (open_.size() == 1 && !open_.back().recognised) throw NotAJobFile(where);
+      throw UsageError(fmt::format(
+          "{}: a setting outside any [section] (a job file starts with a [section] header)",
+          where));
+    }
+    std::replace(setting.name.begin(), setting.name.end(), '-', '_');
+    setting.bare = eq == std::string_view::npos;
+    setting.origin = where;
+    try {
+      setting.value = setting.bare ? "1" : Expand(Trim(line.substr(eq + 1)), where, setting.name);
+    } catch (const UsageError&) {
+      if (!open_.back().recognised) throw NotAJobFile(where);
+      throw;
+    }
+    open_.back().recognised = true;
+    Charge(
+        sizeof(JobFileSetting) + setting.name.size() + setting.value.size() + setting.origin.size(),
+        where);
+    sections_.back().settings.push_back(std::move(setting));
+    if (sections_.back().global) {
+      ++global_settings_;
+    } else {
+      CountJobSettings(1, where);
+    }
+  }
+
+  // ${VAR} from the environment, fio's $ncpus, $mb_memory and $pagesize, then the arithmetic
+  // (its errors name the option).
+  std::string Expand(std::string_view value, const std::string& where, const std::string& option) {
     std::string out;
     bool machine_variable = false;
     for (size_t i = 0; i < value.size();) {
       if (value.compare(i, 2, "${") == 0) {
         const size_t close = value.find('}', i + 2);
         if (close == std::string_view::npos) {
-          throw UsageError(fmt::format("{}: '${{' without its '}}' in '{}'", where, value));
+          throw UsageError(
+              fmt::format("{}: '${{' without its '}}' in '{}'", where, Printable(value)));
         }
         const std::string name(value.substr(i + 2, close - i - 2));
         const std::optional<std::string> v = env_.getenv(name);
         if (!v) {
-          throw UsageError(fmt::format(
-              "{}: ${{{}}} is not set in the environment (fio would drop this job)", where, name));
+          throw UsageError(
+              fmt::format("{}: ${{{}}} is not set in the environment (fio would drop this job)",
+                          where, Printable(name)));
         }
         out += *v;
+        // A variable repeated is the one way a line grows: what it takes counts from here.
+        if (settings_bytes_ + out.size() > kJobFileMaxSettingsBytes) Charge(out.size(), where);
         i = close + 1;
         continue;
       }
@@ -257,23 +264,79 @@ class Parser {
           throw UsageError(fmt::format(
               "{}: unknown variable in '{}' (fio's are $ncpus, $mb_memory, $pagesize; ${{VAR}} "
               "for the environment)",
-              where, value));
+              where, Printable(value)));
         }
         continue;
       }
       out += value[i++];
     }
     const bool wrapped = out.size() >= 2 && out.front() == '(' && out.back() == ')';
-    if (machine_variable || wrapped) return std::to_string(EvaluateArithmetic(out, where));
+    if (machine_variable || wrapped) {
+      return std::to_string(EvaluateArithmetic(out, fmt::format("{}: --{}", where, option)));
+    }
     return out;
   }
 
   const JobFileEnvironment& env_;
-  std::vector<std::string> open_;  // files being read (include loops)
+  std::vector<OpenFile> open_;  // the files being read, each included by the one before
   std::vector<JobFileSection> sections_;
+  size_t bytes_read_ = 0, includes_ = 0, job_sections_ = 0, settings_bytes_ = 0;
+  size_t global_settings_ = 0, job_settings_ = 0;
+};
+
+// Closes a file descriptor when it goes out of scope.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
 };
 
 }  // namespace
+
+std::optional<JobFileContents> ReadJobFileFromDisk(const std::string& path, size_t limit) {
+  const auto failed = [](std::string_view doing) {
+    return UsageError(fmt::format("cannot {} it: {}", doing, std::strerror(errno)));
+  };
+  const UsageError not_regular("not a regular file (a job file must be one)");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    throw failed("open");
+  }
+  // Checked before opening (a device is never opened) and after (the file may have changed); the
+  // open does not block on a FIFO put there between the two.
+  if (!S_ISREG(st.st_mode)) throw not_regular;
+  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) throw failed("open");
+  if (::fstat(fd.get(), &st) != 0) throw failed("read");
+  if (!S_ISREG(st.st_mode)) throw not_regular;
+  JobFileContents file;
+  file.identity = fmt::format("{}:{}", st.st_dev, st.st_ino);
+  // At most limit + 1 bytes, whatever the size says (files in /proc say 0).
+  file.text.resize(std::min<uint64_t>(limit + 1, std::max<int64_t>(st.st_size, 0) + 1));
+  size_t got = 0;
+  for (;;) {
+    if (got == file.text.size()) {
+      if (got > limit) break;
+      file.text.resize(std::min(limit + 1, got * 2 + 4096));
+    }
+    const ssize_t n = ::read(fd.get(), file.text.data() + got, file.text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw failed("read");
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  file.text.resize(got);
+  return file;
+}
 
 JobFileEnvironment JobFileEnvironment::System() {
   JobFileEnvironment env;
@@ -293,7 +356,7 @@ JobFileEnvironment JobFileEnvironment::System() {
 
 std::vector<JobFileSection> ParseJobFile(const std::string& path, const JobFileEnvironment& env) {
   Parser parser(env);
-  parser.ReadFile(path, "");
+  parser.ReadJobFile(path);
   return parser.Take();
 }
 
@@ -303,10 +366,16 @@ std::string ShowCommand(const std::vector<std::string>& files, const JobFileEnvi
   for (const std::string& file : files) {
     out += program;
     std::vector<JobFileSetting> global;
-    auto add = [&out](const JobFileSetting& s) {
-      out += s.bare ? fmt::format(" --{}", s.name) : fmt::format(" --{}={}", s.name, s.value);
-    };
     for (const JobFileSection& section : ParseJobFile(file, env)) {
+      const auto add = [&out, &section](const JobFileSetting& s) {
+        out += s.bare ? fmt::format(" --{}", s.name) : fmt::format(" --{}={}", s.name, s.value);
+        if (out.size() > kShowCommandMaxBytes) {
+          throw UsageError(fmt::format(
+              "{}: --showcmd: the command lines would take more than {} MiB (each global section "
+              "repeats the global settings before it, as in fio)",
+              section.origin, kShowCommandMaxBytes >> 20));
+        }
+      };
       if (section.global) {
         global.insert(global.end(), section.settings.begin(), section.settings.end());
         for (const JobFileSetting& s : global) add(s);
@@ -318,10 +387,6 @@ std::string ShowCommand(const std::vector<std::string>& files, const JobFileEnvi
     out += " \n";
   }
   return out;
-}
-
-int64_t EvaluateArithmetic(std::string_view text, const std::string& where) {
-  return Arithmetic(text, where).Evaluate();
 }
 
 }  // namespace iotail::cli

@@ -1,6 +1,7 @@
 // iotail: storage load generator and latency-analysis toolkit. Dispatches to a subcommand and
 // maps errors to exit codes: 2 for bad input (options, damaged logs), 1 for system failures.
 #include <fmt/format.h>
+#include <signal.h>
 
 #include <boost/program_options/errors.hpp>
 #include <cstring>
@@ -9,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "stats/core/errors.h"
+#include "stats/util/output_file.h"
 
 namespace {
 
@@ -20,6 +22,15 @@ void PrintUsage(std::ostream& out) {
   out << "\nRun 'iotail <command> --help' for a command's options.\n";
 }
 
+// SIGINT or SIGTERM outside a run (iotail run handles them itself: it stops cleanly) ends the
+// process as the signal would, but first removes the temporary files of outputs not yet committed
+// (a merge -o interrupted halfway left a 182 MB OUT.tmp.PID behind).
+extern "C" void RemoveTemporariesAndDie(int sig) {
+  iotail::stats::RemoveOutputTemporaries();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -28,6 +39,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string_view name = argv[1];
+  signal(SIGINT, RemoveTemporariesAndDie);
+  signal(SIGTERM, RemoveTemporariesAndDie);
   if (name == "--help" || name == "-h" || name == "help") {
     PrintUsage(std::cout);
     return 0;

@@ -22,33 +22,8 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kClientTime =
     std::chrono::seconds(2);  // to send the request, and to take the answer
 constexpr size_t kMaxRequest = 8192;
+constexpr size_t kMaxConnections = 64;  // more wait in the listen backlog
 constexpr char kContentType[] = "text/plain; version=0.0.4; charset=utf-8";
-
-int MsLeft(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return left.count() > 0 ? static_cast<int>(left.count()) : 0;
-}
-
-// Waits until fd is ready for `events` or the deadline passes.
-bool WaitFor(int fd, short events, Clock::time_point deadline) {
-  pollfd p{fd, events, 0};
-  for (;;) {
-    const int n = ::poll(&p, 1, MsLeft(deadline));
-    if (n > 0) return true;
-    if (n == 0 || errno != EINTR) return false;
-  }
-}
-
-void SendAll(int fd, const std::string& data, Clock::time_point deadline) {
-  size_t sent = 0;
-  while (sent < data.size()) {
-    if (!WaitFor(fd, POLLOUT, deadline)) return;  // a client that does not read is dropped
-    const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    sent += static_cast<size_t>(n);
-  }
-}
 
 std::string Usage(const std::string& spec, const std::string& why) {
   return fmt::format(
@@ -133,32 +108,76 @@ void MetricsServer::Stop() {
   }
 }
 
+namespace {
+
+// One client: its request as it arrives, then its response as it leaves; closed at its deadline.
+struct Connection {
+  int fd = -1;
+  Clock::time_point deadline;
+  std::string in;
+  std::string out;
+  size_t sent = 0;
+  bool answering = false;
+};
+
+}  // namespace
+
 void MetricsServer::Serve() {
+  std::vector<Connection> conns;
+  std::vector<pollfd> fds;
   while (!stop_.load()) {
-    pollfd p{listen_fd_, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    Answer(fd);
-    ::close(fd);
+    const short accept_events = conns.size() < kMaxConnections ? POLLIN : 0;
+    fds.assign(1, pollfd{listen_fd_, accept_events, 0});
+    for (const Connection& c : conns) {
+      fds.push_back({c.fd, static_cast<short>(c.answering ? POLLOUT : POLLIN), 0});
+    }
+    if (::poll(fds.data(), fds.size(), 100) < 0 && errno != EINTR) break;
+    const auto now = Clock::now();
+    for (size_t i = 0; i < conns.size(); ++i) {
+      Connection& c = conns[i];
+      const short revents = fds[i + 1].revents;
+      bool done = now >= c.deadline;  // too slow to ask or to take the answer: dropped
+      if (!done && revents != 0)
+        done = !Progress(c.fd, c.in, c.out, c.sent, c.answering, now, c.deadline);
+      if (done) {
+        ::close(c.fd);
+        c.fd = -1;
+      }
+    }
+    std::erase_if(conns, [](const Connection& c) { return c.fd < 0; });
+    if ((fds[0].revents & POLLIN) != 0) {
+      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd >= 0) conns.push_back({fd, now + kClientTime, {}, {}, 0, false});
+    }
   }
+  for (const Connection& c : conns) ::close(c.fd);
 }
 
-void MetricsServer::Answer(int fd) {
-  const auto deadline = Clock::now() + kClientTime;
-  std::string request;
-  char chunk[2048];
-  while (request.find("\r\n\r\n") == std::string::npos && request.size() < kMaxRequest) {
-    if (!WaitFor(fd, POLLIN, deadline)) return;  // too slow: dropped
+bool MetricsServer::Progress(int fd, std::string& in, std::string& out, size_t& sent,
+                             bool& answering, Clock::time_point now, Clock::time_point& deadline) {
+  if (!answering) {
+    char chunk[2048];
     const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    request.append(chunk, static_cast<size_t>(n));
+    if (n < 0) return errno == EINTR || errno == EAGAIN;
+    if (n == 0) return false;
+    in.append(chunk, static_cast<size_t>(n));
+    if (in.find("\r\n\r\n") == std::string::npos && in.size() < kMaxRequest) return true;
+    out = Respond(in);
+    answering = true;
+    deadline = now + kClientTime;  // as long again to take the answer
   }
+  const ssize_t n = ::send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
+  if (n < 0) return errno == EINTR || errno == EAGAIN;
+  sent += static_cast<size_t>(n);
+  return sent < out.size();
+}
+
+std::string MetricsServer::Respond(const std::string& request) {
   ++requests_;
   const size_t sp1 = request.find(' ');
   const size_t sp2 = sp1 == std::string::npos ? sp1 : request.find(' ', sp1 + 1);
   std::string status = "400 Bad Request", body = "bad request\n", type = "text/plain";
+  bool head = false;
   if (sp2 != std::string::npos && request.find("\r\n\r\n") != std::string::npos) {
     const std::string method = request.substr(0, sp1);
     std::string path = request.substr(sp1 + 1, sp2 - sp1 - 1);
@@ -174,22 +193,13 @@ void MetricsServer::Answer(int fd) {
       type = kContentType;
       const std::shared_ptr<const std::string> text = provider_();
       body = text ? *text : std::string();
-      if (method == "HEAD") {
-        SendAll(fd,
-                fmt::format("HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\n"
-                            "Connection: close\r\n\r\n",
-                            type, body.size()),
-                Clock::now() + kClientTime);
-        return;
-      }
+      head = method == "HEAD";
     }
   }
-  SendAll(fd,
-          fmt::format("HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: "
-                      "close\r\n\r\n",
-                      status, type, body.size()) +
-              body,
-          Clock::now() + kClientTime);
+  return fmt::format(
+             "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+             status, type, body.size()) +
+         (head ? std::string() : body);
 }
 
 }  // namespace iotail::cli

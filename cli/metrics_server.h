@@ -6,10 +6,11 @@
 // Why built in rather than a library: the endpoint serves one text the interval clock already
 // renders, to one scraper every few seconds; prometheus-cpp would add a dependency that takes a
 // mutex per observation and its own registry, and civetweb's threads; 200 lines of poll() do the
-// job and are easy to bound. One thread, one connection at a time: a client gets 2 s to send its
-// request and 2 s to take the answer, requests are capped at 8 KiB, so a slow or hostile client
-// delays other scrapes by at most those seconds and can never stall the run (the run's threads
-// never wait for the server; the provider returns a pointer copy).
+// job and are easy to bound. One thread serves up to 64 connections at once with non-blocking
+// sockets and poll(): a client gets 2 s to send its request and 2 s to take the answer, requests
+// are capped at 8 KiB, so slow or hostile clients never delay a real scrape (silent ones only take
+// connection slots until their deadline) and can never stall the run (the run's threads never wait
+// for the server; the provider returns a pointer copy).
 //
 // Listens on loopback unless an address is given; port 0 lets the kernel choose (port() tells).
 // Start() throws UsageError naming --prometheus on a bad address or a port that cannot be bound.
@@ -17,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -41,8 +43,14 @@ class MetricsServer {
   void Stop();
 
  private:
+  using Clock = std::chrono::steady_clock;
   void Serve();
-  void Answer(int fd);
+  // Reads a connection's request or sends its response, as far as the socket allows now; false
+  // when the connection is over (answered, closed by the client, or failed).
+  bool Progress(int fd, std::string& in, std::string& out, size_t& sent, bool& answering,
+                Clock::time_point now, Clock::time_point& deadline);
+  // The HTTP response to one request.
+  std::string Respond(const std::string& request);
 
   Provider provider_;
   int listen_fd_ = -1;

@@ -63,10 +63,12 @@ uint64_t ParseSize(std::string_view text, std::string_view option) {
   // Whole numbers exactly (a double loses digits past 2^53), anything past 2^64 refused.
   uint64_t whole = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + used, whole);
-  if (ec == std::errc::result_out_of_range || v * mult >= 18446744073709551616.0) {
+  const bool exact = ec == std::errc() && end == text.data() + used;
+  // A fraction goes through the double (2^64 - 1 itself rounds up to 2^64 there: exact only).
+  if (ec == std::errc::result_out_of_range || (!exact && v * mult >= 18446744073709551616.0)) {
     throw UsageError(fmt::format("--{}: '{}' is too large (at most 2^64 - 1 bytes)", option, text));
   }
-  if (ec == std::errc() && end == text.data() + used) {
+  if (exact) {
     uint64_t bytes = 0;
     if (__builtin_mul_overflow(whole, static_cast<uint64_t>(mult), &bytes)) {
       throw UsageError(

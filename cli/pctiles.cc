@@ -83,8 +83,6 @@ std::vector<double> SlcList(const std::vector<std::string>& args, std::string* n
   return list;
 }
 
-}  // namespace
-
 // Moves the values of a multi-value option that are not its own, from the first such one on, to
 // the front of `files` (in order).
 template <typename IsOwn>
@@ -95,29 +93,39 @@ void GiveBackFiles(std::vector<std::string>& values, IsOwn is_own,
   values.erase(first_foreign, values.end());
 }
 
-int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
-  // Drop-in mode for fio's fio-histo-log-pctiles.py.
-  if (args.size() >= 2 && std::string_view(args[1]).starts_with(kCompatPrefix)) {
-    std::string_view arg = args[1];
-    std::string_view name;
-    size_t rest = 2;
-    if (arg == kCompatPrefix && args.size() >= 3) {
-      name = args[2];
-      rest = 3;
-    } else if (arg.starts_with("--compat=")) {
-      name = arg.substr(9);
-    }
-    if (name != "fio-histo-log-pctiles") {
-      throw stats::UsageError(
-          fmt::format("--compat: expected 'fio-histo-log-pctiles', got '{}'", name));
-    }
-    std::vector<char*> compat_args{args[0]};
-    compat_args.insert(compat_args.end(), args.begin() + static_cast<ptrdiff_t>(rest), args.end());
-    return PctilesCompatCommand(compat_args, out, err);
+// `--compat fio-histo-log-pctiles ARGS`: that script's drop-in; nullopt without --compat.
+std::optional<int> RunCompat(CommandArgs args, std::ostream& out, std::ostream& err) {
+  if (args.size() < 2 || !std::string_view(args[1]).starts_with(kCompatPrefix)) return std::nullopt;
+  std::string_view arg = args[1];
+  std::string_view name;
+  size_t rest = 2;
+  if (arg == kCompatPrefix && args.size() >= 3) {
+    name = args[2];
+    rest = 3;
+  } else if (arg.starts_with("--compat=")) {
+    name = arg.substr(9);
   }
+  if (name != "fio-histo-log-pctiles") {
+    throw stats::UsageError(
+        fmt::format("--compat: expected 'fio-histo-log-pctiles', got '{}'", name));
+  }
+  std::vector<char*> compat_args{args[0]};
+  compat_args.insert(compat_args.end(), args.begin() + static_cast<ptrdiff_t>(rest), args.end());
+  return PctilesCompatCommand(compat_args, out, err);
+}
 
+// What a pctiles command line asks for.
+struct PctilesSettings {
   LogInputOptions input;
-  std::vector<std::string> percentile_args, slc_args, sla_args;
+  stats::ReportOptions options;
+  DirectionSelection selection;
+  std::vector<std::string> sla;
+};
+
+// The command line read into settings; nullopt when it asked for --help (printed to out).
+std::optional<PctilesSettings> ParsePctiles(CommandArgs args, std::ostream& out) {
+  PctilesSettings s;
+  std::vector<std::string> percentile_args, slc_args;
   std::string unit = "us", method = "fio", directions = "rwt", format = "table";
   bool combine = false;
   po::options_description description(
@@ -141,12 +149,12 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
        "letters: r read, w write, t trim, m all directions combined")
       ("combine", po::bool_switch(&combine), "print only the combined rows (dir 'all')")
       ("format", po::value(&format)->default_value(format), "table, csv or json")
-      ("sla", po::value(&sla_args)->multitoken(),
+      ("sla", po::value(&s.sla)->multitoken(),
        "latency targets checked on every interval: [read|write|trim|all:]p99<=2ms, mean<500us,\n"
        "max<1s (no direction: each direction); exit status 3 when any is violated");
   // clang-format on
-  const std::optional<po::variables_map> vm = input.Parse(args, description, out);
-  if (!vm) return 0;  // help
+  const std::optional<po::variables_map> vm = s.input.Parse(args, description, out);
+  if (!vm) return std::nullopt;  // help
   // A multi-value option takes the words after it only while they are its own: the first one
   // that is not (a file name) ends it, so `--sla 'p99<=2ms' FILE` and `--percentiles 50 99 FILE`
   // read as typed. Percentile lists are digits and separators; SLC lists also a list name; SLA
@@ -154,14 +162,13 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   auto is_list = [](const std::string& v) {
     return !v.empty() && v.find_first_not_of("0123456789.:,") == std::string::npos;
   };
-  GiveBackFiles(percentile_args, is_list, input.files);
+  GiveBackFiles(percentile_args, is_list, s.input.files);
   GiveBackFiles(
       slc_args, [&](const std::string& v) { return v == "sbk" || v == "paper" || is_list(v); },
-      input.files);
+      s.input.files);
   GiveBackFiles(
-      sla_args, [](const std::string& v) { return v.find('<') != std::string::npos; }, input.files);
-
-  stats::ReportOptions options;
+      s.sla, [](const std::string& v) { return v.find('<') != std::string::npos; }, s.input.files);
+  stats::ReportOptions& options = s.options;
   options.format = stats::ParseReportFormat(format, "--format");
   options.unit = stats::ParseLatencyUnit(unit, "--output-unit");
   options.method = stats::ParsePercentileMethod(method, "--method");
@@ -173,34 +180,17 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   }
   if (slc_args.empty()) slc_args = {"sbk"};
   options.slc_percentiles = SlcList(slc_args, &options.slc_list_name);
-  const DirectionSelection selection = ParseDirections(directions, combine);
-  stats::SlaChecker sla(stats::ParseSlaTargets(sla_args, "--sla"), options.method);
-  options.sla_column = !sla.empty();
-  const stats::MergeOptions merge_options = input.ToMergeOptions(err, "pctiles");
+  s.selection = ParseDirections(directions, combine);
+  return s;
+}
 
-  stats::Merger merger(input.files, merge_options);
-  if (merger.Empty()) {
-    PrintMergerWarnings(merger, "pctiles", err);
-    err << "iotail pctiles: warning: the input holds no histogram records\n";
-  }
-  std::vector<std::pair<std::string, std::string>> context = {
-      {"files", fmt::format("{}", input.files.size())},
-      {"layout", merger.Empty() ? "none" : merger.layout().Describe()},
-      {"time_quantum_ms", fmt::format("{}", merge_options.quantum_ms)},
-      {"time_base", merger.epoch_times() ? "unix_epoch_ms" : "ms_since_job_start"}};
-  if (options.format == stats::ReportFormat::kCsv) {
-    err << fmt::format("iotail pctiles: SLC over the {} list ({} percentiles)\n",
-                       options.slc_list_name, options.slc_percentiles.size());
-  }
-  stats::PctilesReport report(out, options, context);
-  report.Begin();
-  if (merger.Empty()) {
-    report.End();
-    return 0;
-  }
+// Every quantum's rows, batch by batch: the figures (and the all-directions sums) computed in
+// parallel, then the SLA checks and the rows in time order. SLA targets are checked on every
+// direction present (and on all combined), whichever rows are shown; a shown row carries the
+// verdict of its own direction.
+void IntervalRows(stats::Merger& merger, const PctilesSettings& s, stats::SlaChecker& sla,
+                  stats::PctilesReport& report) {
   const auto& layout = merger.layout();
-  // Each batch of quanta: the rows' figures (and the all-directions sums) computed in parallel,
-  // then the SLA checks and the rows in time order.
   struct QuantumRows {
     std::vector<double> combined;
     std::array<std::optional<stats::IntervalStats>, stats::kDirectionCount> each;
@@ -208,8 +198,6 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   };
   std::vector<QuantumRows> rows(stats::Merger::kBatchQuanta);
   for (QuantumRows& r : rows) r.combined.assign(layout.size(), 0.0);
-  // SLA targets are checked on every direction present (and on all combined), whichever rows are
-  // shown; a shown row carries the verdict of its own direction.
   merger.RunBatches([&](std::span<const stats::MergedQuantum> batch) {
     stats::ParallelFor(batch.size(), merger.threads(), [&](size_t i, unsigned) {
       const stats::MergedQuantum& q = batch[i];
@@ -218,13 +206,13 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       for (int d = 0; d < stats::kDirectionCount; ++d) {
         r.each[d].reset();
         if (!merger.HasDirection(static_cast<stats::Direction>(d))) continue;
-        if (selection.each[d])
-          r.each[d] = stats::ComputeIntervalStats(q.counts[d], layout, options);
+        if (s.selection.each[d])
+          r.each[d] = stats::ComputeIntervalStats(q.counts[d], layout, s.options);
         for (size_t k = 0; k < r.combined.size(); ++k) r.combined[k] += q.counts[d][k];
       }
       r.all.reset();
-      if (selection.combined) {
-        r.all = stats::ComputeIntervalStats(std::span<const double>(r.combined), layout, options);
+      if (s.selection.combined) {
+        r.all = stats::ComputeIntervalStats(std::span<const double>(r.combined), layout, s.options);
       }
     });
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -240,19 +228,60 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       if (r.all) report.Row(q.start_ms, "all", *r.all, verdict);
     }
   });
+}
+
+// The whole-run rows: each direction shown, then all combined.
+void TotalRows(const stats::Merger& merger, const PctilesSettings& s,
+               stats::PctilesReport& report) {
+  const auto& layout = merger.layout();
   stats::Histogram all(layout.size());
   for (int d = 0; d < stats::kDirectionCount; ++d) {
     const auto dir = static_cast<stats::Direction>(d);
     if (!merger.HasDirection(dir)) continue;
-    if (selection.each[d]) {
+    if (s.selection.each[d]) {
       report.Row(std::nullopt, stats::DirectionName(dir),
-                 stats::ComputeIntervalStats(merger.Total(dir).counts(), layout, options));
+                 stats::ComputeIntervalStats(merger.Total(dir).counts(), layout, s.options));
     }
     all.Merge(merger.Total(dir));
   }
-  if (selection.combined) {
-    report.Row(std::nullopt, "all", stats::ComputeIntervalStats(all.counts(), layout, options));
+  if (s.selection.combined) {
+    report.Row(std::nullopt, "all", stats::ComputeIntervalStats(all.counts(), layout, s.options));
   }
+}
+
+}  // namespace
+
+int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
+  if (const std::optional<int> status = RunCompat(args, out, err)) return *status;
+  std::optional<PctilesSettings> settings = ParsePctiles(args, out);
+  if (!settings) return 0;  // help
+  PctilesSettings& s = *settings;
+  const stats::ReportOptions& options = s.options;
+  stats::SlaChecker sla(stats::ParseSlaTargets(s.sla, "--sla"), options.method);
+  s.options.sla_column = !sla.empty();
+  const stats::MergeOptions merge_options = s.input.ToMergeOptions(err, "pctiles");
+  stats::Merger merger(s.input.files, merge_options);
+  if (merger.Empty()) {
+    PrintMergerWarnings(merger, "pctiles", err);
+    err << "iotail pctiles: warning: the input holds no histogram records\n";
+  }
+  std::vector<std::pair<std::string, std::string>> context = {
+      {"files", fmt::format("{}", s.input.files.size())},
+      {"layout", merger.Empty() ? "none" : merger.layout().Describe()},
+      {"time_quantum_ms", fmt::format("{}", merge_options.quantum_ms)},
+      {"time_base", merger.epoch_times() ? "unix_epoch_ms" : "ms_since_job_start"}};
+  if (options.format == stats::ReportFormat::kCsv) {
+    err << fmt::format("iotail pctiles: SLC over the {} list ({} percentiles)\n",
+                       options.slc_list_name, options.slc_percentiles.size());
+  }
+  stats::PctilesReport report(out, options, context);
+  report.Begin();
+  if (merger.Empty()) {
+    report.End();
+    return 0;
+  }
+  IntervalRows(merger, s, sla, report);
+  TotalRows(merger, s, report);
   report.End(sla.empty() ? nullptr : &sla);
   PrintMergerWarnings(merger, "pctiles", err);
   if (!sla.empty() && options.format == stats::ReportFormat::kCsv) sla.WriteSummary(err, "time_ms");

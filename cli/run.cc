@@ -95,7 +95,7 @@ int RunCommandWith(CommandArgs args, std::ostream& out, std::ostream& err, RunHo
   RunSinks sinks(run, hooks, &g_stop, err);
   RunResults results;
   try {
-    results = RunBatches(run, sinks, g_stop, err);
+    results = RunBatches(run, sinks, hooks, g_stop, err);
   } catch (const stats::Interrupted& e) {
     err << fmt::format("iotail run: {}; nothing was run\n", e.what());
     return 128 + (g_signal.load() != 0 ? g_signal.load() : SIGINT);

@@ -21,10 +21,27 @@ namespace {
 
 constexpr int kExitSlaViolated = 3;
 
+// --start_at more than a second ahead: when the run starts, so a long wait is not mistaken for a
+// hang (Ctrl-C during the wait stops it: nothing runs).
+void AnnounceStart(uint64_t start_at_ms, std::ostream& err) {
+  const uint64_t now_ms = engine::Clock::RealtimeNs() / 1'000'000u;
+  if (start_at_ms <= now_ms + 1000) return;
+  const auto at = static_cast<time_t>(start_at_ms / 1000);
+  tm utc{};
+  gmtime_r(&at, &utc);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &utc);
+  err << fmt::format(
+      "iotail run: waiting for --start_at: the run starts at {}.{:03} UTC, in {:.1f} s "
+      "(Ctrl-C cancels)\n",
+      when, start_at_ms % 1000, static_cast<double>(start_at_ms - now_ms) / 1e3);
+}
+
 // One batch (the jobs between two stonewalls) through the engine. The default benchmark falls back
 // to buffered I/O where O_DIRECT is not supported.
-engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, std::span<const size_t> batch_jobs,
-                            int first_worker, const std::atomic<bool>& stop, std::ostream& err) {
+engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, const RunHooks& hooks,
+                            std::span<const size_t> batch_jobs, int first_worker,
+                            const std::atomic<bool>& stop, std::ostream& err) {
   std::vector<engine::JobSpec> batch;
   for (size_t j : batch_jobs) batch.push_back(run.specs[j]);
   engine::RunJobsOptions options;
@@ -34,6 +51,8 @@ engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, std::span<const si
     err << fmt::format("iotail run: output failed: {} (that output stops; the run goes on)\n", why);
   };
   options.open_sinks = [&] { return sinks.OpenBatch(batch_jobs, first_worker); };
+  options.await_start = hooks.on_ready;
+  AnnounceStart(batch[0].start_at_ms, err);
   try {
     return engine::RunJobs(batch, options);
   } catch (const std::system_error& e) {
@@ -60,8 +79,8 @@ std::string SignalName(int signal) {
 
 }  // namespace
 
-RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const std::atomic<bool>& stop,
-                      std::ostream& err) {
+RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const RunHooks& hooks,
+                      const std::atomic<bool>& stop, std::ostream& err) {
   RunResults r;
   r.outcomes.resize(run.specs.size());
   const std::vector<std::string> disks = TargetDisks(run);
@@ -69,9 +88,12 @@ RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const std::atomic<bool>&
   const uint64_t disks_from_ns = engine::Clock::MonotonicNs();
   int first_worker = 0;
   for (const std::vector<size_t>& batch_jobs : run.groups.batches) {
-    if (stop.load()) break;
+    if (stop.load()) {
+      r.stopped = true;
+      break;
+    }
     sinks.StartBatch(batch_jobs);
-    engine::RunOutcome outcome = RunBatch(run, sinks, batch_jobs, first_worker, stop, err);
+    engine::RunOutcome outcome = RunBatch(run, sinks, hooks, batch_jobs, first_worker, stop, err);
     if (const std::string shortfall = sinks.rate_shortfall(); !shortfall.empty()) {
       r.rate_shortfall = shortfall;
     }
@@ -81,6 +103,7 @@ RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const std::atomic<bool>&
     }
     if (r.start_realtime_ns == 0) {
       r.start_realtime_ns = outcome.start_realtime_ns;
+      r.start_at_ms = outcome.start_at_ms;
       r.start_skew_ns = outcome.start_skew_ns;
     }
     r.runtime_s += outcome.runtime_s;
@@ -115,12 +138,14 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
   summary.options.emplace_back("ioengine_used", results.outcomes[0].engine_description);
   summary.options.emplace_back("clocksource", results.clock_source);
   for (size_t j = 0; j < jobs.size(); ++j) {
-    summary.header += (j ? "\n" : "") + Header(run.specs[j], results.outcomes[j],
-                                               results.clock_source, run.groups.groupid[j]);
+    if (results.outcomes[j].per_worker.empty()) continue;  // never ran
+    summary.header +=
+        (summary.header.empty() ? "" : "\n") +
+        Header(run.specs[j], results.outcomes[j], results.clock_source, run.groups.groupid[j]);
   }
   summary.mode = Mode(run.specs);
   if (results.stopped && signal != 0) summary.interrupted_by = SignalName(signal);
-  summary.start_at_ms = run.specs[0].start_at_ms;
+  summary.start_at_ms = results.start_at_ms;
   summary.start_skew_ns = results.start_skew_ns;
   summary.sla = &sinks.sla();
   summary.jobs = SummaryJobs(jobs, results.outcomes, run.groups, run.entries, sinks.samples());
@@ -167,6 +192,13 @@ void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunRe
     if (run.default_benchmark)
       out << fmt::format("  per-interval percentiles: iotail pctiles{}\n", hist);
   }
+  if (const uint64_t clamped = sinks.clamped_in_logs(); clamped > 0) {
+    err << fmt::format(
+        "iotail run: note: {} I/O(s) took 17.18 s or more, above the top of fio's 29-group "
+        "histogram: the logs count them in their last bucket, as fio's do (the summary is exact); "
+        "--log_hist_groups=59 logs them exactly\n",
+        clamped);
+  }
   for (size_t j = 0; j < run.specs.size(); ++j) {
     const engine::JobSpec& spec = run.specs[j];
     if (spec.verify == engine::VerifyKind::kNone) continue;
@@ -198,6 +230,12 @@ int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const Ru
     if (j.totals.errors[ENOTCONN] == 0) continue;
     for (const auto& spec : run.specs) {
       if (spec.name == j.name && spec.ioengine == engine::EngineKind::kNbd) lost_uri = spec.uri;
+    }
+  }
+  for (size_t j = 0; j < run.specs.size(); ++j) {
+    if (results.outcomes[j].per_worker.empty() && results.stopped) {
+      err << fmt::format("iotail run: job '{}' did not run: the run was stopped before it began\n",
+                         run.specs[j].name);
     }
   }
   for (const std::string& why : results.output_errors) {

@@ -158,7 +158,12 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
       if (w < o.syncs.size()) t.syncs.Merge(o.syncs[w]);
     }
   }
-  return out;
+  // Entries whose jobs never ran (a signal ended the run before their batch) are not reported.
+  std::vector<stats::JobTotals> ran;
+  for (size_t e = 0; e < out.size(); ++e) {
+    if (filled[e]) ran.push_back(std::move(out[e]));
+  }
+  return ran;
 }
 
 }  // namespace iotail::cli

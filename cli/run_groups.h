@@ -30,7 +30,8 @@ struct Entries {
 Entries PlanEntries(const std::vector<RunOptions>& jobs, const Groups& groups);
 
 // The summary's jobs from the outcomes (their per-worker totals are moved out) and the rate
-// samples of each entry.
+// samples of each entry; jobs that never ran (no outcome: the run was stopped before their batch)
+// are left out.
 std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
                                           std::vector<engine::JobOutcome>& outcomes,
                                           const Groups& groups, const Entries& entries,

@@ -5,7 +5,9 @@
 // or a group with group_reporting; `entries` in all the run) of each of its workers, in the order
 // of the interval sinks' deltas; the sinks join every batch's interval clock (IntervalSink's
 // contract: the clock thread calls them); on_summary with the summary before it is formatted (it
-// may replace figures, e.g. with a cluster's totals); print_summary false keeps the summary and the
+// may replace figures, e.g. with a cluster's totals); on_ready, when set, before each batch
+// starts, once its targets are open and its workers prepared: it returns the Unix epoch ms to start
+// at (0: at once), so a driver can start several hosts together once all are ready; print_summary false keeps the summary and the
 // log-file lines off the output (the exit status is computed as always).
 #pragma once
 
@@ -25,6 +27,7 @@ struct RunHooks {
                      size_t entries)>
       on_batch;
   std::vector<stats::IntervalSink*> sinks;
+  std::function<uint64_t()> on_ready;
   std::function<void(stats::RunSummary&)> on_summary;
   bool print_summary = true;
 };

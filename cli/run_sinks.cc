@@ -107,6 +107,8 @@ struct RunSinks::State {
   std::unique_ptr<stats::LiveReport> report;
   std::unique_ptr<stats::RateFloorSink> floors;
   std::vector<std::unique_ptr<stats::IntervalSink>> logs;
+  std::vector<const stats::HistLogSink*> hist_logs;  // the batch's, among `logs`
+  uint64_t clamped_before = 0;                       // by the histogram logs of earlier batches
 };
 
 RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<bool>* stop,
@@ -121,7 +123,9 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
                        nullptr,
                        nullptr,
                        nullptr,
-                       {}}),
+                       {},
+                       {},
+                       0}),
       hist_logs_(run.specs.size()),
       lat_logs_(run.specs.size()),
       value_logs_(run.specs.size()) {
@@ -164,7 +168,9 @@ std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> ba
                                                       int first_worker) {
   std::vector<const engine::JobSpec*> batch;
   for (size_t j : batch_jobs) batch.push_back(&run_.specs[j]);
+  state_->clamped_before = clamped_in_logs();
   state_->logs.clear();
+  state_->hist_logs.clear();
   size_t first_delta = 0;
   for (size_t j : batch_jobs) {
     const engine::JobSpec& spec = run_.specs[j];
@@ -172,6 +178,7 @@ std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> ba
     if (auto sink = HistLogs(spec, first_delta, first_number)) {
       hist_logs_[j] = sink->clat_paths();
       lat_logs_[j] = sink->lat_paths();
+      state_->hist_logs.push_back(sink.get());
       state_->logs.push_back(std::move(sink));
     }
     if (auto sink = ValueLogs(spec, first_delta, first_number)) {
@@ -189,6 +196,12 @@ std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> ba
   if (state_->metrics != nullptr) sinks.push_back(state_->metrics.get());
   sinks.insert(sinks.end(), hooks_.sinks.begin(), hooks_.sinks.end());
   return sinks;
+}
+
+uint64_t RunSinks::clamped_in_logs() const {
+  uint64_t n = state_->clamped_before;
+  for (const stats::HistLogSink* sink : state_->hist_logs) n += sink->clamped();
+  return n;
 }
 
 std::string RunSinks::rate_shortfall() const {

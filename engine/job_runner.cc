@@ -261,31 +261,33 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
     JobOutcome& job = out.jobs[job_of_worker[w]];
     if (job.engine_description.empty()) job.engine_description = workers[w]->DescribeEngine();
   }
-  // The caller's sinks (its logs among them), before the wait for the start instant.
   std::vector<stats::IntervalSink*> sinks;
-  if (options.open_sinks) {
-    try {
-      sinks = options.open_sinks();
-    } catch (...) {
-      threads.Abort();  // nothing has run yet
-      throw;
+  uint64_t start_at_ms = lead.start_at_ms;
+  try {
+    // The caller's sinks (its logs among them), then the start instant: --start_at, or the one
+    // the caller chooses now that this host is ready (iotail-mpi: when every rank is).
+    if (options.open_sinks) sinks = options.open_sinks();
+    if (options.await_start) start_at_ms = options.await_start();
+    if (start_at_ms != 0) {
+      CheckStartAt(start_at_ms, Clock::RealtimeNs());
+      SleepUntilRealtime(start_at_ms * 1'000'000u, stop);
     }
+  } catch (...) {
+    threads.Abort();  // nothing has run yet
+    throw;
   }
-  if (lead.start_at_ms != 0) {
-    try {
-      CheckStartAt(lead.start_at_ms, Clock::RealtimeNs());
-      SleepUntilRealtime(lead.start_at_ms * 1'000'000u, stop);
-    } catch (...) {
-      threads.Abort();
-      throw;
-    }
+  // Stopped before the start (while preparing, or waiting for the start instant): nothing runs.
+  if (stop_flag.load()) {
+    threads.Abort();
+    throw stats::Interrupted("stopped before the start");
   }
   // The common start; each job's recording starts after its startdelay and ramp.
   const uint64_t start_mono = Clock::NowNs();
   const uint64_t start_real = Clock::RealtimeNs();
-  if (lead.start_at_ms != 0) {
+  out.start_at_ms = start_at_ms;
+  if (start_at_ms != 0) {
     out.start_skew_ns =
-        static_cast<int64_t>(start_real) - static_cast<int64_t>(lead.start_at_ms * 1'000'000u);
+        static_cast<int64_t>(start_real) - static_cast<int64_t>(start_at_ms * 1'000'000u);
   }
   std::vector<WorkerTimes> job_times;
   uint64_t first_record_ns = UINT64_MAX;

@@ -30,7 +30,7 @@
 #include "engine/job_spec.h"
 #include "engine/worker.h"
 #include "stats/record/recorder.h"
-#include "stats/report/rate_samples.h"
+#include "stats/core/sample_stats.h"
 
 namespace iotail::engine {
 
@@ -61,6 +61,7 @@ struct RunOutcome {
   std::vector<JobOutcome> jobs;            // one per spec, in order
   std::string clock_source;                // "tsc" or "monotonic"
   uint64_t start_realtime_ns = 0;          // recording start of the earliest job, epoch ns
+  uint64_t start_at_ms = 0;                // the start instant waited for (0: none)
   int64_t start_skew_ns = 0;               // actual start - start_at (0 without it)
   bool stopped = false;                    // *stop ended the run early
   std::vector<std::string> output_errors;  // outputs that failed (and stopped)
@@ -77,6 +78,10 @@ struct RunJobsOptions {
   // sinks (not owned) that get every closed interval, in this order, with the deltas of all
   // workers of all jobs in job order (histogram logs, the live report, SLA checks, metrics).
   std::function<std::vector<stats::IntervalSink*>()> open_sinks;
+  // Called once after open_sinks, when every worker is prepared: returns the Unix epoch ms to
+  // start at (0: at once), instead of the jobs' start_at. A driver that starts several hosts
+  // together waits here until all are ready. May throw (the run is then abandoned).
+  std::function<uint64_t()> await_start;
 };
 
 // Runs `specs` at the same time (fio's jobs between two stonewalls), all their workers started

@@ -123,7 +123,8 @@ struct JobSpec {
   // bucket, as fio does; 59 keeps every latency (fio's readers take --group_nr / --bucket-groups).
   int log_hist_groups = stats::kFio3Groups;
   bool log_unix_epoch = false;  // --log_unix_epoch: epoch ms instead of ms since run start
-  // fio's windowed value logs (stats/report/value_log_sink.h), on the interval clock's windows.
+  // fio's windowed value logs (written by cli/ with stats/report/value_log_sink.h), on the
+  // interval clock's windows.
   std::string write_bw_log;    // --write_bw_log=PREFIX: PREFIX_bw.N.log (KiB/s)
   std::string write_iops_log;  // --write_iops_log=PREFIX: PREFIX_iops.N.log
   std::string write_lat_log;   // --write_lat_log=PREFIX: PREFIX_{slat,clat,lat}.N.log (ns)

@@ -34,10 +34,10 @@
 #include "engine/io_pattern.h"
 #include "engine/job_spec.h"
 #include "engine/rate_schedule.h"
+#include "stats/core/sample_stats.h"
 #include "stats/record/cpu_usage.h"
 #include "stats/record/io_depths.h"
 #include "stats/record/recorder.h"
-#include "stats/report/rate_samples.h"
 
 namespace iotail::engine {
 

@@ -80,6 +80,10 @@ RankArgs MakeRankArgs(const std::vector<std::string>& args, int rank, const std:
       out.prometheus = value();
     } else if (name == "prometheus_linger") {
       out.prometheus_linger_ns = cli::ParseTimeNs(value(), "prometheus_linger");
+    } else if (name == "setup_timeout") {
+      out.setup_timeout_ns = cli::ParseTimeNs(value(), "setup_timeout");
+      if (out.setup_timeout_ns == 0)
+        throw stats::UsageError("--setup_timeout: expected more than 0");
     } else if (name == "start_at") {
       throw stats::UsageError("--start_at: iotail-mpi chooses the common start itself");
     } else {

@@ -4,7 +4,8 @@
 // --write_hist_log (rank 0 writes the cluster's logs; with --log_per_rank each rank also writes
 // its own as PREFIX.rank<R>), --log_per_rank, --sla (checked on the cluster's intervals),
 // --live_format and --status_interval (rank 0's live view of the cluster), --prometheus and
-// --prometheus_linger (rank 0 serves the cluster's metrics). The log period is read
+// --prometheus_linger (rank 0 serves the cluster's metrics), --setup_timeout (how long ranks wait
+// for each other to be ready). The log period is read
 // (the common start lies on it). Throws UsageError naming the option on bad input. Pure;
 // thread-safe.
 #pragma once
@@ -25,6 +26,9 @@ struct RankArgs {
   uint64_t status_interval_ms = 0;
   std::string prometheus;             // --prometheus: rank 0 serves the cluster's metrics
   uint64_t prometheus_linger_ns = 0;  // --prometheus_linger
+  // --setup_timeout: how long rank 0 waits, once a rank is ready to start a batch, for the others
+  // (laying out their targets); then it names the stragglers and the job ends.
+  uint64_t setup_timeout_ns = 600'000'000'000;
   bool help = false;
 };
 

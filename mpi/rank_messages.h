@@ -24,6 +24,8 @@ inline constexpr int kTagInterval = 1;  // an encoded ClusterInterval
 inline constexpr int kTagTotals = 2;    // a rank's whole-run totals (after its run)
 inline constexpr int kTagDone = 3;      // [exit status]: the rank's run has ended
 inline constexpr int kTagPing = 4;      // clock-offset ping-pong
+inline constexpr int kTagReady = 5;     // [batch]: the rank is ready to start that batch
+inline constexpr int kTagStart = 6;     // [batch, epoch ms]: rank 0's start of that batch
 
 struct Message {
   int tag;

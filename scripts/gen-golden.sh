@@ -45,10 +45,12 @@ write_hist_log=hist
 log_hist_msec=250
 '
 
-# run_case NAME: runs the job file on stdin in a scratch directory and copies the results into
-# tests/data/fio/NAME (replacing what was there).
+# run_case NAME [LOGS...]: runs the job file on stdin in a scratch directory, copies the results
+# into tests/data/fio/NAME (replacing what was there) and runs the script there with the two
+# option sets every case is run with, on LOGS (default: every histogram log of the case).
 run_case() {
   local name=$1 dir="$work/$1"
+  shift
   mkdir -p "$dir"
   cat >"$dir/job.fio"
   echo "gen-golden: fio case $name" >&2
@@ -56,6 +58,24 @@ run_case() {
   rm -rf "${out:?}/$name"
   mkdir -p "$out/$name/pctiles"
   cp "$dir/job.fio" "$dir/fio.json" "$dir"/hist_clat_hist*.log "$out/$name/"
+  # shellcheck disable=SC2046  # one word per log name (they hold no blanks)
+  [ $# -gt 0 ] || set -- $(logs_of "$name")
+  run_pctiles "$name" default -- "$@"
+  run_pctiles "$name" p4-tq2-usec --percentiles 50 90 99 99.9 --time-quantum 2 \
+    --output-unit usec -- "$@"
+}
+
+# record_script_run NAME LABEL RUN_DIR ARGS...: runs fio-histo-log-pctiles.py with ARGS in
+# RUN_DIR and records its stdout, exit status and last stderr line under NAME's pctiles/LABEL.*;
+# prints the exit status.
+record_script_run() {
+  local dir="$out/$1/pctiles" label=$2 run_dir=$3 rc=0
+  shift 3
+  (cd "$run_dir" && TZ=UTC "$PYTHON" "$work/fio-histo-log-pctiles.py" "$@") \
+    >"$dir/$label.stdout" 2>"$work/stderr" || rc=$?
+  echo "$rc" >"$dir/$label.rc"
+  tail -n 1 "$work/stderr" >"$dir/$label.stderr"
+  echo "$rc"
 }
 
 # run_pctiles NAME LABEL ARGS...: runs fio-histo-log-pctiles.py in the case directory and records
@@ -65,11 +85,8 @@ run_pctiles() {
   shift 2
   local dir="$out/$name/pctiles"
   printf '%s\n' "$@" >"$dir/$label.args"
-  local rc=0
-  (cd "$out/$name" && TZ=UTC "$PYTHON" "$work/fio-histo-log-pctiles.py" "$@") \
-    >"$dir/$label.stdout" 2>"$work/stderr" || rc=$?
-  echo "$rc" >"$dir/$label.rc"
-  tail -n 1 "$work/stderr" >"$dir/$label.stderr"
+  local rc
+  rc=$(record_script_run "$name" "$label" "$out/$name" "$@")
   echo "gen-golden:   pctiles $label: rc=$rc $(cat "$dir/$label.stderr")" >&2
 }
 
@@ -80,24 +97,12 @@ run_pctiles() {
 run_equivalent() {
   local name=$1 label=$2 derived=$3 originals=$4 deriveds=$5
   shift 5
-  local dir="$out/$name/pctiles" rc=0
+  local dir="$out/$name/pctiles" rc
   # shellcheck disable=SC2086  # the file lists are space-separated on purpose
   printf '%s\n' "$@" -- $originals >"$dir/$label.args"
   # shellcheck disable=SC2086
-  (cd "$derived" && TZ=UTC "$PYTHON" "$work/fio-histo-log-pctiles.py" "$@" -- $deriveds) \
-    >"$dir/$label.stdout" 2>"$work/stderr" || rc=$?
-  echo "$rc" >"$dir/$label.rc"
-  tail -n 1 "$work/stderr" >"$dir/$label.stderr"
+  rc=$(record_script_run "$name" "$label" "$derived" "$@" -- $deriveds)
   echo "gen-golden:   pctiles $label (equivalent input): rc=$rc" >&2
-}
-
-# The two option sets every case is run with.
-run_pctiles_sets() {
-  local name=$1
-  shift
-  run_pctiles "$name" default -- "$@"
-  run_pctiles "$name" p4-tq2-usec --percentiles 50 90 99 99.9 --time-quantum 2 \
-    --output-unit usec -- "$@"
 }
 
 logs_of() { (cd "$out/$1" && ls hist_clat_hist*.log | sort -V); }
@@ -114,7 +119,6 @@ $common_global
 rw=randread
 ioengine=psync
 EOF
-      run_pctiles_sets basic $(logs_of basic)
       run_pctiles basic msec --output-unit msec --percentiles 0 25 50 75 99.99 100 \
         -- hist_clat_hist.1.log
       run_pctiles basic unsorted --percentiles 99 50 0 -- hist_clat_hist.1.log
@@ -131,13 +135,12 @@ ioengine=io_uring
 iodepth=8
 numjobs=3
 EOF
-      run_pctiles_sets randrw $(logs_of randrw)
       run_pctiles randrw one-file -- hist_clat_hist.2.log
       run_pctiles randrw msec5 --output-unit msec --time-quantum 5 -- $(logs_of randrw)
       ;;
     coarse)  # log_hist_coarseness 2 (464 columns) and 6 (29 columns); group_reporting, so fio.json
       # holds the two jobs' summed histogram and its percentiles.
-      run_case coarse <<EOF
+      run_case coarse hist_clat_hist.1.log <<EOF
 $common_global
 rw=randrw
 ioengine=psync
@@ -147,7 +150,6 @@ log_hist_coarseness=2
 [coarse6]
 log_hist_coarseness=6
 EOF
-      run_pctiles_sets coarse hist_clat_hist.1.log
       run_pctiles coarse coarse6 -- hist_clat_hist.2.log
       ;;
     trim)  # Trims through the falloc engine (ddir 2): a pure randtrim job and a trimwrite job.
@@ -159,7 +161,6 @@ rw=randtrim
 [trimwrite]
 rw=trimwrite
 EOF
-      run_pctiles_sets trim $(logs_of trim)
       run_pctiles trim trimwrite -- hist_clat_hist.2.log
       # The pure-trim log with ddir 2 rewritten as 0 is what iotail must match on the original.
       mkdir -p "$work/trim-derived"
@@ -177,7 +178,6 @@ rw=randrw
 ioengine=psync
 numjobs=2
 EOF
-      run_pctiles_sets perjob0 $(logs_of perjob0)
       # The same file split into one file per job (where a direction's time goes back) is what
       # iotail must match on the original.
       mkdir -p "$work/perjob0-derived"
@@ -198,7 +198,6 @@ rw=randrw
 ioengine=psync
 numjobs=2
 EOF
-      run_pctiles_sets epoch $(logs_of epoch)
       run_pctiles epoch log-hist-msec --log-hist-msec 250 -- $(logs_of epoch)
       run_pctiles epoch log-hist-msec-one --log-hist-msec 250 -- hist_clat_hist.1.log
       run_pctiles epoch one-file -- hist_clat_hist.2.log
@@ -219,7 +218,6 @@ ioengine=psync
 thinktime=450000
 thinktime_blocks=30
 EOF
-      run_pctiles_sets burst $(logs_of burst)
       run_pctiles burst reads-only -- hist_clat_hist.2.log
       ;;
     *)

@@ -1,5 +1,6 @@
 // Helpers shared by the tests of every layer: a scratch directory per test, a whole file read
-// into a string, text split into lines. Header-only; each test owns the directories and strings
+// into a string, text split into lines or fields, a check that text holds several needles.
+// Header-only; each test owns the directories and strings
 // it gets.
 #pragma once
 
@@ -8,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -44,6 +46,30 @@ inline std::vector<std::string> Lines(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+// The fields of `text` between the occurrences of `separator` (", " for a histogram-log line, ";"
+// for a terse line): n separators give n + 1 fields, empty ones included.
+inline std::vector<std::string> SplitOn(std::string_view text, std::string_view separator) {
+  std::vector<std::string> fields;
+  for (size_t start = 0;;) {
+    const size_t at = text.find(separator, start);
+    fields.emplace_back(text.substr(start, at - start));
+    if (at == std::string_view::npos) return fields;
+    start = at + separator.size();
+  }
+}
+
+// Success when `text` contains every one of `needles`; else a failure naming each missing one,
+// with the text. For EXPECT_TRUE(ContainsAll(r.err, {"--rate", "expected"})).
+inline ::testing::AssertionResult ContainsAll(std::string_view text,
+                                              std::initializer_list<std::string_view> needles) {
+  std::string missing;
+  for (std::string_view needle : needles) {
+    if (text.find(needle) == std::string_view::npos) missing += " '" + std::string(needle) + "'";
+  }
+  if (missing.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "missing" << missing << " in:\n" << text;
 }
 
 }  // namespace iotail::testing

@@ -19,10 +19,14 @@
 #include <vector>
 
 #include "engine/clock.h"
+#include "stats/core/errors.h"
 
 namespace iotail::engine {
 
 namespace {
+
+// The kernel refuses rings deeper than this (IORING_MAX_ENTRIES, not in liburing's headers).
+constexpr uint32_t kMaxRingEntries = 32768;
 
 class IoUringEngine final : public IoEngine {
  public:
@@ -57,6 +61,12 @@ class IoUringEngine final : public IoEngine {
         describe_ = a.name;
         break;
       }
+    }
+    if (rc == -EINVAL && setup.depth > kMaxRingEntries) {
+      throw stats::UsageError(
+          fmt::format("--iodepth={}: above io_uring's limit of {} entries per ring (the kernel's "
+                      "IORING_MAX_ENTRIES); use --numjobs for more I/Os in flight",
+                      setup.depth, kMaxRingEntries));
     }
     if (rc < 0) {
       throw std::system_error(-rc, std::generic_category(),

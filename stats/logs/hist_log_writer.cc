@@ -76,6 +76,8 @@ void HistLogWriter::Write(uint64_t time_ms, Direction dir, uint64_t bs,
                           std::span<const uint64_t> fine_counts) {
   line_.clear();
   FormatHistLogLine(line_, time_ms, dir, bs, fine_counts, coarseness_, groups_);
+  const size_t top = static_cast<size_t>(groups_) * kBucketsPerGroup;
+  for (size_t i = top; i < fine_counts.size(); ++i) clamped_ += fine_counts[i];
   if (std::fwrite(line_.data(), 1, line_.size(), file_) != line_.size()) {
     throw std::system_error(errno, std::generic_category(),
                             fmt::format("write histogram log '{}'", path_));

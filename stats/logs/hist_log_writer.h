@@ -50,6 +50,9 @@ class HistLogWriter {
   void Close();
 
   const std::string& path() const { return path_; }
+  // Samples written so far that lay above the log's last bucket and were counted in it (fio's
+  // clamp: latencies of 17.18 s and more in a 29-group log).
+  uint64_t clamped() const { return clamped_; }
 
   // The file name fio uses for worker `job_number` (1-based): PREFIX_clat_hist.N.log.
   static std::string ClatLogPath(const std::string& prefix, int job_number);
@@ -63,6 +66,7 @@ class HistLogWriter {
   int groups_;
   std::FILE* file_ = nullptr;
   fmt::memory_buffer line_;
+  uint64_t clamped_ = 0;
 };
 
 }  // namespace iotail::stats

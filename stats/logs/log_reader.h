@@ -1,13 +1,12 @@
 // LogReader: streams the records of one fio-format histogram log (fio 2 or 3, any coarseness,
-// written by fio or by iotail).
+// written by fio or by iotail): it finds the lines of a file (or of a byte range of it), has
+// LogLineParser (log_line.h) parse and validate each, and makes records of them in file order.
 //
-// A line is `time, ddir, bs, c0, ..., cK-1`. The layout (generation and coarseness) is detected
-// from the first line's column count K; every later line must have the same count. Lines are
-// validated as they are read: a wrong field count, a non-number, a negative or out-of-range value,
-// counts adding up to more than kMaxIntervalCount,
-// a ddir other than 0/1/2 or the 5-field garbage of fio's log_compression throw LogFormatError
-// naming the file and line. A torn last line (no newline at end of file, too few fields) is
-// skipped with a warning; a CRLF line ending is accepted; empty lines are skipped.
+// The line format, the layout detection from the first line and every check of a line are the
+// parser's: a line it cannot read throws LogFormatError naming the file and line. The reader
+// adds the damage of a file: a line longer than any histogram log's is a LogFormatError; a torn
+// last line (no newline at end of file, too few fields) is skipped and reported in warnings();
+// a CRLF line ending is accepted; empty lines are skipped.
 //
 // Each record carries the segment it belongs to: a file written with per_job_logs=0 holds several
 // jobs one after another, and the time of a direction jumping backwards starts a new segment.
@@ -38,13 +37,9 @@
 
 #include "stats/core/direction.h"
 #include "stats/core/histogram_layout.h"
+#include "stats/logs/log_line.h"
 
 namespace iotail::stats {
-
-// The most I/Os one line of a log may count (10^15: a billion I/Os per second for eleven days);
-// more is damage (a LogFormatError), which also keeps sums over thousands of logs far from
-// overflowing 64 bits.
-inline constexpr uint64_t kMaxIntervalCount = 1'000'000'000'000'000;
 
 struct LogReaderOptions {
   // Undo the alternating sums that `fio --client` writes into its logs.
@@ -130,7 +125,7 @@ class LogReader {
 
   // The layout detected from the first record; nullopt until a record has been read (and for an
   // empty file).
-  const std::optional<HistogramLayout>& layout() const { return layout_; }
+  const std::optional<HistogramLayout>& layout() const { return parser_.layout(); }
   const std::string& path() const { return path_; }
   // Recoverable damage seen so far (a torn last line), one message each.
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -139,24 +134,15 @@ class LogReader {
  private:
   struct Input;
   LogReader(std::string path, std::unique_ptr<Input> input, LogReaderOptions options);
-  bool ParseLine(const char* begin, const char* end, bool last_without_newline);
-  std::optional<bool> ParseCanonicalLine(const char* begin, const char* end);
   bool FinishRecord(uint64_t time, uint64_t ddir);
   bool FillLine(const char** begin, const char** end, bool* has_newline);
-  void ClearCounts();
-  void SetLayout(const HistogramLayout& layout);
   [[noreturn]] void Fail(const std::string& what) const;
-  [[noreturn]] void FailTime(uint64_t time) const;
 
   std::string path_;
   std::unique_ptr<Input> input_;
   LogReaderOptions options_;
-  std::optional<HistogramLayout> layout_;
+  LogLineParser parser_;  // the layout and the counts of the line last parsed
   LogRecord record_;
-  std::vector<uint64_t> counts_;
-  // record_.nonzero's storage: counts_ is zero but at these (a superset of the non-zero ones).
-  std::vector<uint32_t> nonzero_;
-  size_t nonzero_count_ = 0;
   uint64_t line_ = 0;
   uint64_t bytes_consumed_ = 0;
   uint64_t offset_ = 0;       // file offset of the next unconsumed byte
@@ -164,8 +150,9 @@ class LogReader {
   uint64_t replay_ = 0;       // records still to read again without returning them (Open)
   std::vector<std::string> warnings_;
   // Per direction: last end time in this segment (or nullopt) and, for undo_client_sums, the
-  // raw rows of the two previous records (allocated only then) and where those records begin
-  // ([0] the last one, [1] the one before), for Position().
+  // raw rows of the two previous records (allocated only then, and zeroed for every direction
+  // before the first record after Open) and where those records begin ([0] the last one, [1] the
+  // one before), for Position().
   struct DirectionState {
     std::optional<int64_t> last_end_ms;
     uint64_t records = 0;
@@ -175,6 +162,7 @@ class LogReader {
   };
   DirectionState directions_[kDirectionCount];
   uint32_t segment_ = 0;
+  bool client_rows_zeroed_ = false;  // undo_client_sums: the rows are sized and zeroed
 };
 
 }  // namespace iotail::stats

@@ -42,6 +42,13 @@ std::vector<std::string> HistLogSink::clat_paths() const {
   return out;
 }
 
+uint64_t HistLogSink::clamped() const {
+  uint64_t n = 0;
+  for (const auto& log : clat_) n += log->clamped();
+  for (const auto& log : lat_) n += log->clamped();
+  return n;
+}
+
 std::vector<std::string> HistLogSink::lat_paths() const {
   std::vector<std::string> out;
   for (const auto& log : lat_) out.push_back(log->path());

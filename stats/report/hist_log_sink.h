@@ -44,6 +44,8 @@ class HistLogSink final : public IntervalSink {
 
   std::vector<std::string> clat_paths() const;
   std::vector<std::string> lat_paths() const;
+  // Samples counted in the last bucket of these logs though above it (fio's clamp), all files.
+  uint64_t clamped() const;
 
  private:
   HistLogSinkOptions options_;

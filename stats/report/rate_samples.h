@@ -12,28 +12,10 @@
 #include <vector>
 
 #include "stats/core/direction.h"
+#include "stats/core/sample_stats.h"
 #include "stats/record/interval_sink.h"
 
 namespace iotail::stats {
-
-// Running statistics of one series of samples.
-struct SampleStats {
-  uint64_t n = 0;
-  double min = 0, max = 0, sum = 0, sum_sq = 0;
-  void Add(double v);
-  double Mean() const { return n ? sum / static_cast<double>(n) : 0; }
-  // Sample standard deviation (n - 1), as fio's; 0 for fewer than two samples.
-  double Stddev() const;
-  // Adds another series' samples (min/max combine).
-  void Merge(const SampleStats& o) {
-    if (o.n == 0) return;
-    min = n == 0 ? o.min : (o.min < min ? o.min : min);
-    max = n == 0 ? o.max : (o.max > max ? o.max : max);
-    sum += o.sum;
-    sum_sq += o.sum_sq;
-    n += o.n;
-  }
-};
 
 struct RateSamples {
   std::array<SampleStats, kDirectionCount> bw_kib;  // KiB/s

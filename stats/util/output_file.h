@@ -4,10 +4,12 @@
 // OpenRegularForWriting() creates or truncates a regular file (O_NOFOLLOW; an existing entry that
 // is not a regular file is refused before anything is truncated) and returns it as a fully
 // buffered stdio stream owned by the caller. OutputFile checks its destination when constructed
-// (so a missing directory or a device is found before a run, not after it), writes into a
-// temporary file beside it, and Commit() renames that over the destination; destroyed without
-// Commit() it removes the temporary and leaves the destination untouched. Errors are
-// std::system_error whose message names the path and, when given, the option. Not thread-safe.
+// (so a missing directory or a device is found before a run, not after it), creates a temporary
+// file beside it only when first written (so a run killed before its end leaves none), and
+// Commit() renames that over the destination; destroyed without Commit() it removes the temporary
+// and leaves the destination untouched. RemoveOutputTemporaries() removes the temporaries that
+// exist at that moment; it is async-signal-safe, for a SIGINT/SIGTERM handler (cli/main.cc). Errors
+// are std::system_error whose message names the path and, when given, the option. Not thread-safe.
 #pragma once
 
 #include <cstdio>
@@ -25,7 +27,8 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  std::FILE* file() { return file_; }
+  // The temporary file's stream, created at the first call.
+  std::FILE* file();
   // Writes `text` (throws on a write failure).
   void Write(std::string_view text);
   // Flushes, fsyncs and renames the temporary file over the destination.
@@ -37,6 +40,9 @@ class OutputFile {
   std::string option_;
   std::string temp_;
   std::FILE* file_ = nullptr;
+  bool committed_ = false;
 };
+
+void RemoveOutputTemporaries() noexcept;
 
 }  // namespace iotail::stats

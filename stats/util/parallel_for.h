@@ -2,13 +2,16 @@
 //
 // Thread t takes the indices t, t + threads, t + 2 * threads, ...: a fixed assignment, so that work
 // accumulated per thread (floating-point sums) happens in the same order on every run and results
-// are reproducible to the last bit. The first exception thrown by fn stops the remaining work and
-// is rethrown to the caller once every thread has joined.
+// are reproducible to the last bit. When a thread cannot be created (a process or memory limit),
+// its share runs on the caller's thread instead, with the same t: fewer threads, the same results.
+// The first exception thrown by fn stops the remaining work and is rethrown to the caller once
+// every thread has joined.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -29,8 +32,15 @@ void ParallelFor(size_t n, unsigned threads, Fn&& fn) {
     }
   };
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads && t < n; ++t) pool.emplace_back(work, t);
-  work(0);
+  std::vector<unsigned> on_caller = {0};
+  for (unsigned t = 1; t < threads && t < n; ++t) {
+    try {
+      pool.emplace_back(work, t);
+    } catch (const std::system_error&) {
+      on_caller.push_back(t);
+    }
+  }
+  for (unsigned t : on_caller) work(t);
   for (auto& thread : pool) thread.join();
   for (auto& error : errors) {
     if (error) std::rethrow_exception(error);

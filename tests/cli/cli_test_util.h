@@ -1,6 +1,6 @@
 // Helpers for end-to-end tests of the iotail binary: running the built binary (IOTAIL_BINARY)
-// with its standard output and error captured; and those of tests/test_util.h (scratch
-// directories, files, lines).
+// with its standard output and error captured, command lines it must refuse; and those of
+// tests/test_util.h (scratch directories, files, lines).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -54,6 +55,23 @@ inline CommandResult RunShell(const std::string& command, const std::filesystem:
 // Runs `iotail ARGS` (ARGS quoted by the caller for the shell).
 inline CommandResult RunIotail(const std::string& args, const std::filesystem::path& scratch) {
   return RunShell(std::string(IOTAIL_BINARY) + " " + args, scratch);
+}
+
+// A command line that `iotail run` must refuse with exit status 2, naming `needle` (the option) on
+// stderr.
+struct RefusedRun {
+  std::string args;
+  std::string needle;
+};
+
+// Runs `iotail run ARGS` for each case (in `scratch`) and expects it refused as the case says.
+inline void ExpectRefused(std::initializer_list<RefusedRun> cases,
+                          const std::filesystem::path& scratch) {
+  for (const RefusedRun& c : cases) {
+    const CommandResult r = RunIotail("run " + c.args, scratch);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.args << "\n" << r.err;
+  }
 }
 
 // Waits up to `seconds` for `file` to contain `text`.

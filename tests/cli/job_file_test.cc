@@ -8,12 +8,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "cli_test_util.h"
+#include "job_file_fixture.h"
 #include "stats/core/errors.h"
 
 namespace {
@@ -23,42 +26,12 @@ using iotail::cli::EvaluateArithmetic;
 using iotail::cli::JobFileEnvironment;
 using iotail::cli::ParseJobFile;
 using iotail::testing::CommandResult;
+using iotail::testing::JobFileTest;
 using json = nlohmann::json;
 
 const std::string kCorpus = std::string(IOTAIL_TEST_DATA_DIR) + "/jobs/";
 
-JobFileEnvironment TestEnv() {
-  JobFileEnvironment env;
-  env.getenv = [](const std::string& name) -> std::optional<std::string> {
-    if (name == "BS") return "64k";
-    return std::nullopt;
-  };
-  env.ncpus = 6;
-  env.mb_memory = 1024;
-  env.pagesize = 4096;
-  return env;
-}
-
-class JobFileTest : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_job_file"); }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  // The message of the UsageError parsing `text` throws ("" if none).
-  std::string Error(const std::string& text) {
-    try {
-      ParseJobFile(Write("bad.fio", text), TestEnv());
-    } catch (const iotail::stats::UsageError& e) {
-      return e.what();
-    }
-    return "";
-  }
-  fs::path dir_;
-};
+JobFileEnvironment TestEnv() { return iotail::testing::TestJobFileEnvironment(); }
 
 TEST_F(JobFileTest, SectionsSettingsCommentsAndVariables) {
   const auto sections = ParseJobFile(Write("a.fio",
@@ -106,16 +79,51 @@ TEST_F(JobFileTest, Arithmetic) {
 TEST_F(JobFileTest, ErrorsNameTheFileAndLine) {
   const std::string f = (dir_ / "bad.fio").string();
   EXPECT_EQ(Error("[a]\nbs=${NOPE}\n").rfind(f + ":2: ${NOPE} is not set", 0), 0u);
-  EXPECT_EQ(Error("[a\nbs=4k\n").rfind(f + ":1: a section header", 0), 0u);
-  EXPECT_EQ(Error("bs=4k\n").rfind(f + ":1: 'bs=4k' is outside any [section]", 0), 0u);
+  EXPECT_EQ(Error("[a]\n[b\n").rfind(f + ":2: a section header is '[name]', got '[b'", 0), 0u);
+  EXPECT_EQ(Error("[a]\n=4k\n").rfind(f + ":2: a setting is 'name=value'", 0), 0u);
+  EXPECT_EQ(Error("bs=4k\n").rfind(f + ":1: not a fio job file", 0), 0u);
+  Write("inc.fio", "bs=4k\n");
+  EXPECT_EQ(Error("include inc.fio\n[a]\n")
+                .rfind((dir_ / "inc.fio").string() + ":1: a setting outside any [section]", 0),
+            0u);
   EXPECT_EQ(Error("[a]\niodepth=$ncpu*2\n").rfind(f + ":2: unknown variable", 0), 0u);
-  EXPECT_EQ(Error("[a]\niodepth=($ncpus*)\n").rfind(f + ":2: bad arithmetic", 0), 0u);
+  EXPECT_EQ(Error("[a]\niodepth=($ncpus*)\n").rfind(f + ":2: --iodepth: bad arithmetic", 0), 0u);
   EXPECT_EQ(Error("[a]\ninclude missing.fio\n").rfind(f + ":2: include 'missing.fio'", 0), 0u);
   Write("self.fio", "include self.fio\n");
   EXPECT_NE(Error("[a]\ninclude self.fio\n").find("include loop"), std::string::npos);
   Write("sections.fio", "[b]\n");
   EXPECT_NE(Error("[a]\ninclude sections.fio\n").find("sections.fio:1: a section in an included"),
             std::string::npos);
+}
+
+// The fuzzer's way: files held in memory, the real file system never read.
+TEST_F(JobFileTest, FilesComeFromTheEnvironmentsReader) {
+  JobFileEnvironment env = TestEnv();
+  const std::map<std::string, std::string> files = {{"job.fio", "[a]\ninclude 1\n"},
+                                                    {"1", "include 2\n"},
+                                                    {"2", "bs=4k\n"},
+                                                    {"loop", "include loop\n"}};
+  env.read_file = [&files](const std::string& path,
+                           size_t) -> std::optional<iotail::cli::JobFileContents> {
+    const auto it = files.find(path);
+    if (it == files.end()) return std::nullopt;
+    return iotail::cli::JobFileContents{it->second, path};
+  };
+  const auto sections = ParseJobFile("job.fio", env);
+  ASSERT_EQ(sections.size(), 1u);
+  ASSERT_EQ(sections[0].settings.size(), 1u);
+  EXPECT_EQ(sections[0].settings[0].origin, "2:1");
+  const auto error = [&env](const std::string& path) {
+    try {
+      ParseJobFile(path, env);
+    } catch (const iotail::stats::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error("nothing.fio"), "job file 'nothing.fio': cannot open it (no such file)");
+  EXPECT_EQ(error("/etc/passwd"), "job file '/etc/passwd': cannot open it (no such file)");
+  EXPECT_NE(error("loop").find("include loop"), std::string::npos) << error("loop");
 }
 
 // What each job did, from a JSON summary: name, reporting group, bytes read and written.

@@ -241,4 +241,27 @@ TEST_F(MalformedInputTest, EmptyFileIsAWarning) {
   EXPECT_NE(err_.find("no histogram records"), std::string::npos) << err_;
 }
 
+// `iotail run` messages that said too little or the wrong thing (issue 25): each names the option
+// and the real reason, before anything runs.
+TEST_F(MalformedInputTest, RunMessagesSayTheRealReason) {
+  const std::string target = " --name=x --filename=" + (dir_ / "t").string();
+  // 2^64 - 1 is the largest size, not too large.
+  EXPECT_EQ(Run("run --parse-only" + target + " --size=18446744073709551615"), 0) << err_;
+  EXPECT_EQ(Run("run --parse-only" + target + " --size=18446744073709551616"), 2) << err_;
+  // An --output where no file can be made is refused at the start, saying so.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Run("run" + target + " --size=1m --runtime=5 --time_based --output=/proc/version"), 1);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 4.0);
+  EXPECT_NE(err_.find("--output: '/proc/version': no file can be created beside it"),
+            std::string::npos)
+      << err_;
+  // io_uring's ring limit, named.
+  const int rc = Run("run" + target + " --size=1m --ioengine=io_uring --iodepth=32769 --runtime=1");
+  if (err_.find("not available") == std::string::npos) {
+    EXPECT_EQ(rc, 2) << err_;
+    EXPECT_NE(err_.find("--iodepth=32769: above io_uring's limit of 32768"), std::string::npos)
+        << err_;
+  }
+}
+
 }  // namespace

@@ -170,6 +170,37 @@ double SumOfSamples(const std::string& text, const std::string& name) {
   return sum;
 }
 
+// The common start is chosen once every rank has opened and laid out its targets: rank 1 lays out
+// 1 GiB (several seconds here; iotail-mpi started every rank three seconds ahead and aborted when
+// a layout took longer), and both still start together; --setup_timeout names a straggler.
+TEST_F(MpiRunTest, RanksStartTogetherAfterEverySetupHowEverLong) {
+  std::ofstream(dir_ / "job.0.fio") << "[j]\nfilename=t.0\nsize=1m\n";
+  std::ofstream(dir_ / "job.1.fio") << "[j]\nfilename=t.1\nsize=1g\n";
+  const std::string common =
+      "--ioengine=psync --rw=read --rate_iops=200 --runtime=2 --time_based --log_hist_msec=500 "
+      "--output-format=json --live_format=none ";
+  const auto slow = std::chrono::steady_clock::now();
+  const auto r = Mpi(2, common + "job.{rank}.fio");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - slow).count();
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json summary = json::parse(r.out.substr(r.out.find('{')));
+  const json& ranks = summary["iotail_run"]["ranks"];
+  ASSERT_EQ(ranks.size(), 2u);
+  for (const json& rank : ranks) {
+    EXPECT_LT(std::abs(rank["start_skew_ns"].get<double>()), 5e6) << rank;
+    EXPECT_NEAR(rank["ios"].get<double>(), 400, 40) << rank;
+  }
+  EXPECT_EQ(fs::file_size(dir_ / "t.1"), 1u << 30);
+  std::cerr << "setup of 1 GiB and a 2 s run took " << took << " s\n";
+  fs::remove(dir_ / "t.1");
+
+  const auto late = Mpi(2, common + "--setup_timeout=1s job.{rank}.fio");
+  EXPECT_NE(late.status, 0);
+  EXPECT_NE(late.err.find("rank 1 ("), std::string::npos) << late.err;
+  EXPECT_NE(late.err.find("not ready to start after 1 s (--setup_timeout)"), std::string::npos)
+      << late.err;
+}
+
 TEST_F(MpiRunTest, RankZeroServesTheClustersMetrics) {
   const int port = iotail::testing::FreeLoopbackPort();
   ASSERT_GT(port, 0);

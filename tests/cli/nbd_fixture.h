@@ -117,6 +117,13 @@ class ChildProcess {
     if (Running()) ::kill(pid_, sig);
   }
 
+  // SIGTERM, then SIGKILL if it has not exited within 2 s; waits up to 5 s more for it.
+  void Stop() {
+    Signal(SIGTERM);
+    if (!WaitFor(std::chrono::seconds(2))) Signal(SIGKILL);
+    WaitFor(std::chrono::seconds(5));
+  }
+
   // Waits up to `timeout` for the process to exit; true if it has.
   bool WaitFor(std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -142,6 +149,13 @@ inline std::filesystem::path MakeShortTempDir() {
   return tmpl;
 }
 
+// Removes `dir` and everything in it, if it is set; errors are ignored (a destructor's cleanup).
+inline void RemoveTree(const std::filesystem::path& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
 inline std::string ReadWholeFile(const std::filesystem::path& p) {
   std::ifstream in(p);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -151,22 +165,13 @@ inline std::string ReadWholeFile(const std::filesystem::path& p) {
 //   nbdkit -U DIR/sock -P DIR/pid -f --exit-with-parent -t 32 ARGS
 // with its log in DIR/nbdkit.log. `-t 32`: at least the deepest queue the tests use, so the
 // server never queues requests itself (add --log=null to ARGS with the error filter, which logs
-// every injected error).
+// every injected error). Not copyable (it owns its process).
 class NbdServer {
  public:
   NbdServer() = default;
-  NbdServer(const NbdServer&) = delete;
-  NbdServer& operator=(const NbdServer&) = delete;
   ~NbdServer() {
-    if (process_.Running()) {
-      process_.Signal(SIGTERM);
-      if (!process_.WaitFor(std::chrono::seconds(2))) process_.Signal(SIGKILL);
-      process_.WaitFor(std::chrono::seconds(5));
-    }
-    if (!dir_.empty()) {
-      std::error_code ec;
-      std::filesystem::remove_all(dir_, ec);
-    }
+    if (process_.Running()) process_.Stop();
+    RemoveTree(dir_);
   }
 
   // Why the server cannot run here (nbdkit missing), or empty.
@@ -235,12 +240,11 @@ class NbdServer {
 // An nbdkit export as the regular file DIR/mnt/disk on a FUSE mount at the directory DIR/mnt:
 //   nbdfuse DIR/mnt/disk --command nbdkit -s ARGS
 // (nbdfuse stays in the foreground; nbdkit exits with it). The destructor runs
-// `fusermount3 -u DIR/mnt`, waits for nbdfuse to exit and removes DIR.
+// `fusermount3 -u DIR/mnt`, waits for nbdfuse to exit and removes DIR. Not copyable (it owns its
+// process).
 class NbdFuseMount {
  public:
   NbdFuseMount() = default;
-  NbdFuseMount(const NbdFuseMount&) = delete;
-  NbdFuseMount& operator=(const NbdFuseMount&) = delete;
   ~NbdFuseMount() {
     // Right after an io_uring run the kernel may still hold the file for a moment (the ring is
     // released asynchronously), and fusermount3 fails with EBUSY: retry for up to 5 s.
@@ -251,15 +255,10 @@ class NbdFuseMount {
     }
     // nbdfuse exits once unmounted; if it does not, or the mount stayed, stop it by force.
     if (!process_.WaitFor(std::chrono::seconds(2)) || Mounted()) {
-      process_.Signal(SIGTERM);
-      if (!process_.WaitFor(std::chrono::seconds(2))) process_.Signal(SIGKILL);
-      process_.WaitFor(std::chrono::seconds(5));
+      process_.Stop();
       if (Mounted()) Unmount(true);
     }
-    if (!dir_.empty() && !Mounted()) {
-      std::error_code ec;
-      std::filesystem::remove_all(dir_, ec);
-    }
+    if (!Mounted()) RemoveTree(dir_);
   }
 
   // Why a FUSE mount cannot be tried here (a tool or /dev/fuse missing), or empty.

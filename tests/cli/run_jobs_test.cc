@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -64,6 +65,33 @@ class RunJobsTest : public ::testing::Test {
     const std::vector<Entry> expected = Entries(fio.out);
     EXPECT_FALSE(expected.empty());
     EXPECT_EQ(Entries(ours.out), expected) << ours.out;
+  }
+  // An iotail run with its JSON summary and wall time.
+  struct TimedRun {
+    json summary;
+    double wall_s = 0;
+  };
+  // Runs iotail with ARGS and times it. Every jobs[] entry must have run `runtime_ms` (within
+  // 60 ms), counted from its own start. nullopt, the failure recorded, unless it exits 0 with
+  // `jobs` entries.
+  std::optional<TimedRun> RunTimed(const std::string& args, size_t jobs, double runtime_ms) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const CommandResult r = Run("iotail", args);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r.status != 0) {
+      ADD_FAILURE() << "exit status " << r.status << ": " << r.err;
+      return std::nullopt;
+    }
+    TimedRun run{json::parse(r.out), wall};
+    if (run.summary["jobs"].size() != jobs) {
+      ADD_FAILURE() << run.summary["jobs"].size() << " jobs[] entries, expected " << jobs;
+      return std::nullopt;
+    }
+    for (const json& job : run.summary["jobs"]) {
+      EXPECT_NEAR(job["job_runtime"].get<double>(), runtime_ms, 60) << job["jobname"];
+    }
+    return run;
   }
   std::set<std::string> Files(const std::string& tool) {
     std::set<std::string> out;
@@ -331,36 +359,23 @@ TEST_F(RunJobsTest, HistogramLogsAreNumberedByWorkerAcrossTheRunAsFio) {
 }
 
 TEST_F(RunJobsTest, StonewallRunsGroupsOneAfterAnotherAndStartdelayDelaysAJob) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const CommandResult r = Run("iotail",
-                              "--runtime=300ms --time_based --name=a --name=b --startdelay=200ms "
-                              "--name=c --stonewall");
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ASSERT_EQ(r.status, 0) << r.err;
-  const json j = json::parse(r.out);
-  ASSERT_EQ(j["jobs"].size(), 3u);
-  for (const json& job : j["jobs"]) {
-    // Each job runs its own 300 ms, counted from its own start.
-    EXPECT_NEAR(job["job_runtime"].get<double>(), 300, 60) << job["jobname"];
-  }
+  // Each job runs its own 300 ms, counted from its own start.
+  const auto run = RunTimed(
+      "--runtime=300ms --time_based --name=a --name=b --startdelay=200ms --name=c --stonewall", 3,
+      300);
+  ASSERT_TRUE(run);
   // a and b overlap (b starts 200 ms late and ends 500 ms in), then c runs alone.
-  EXPECT_GE(wall, 0.8);
+  EXPECT_GE(run->wall_s, 0.8);
 }
 
 TEST_F(RunJobsTest, WaitForStartsAJobWhenTheNamedOneHasEnded) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const CommandResult r = Run("iotail",
-                              "--runtime=300ms --time_based --name=a --name=b --wait_for=a "
-                              "--name=c");
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ASSERT_EQ(r.status, 0) << r.err;
-  const json j = json::parse(r.out);
-  ASSERT_EQ(j["jobs"].size(), 3u);
-  for (const json& job : j["jobs"]) {
-    EXPECT_NEAR(job["job_runtime"].get<double>(), 300, 60) << job["jobname"];
-    EXPECT_EQ(job["groupid"], 0);  // wait_for does not start a group
+  const auto run =
+      RunTimed("--runtime=300ms --time_based --name=a --name=b --wait_for=a --name=c", 3, 300);
+  ASSERT_TRUE(run);
+  for (const json& job : run->summary["jobs"]) {
+    EXPECT_EQ(job["groupid"], 0) << job["jobname"];  // wait_for does not start a group
   }
-  EXPECT_GE(wall, 0.6);  // b runs after a, c beside a
+  EXPECT_GE(run->wall_s, 0.6);  // b runs after a, c beside a
   const CommandResult forward = Run("iotail", "--name=a --wait_for=b --name=b");
   EXPECT_EQ(forward.status, 2);
   EXPECT_NE(forward.err.find("--wait_for: job 'a' waits for 'b', which is not an earlier job"),

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cli_test_util.h"
@@ -40,23 +41,51 @@ double Query(int port, const std::string& expr, const fs::path& dir) {
   return std::stod(r.out.substr(arrow + 3));
 }
 
-// Starts `iotail run ARGS` serving its metrics on 127.0.0.1:PORT (and lingering), its JSON summary
-// to DIR/summary.json and its stderr to DIR/iotail.log, and waits until it serves. Returns an
-// empty string, or what went wrong.
-std::string SpawnServingRun(ChildProcess& run, const fs::path& dir, std::vector<std::string> args,
-                            int port, const std::string& linger) {
-  std::vector<std::string> argv = {IOTAIL_BINARY, "run"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.insert(argv.end(), {"--live_format=none", "--prometheus=127.0.0.1:" + std::to_string(port),
-                           "--prometheus_linger=" + linger, "--output-format=json",
-                           "--output=" + (dir / "summary.json").string()});
-  if (std::string why = run.Spawn(argv, dir / "iotail.log", SIGKILL); !why.empty()) return why;
-  if (!iotail::testing::WaitForText(dir / "iotail.log",
-                                    "Prometheus metrics at http://127.0.0.1:", 10)) {
-    return "no metrics served: " + iotail::testing::ReadFile(dir / "iotail.log");
+// `iotail run ARGS` serving its metrics on 127.0.0.1:PORT (and lingering), its JSON summary to
+// DIR/summary.json and its stderr to DIR/iotail.log. The process is killed if it is still running
+// when this is destroyed.
+class ServingRun {
+ public:
+  ServingRun(fs::path dir, int port) : dir_(std::move(dir)), port_(port) {}
+
+  // Starts the run and waits until it serves. Returns an empty string, or what went wrong.
+  std::string Start(const std::vector<std::string>& args, const std::string& linger) {
+    std::vector<std::string> argv = {IOTAIL_BINARY, "run"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(),
+                {"--live_format=none", "--prometheus=127.0.0.1:" + std::to_string(port_),
+                 "--prometheus_linger=" + linger, "--output-format=json",
+                 "--output=" + (dir_ / "summary.json").string()});
+    if (std::string why = process_.Spawn(argv, log_path(), SIGKILL); !why.empty()) return why;
+    if (!iotail::testing::WaitForText(log_path(), "Prometheus metrics at http://127.0.0.1:", 10)) {
+      return "no metrics served: " + log();
+    }
+    return {};
   }
-  return {};
-}
+  // Waits up to 15 s until the run has ended and serves its final metrics (the linger).
+  bool WaitForFinalMetrics() const {
+    return iotail::testing::WaitForText(log_path(), "serving the final metrics", 15);
+  }
+  // Waits up to 10 s for the process to exit: success if it exited with status 0.
+  ::testing::AssertionResult ExitsCleanly() {
+    if (!process_.WaitFor(std::chrono::seconds(10))) {
+      return ::testing::AssertionFailure() << "still running after 10 s: " << log();
+    }
+    if (process_.status() != 0) {
+      return ::testing::AssertionFailure() << "exit status " << process_.status() << ": " << log();
+    }
+    return ::testing::AssertionSuccess();
+  }
+  std::string log() const { return iotail::testing::ReadFile(log_path()); }
+  fs::path summary_path() const { return dir_ / "summary.json"; }
+
+ private:
+  fs::path log_path() const { return dir_ / "iotail.log"; }
+
+  fs::path dir_;
+  int port_;
+  ChildProcess process_;
+};
 
 TEST(RunPrometheusTest, RealPrometheusScrapesCountersEqualToTheSummary) {
   for (const char* tool : {"prometheus", "promtool"}) {
@@ -86,13 +115,11 @@ TEST(RunPrometheusTest, RealPrometheusScrapesCountersEqualToTheSummary) {
       << iotail::testing::ReadFile(dir / "prometheus.log");
 
   // A rate-limited run on a temporary file; the summary goes to a file before the linger.
-  ChildProcess run;
-  ASSERT_EQ(
-      SpawnServingRun(run, dir,
-                      {"--filename=" + (dir / "target").string(), "--size=16m", "--ioengine=psync",
+  ServingRun run(dir, metrics_port);
+  ASSERT_EQ(run.Start({"--filename=" + (dir / "target").string(), "--size=16m", "--ioengine=psync",
                        "--rw=randread", "--rate_iops=5000", "--runtime=8", "--time_based"},
-                      metrics_port, "4s"),
-      "");
+                      "4s"),
+            "");
   // Mid-run: the exposition as served, for promtool.
   std::this_thread::sleep_for(std::chrono::seconds(3));
   const auto mid = iotail::testing::HttpGet(metrics_port, "/metrics");
@@ -103,17 +130,15 @@ TEST(RunPrometheusTest, RealPrometheusScrapesCountersEqualToTheSummary) {
   EXPECT_EQ(check.status, 0) << check.out << check.err;
 
   // During the linger the final counts are served; two scrapes later Prometheus has them.
-  ASSERT_TRUE(iotail::testing::WaitForText(dir / "iotail.log", "serving the final metrics", 15))
-      << iotail::testing::ReadFile(dir / "iotail.log");
+  ASSERT_TRUE(run.WaitForFinalMetrics()) << run.log();
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  const json summary = json::parse(iotail::testing::ReadFile(dir / "summary.json"));
+  const json summary = json::parse(iotail::testing::ReadFile(run.summary_path()));
   const json& read = summary["jobs"][0]["read"];
   const double ios = Query(prom_port, "sum(iotail_io_ops_total)", dir);
   const double p99 = Query(
       prom_port, "histogram_quantile(0.99, sum by (le) (iotail_io_latency_seconds_bucket))", dir);
   const double bytes = Query(prom_port, "sum(iotail_io_bytes_total)", dir);
-  EXPECT_TRUE(run.WaitFor(std::chrono::seconds(10)));
-  EXPECT_EQ(run.status(), 0) << iotail::testing::ReadFile(dir / "iotail.log");
+  EXPECT_TRUE(run.ExitsCleanly());
   EXPECT_EQ(ios, read["total_ios"].get<double>());
   EXPECT_NEAR(ios, 5000 * 8, 5000 * 8 * 0.05);
   EXPECT_EQ(bytes, read["io_bytes"].get<double>());
@@ -147,24 +172,21 @@ TEST(RunPrometheusTest, InFlightIsTheDepthAgainstASlowTargetAndZeroAfterTheRun) 
   const fs::path dir = iotail::testing::MakeScratchDir("iotail_prometheus_in_flight");
   const int port = iotail::testing::FreeLoopbackPort();
   ASSERT_GT(port, 0);
-  ChildProcess run;
-  ASSERT_EQ(SpawnServingRun(run, dir,
-                            {"--ioengine=nbd", "--uri=" + server.uri(), "--rw=randread", "--bs=4k",
-                             "--iodepth=4", "--runtime=3", "--time_based", "--log_hist_msec=250"},
-                            port, "3s"),
+  ServingRun run(dir, port);
+  ASSERT_EQ(run.Start({"--ioengine=nbd", "--uri=" + server.uri(), "--rw=randread", "--bs=4k",
+                       "--iodepth=4", "--runtime=3", "--time_based", "--log_hist_msec=250"},
+                      "3s"),
             "");
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   const auto mid = iotail::testing::HttpGet(port, "/metrics");
   ASSERT_TRUE(mid.ok);
   EXPECT_GE(Sample(mid.body, "iotail_io_in_flight"), 3) << mid.body;
   EXPECT_LE(Sample(mid.body, "iotail_io_in_flight"), 4) << mid.body;
-  ASSERT_TRUE(iotail::testing::WaitForText(dir / "iotail.log", "serving the final metrics", 15))
-      << iotail::testing::ReadFile(dir / "iotail.log");
+  ASSERT_TRUE(run.WaitForFinalMetrics()) << run.log();
   const auto last = iotail::testing::HttpGet(port, "/metrics");
   ASSERT_TRUE(last.ok);
   EXPECT_EQ(Sample(last.body, "iotail_io_in_flight"), 0) << last.body;  // all drained
-  EXPECT_TRUE(run.WaitFor(std::chrono::seconds(10)));
-  EXPECT_EQ(run.status(), 0) << iotail::testing::ReadFile(dir / "iotail.log");
+  EXPECT_TRUE(run.ExitsCleanly());
   fs::remove_all(dir);
 }
 

@@ -11,17 +11,19 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "tests/test_util.h"
+#include "tests/cli/cli_test_util.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using iotail::testing::ReadFile;
+using iotail::testing::WaitForText;
 using nlohmann::json;
 
 // Sum of the counts of every line of one direction in a histogram log; also the line count.
@@ -63,6 +65,47 @@ class RunRateTest : public ::testing::Test {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   }
   std::string File(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Starts `iotail run ARGS` in a child process, its stderr to `err_path` (its stdout is ours);
+  // returns its pid, or -1 if fork failed.
+  static pid_t SpawnRun(const std::vector<std::string>& args, const std::string& err_path) {
+    std::vector<const char*> argv = {IOTAIL_BINARY, "run"};
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      freopen(err_path.c_str(), "w", stderr);
+      execv(IOTAIL_BINARY, const_cast<char* const*>(argv.data()));
+      _exit(127);
+    }
+    return pid;
+  }
+  // How an interrupted run ended: its exit status and how long it took to exit after the signal.
+  struct Ended {
+    int status = -1;
+    double seconds = 0;
+  };
+  // Sends SIGINT to the run `pid` and reaps it. nullopt, the failure recorded, unless it could be
+  // signalled and then exited (rather than being killed by a signal).
+  static std::optional<Ended> Interrupt(pid_t pid) {
+    if (kill(pid, SIGINT) != 0) {
+      ADD_FAILURE() << "kill(" << pid << ", SIGINT) failed";
+      return std::nullopt;
+    }
+    int st = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (waitpid(pid, &st, 0) != pid) {
+      ADD_FAILURE() << "waitpid(" << pid << ") failed";
+      return std::nullopt;
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!WIFEXITED(st)) {
+      ADD_FAILURE() << "the run did not exit (wait status " << st << ")";
+      return std::nullopt;
+    }
+    return Ended{WEXITSTATUS(st), seconds};
+  }
 
   fs::path dir_;
   std::string out_, err_;
@@ -227,27 +270,23 @@ TEST_F(RunRateTest, RateOptionsParseAndRejectNonsense) {
   EXPECT_NEAR(json::parse(ReadFile(File("o.json")))["jobs"][0]["read"]["total_ios"].get<double>(),
               32, 2);
   const std::string f = " --filename=" + File("x") + " --size=1m";
-  struct Case {
-    std::string args, needle;
-  } cases[] = {
-      {"--rate_iops=fast" + f, "--rate_iops"},
-      {"--rate_iops=0" + f, "--rate_iops"},
-      {"--rate=1q" + f, "--rate"},
-      {"--rate_iops=1,2,3" + f, "--rate_iops"},
-      {"--rate_iops=100 --rate=1m" + f, "--rate"},
-      {"--rw=randread --rate_iops=,100" + f, "--rate"},
-      {"--rw=randrw --rate_iops=100," + f, "--rate"},
-      {"--rate_process=bursty --rate_iops=1" + f, "--rate_process"},
-      {"--live-format=xml" + f, "--live-format"},
-      {"--status-interval=1500us" + f, "--status-interval"},
-      {"--write_hist_log=" + File("w") + " --log_hist_msec=300 --status-interval=1s" + f,
-       "--status-interval"},
-      {"--start_at=yesterday" + f, "--start_at"},
-  };
-  for (const auto& c : cases) {
-    EXPECT_EQ(Run(c.args), 2) << c.args << "\n" << err_;
-    EXPECT_NE(err_.find(c.needle), std::string::npos) << c.args << "\n" << err_;
-  }
+  iotail::testing::ExpectRefused(
+      {
+          {"--rate_iops=fast" + f, "--rate_iops"},
+          {"--rate_iops=0" + f, "--rate_iops"},
+          {"--rate=1q" + f, "--rate"},
+          {"--rate_iops=1,2,3" + f, "--rate_iops"},
+          {"--rate_iops=100 --rate=1m" + f, "--rate"},
+          {"--rw=randread --rate_iops=,100" + f, "--rate"},
+          {"--rw=randrw --rate_iops=100," + f, "--rate"},
+          {"--rate_process=bursty --rate_iops=1" + f, "--rate_process"},
+          {"--live-format=xml" + f, "--live-format"},
+          {"--status-interval=1500us" + f, "--status-interval"},
+          {"--write_hist_log=" + File("w") + " --log_hist_msec=300 --status-interval=1s" + f,
+           "--status-interval"},
+          {"--start_at=yesterday" + f, "--start_at"},
+      },
+      dir_);
 }
 
 TEST_F(RunRateTest, LiveLinesPerStatusIntervalWithProgress) {
@@ -286,32 +325,22 @@ TEST_F(RunRateTest, LiveLinesPerStatusIntervalWithProgress) {
 TEST_F(RunRateTest, SigintStopsCleanlyWithCompleteLogs) {
   const std::string prefix = File("i");
   const std::string json_path = File("i.json");
-  const pid_t pid = fork();
+  const pid_t pid =
+      SpawnRun({"--ioengine=io_uring", "--filename=" + File("int"), "--size=4m", "--rw=randrw",
+                "--iodepth=8", "--numjobs=2", "--time_based", "--runtime=30s", "--rate_iops=5000",
+                "--log_hist_msec=200", "--write_hist_log=" + prefix, "--output-format=json",
+                "--output=" + json_path},
+               File("err.txt"));
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const std::string filename = "--filename=" + File("int");
-    const std::string log = "--write_hist_log=" + prefix;
-    const std::string output = "--output=" + json_path;
-    const std::string err = File("err.txt");
-    freopen(err.c_str(), "w", stderr);
-    execl(IOTAIL_BINARY, IOTAIL_BINARY, "run", "--ioengine=io_uring", filename.c_str(), "--size=4m",
-          "--rw=randrw", "--iodepth=8", "--numjobs=2", "--time_based", "--runtime=30s",
-          "--rate_iops=5000", "--log_hist_msec=200", log.c_str(), "--output-format=json",
-          output.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  ASSERT_EQ(kill(pid, SIGINT), 0);
-  int st = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
-  ASSERT_TRUE(WIFEXITED(st));
+  const std::optional<Ended> ended = Interrupt(pid);
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_LT(ended->seconds, 2.0);
   const std::string err = ReadFile(File("err.txt"));
-  if (WEXITSTATUS(st) == 2 && err.find("not available") != std::string::npos) {
+  if (ended->status == 2 && err.find("not available") != std::string::npos) {
     GTEST_SKIP() << err;
   }
-  EXPECT_EQ(WEXITSTATUS(st), 130) << err;
+  EXPECT_EQ(ended->status, 130) << err;
   EXPECT_NE(err.find("interrupted by SIGINT"), std::string::npos) << err;
   const json j = json::parse(ReadFile(json_path));
   EXPECT_EQ(j["iotail_run"]["interrupted"], true);
@@ -331,6 +360,73 @@ TEST_F(RunRateTest, SigintStopsCleanlyWithCompleteLogs) {
   EXPECT_GT(all, 5'000u);
   EXPECT_LT(all, 32'000u);
   EXPECT_LT(j["iotail_aggregate"]["elapsed"].get<uint64_t>(), 3u);
+}
+
+// A SIGINT while waiting for --start_at stops the run before anything is written, and the wait
+// says when the run would have started (issue 25: 32 writes went to a device after the interrupt).
+TEST_F(RunRateTest, SigintDuringTheStartAtWaitWritesNothing) {
+  const std::string target = File("untouched");
+  {
+    std::ofstream(target).close();
+    std::filesystem::resize_file(target, 1 << 20);  // zeros; random data would show any write
+  }
+  const std::string err_path = File("wait.err");
+  const uint64_t at = NowEpochMs() + 30'000;
+  const pid_t pid = SpawnRun(
+      {"--name=w", "--ioengine=psync", "--filename=" + target, "--size=1m", "--rw=write", "--bs=4k",
+       "--start_at=" + std::to_string(at), "--live_format=none", "--output=" + File("w.json")},
+      err_path);
+  ASSERT_GE(pid, 0);
+  ASSERT_TRUE(WaitForText(err_path, "waiting for --start_at", 20.0)) << ReadFile(err_path);
+  // The summary's temporary file is made when the summary is written, not at the start, so a run
+  // killed meanwhile leaves none (issue 25).
+  const auto temporaries = [&] {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+      n += e.path().filename().string().find(".tmp.") != std::string::npos ? 1 : 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(temporaries(), 0u);
+  const std::optional<Ended> ended = Interrupt(pid);
+  ASSERT_TRUE(ended.has_value());
+  const std::string err = ReadFile(err_path);
+  EXPECT_EQ(ended->status, 130) << err;
+  // When it would have started: 30 s after the command began.
+  EXPECT_TRUE(err.find("in 30.0 s") != std::string::npos || err.find("in 29.") != std::string::npos)
+      << err;
+  EXPECT_NE(err.find("nothing was run"), std::string::npos) << err;
+  const std::string data = ReadFile(target);
+  ASSERT_EQ(data.size(), 1u << 20);
+  EXPECT_EQ(data.find_first_not_of('\0'), std::string::npos) << "the target was written";
+  EXPECT_EQ(temporaries(), 0u);
+  EXPECT_FALSE(std::filesystem::exists(File("w.json")));
+}
+
+// Interrupted during the second of three stonewalled jobs: the third is not reported (it was
+// reported with an empty name, group 0 and the run's time) and the run says it did not run.
+TEST_F(RunRateTest, JobsThatNeverRanAreNotReported) {
+  const std::string json_path = File("s.json");
+  const std::string err_path = File("s.err");
+  const pid_t pid = SpawnRun(
+      {"--ioengine=psync", "--filename=" + File("s"), "--size=1m", "--rw=read", "--time_based",
+       "--runtime=1500ms", "--rate_iops=200", "--live_format=none", "--output-format=json",
+       "--output=" + json_path, "--name=a", "--name=b", "--stonewall", "--name=c", "--stonewall"},
+      err_path);
+  ASSERT_GE(pid, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2300));  // during b
+  const std::optional<Ended> ended = Interrupt(pid);
+  ASSERT_TRUE(ended.has_value());
+  const std::string err = ReadFile(err_path);
+  EXPECT_EQ(ended->status, 130) << err;
+  EXPECT_NE(err.find("job 'c' did not run"), std::string::npos) << err;
+  EXPECT_EQ(err.find("job 'a' did not run"), std::string::npos) << err;
+  const json j = json::parse(ReadFile(json_path));
+  ASSERT_EQ(j["jobs"].size(), 2u) << j["jobs"].dump();
+  EXPECT_EQ(j["jobs"][0]["jobname"], "a");
+  EXPECT_EQ(j["jobs"][1]["jobname"], "b");
+  EXPECT_EQ(j["jobs"][1]["groupid"], 1);
+  EXPECT_GT(j["jobs"][1]["read"]["total_ios"].get<uint64_t>(), 0u);
 }
 
 }  // namespace

@@ -34,6 +34,10 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
 // so every folder of stats may use it, as it may use the standard library.
 constexpr std::string_view kOpenToAll = "stats/util";
 
+// engine/ runs jobs; the outputs of a run (summaries, log sinks, samples) are stats/report/'s
+// and are assembled by cli/ (and mpi/), so nothing under engine/ may include stats/report/.
+constexpr std::string_view kReport = "stats/report/";
+
 std::string FolderOf(const std::string& path) { return fs::path(path).parent_path().string(); }
 
 TEST(LayeringTest, IncludesPointDownTheLayers) {
@@ -68,6 +72,8 @@ TEST(LayeringTest, IncludesPointDownTheLayers) {
         } else if (top == "engine") {
           EXPECT_NE(target_top, "cli") << where << ": engine/ may not use cli/";
           EXPECT_NE(target_top, "mpi") << where << ": engine/ may not use mpi/";
+          EXPECT_FALSE(target.starts_with(kReport))
+              << where << ": engine/ may not use stats/report/ (a run's outputs are its caller's)";
         } else if (top == "cli") {
           EXPECT_NE(target_top, "mpi")
               << where << ": cli/ may not use mpi/ (iotail never links MPI)";

@@ -1,5 +1,5 @@
-// Helpers of the merger tests: log lines, a merger's quanta copied out, and a fixture with a
-// scratch directory for the logs.
+// Helpers of the merger tests: log lines (Line, from the log tests), a merger's quanta copied out,
+// and a fixture with a scratch directory for the logs.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,19 +14,10 @@
 
 #include "stats/analysis/merger.h"
 #include "stats/core/histogram_layout.h"
+#include "tests/stats/logs/log_test_util.h"
 #include "tests/test_util.h"
 
 namespace iotail::stats {
-
-inline std::string Line(int64_t time, int ddir, const std::map<size_t, uint64_t>& counts,
-                        size_t columns = kFio3Buckets) {
-  std::string line = std::to_string(time) + ", " + std::to_string(ddir) + ", 4096";
-  for (size_t i = 0; i < columns; ++i) {
-    const auto it = counts.find(i);
-    line += ", " + std::to_string(it == counts.end() ? 0 : it->second);
-  }
-  return line + "\n";
-}
 
 struct Quantum {
   int64_t start_ms;

@@ -5,24 +5,19 @@
 
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "stats/core/errors.h"
 #include "stats/core/histogram_layout.h"
+#include "tests/test_util.h"
 
 namespace iotail::stats {
 namespace {
 
-std::vector<std::string> Split(const std::string& line) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    const size_t p = line.find(", ", start);
-    out.push_back(line.substr(start, p - start));
-    if (p == std::string::npos) break;
-    start = p + 2;
-  }
-  return out;
+// The fields of a log line (without its newline).
+std::vector<std::string> Split(std::string_view line) {
+  return iotail::testing::SplitOn(line, ", ");
 }
 
 TEST(HistLogWriterTest, FioLineFormatExactly) {
@@ -132,6 +127,30 @@ TEST(HistLogWriterTest, WritesFileWithFioName) {
   unlink(path.c_str());
   rmdir(dir);
   EXPECT_THROW(HistLogWriter("/nonexistent-dir/x.log", 0), std::system_error);
+}
+
+// The writer counts what fio's clamp puts in the last bucket of a 29-group log (the run says so).
+TEST(HistLogWriterTest, CountsWhatItClampsIntoTheLastBucket) {
+  char dir[] = "/tmp/iotail-hlw-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::vector<uint64_t> counts(kWideBuckets, 0);
+  counts[100] = 5;
+  counts[kFio3Buckets - 1] = 2;  // in fio's last bucket: not clamped
+  counts[kFio3Buckets] = 3;      // above fio's top
+  counts[kWideBuckets - 1] = 4;
+  HistLogWriter narrow(std::string(dir) + "/n.log", 0);
+  HistLogWriter wide(std::string(dir) + "/w.log", 0, kWideGroups);
+  for (int k = 0; k < 2; ++k) {
+    narrow.Write(1000 * (k + 1), Direction::kRead, 4096, counts);
+    wide.Write(1000 * (k + 1), Direction::kRead, 4096, counts);
+  }
+  EXPECT_EQ(narrow.clamped(), 14u);
+  EXPECT_EQ(wide.clamped(), 0u);
+  narrow.Close();
+  wide.Close();
+  unlink((std::string(dir) + "/n.log").c_str());
+  unlink((std::string(dir) + "/w.log").c_str());
+  rmdir(dir);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Tests of the streaming fio histogram-log reader.
+// Tests of the streaming fio histogram-log reader: files, byte ranges and positions, segments,
+// client sums, one direction, damage. The checks of one line are in log_line_test.cc.
 #include "stats/logs/log_reader.h"
 
 #include <gtest/gtest.h>
@@ -14,41 +15,10 @@
 #include <vector>
 
 #include "stats/core/errors.h"
+#include "tests/stats/logs/log_test_util.h"
 
 namespace iotail::stats {
 namespace {
-
-// One log line in fio's exact format, with `columns` buckets, the given ones non-zero.
-std::string Line(int64_t time, int ddir, const std::map<size_t, uint64_t>& counts,
-                 size_t columns = kFio3Buckets, const char* eol = "\n") {
-  std::string line = std::to_string(time) + ", " + std::to_string(ddir) + ", 4096";
-  for (size_t i = 0; i < columns; ++i) {
-    const auto it = counts.find(i);
-    line += ", " + std::to_string(it == counts.end() ? 0 : it->second);
-  }
-  return line + eol;
-}
-
-std::vector<LogRecord> ReadAll(LogReader& reader, std::vector<std::vector<uint64_t>>* counts) {
-  std::vector<LogRecord> records;
-  while (reader.Next()) {
-    records.push_back(reader.record());
-    if (counts) counts->emplace_back(reader.record().counts.begin(), reader.record().counts.end());
-  }
-  return records;
-}
-
-// Reads the string and returns the LogFormatError's message, or "" if none was thrown.
-std::string ErrorOf(const std::string& data, LogReaderOptions options = {}) {
-  auto reader = LogReader::FromString("bad.log", data, options);
-  try {
-    while (reader.Next()) {
-    }
-  } catch (const LogFormatError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(LogReaderTest, ReadsFio3Records) {
   const std::string data =
@@ -77,57 +47,6 @@ TEST(LogReaderTest, ReadsFio3Records) {
   EXPECT_EQ(total, 13u);
   EXPECT_TRUE(reader.warnings().empty());
   EXPECT_EQ(reader.bytes_consumed(), data.size());
-}
-
-TEST(LogReaderTest, EveryRecordHoldsOnlyItsOwnCountsWhateverPathParsedTheOneBefore) {
-  // The fast parse writes only non-zero counts over the previous record's cleared ones; lines
-  // that leave it half-way for the careful parse (a tab, a 16-digit count, a long number at the
-  // end) must not leave a count of one record in the next.
-  std::string tabbed = Line(300, 0, {{5, 4}, {9, 2}});
-  tabbed.replace(tabbed.find(", 4096, "), 8, ",\t4096, ");
-  std::string padded = Line(500, 0, {{2, 8}, {1000, 12}});  // 16 digits: the careful parse
-  padded.replace(padded.find(", 12, "), 6, ", 0000000000000012, ");
-  const std::string data = Line(100, 0, {{3, 11}, {7, 1}, {1800, 123456}}) + tabbed +
-                           Line(400, 0, {{1, 9}}) + padded +
-                           Line(600, 0, {{4, 1}, {1855, 999'999'999'999'990}}) + Line(700, 0, {});
-  auto reader = LogReader::FromString("mixed.log", data);
-  const std::vector<std::map<size_t, uint64_t>> expected = {{{3, 11}, {7, 1}, {1800, 123456}},
-                                                            {{5, 4}, {9, 2}},
-                                                            {{1, 9}},
-                                                            {{2, 8}, {1000, 12}},
-                                                            {{4, 1}, {1855, 999'999'999'999'990}},
-                                                            {}};
-  size_t r = 0;
-  for (; reader.Next(); ++r) {
-    ASSERT_LT(r, expected.size());
-    const auto counts = reader.record().counts;
-    std::map<size_t, uint64_t> got;
-    for (size_t i = 0; i < counts.size(); ++i) {
-      if (counts[i] != 0) got[i] = counts[i];
-    }
-    EXPECT_EQ(got, expected[r]) << "record " << r;
-    size_t listed = 0;  // the sparse view lists every non-zero count
-    for (uint32_t i : reader.record().nonzero) listed += counts[i] != 0;
-    EXPECT_EQ(listed, got.size()) << "record " << r;
-  }
-  EXPECT_EQ(r, expected.size());
-}
-
-TEST(LogReaderTest, DetectsGenerationAndCoarsenessFromColumnCount) {
-  for (int c = 0; c <= kMaxCoarseness; ++c) {
-    for (bool fio2 : {false, true}) {
-      const size_t columns = (fio2 ? kFio2Buckets : kFio3Buckets) >> c;
-      auto reader = LogReader::FromString(
-          "c.log", Line(100, 0, {{columns - 1, 5}}, columns) + Line(200, 2, {{0, 1}}, columns));
-      ASSERT_TRUE(reader.Next());
-      EXPECT_EQ(*reader.layout(), fio2 ? HistogramLayout::Fio2(c) : HistogramLayout::Fio3(c));
-      EXPECT_EQ(reader.record().counts.size(), columns);
-      EXPECT_EQ(reader.record().counts[columns - 1], 5u);
-      ASSERT_TRUE(reader.Next());
-      EXPECT_EQ(reader.record().direction, Direction::kTrim);
-      EXPECT_FALSE(reader.Next());
-    }
-  }
 }
 
 TEST(LogReaderTest, AcceptsCrlfAndSkipsEmptyLines) {
@@ -173,85 +92,6 @@ TEST(LogReaderTest, TornLineInTheMiddleIsAnError) {
   torn.resize(300);
   const std::string message = ErrorOf(Line(100, 0, {}) + torn + "\n" + Line(300, 0, {}));
   EXPECT_NE(message.find("bad.log:2:"), std::string::npos) << message;
-}
-
-TEST(LogReaderTest, WrongFieldCountNamesFileAndLine) {
-  std::string line3 = Line(300, 0, {});
-  line3.insert(line3.size() - 1, ", 0");
-  const std::string message = ErrorOf(Line(100, 0, {}) + Line(200, 1, {}) + line3);
-  EXPECT_NE(message.find("bad.log:3:"), std::string::npos) << message;
-  EXPECT_NE(message.find("1860 fields"), std::string::npos) << message;
-  // Consistent column count: the second line cannot switch layouts.
-  const std::string switched = ErrorOf(Line(100, 0, {}) + Line(200, 0, {}, 928));
-  EXPECT_NE(switched.find("bad.log:2:"), std::string::npos) << switched;
-  // A first line matching no layout.
-  const std::string odd = ErrorOf(Line(100, 0, {}, 100));
-  EXPECT_NE(odd.find("bad.log:1:"), std::string::npos) << odd;
-  EXPECT_NE(odd.find("103 fields"), std::string::npos) << odd;
-}
-
-TEST(LogReaderTest, NonNumberIsAnError) {
-  std::string line = Line(100, 0, {{7, 1}});
-  line.replace(line.find(", 1,"), 4, ", x1,");
-  const std::string message = ErrorOf(Line(50, 0, {}) + line);
-  EXPECT_NE(message.find("bad.log:2:"), std::string::npos) << message;
-  EXPECT_NE(message.find("x1"), std::string::npos) << message;
-  std::string word_time = Line(100, 0, {});
-  word_time.replace(0, 3, "abc");
-  EXPECT_NE(ErrorOf(word_time).find("bad.log:1:"), std::string::npos);
-  std::string decimal = Line(100, 0, {});
-  decimal.replace(0, 3, "1.5");
-  EXPECT_NE(ErrorOf(decimal).find("bad.log:1:"), std::string::npos);
-  std::string embedded = Line(100, 0, {{2, 12}});
-  embedded.replace(embedded.find(", 12,"), 5, ", 1 2,");
-  EXPECT_NE(ErrorOf(embedded).find("bad.log:1:"), std::string::npos);
-}
-
-TEST(LogReaderTest, NegativeValueIsAnError) {
-  const std::string message = ErrorOf(Line(100, 0, {}) + Line(200, 0, {{5, 1}}) + [] {
-    std::string l = Line(300, 0, {{5, 1}});
-    l.replace(l.find(", 1,"), 4, ", -1,");
-    return l;
-  }());
-  EXPECT_NE(message.find("bad.log:3:"), std::string::npos) << message;
-  EXPECT_NE(message.find("negative"), std::string::npos) << message;
-  std::string negative_time = Line(100, 0, {});
-  negative_time.replace(0, 3, "-10");
-  EXPECT_NE(ErrorOf(negative_time).find("negative"), std::string::npos);
-}
-
-TEST(LogReaderTest, OverflowIsAnError) {
-  std::string line = Line(100, 0, {{9, 1}});
-  line.replace(line.find(", 1,"), 4, ", 18446744073709551616,");  // 2^64
-  const std::string message = ErrorOf(line);
-  EXPECT_NE(message.find("bad.log:1:"), std::string::npos) << message;
-  EXPECT_NE(message.find("out of range"), std::string::npos) << message;
-  // 2^64 - 1 is a number but more I/Os than one interval holds: damage.
-  std::string max = Line(100, 0, {{9, 1}});
-  max.replace(max.find(", 1,"), 4, ", 18446744073709551615,");
-  EXPECT_NE(ErrorOf(max).find("more than 1000000000000000 I/Os in one interval"),
-            std::string::npos);
-  std::string limit = Line(100, 0, {{9, 1}});
-  limit.replace(limit.find(", 1,"), 4, ", 1000000000000000,");
-  EXPECT_EQ(ErrorOf(limit), "");
-  // A time beyond int64.
-  std::string time = Line(100, 0, {});
-  time.replace(0, 3, "9223372036854775808");
-  EXPECT_NE(ErrorOf(time).find("out of range"), std::string::npos);
-}
-
-TEST(LogReaderTest, DdirOutsideZeroToTwoIsAnError) {
-  for (int ddir : {3, 7}) {
-    const std::string message = ErrorOf(Line(100, 0, {}) + Line(200, ddir, {}));
-    EXPECT_NE(message.find("bad.log:2:"), std::string::npos) << message;
-    EXPECT_NE(message.find("ddir " + std::to_string(ddir)), std::string::npos) << message;
-  }
-}
-
-TEST(LogReaderTest, CompressedLogGarbageIsRejected) {
-  const std::string message = ErrorOf("104, 94106378796208, 0, 4096, 0\n");
-  EXPECT_NE(message.find("bad.log:1:"), std::string::npos) << message;
-  EXPECT_NE(message.find("log_compression"), std::string::npos) << message;
 }
 
 TEST(LogReaderTest, PerJobLogsZeroStartsASegmentWhenTimeJumpsBack) {

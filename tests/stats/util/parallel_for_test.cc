@@ -1,0 +1,78 @@
+#include "stats/util/parallel_for.h"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+namespace iotail::stats {
+namespace {
+
+TEST(ParallelForTest, EveryIndexOnceOnItsFixedThread) {
+  std::vector<std::atomic<int>> seen(1000);
+  std::vector<std::atomic<int>> wrong(1);
+  ParallelFor(seen.size(), 4, [&](size_t i, unsigned t) {
+    seen[i].fetch_add(1);
+    if (i % 4 != t) wrong[0].fetch_add(1);
+  });
+  for (const auto& s : seen) EXPECT_EQ(s.load(), 1);
+  EXPECT_EQ(wrong[0].load(), 0);
+}
+
+TEST(ParallelForTest, TheFirstExceptionReachesTheCaller) {
+  EXPECT_THROW(ParallelFor(100, 3,
+                           [](size_t i, unsigned) {
+                             if (i == 50) throw std::runtime_error("x");
+                           }),
+               std::runtime_error);
+}
+
+// When threads cannot be created (here: an address-space limit too small for their stacks), the
+// work runs on the caller's thread with the same assignment; it called std::terminate (issue 25).
+TEST(ParallelForTest, ThreadsThatCannotBeCreatedRunOnTheCaller) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    size_t pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const rlim_t limit = pages * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (4 << 20);
+    const rlimit rl{limit, limit};  // below one more 8 MiB thread stack
+    if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(3);
+    // glibc keeps a few stacks of ended threads for reuse: ask for more than it keeps.
+    constexpr unsigned kThreads = 32;
+    bool created = true;
+    {
+      std::vector<std::thread> probe;
+      try {
+        for (unsigned t = 0; t < kThreads; ++t) probe.emplace_back([] {});
+      } catch (const std::system_error&) {
+        created = false;
+      }
+      for (auto& thread : probe) thread.join();
+    }
+    if (created) _exit(4);  // the limit did not stop threads: nothing to test
+    std::vector<int> seen(256, 0);
+    std::vector<int> wrong(1, 0);
+    ParallelFor(seen.size(), kThreads, [&](size_t i, unsigned t) {
+      ++seen[i];  // each index has one owner thread: no race
+      if (i % kThreads != t) ++wrong[0];
+    });
+    for (int s : seen) {
+      if (s != 1) _exit(1);
+    }
+    _exit(wrong[0] == 0 ? 0 : 2);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st)) << "the child died of signal " << WTERMSIG(st);
+  if (WEXITSTATUS(st) == 4) GTEST_SKIP() << "RLIMIT_AS did not stop thread creation here";
+  EXPECT_EQ(WEXITSTATUS(st), 0);
+}
+
+}  // namespace
+}  // namespace iotail::stats
