@@ -3,6 +3,7 @@
 #include "cli/run_assembly.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
@@ -128,6 +129,8 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
   }
   summary.timestamp_s = results.start_realtime_ns / 1'000'000'000u;
   summary.timestamp_ms = results.start_realtime_ns / 1'000'000u;
+  summary.report_time_s = static_cast<uint64_t>(time(nullptr));
+  summary.pid = getpid();
   summary.runtime_s = results.runtime_s;
   summary.percentiles = jobs[0].percentiles;
   summary.options = jobs.size() == 1 ? jobs[0].given : run.plan.global;

@@ -134,9 +134,13 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
       stats::JobTotals& t = out[entries.entry[j][w]];
       const stats::CpuUsage cpu = w < o.cpu.size() ? o.cpu[w] : stats::CpuUsage{};
       if (filled[entries.entry[j][w]]) {
+        ++t.members;
         t.totals.Add(o.per_worker[w]);
         t.cpu.Add(cpu);
         t.runtime_s = std::max(t.runtime_s, o.runtime_s);
+        for (size_t d = 0; d < t.dir_runtime_s.size(); ++d) {
+          t.dir_runtime_s[d] = std::max(t.dir_runtime_s[d], o.dir_runtime_s[d]);
+        }
       } else {
         filled[entries.entry[j][w]] = true;
         t.name = jobs[j].spec.name;
@@ -144,7 +148,9 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
         t.cpu = cpu;
         t.groupid = groups.groupid[j];
         t.runtime_s = o.runtime_s;
+        t.dir_runtime_s = o.dir_runtime_s;
         t.options = jobs[j].own;
+        t.description = jobs[j].description;  // a group's is its first job's, as fio's
         t.iodepth = jobs[j].spec.iodepth;
         t.samples = samples[entries.entry[j][w]];
       }

@@ -44,10 +44,14 @@ struct RunOptions {
   bool stonewall = false;        // --stonewall: wait for the jobs before, start a new group
   bool new_group = false;        // --new_group: start a new reporting group
   bool group_reporting = false;  // --group_reporting: report each group as one job
-  bool randrepeat = true;        // --randrepeat=0: seed the random offsets from the time
-  std::string directory;         // --directory: where the files are (fio's default names too)
-  uint32_t nrfiles = 1;          // --nrfiles: files per clone, fio's NAME.CLONE.FILE names
-  uint64_t filesize = 0;         // --filesize: size of each file (default size / nrfiles)
+  std::string description;       // --description: shown with the job's report, as given
+  // fio's switches that turn measurements off (gtod_reduce, disable_lat, ...), as given when on:
+  // iotail measures regardless, and says so once (PlanRun).
+  std::vector<std::string> measured_anyway;
+  bool randrepeat = true;  // --randrepeat=0: seed the random offsets from the time
+  std::string directory;   // --directory: where the files are (fio's default names too)
+  uint32_t nrfiles = 1;    // --nrfiles: files per clone, fio's NAME.CLONE.FILE names
+  uint64_t filesize = 0;   // --filesize: size of each file (default size / nrfiles)
   std::vector<std::pair<std::string, std::string>> own;  // this job's own settings ("job options")
 };
 

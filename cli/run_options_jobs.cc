@@ -1,7 +1,9 @@
 // Jobs and groups on the command line, with fio's meanings: options before the first --name are
 // global, each --name starts a job; the rows of
-// stonewall/new_group/group_reporting/startdelay/loops and of fio's switches that need no work in
-// iotail (thread, fixedbufs, registerfiles). See run_options.h.
+// stonewall/new_group/group_reporting/description/startdelay/loops, of fio's switches that need no
+// work in iotail (thread, fixedbufs, registerfiles), of those that turn fio's measurements off
+// (gtod_reduce, disable_*: iotail measures regardless) and of the options of fio's profiles, which
+// fio accepts in any job file and ignores there. See run_options.h.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -46,6 +48,16 @@ void ParseBlockAlign(RunOptions& o, const OptionValue& v) {
 using engine::JobSpec;
 using enum ValueType;
 
+// A switch of fio's that turns a measurement off, given on: kept for PlanRun's note.
+void MeasuredAnyway(RunOptions& o, const OptionValue& v) {
+  if (v.number == 0) return;
+  const std::string name(v.option);
+  if (std::find(o.measured_anyway.begin(), o.measured_anyway.end(), name) ==
+      o.measured_anyway.end()) {
+    o.measured_anyway.push_back(name);
+  }
+}
+
 const std::vector<OptionDef>& Table() {
   static const std::vector<OptionDef> table = {
       {"stonewall",
@@ -58,6 +70,9 @@ const std::vector<OptionDef>& Table() {
        "start a new reporting group (jobs still run together)", "0"},
       {"group_reporting", kFlag, RunField<&RunOptions::group_reporting>,
        "report each reporting group as one job (summed over its jobs)", "0"},
+      {"description", kText, RunField<&RunOptions::description>,
+       "text shown with the job's report, as given (`Description  : [TEXT]`, JSON desc, terse's "
+       "last field)"},
       {"wait_for", kText,
        [](RunOptions& o, const OptionValue& v) {
          if (v.text.empty()) throw UsageError(fmt::format("--{}: expected a job name", v.option));
@@ -131,6 +146,37 @@ const std::vector<OptionDef>& Table() {
        "1"},
       {"lat_percentiles", kFlag, AcceptOnly,
        "accepted: lat percentiles are reported when lat is measured", "1"},
+      // fio's switches that turn its measurements off: iotail's cost nothing it needs to save, so
+      // it measures anyway and says so (no figure in its report is left unmeasured).
+      {"gtod_reduce", kFlag, MeasuredAnyway,
+       "accepted: iotail measures latencies and bandwidth regardless (a note says so)", "0"},
+      {"disable_lat", kFlag, MeasuredAnyway,
+       "accepted: iotail measures lat regardless (a note says so)", "0"},
+      {"disable_clat", kFlag, MeasuredAnyway,
+       "accepted: iotail measures clat regardless (a note says so)", "0"},
+      {"disable_slat", kFlag, MeasuredAnyway,
+       "accepted: iotail measures slat regardless (a note says so)", "0"},
+      {"disable_bw_measurement",
+       kFlag,
+       MeasuredAnyway,
+       "accepted: iotail samples bandwidth and IOPS regardless (a note says so)",
+       "0",
+       {"disable_bw"}},
+      // The options of fio's built-in profiles (tiobench, act): fio takes them in any job file and
+      // does nothing with them there; so does iotail.
+      {"threads", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},
+      {"block", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},
+      {"numruns", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},
+      {"dir", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},
+      {"device_names", kText, AcceptOnly, "accepted and ignored, as fio (its act profile's)"},
+      {"load", kText, AcceptOnly, "accepted and ignored, as fio (its act profile's)"},
+      {"test_duration", kText, AcceptOnly, "accepted and ignored, as fio (its act profile's)"},
+      {"threads_per_queue", kText, AcceptOnly, "accepted and ignored, as fio (its act profile's)"},
+      {"read_req_num_512_blocks", kText, AcceptOnly,
+       "accepted and ignored, as fio (its act profile's)"},
+      {"large_block_op_kbytes", kText, AcceptOnly,
+       "accepted and ignored, as fio (its act profile's)"},
+      {"prep", kFlag, AcceptOnly, "accepted and ignored, as fio (its act profile's)", "0"},
   };
   return table;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "cli/run_assembly.h"
@@ -125,6 +126,24 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
     if (const std::string note = spec.Normalize(); !note.empty()) err << note << "\n";
     spec.Validate();
     run.specs.push_back(spec);
+  }
+  // fio's switches that turn measurements off: accepted, and said once that nothing is off.
+  std::vector<std::string> measured_anyway;
+  for (const RunOptions& job : jobs) {
+    for (const std::string& name : job.measured_anyway) {
+      if (std::find(measured_anyway.begin(), measured_anyway.end(), name) ==
+          measured_anyway.end()) {
+        measured_anyway.push_back(name);
+      }
+    }
+  }
+  if (!measured_anyway.empty()) {
+    std::string names;
+    for (const std::string& n : measured_anyway) names += (names.empty() ? "--" : ", --") + n;
+    err << fmt::format(
+        "iotail run: {}: iotail measures latencies and bandwidth regardless, so every figure it "
+        "reports is measured\n",
+        names);
   }
   run.groups = PlanGroups(jobs);
   run.entries = PlanEntries(jobs, run.groups);

@@ -260,7 +260,10 @@ void CheckCommonClock(std::span<const JobSpec> specs) {
 
 std::vector<stats::Direction> LoggedDirections(const JobSpec& spec) {
   std::vector<stats::Direction> dirs;
-  if (spec.HasReads()) dirs.push_back(stats::Direction::kRead);
+  // A do_verify read-back (closed loop only) is the job's reads, as in fio.
+  const bool reads_back =
+      spec.verify != VerifyKind::kNone && spec.do_verify && spec.HasWrites() && !spec.RateLimited();
+  if (spec.HasReads() || reads_back) dirs.push_back(stats::Direction::kRead);
   if (spec.HasWrites()) dirs.push_back(stats::Direction::kWrite);
   if (spec.HasTrims()) dirs.push_back(stats::Direction::kTrim);
   return dirs;
@@ -388,6 +391,9 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   out.output_errors = clock.sink_errors();
   std::vector<uint64_t> job_end(specs.size(), 0);
   std::vector<uint64_t> job_from(specs.size(), UINT64_MAX);
+  // do_verify: where the I/O phase ends (the last worker's writes) and the read-back begins.
+  std::vector<uint64_t> io_end(specs.size(), 0);
+  std::vector<uint64_t> verify_from(specs.size(), UINT64_MAX);
   for (size_t w = 0; w < workers.size(); ++w) {
     JobOutcome& job = out.jobs[job_of_worker[w]];
     job.per_worker.push_back(std::move(totals[w]));
@@ -405,12 +411,28 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
     }
     const size_t j = job_of_worker[w];
     job_end[j] = std::max(job_end[j], threads.end_ns(w));
+    const uint64_t verify_start = workers[w]->verify_start_ns();
+    io_end[j] = std::max(io_end[j], verify_start != 0 ? verify_start : threads.end_ns(w));
+    if (verify_start != 0) verify_from[j] = std::min(verify_from[j], verify_start);
     if (threads.record_from_ns(w) != 0)
       job_from[j] = std::min(job_from[j], threads.record_from_ns(w));
   }
   for (size_t j = 0; j < specs.size(); ++j) {
     const uint64_t from = job_from[j];
-    out.jobs[j].runtime_s = job_end[j] > from ? static_cast<double>(job_end[j] - from) / 1e9 : 0;
+    const auto seconds = [from](uint64_t to) {
+      return to > from ? static_cast<double>(to - from) / 1e9 : 0.0;
+    };
+    JobOutcome& job = out.jobs[j];
+    job.runtime_s = seconds(job_end[j]);
+    job.dir_runtime_s.fill(job.runtime_s);
+    if (verify_from[j] != UINT64_MAX) {
+      job.dir_runtime_s[static_cast<size_t>(stats::Direction::kWrite)] = seconds(io_end[j]);
+      job.dir_runtime_s[static_cast<size_t>(stats::Direction::kTrim)] = seconds(io_end[j]);
+      if (!specs[j].HasReads()) {
+        job.dir_runtime_s[static_cast<size_t>(stats::Direction::kRead)] =
+            static_cast<double>(job_end[j] - verify_from[j]) / 1e9;
+      }
+    }
   }
   out.runtime_s =
       end_mono > first_record_ns ? static_cast<double>(end_mono - first_record_ns) / 1e9 : 0;

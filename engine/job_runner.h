@@ -18,6 +18,7 @@
 // sums of the logged intervals) are returned. Not thread-safe; one call at a time.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -54,6 +55,10 @@ struct JobOutcome {
   // fio's rate_min/rate_iops_min: each clone that fell short and ended ("x: rate_iops_min=1000 not
   // met, got 94 IOPS", fio's words), in worker order.
   std::vector<std::string> rate_shortfalls;
+  // Per direction, the time it was done in (fio's runtime[ddir]): runtime_s, except after a
+  // do_verify read-back: the writes and trims end where the first read-back begins, and the reads
+  // are the read-back (from the first worker's to the end), or the whole time if the job also read.
+  std::array<double, stats::kDirectionCount> dir_runtime_s{};
 };
 
 struct RunOutcome {

@@ -19,7 +19,7 @@
 #include <system_error>
 
 #include "engine/clock.h"
-#include "stats/report/fio_numbers.h"
+#include "stats/core/fio_numbers.h"
 
 namespace iotail::engine {
 
@@ -369,15 +369,22 @@ bool Worker::CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t
   return false;
 }
 
-// fio's do_verify: once the writes are done, every block of the region is read back (pread, not
-// timed) and checked.
+// fio's do_verify: once the writes are done, every block of the region is read back (pread) and
+// checked. As fio, the read-backs are the job's reads: each is recorded in the read direction
+// (clat from around the call, so its lat too), and the pass's time is the reads' runtime.
 void Worker::VerifyPass(const std::atomic<bool>& stop) {
   const uint32_t bs = spec_.MinBlockSize();
   char* buf = buffers_;  // the I/O is over: slot 0's buffer is free (aligned for O_DIRECT)
+  verify_start_ns_ = Clock::NowNs();
   for (uint32_t f = 0; f < plan_.fds.size(); ++f) {
     for (uint64_t off = 0; off + bs <= plan_.region_size && !stop.load(); off += bs) {
       const uint64_t at = plan_.region_offset + off;
+      const uint64_t start = Clock::NowNs();
       const ssize_t got = pread(plan_.fds[f], buf, bs, static_cast<off_t>(at));
+      const uint64_t done = Clock::NowNs();
+      if (got == static_cast<ssize_t>(bs) && done >= record_from_ns_) {
+        recorder_->RecordClat(stats::Direction::kRead, done - start, bs);
+      }
       if (got != static_cast<ssize_t>(bs)) {
         recorder_->RecordError(got < 0 ? errno : EIO);
         if (verify_failure_.empty()) {

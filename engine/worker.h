@@ -104,6 +104,9 @@ class Worker {
   // Loops (passes over the region) begun after the first: each dropped the region's page cache
   // when invalidate is on. Valid once Run has returned.
   uint64_t restarts() const { return restarts_; }
+  // When the do_verify read-back began (Clock::NowNs()), 0 if there was none; valid once Run has
+  // returned. The read-backs are recorded as reads.
+  uint64_t verify_start_ns() const { return verify_start_ns_; }
   // fsync/fdatasync calls (--fsync=N, --fdatasync=N) and their latencies in ns.
   const stats::SampleStats& syncs() const { return syncs_; }
   std::string DescribeEngine() const { return engine_->Describe(); }
@@ -185,6 +188,7 @@ class Worker {
   // do_verify: reads back every block of this worker's files and checks it.
   void VerifyPass(const std::atomic<bool>& stop);
   uint64_t verified_blocks_ = 0;
+  uint64_t verify_start_ns_ = 0;
   std::string verify_failure_;
   void Think(const std::atomic<bool>& stop);
 

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Regenerates cli/fio_option_names.inc: every option name and alias that the installed fio knows
 # (`fio --cmdhelp=all` and the engine options of `fio --enghelp=ENGINE` for the engines iotail
-# shares with fio, then `fio --cmdhelp=NAME` for aliases), plus fio's command-line options
-# (`fio --help`), sorted, one string literal per line. iotail uses the list to tell "a fio option
-# that iotail does not support" from a typo.
+# shares with fio, then `fio --cmdhelp=NAME` for aliases; the options of fio's built-in profiles,
+# which fio accepts in any job file, from `fio --profile=P --cmdhelp=all`), plus fio's command-line
+# options (`fio --help`), sorted, one string literal per line. iotail uses the list to tell "a fio
+# option that iotail does not support" from a typo.
 # usage: scripts/gen-fio-option-names.sh > cli/fio_option_names.inc
 set -euo pipefail
 export LC_ALL=C
 names=$(fio --cmdhelp=all 2>&1 | sed -n 's/^ *\([a-z0-9_-]*\) *: .*/\1/p')
+profile_names=$(for p in tiobench act; do
+  { fio --profile="$p" --cmdhelp=all 2>&1 || true; } | sed -n 's/^ *\([a-z0-9_-]*\) *: .*/\1/p'
+done)
 engine_names=$(for e in io_uring libaio psync nbd null; do
   { fio --enghelp="$e" 2>&1 || true; } | sed -n 's/^ *\([a-z0-9_-]*\) *: .*/\1/p'
 done)
@@ -19,5 +23,6 @@ echo "// alias, with dashes as underscores. Do not edit by hand."
     { fio --cmdhelp="$n" 2>&1 || true; } | awk '$1 == "alias:" {print $2}'
   done
   echo "$engine_names"
+  echo "$profile_names"
   { fio --help 2>&1 || true; } | grep -o -- '^ *--[a-z][a-z_-]*' | sed 's/^ *--//'
 } | tr '-' '_' | grep -v '^$' | sort -u | sed 's/.*/"&",/'

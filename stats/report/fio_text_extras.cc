@@ -7,8 +7,10 @@
 #include <iterator>
 #include <map>
 #include <span>
+#include <utility>
+#include <vector>
 
-#include "stats/report/fio_numbers.h"
+#include "stats/core/fio_numbers.h"
 #include "stats/report/summary_figures.h"
 
 namespace iotail::stats {
@@ -21,21 +23,104 @@ constexpr const char* kBucketNames[] = {"2",   "4",   "10",  "20",   "50",   "10
 
 }  // namespace
 
+void TextLatencyLine(std::string& out, const char* name, uint64_t min_ns, uint64_t max_ns,
+                     double mean_ns, double stddev_ns, const char* note) {
+  const char* unit = "nsec";
+  uint64_t div = 1;
+  if (min_ns > 2'000'000 && max_ns > 99'999'999 && stddev_ns > 1e6) {
+    unit = "msec";
+    div = 1'000'000;
+  } else if (min_ns > 2000 && max_ns > 99'999 && stddev_ns > 1000) {
+    unit = "usec";
+    div = 1000;
+  }
+  const double d = static_cast<double>(div);
+  fmt::format_to(std::back_inserter(out),
+                 "    {} ({}): min={}, max={}, avg={:5.2f}, stdev={:5.2f}{}\n", name, unit,
+                 FioWholeNumber(min_ns / div), FioWholeNumber(max_ns / div), mean_ns / d,
+                 stddev_ns / d, note);
+}
+
+namespace {
+
+// The decimals a percentile needs (99.95: 2, 50: 0), at most 6.
+int Decimals(double p) {
+  double scale = 1;
+  for (int k = 0; k < 6; ++k, scale *= 10) {
+    if (std::fabs(std::round(p * scale) - p * scale) < 1e-6 * scale) return k;
+  }
+  return 6;
+}
+
+}  // namespace
+
+void TextPercentiles(std::string& out, const char* what, std::span<const double> percentiles,
+                     std::span<const double> values_ns) {
+  const size_t n = std::min(percentiles.size(), values_ns.size());
+  if (n == 0) return;
+  std::vector<std::pair<double, uint64_t>> list;
+  int precision = 0;
+  for (size_t i = 0; i < n; ++i) {
+    list.emplace_back(percentiles[i], static_cast<uint64_t>(values_ns[i]));
+    precision = std::max(precision, Decimals(percentiles[i]));
+  }
+  std::sort(list.begin(), list.end());
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (const auto& [p, v] : list) {
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  int scale = 0;
+  const char* unit = "nsec";
+  uint64_t div = 1;
+  if (lo > 2'000'000 && hi > 99'999'999) {
+    scale = 2;
+    unit = "msec";
+    div = 1'000'000;
+  } else if (lo > 2000 && hi > 99'999) {
+    scale = 1;
+    unit = "usec";
+    div = 1000;
+  }
+  const uint64_t top = hi / div;
+  const int width = std::max(5, top == 0 ? 0 : static_cast<int>(std::log10(top) + 1));
+  const size_t per_line = static_cast<size_t>((80 - 7) / (precision + 10 + width));
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "    {} percentiles ({}):\n     |", what, unit);
+  for (size_t j = 0; j < list.size(); ++j) {
+    if (j != 0 && j % per_line == 0) fmt::format_to(o, "     |");
+    uint64_t v = list[j].second;
+    for (int k = 0; k < scale; ++k) v = (v + 999) / 1000;  // rounded up at each step, as fio
+    const bool last = j + 1 == list.size();
+    fmt::format_to(o, " {:{}.{}f}th=[{:{}}]{}", list[j].first, precision + 3, precision, v, width,
+                   last ? '\n' : ',');
+    if (!last && j % per_line == per_line - 1) fmt::format_to(o, "\n");
+  }
+}
+
 void TextRateSampleLines(std::string& out, const RateSamples& samples, int d, double group_bw_kib) {
   const SampleStats& bw = samples.bw_kib[static_cast<size_t>(d)];
   const SampleStats& iops = samples.iops[static_cast<size_t>(d)];
-  if (bw.n == 0) return;
   auto o = std::back_inserter(out);
-  fmt::format_to(o,
-                 "   bw (  KiB/s): min={:.0f}, max={:.0f}, per={:.2f}%, avg={:.2f}, stdev={:.2f}, "
-                 "samples={}\n",
-                 bw.min, bw.max, ShareOfGroupPct(bw, group_bw_kib), bw.Mean(), bw.Stddev(), bw.n);
-  fmt::format_to(o,
-                 "   iops        : min={:.0f}, max={:.0f}, avg={:.2f}, stdev={:.2f}, samples={}\n",
-                 iops.min, iops.max, iops.Mean(), iops.Stddev(), iops.n);
+  if (bw.n > 0) {
+    // fio switches to MiB/s when the mean is above 1 GiB/s (its bounds truncated).
+    const bool mib = bw.Mean() > 1024.0 * 1024.0;
+    const double div = mib ? 1024 : 1;
+    fmt::format_to(o,
+                   "   bw ({:>5}/s): min={:5}, max={:5}, per={:3.2f}%, avg={:5.2f}, "
+                   "stdev={:5.2f}, samples={}\n",
+                   mib ? "MiB" : "KiB", static_cast<uint64_t>(std::llround(bw.min) / div),
+                   static_cast<uint64_t>(std::llround(bw.max) / div),
+                   ShareOfGroupPct(bw, group_bw_kib), bw.Mean() / div, bw.Stddev() / div, bw.n);
+  }
+  if (iops.n > 0) {
+    fmt::format_to(
+        o, "   iops        : min={:5}, max={:5}, avg={:5.2f}, stdev={:5.2f}, samples={}\n",
+        std::llround(iops.min), std::llround(iops.max), iops.Mean(), iops.Stddev(), iops.n);
+  }
 }
 
-void TextDepthAndLatencyLines(std::string& out, const JobTotals& job) {
+void TextLatencyBuckets(std::string& out, const JobTotals& job) {
   auto o = std::back_inserter(out);
   const CoarseLatency c = CoarseLatencyOf(job.totals);
   const char* units[] = {"nsec", "usec", "msec"};
@@ -56,6 +141,18 @@ void TextDepthAndLatencyLines(std::string& out, const JobTotals& job) {
       fmt::format_to(o, "  lat ({})   : {}\n", units[u], line);
     }
   }
+}
+
+void TextSyncLines(std::string& out, const SampleStats& syncs) {
+  if (syncs.n == 0) return;
+  out += "  fsync/fdatasync/sync_file_range:\n";
+  TextLatencyLine(out, "sync", static_cast<uint64_t>(std::llround(syncs.min)),
+                  static_cast<uint64_t>(std::llround(syncs.max)), syncs.Mean(), syncs.Stddev());
+}
+
+void TextDepthLines(std::string& out, const JobTotals& job) {
+  auto o = std::back_inserter(out);
+  // fio's stat_calc_dist: a share of the total, at least 0.1% when anything was counted.
   auto percents = [&](const char* label, const std::array<uint64_t, 7>& counts,
                       std::initializer_list<const char*> names) {
     uint64_t sum = 0;
@@ -63,8 +160,8 @@ void TextDepthAndLatencyLines(std::string& out, const JobTotals& job) {
     std::string line;
     size_t i = 0;
     for (const char* name : names) {
-      const double pct =
-          sum ? 100.0 * static_cast<double>(counts[i]) / static_cast<double>(sum) : 0;
+      double pct = sum ? 100.0 * static_cast<double>(counts[i]) / static_cast<double>(sum) : 0;
+      if (counts[i] != 0 && pct < 0.1) pct = 0.1;
       line += fmt::format("{}{}={:.1f}%", i ? ", " : "", name, pct);
       ++i;
     }
@@ -73,6 +170,9 @@ void TextDepthAndLatencyLines(std::string& out, const JobTotals& job) {
   percents("  IO depths    ", job.depths.level, {"1", "2", "4", "8", "16", "32", ">=64"});
   percents("     submit    ", job.depths.submit, {"0", "4", "8", "16", "32", "64", ">=64"});
   percents("     complete  ", job.depths.complete, {"0", "4", "8", "16", "32", "64", ">=64"});
+  const auto& d = job.totals.dirs;
+  fmt::format_to(o, "     issued rwts: total={},{},{},{} short=0,0,0,0 dropped=0,0,0,0\n", d[0].ios,
+                 d[1].ios, d[2].ios, job.syncs.n);
   fmt::format_to(o, "     latency   : target=0, window=0, percentile=100.00%, depth={}\n",
                  job.iodepth);
 }
@@ -88,7 +188,7 @@ void TextRunStatusGroups(std::string& out, const RunSummary& s) {
       double lo = 0, hi = 0, run_lo = 0, run_hi = 0, run_max = 0;
       bool first = true;
       for (const JobTotals* j : jobs) {
-        const double rt = JobRuntime(*j, s);
+        const double rt = DirRuntime(*j, s, d);
         const uint64_t b = j->totals.dirs[d].bytes;
         if (b == 0) continue;
         const double bw = rt > 0 ? static_cast<double>(b) / rt : 0;
@@ -107,12 +207,12 @@ void TextRunStatusGroups(std::string& out, const RunSummary& s) {
       const double io = static_cast<double>(bytes);
       fmt::format_to(o,
                      "{:>7}: bw={}/s ({}/s), {}/s-{}/s ({}/s-{}/s), io={} ({}), "
-                     "run={:.0f}-{:.0f}msec\n",
+                     "run={}-{}msec\n",
                      d == 0   ? "READ"
                      : d == 1 ? "WRITE"
                               : "TRIM",
                      bin(all), dec(all), bin(lo), bin(hi), dec(lo), dec(hi), bin(io), dec(io),
-                     run_lo * 1000, run_hi * 1000);
+                     FioRuntimeMs(run_lo), FioRuntimeMs(run_hi));
     }
   }
 }

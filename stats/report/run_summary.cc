@@ -13,7 +13,7 @@
 #include "stats/core/percentiles.h"
 #include "stats/core/slc.h"
 #include "stats/report/fio_json_extras.h"
-#include "stats/report/fio_numbers.h"
+#include "stats/core/fio_numbers.h"
 #include "stats/report/fio_text_extras.h"
 #include "stats/report/summary_figures.h"
 #include "stats/util/json.h"
@@ -88,7 +88,7 @@ void JsonLatency(Out o, const LatencyView& v, const RunSummary& s) {
 void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, double runtime_s,
                    const RateSamples& samples, int dir, double group_bw_kib) {
   const DirFigures f = Figures(d, s, runtime_s);
-  const uint64_t runtime_ms = static_cast<uint64_t>(std::llround(runtime_s * 1000));
+  const uint64_t runtime_ms = FioRuntimeMs(runtime_s);
   fmt::format_to(o,
                  "{{\"io_bytes\": {}, \"io_kbytes\": {}, \"bw_bytes\": {}, \"bw\": {}, "
                  "\"iops\": {:.6f}, \"runtime\": {}, \"total_ios\": {}, \"short_ios\": 0, "
@@ -137,7 +137,7 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
     // fio's bw_agg: this job's mean bandwidth as a share of its reporting group's.
     const double group_bw_kib = GroupBandwidthKib(s, job.groupid, d);
     fmt::format_to(o, "\"{}\": ", DirectionName(static_cast<Direction>(d)));
-    JsonDirection(o, t.dirs[d], s, runtime_s, job.samples, d, group_bw_kib);
+    JsonDirection(o, t.dirs[d], s, DirRuntime(job, s, d), job.samples, d, group_bw_kib);
     fmt::format_to(o, ", ");
   }
   JsonSyncField(o, job.syncs);
@@ -148,6 +148,8 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
                  static_cast<uint64_t>(std::llround(runtime_s * 1000)), cpu.UsrPct(), cpu.SysPct(),
                  cpu.ctx, cpu.majf, cpu.minf);
   JsonDepthAndLatencyFields(o, job);
+  if (!job.description.empty())
+    fmt::format_to(o, ", \"desc\": \"{}\"", JsonEscape(job.description));
   fmt::format_to(o, ", ");
   fmt::format_to(o, "\"iotail_errors\": {{\"total\": {}, \"by_errno\": {{", t.TotalErrors());
   bool first = true;
@@ -160,65 +162,37 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
   fmt::format_to(o, "}}}}}}");
 }
 
-// Picks a unit for latencies from min_ns to max_ns as fio's text does: nsec while everything is
-// below 100 us, msec when everything is at least 1 ms, else usec (so a sub-millisecond median is
-// never shown as "1 msec" because of a slow tail).
-std::pair<const char*, double> Unit(uint64_t min_ns, uint64_t max_ns) {
-  if (max_ns < 100'000) return {"nsec", 1};
-  if (min_ns >= 1'000'000) return {"msec", 1e6};
-  return {"usec", 1e3};
-}
-
-// A latency with its own unit, e.g. "10.6us", "944.0ms" (for columns of very different scales).
-std::string AutoUnit(double ns) {
-  if (ns < 1e4) return fmt::format("{:.0f}ns", ns);
-  if (ns < 1e7) return fmt::format("{:.1f}us", ns / 1e3);
-  return fmt::format("{:.1f}ms", ns / 1e6);
-}
-
-std::string Shown(double v, double div) {
-  const uint64_t ns = static_cast<uint64_t>(v);
-  const uint64_t shown =
-      div == 1 ? ns : (div == 1e3 ? (ns + 999) / 1000 : (ns + 999'999) / 1'000'000);
-  return fmt::format("{}", shown);
-}
-
-// "    clat (usec): min=..., max=..., avg=..., stdev=..." as fio prints it, each in its own unit.
-void TextLatencyLine(Out o, const char* name, const LatencySnapshot& l, const char* note) {
+// "    clat (nsec): min=..." for one latency (nothing when it was not measured).
+void TextLatency(Out o, const char* name, const LatencySnapshot& l, const char* note) {
   if (l.n == 0) return;
-  const auto [unit, div] = Unit(l.MinOrZero(), l.max_ns);
-  fmt::format_to(o, "    {:>4} ({}): min={:.2f}, max={:.2f}, avg={:.2f}, stdev={:.2f}{}\n", name,
-                 unit, static_cast<double>(l.min_ns) / div, static_cast<double>(l.max_ns) / div,
-                 l.MeanNs() / div, l.StddevNs() / div, note);
+  std::string line;
+  TextLatencyLine(line, name, l.min_ns, l.max_ns, l.MeanNs(), l.StddevNs(), note);
+  fmt::format_to(o, "{}", line);
 }
 
-void TextDirection(Out o, Direction dir, const DirectionSnapshot& d, const RunSummary& s) {
-  if (d.ios == 0) return;
-  const DirFigures f = Figures(d, s, s.runtime_s);
-  fmt::format_to(o, "  {}: IOPS={}, BW={}/s ({}/s) ({} I/Os, {} bytes in {:.3f}s)\n",
-                 DirectionName(dir), FioNumber(f.iops, FioUnits::kCount),
-                 FioNumber(f.bw_bytes, FioUnits::kBinaryBytes),
-                 FioNumber(f.bw_bytes, FioUnits::kDecimalBytes), d.ios, d.bytes, s.runtime_s);
+// One direction of a job as fio's show_ddir_status prints it (with iotail's SLC line after it).
+void TextDirection(std::string& out, Direction dir, const JobTotals& job, const RunSummary& s) {
+  const int di = static_cast<int>(dir);
+  const DirectionSnapshot& d = job.totals.dirs[static_cast<size_t>(di)];
+  const double runtime_s = DirRuntime(job, s, di);
+  const uint64_t runtime_ms = FioRuntimeMs(runtime_s);
+  if (d.bytes == 0 || runtime_ms == 0) return;
+  Out o(out);
+  const DirFigures f = Figures(d, s, runtime_s);
+  fmt::format_to(o, "  {}: IOPS={}, BW={}/s ({}/s)({}/{}msec){}\n", DirectionName(dir),
+                 FioNumber(f.iops, FioUnits::kCount), FioNumber(f.bw_bytes, FioUnits::kBinaryBytes),
+                 FioNumber(f.bw_bytes, FioUnits::kDecimalBytes),
+                 FioNumber(static_cast<double>(d.bytes), FioUnits::kBinaryBytes), runtime_ms,
+                 dir == Direction::kWrite ? "; 0 zone resets" : "");
+  // Rate-limited: lat counts from the intended start and has percentiles of its own (fio's
+  // clat_percentiles and lat_percentiles both on).
   const bool sched = s.mode.rate_limited && f.lat_pct.size() == s.percentiles.size();
-  TextLatencyLine(o, "slat", d.slat, "");
-  TextLatencyLine(o, "clat", d.clat, sched ? "  (issue to completion)" : "");
-  TextLatencyLine(o, "lat", d.TotalLatency(), sched ? "  (intended start to completion)" : "");
-  if (sched) {
-    fmt::format_to(o, "    percentiles (fio's rule):  {:>12} {:>12}\n", "clat", "lat");
-    for (size_t i = 0; i < s.percentiles.size(); ++i) {
-      fmt::format_to(o, "     | {:8.2f}th {:>16} {:>12}\n", s.percentiles[i], AutoUnit(f.pct[i]),
-                     AutoUnit(f.lat_pct[i]));
-    }
-  } else {
-    const auto [unit, div] = Unit(f.pct.empty() ? 0 : static_cast<uint64_t>(f.pct.front()),
-                                  f.pct.empty() ? 0 : static_cast<uint64_t>(f.pct.back()));
-    fmt::format_to(o, "    clat percentiles ({}, fio's rule):\n", unit);
-    for (size_t i = 0; i < s.percentiles.size(); ++i) {
-      fmt::format_to(o, "{}{:6.2f}th=[{:>6}]{}", i % 4 == 0 ? "     | " : "", s.percentiles[i],
-                     Shown(f.pct[i], div),
-                     i + 1 == s.percentiles.size() ? "\n" : (i % 4 == 3 ? ",\n" : ", "));
-    }
-  }
+  TextLatency(o, "slat", d.slat, "");
+  TextLatency(o, "clat", d.clat, sched ? "  (issue to completion)" : "");
+  TextLatency(o, " lat", d.TotalLatency(), sched ? "  (intended start to completion)" : "");
+  TextPercentiles(out, "clat", s.percentiles, f.pct);
+  if (sched) TextPercentiles(out, "lat", s.percentiles, f.lat_pct);
+  TextRateSampleLines(out, job.samples, di, GroupBandwidthKib(s, job.groupid, di));
   if (f.has_slc) {
     fmt::format_to(
         o,
@@ -407,43 +381,57 @@ std::string FormatJsonSummary(const RunSummary& s) {
   return out;
 }
 
+namespace {
+
+// The job's first error (the smallest errno counted), 0 if none: fio's err= and JSON's error.
+int FirstErrno(const RecorderSnapshot& t) {
+  for (size_t e = 1; e < t.errors.size(); ++e) {
+    if (t.errors[e] != 0) return static_cast<int>(e);
+  }
+  return 0;
+}
+
+// One reported job as fio's show_thread_status_normal prints it, then iotail's error counts.
+void TextJob(std::string& out, const JobTotals& job, const RunSummary& s) {
+  Out o(out);
+  const time_t when = static_cast<time_t>(s.report_time_s != 0 ? s.report_time_s : s.timestamp_s);
+  char time_text[64] = "";
+  ctime_r(&when, time_text);  // with its newline, as fio prints it
+  const int err = FirstErrno(job.totals);
+  fmt::format_to(o, "{}: (groupid={}, jobs={}): err={:2}{}: pid={}: {}", job.name, job.groupid,
+                 job.members, err,
+                 err != 0 ? fmt::format(" (error={})", std::strerror(err)) : std::string(), s.pid,
+                 time_text);
+  if (!job.description.empty()) fmt::format_to(o, "  Description  : [{}]\n", job.description);
+  for (int d = 0; d < kDirectionCount; ++d) TextDirection(out, static_cast<Direction>(d), job, s);
+  TextLatencyBuckets(out, job);
+  TextSyncLines(out, job.syncs);
+  const CpuUsage& cpu = job.cpu;
+  fmt::format_to(o, "  cpu          : usr={:.2f}%, sys={:.2f}%, ctx={}, majf={}, minf={}\n",
+                 cpu.UsrPct(), cpu.SysPct(), cpu.ctx, cpu.majf, cpu.minf);
+  TextDepthLines(out, job);
+  TextErrors(o, job.totals);
+}
+
+}  // namespace
+
 std::string FormatTextSummary(const RunSummary& s) {
   std::string out;
   Out o(out);
-  if (!s.header.empty()) fmt::format_to(o, "{}\n", s.header);
-  const JobTotals aggregate = AggregateJob(s);
-  const RecorderSnapshot& all = aggregate.totals;
-  fmt::format_to(o, "All jobs ({}):\n", s.jobs.size());
-  for (int d = 0; d < kDirectionCount; ++d) {
-    TextDirection(o, static_cast<Direction>(d), all.dirs[d], s);
-    // Sample statistics belong to one reported job: shown when there is just one.
-    if (s.jobs.size() == 1 && all.dirs[d].ios > 0) {
-      TextRateSampleLines(out, s.jobs[0].samples, d, GroupBandwidthKib(s, s.jobs[0].groupid, d));
-    }
-  }
-  TextDepthAndLatencyLines(out, aggregate);
-  const CpuUsage& cpu = aggregate.cpu;
-  fmt::format_to(o, "  cpu          : usr={:.2f}%, sys={:.2f}%, ctx={}, majf={}, minf={}{}\n",
-                 cpu.UsrPct(), cpu.SysPct(), cpu.ctx, cpu.majf, cpu.minf,
-                 s.jobs.size() > 1 ? " (mean per job)" : "");
-  TextErrors(o, all);
-  TextRun(o, s, all);
-  if (s.jobs.size() > 1) {
-    for (const JobTotals& j : s.jobs) {
-      const double runtime_s = JobRuntime(j, s);
-      fmt::format_to(o, "  {} (g={}):", j.name, j.groupid);
-      for (int d = 0; d < kDirectionCount; ++d) {
-        const DirectionSnapshot& ds = j.totals.dirs[d];
-        if (ds.ios == 0) continue;
-        fmt::format_to(o, " {} IOPS={:.0f} mean={:.0f}ns", DirectionName(static_cast<Direction>(d)),
-                       runtime_s > 0 ? static_cast<double>(ds.ios) / runtime_s : 0,
-                       ds.clat.MeanNs());
-      }
-      fmt::format_to(o, " errors={}\n", j.totals.TotalErrors());
-    }
+  if (!s.header.empty()) fmt::format_to(o, "{}\n\n", s.header);
+  // fio's order: each reported job (clone, or group with group_reporting), then each group's
+  // totals, then the disks; iotail's run-wide lines come after everything fio prints.
+  for (const JobTotals& job : s.jobs) {
+    uint64_t ios = 0;
+    for (const DirectionSnapshot& d : job.totals.dirs) ios += d.ios;
+    // fio leaves out a job that did no I/O; iotail keeps it when it has errors to show.
+    if (ios == 0 && job.totals.TotalErrors() == 0) continue;
+    TextJob(out, job, s);
   }
   TextRunStatusGroups(out, s);
   TextDiskStats(out, s.disk_util);
+  fmt::format_to(o, "\niotail run:\n");
+  TextRun(o, s, AggregateJob(s).totals);
   return out;
 }
 

@@ -1,23 +1,32 @@
-// Run summary: the end-of-run report of `iotail run`, as text (fio-like) or as JSON in fio's
-// layout and field names (jobs[].read.iops, .bw_bytes, .total_ios, .clat_ns.min/max/mean/stddev/N,
-// .clat_ns.percentile{"99.000000": ns}, .clat_ns.bins as fio's json+), so tools that read fio's
-// JSON read ours. One entry per job (worker) in "jobs", plus the aggregate of all jobs under
-// "iotail_aggregate" in the same layout (kept out of "jobs" so that tools summing jobs are not
-// misled). iotail-only figures go in extra fields: "iotail_slc" per direction (SLC1/SLC2 by
-// stats/slc.h over SBK's percentile list) and "iotail_errors" per job (counts by errno name).
+// Run summary: the end-of-run report of `iotail run`, as text in fio's normal layout, or as JSON in
+// fio's layout and field names (jobs[].read.iops, .bw_bytes, .total_ios,
+// .clat_ns.min/max/mean/stddev/N, .clat_ns.percentile{"99.000000": ns}, .clat_ns.bins as fio's
+// json+), so tools that read fio's JSON read ours. One entry per job (worker) in "jobs", plus the
+// aggregate of all jobs under "iotail_aggregate" in the same layout (kept out of "jobs" so that
+// tools summing jobs are not misled). iotail-only figures go in extra fields: "iotail_slc" per
+// direction (SLC1/SLC2 by stats/slc.h over SBK's percentile list) and "iotail_errors" per job
+// (counts by errno name).
 //
 // min/max/mean/stddev are exact (from the recorder's sums); percentiles use fio's rule on the
 // 1856-bucket histogram (stats/percentiles.h), so they equal `iotail pctiles --method fio` over the
 // run's logs. slat_ns is the submission call (asynchronous engines; N = 0 for psync, as fio omits
 // it for synchronous engines), clat_ns issue to completion and lat_ns start to completion (slat +
 // clat). In the rate-limited mode lat_ns counts from the intended start instead and carries its own
-// percentiles and bins; the text form shows clat and lat side by side. Per job (and in the
-// aggregate, over all jobs' time) usr_cpu, sys_cpu, ctx, majf and minf as fio writes them.
+// percentiles and bins; the text form then prints both percentile blocks, as fio with
+// lat_percentiles. Per job (and in the aggregate, over all jobs' time) usr_cpu, sys_cpu, ctx, majf
+// and minf as fio writes them.
+//
+// The text form is fio's show_thread_status_normal per entry (`NAME: (groupid=G, jobs=N): err=..`
+// and its block, iotail's SLC line after each direction and its error counts after the block),
+// then `Run status group G (all jobs):` per group, `Disk stats`, and last `iotail run:` with the
+// mode, the rate and schedule checks, the start, the ranks, a signal and the SLA verdicts.
+//
 // "iotail_run" holds the mode, the rate target against the achieved rate, the issue lag (max, mean,
 // I/Os issued late), the start (start_at and its skew) and whether a signal interrupted the run;
 // "iotail_sla" the SLA verdicts when targets were given. Pure functions; thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -37,11 +46,16 @@ struct JobTotals {
   CpuUsage cpu;
   int groupid = 0;        // fio's reporting group
   double runtime_s = -1;  // this job's recorded time (< 0: the run's, RunSummary::runtime_s)
+  // Per direction, the time it was done in (fio's runtime[ddir]; < 0: runtime_s). They differ
+  // after a do_verify read-back: the writes' own time, and the read-back's for the reads.
+  std::array<double, kDirectionCount> dir_runtime_s = {-1, -1, -1};
   std::vector<std::pair<std::string, std::string>> options;  // its own settings ("job options")
-  IoDepthCounts depths;  // iodepth_level, iodepth_submit, iodepth_complete
-  uint32_t iodepth = 1;  // latency_depth
-  RateSamples samples;   // bw_* and iops_* statistics over the run's windows
-  SampleStats syncs;     // fsync/fdatasync calls and their latencies (ns): fio's "sync"
+  IoDepthCounts depths;     // iodepth_level, iodepth_submit, iodepth_complete
+  uint32_t iodepth = 1;     // latency_depth
+  RateSamples samples;      // bw_* and iops_* statistics over the run's windows
+  SampleStats syncs;        // fsync/fdatasync calls and their latencies (ns): fio's "sync"
+  uint32_t members = 1;     // the clones it sums (fio's jobs=N: numjobs with group_reporting)
+  std::string description;  // fio's description (text "Description", JSON "desc", terse's last)
 };
 
 // One device's /proc/diskstats over the run, as fio's disk_util (ticks in ms).
@@ -92,6 +106,8 @@ struct RunSummary {
   int64_t start_skew_ns = 0;        // actual start - start_at
   const SlaChecker* sla = nullptr;  // SLA verdicts (nullptr or empty: none requested)
   std::vector<RankInfo> ranks;      // iotail-mpi: every rank (empty for one host)
+  int pid = 0;                      // the process whose threads ran the jobs (fio's pid=)
+  uint64_t report_time_s = 0;       // Unix time of the report (the text's job lines; 0: start)
 };
 
 std::string FormatTextSummary(const RunSummary& summary);

@@ -1,6 +1,7 @@
 #include "stats/report/summary_figures.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "stats/core/histogram_layout.h"
 
@@ -10,10 +11,21 @@ double JobRuntime(const JobTotals& job, const RunSummary& s) {
   return job.runtime_s >= 0 ? job.runtime_s : s.runtime_s;
 }
 
+double DirRuntime(const JobTotals& job, const RunSummary& s, int d) {
+  const double own = job.dir_runtime_s[static_cast<size_t>(d)];
+  return own >= 0 ? own : JobRuntime(job, s);
+}
+
+uint64_t FioRuntimeMs(double runtime_s) {
+  if (!(runtime_s > 0)) return 0;
+  const uint64_t us = static_cast<uint64_t>(runtime_s * 1e6);
+  return (us + 999) / 1000;
+}
+
 double GroupBandwidthKib(const RunSummary& s, int groupid, int d) {
   double kib = 0;
   for (const JobTotals& g : s.jobs) {
-    const double rt = JobRuntime(g, s);
+    const double rt = DirRuntime(g, s, d);
     if (g.groupid == groupid && rt > 0) {
       kib += static_cast<double>(g.totals.dirs[static_cast<size_t>(d)].bytes) / 1024 / rt;
     }
@@ -22,7 +34,11 @@ double GroupBandwidthKib(const RunSummary& s, int groupid, int d) {
 }
 
 double ShareOfGroupPct(const SampleStats& bw_kib, double group_bw_kib) {
-  return group_bw_kib > 0 ? 100.0 * bw_kib.Mean() / group_bw_kib : 0;
+  if (bw_kib.n == 0) return 0;
+  if (group_bw_kib <= 1) return 100;  // fio: a group of at most 1 KiB/s is all the job's
+  // fio takes the mean as a whole number and caps the share at 100%.
+  const double mean = std::trunc(bw_kib.Mean());
+  return std::min(100.0, 100.0 * mean / group_bw_kib);
 }
 
 JobTotals AggregateJob(const RunSummary& s) {

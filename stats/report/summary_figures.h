@@ -14,12 +14,19 @@ namespace iotail::stats {
 
 // The job's own recorded time, or the run's when the job has none of its own.
 double JobRuntime(const JobTotals& job, const RunSummary& s);
+// The time direction d was done in (fio's runtime[ddir]): its own, else the job's.
+double DirRuntime(const JobTotals& job, const RunSummary& s, int d);
+// A direction's runtime in whole milliseconds as fio counts it (whole microseconds rounded up to
+// the millisecond, so any time at all is at least 1 ms): JSON "runtime", terse, text.
+uint64_t FioRuntimeMs(double runtime_s);
 
 // The bandwidth of reporting group `groupid` in direction d: the sum of its jobs' bytes over
-// their own times, in KiB/s.
+// their own times in that direction, in KiB/s.
 double GroupBandwidthKib(const RunSummary& s, int groupid, int d);
 
-// A job's mean sampled bandwidth as a share of its group's (fio's bw_agg and "per="), in %.
+// A job's mean sampled bandwidth as a share of its group's (fio's bw_agg and "per="), in %:
+// with fio's rule (the whole KiB/s of the mean; at most 100; 100 for a group of at most 1 KiB/s;
+// 0 without samples).
 double ShareOfGroupPct(const SampleStats& bw_kib, double group_bw_kib);
 
 // All jobs summed ("All jobs"): totals, CPU (percentages then the mean per job), queue depths,

@@ -24,11 +24,11 @@ void DirectionFields(std::string& out, const JobTotals& job, int d, const RunSum
                      double group_bw_kib) {
   auto o = std::back_inserter(out);
   const DirectionSnapshot& dir = job.totals.dirs[static_cast<size_t>(d)];
-  const double runtime_s = JobRuntime(job, s);
+  const double runtime_s = DirRuntime(job, s, d);
   const double bw_kib = runtime_s > 0 ? static_cast<double>(dir.bytes) / 1024 / runtime_s : 0;
   const double iops = runtime_s > 0 ? static_cast<double>(dir.ios) / runtime_s : 0;
   fmt::format_to(o, ";{};{:.0f};{:.0f};{}", dir.bytes / 1024, std::floor(bw_kib), std::floor(iops),
-                 dir.ios ? std::llround(runtime_s * 1000) : 0);
+                 dir.ios ? FioRuntimeMs(runtime_s) : 0);
   Latency(out, dir.slat);
   Latency(out, dir.clat);
   std::vector<double> pct;
@@ -80,6 +80,7 @@ std::string FormatTerseSummary(const RunSummary& s) {
                      d.read_merges, d.write_merges, d.read_ticks, d.write_ticks, d.in_queue,
                      d.util);
     }
+    if (!job.description.empty()) fmt::format_to(o, ";{}", job.description);
     fmt::format_to(o, "\n");
   }
   return out;

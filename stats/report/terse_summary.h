@@ -4,8 +4,9 @@
 // runtime (ms), slat, clat and total latency min/max (integer us), mean/stdev (us), 20 clat
 // percentile fields `P%=us` (unused ones `0%=0`), bandwidth min, max, share of the group, mean,
 // stdev (KiB/s); then CPU user%, system%, context switches, major and minor faults; I/O depths
-// (7), latency distribution in us (10) and ms (12); and per disk its name and counters. Built from
-// the same RunSummary as the text and JSON forms; pure, thread-safe.
+// (7), latency distribution in us (10) and ms (12); per disk its name and counters; and last the
+// job's description when it has one. Built from the same RunSummary as the text and JSON forms;
+// pure, thread-safe.
 #pragma once
 
 #include <string>

@@ -105,5 +105,16 @@ TEST(OptionTableTest, DocsListEveryOptionAsTheTableSays) {
   }
 }
 
+// fio's rate and rate_iops are per job clone and per direction (fio 3.33 with --numjobs=2
+// --rw=randrw --rate_iops=100 does 200 reads and 200 writes per second); the help says so, and
+// never that the rate is shared over the jobs.
+TEST(OptionTableTest, RateHelpSaysPerCloneAndDirection) {
+  for (const char* name : {"rate", "rate_iops"}) {
+    const std::string help = FindRunOption(name)->help;
+    EXPECT_NE(help.find("per clone and direction"), std::string::npos) << name << ": " << help;
+    EXPECT_EQ(help.find("all jobs"), std::string::npos) << name << ": " << help;
+  }
+}
+
 }  // namespace
 }  // namespace iotail::cli

@@ -1,4 +1,4 @@
-#include "stats/report/fio_numbers.h"
+#include "stats/core/fio_numbers.h"
 
 #include <fmt/format.h>
 
@@ -31,6 +31,31 @@ std::string FioNumber(double value, FioUnits units) {
   // integer is that integer.
   if (unit == 0) return fmt::format("{:.0f}{}", std::floor(value + 0.001), names[unit]);
   return fmt::format("{:.{}f}{}", value, std::max(kMaxDigits - digits - 1, 0), names[unit]);
+}
+
+std::string FioWholeNumber(uint64_t value, int max_digits) {
+  static constexpr const char* kPrefix[] = {"", "k", "M", "G", "T", "P", "E"};
+  constexpr int kPrefixes = 7;
+  const auto digits = [](uint64_t v) { return static_cast<int>(fmt::format("{}", v).size()); };
+  int prefix = 0;
+  uint64_t remainder = 0;
+  bool divided = false;
+  while (prefix < kPrefixes && digits(value) > max_digits) {
+    remainder = value % 1000;
+    value /= 1000;
+    divided = true;
+    ++prefix;
+  }
+  if (prefix >= kPrefixes) prefix = 0;
+  if (!divided) return fmt::format("{}", value);
+  const int room = max_digits - digits(value) - 1;  // decimals after the point
+  if (room <= 0) {
+    if (remainder >= 500) ++value;
+    return fmt::format("{}{}", value, kPrefix[prefix]);
+  }
+  std::string decimals = fmt::format("{:.{}f}", static_cast<double>(remainder) / 1000, room);
+  if (decimals[0] == '1') ++value;  // 0.9996 shown as 1.000: the whole part goes up
+  return fmt::format("{}.{}{}", value, decimals.substr(2), kPrefix[prefix]);
 }
 
 }  // namespace iotail::stats

@@ -2,7 +2,7 @@
 // engine, 2 s runs, e.g. `fio --name=x --ioengine=null --size=1g --runtime=2 --time_based
 // --rate_iops=100 --bs=4k --output-format=normal,json`: bw_bytes 409395, iops 99.950025,
 // io_bytes 819200 printed as "read: IOPS=99, BW=400KiB/s (409kB/s)" and "io=800KiB (819kB)").
-#include "stats/report/fio_numbers.h"
+#include "stats/core/fio_numbers.h"
 
 #include <gtest/gtest.h>
 
@@ -41,6 +41,20 @@ TEST(FioNumberTest, NothingAndNonsenseReadAsZero) {
   EXPECT_EQ(FioNumber(0.4, FioUnits::kBinaryBytes), "0B");  // under a byte per second
   // 4 I/Os over 1.00002 s: fio, dividing by whole milliseconds, says 4.
   EXPECT_EQ(FioNumber(4 / 1.00002, FioUnits::kCount), "4");
+}
+
+// Latency minima and maxima as fio 3.33 printed them in its text (`clat (nsec): min=1436,
+// max=41539`, `max=3944.3k` for 3944347 ns).
+TEST(FioWholeNumberTest, LatencyBoundsAsFioPrintsThem) {
+  EXPECT_EQ(FioWholeNumber(0), "0");
+  EXPECT_EQ(FioWholeNumber(1436), "1436");
+  EXPECT_EQ(FioWholeNumber(999999), "999999");
+  EXPECT_EQ(FioWholeNumber(3944347), "3944.3k");
+  EXPECT_EQ(FioWholeNumber(3900712), "3900.7k");
+  EXPECT_EQ(FioWholeNumber(1234567), "1234.6k");
+  EXPECT_EQ(FioWholeNumber(9999999), "10000.0k");    // fio's carry into the whole part
+  EXPECT_EQ(FioWholeNumber(12345678901), "12346M");  // no room for a decimal: rounded
+  EXPECT_EQ(FioWholeNumber(123456789012), "123457M");
 }
 
 }  // namespace
