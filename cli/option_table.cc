@@ -93,7 +93,8 @@ std::vector<OptionGroup> AllOptionTables() {
   return {{"What, where and how", CoreOptionTable()},
           {"How a job does its I/O", IoBehaviourOptionTable()},
           {"Jobs, groups and fio's switches", JobControlOptionTable()},
-          {"fio's logs and the metrics endpoint", LogOptionTable()}};
+          {"fio's logs and the metrics endpoint", LogOptionTable()},
+          {"fio's options accepted with no effect in iotail", AcceptedOptionTable()}};
 }
 
 const OptionDef* FindRunOption(std::string_view name) {

@@ -6,7 +6,8 @@
 // did-you-mean suggestions, and docs/run-options.md (OptionsMarkdown; a test keeps that file equal
 // to it). The rows are split by concept across files (run_options.cc: what and where, how, outputs;
 // run_options_io.cc: how a job does its I/O beyond that; run_options_jobs.cc: jobs, groups and
-// fio's reporting switches; run_options_logs.cc: fio's logs and the metrics endpoint).
+// fio's reporting switches; run_options_logs.cc: fio's logs and the metrics endpoint;
+// run_options_accepted.cc: fio's options that change nothing in iotail, and why).
 //
 // A row's setter only stores: value checks that need no other option belong to the type (a range,
 // a list of choices) or to the setter; checks across options belong to JobSpec::Validate. Built
@@ -92,6 +93,7 @@ std::span<const OptionDef> CoreOptionTable();         // cli/run_options.cc
 std::span<const OptionDef> IoBehaviourOptionTable();  // cli/run_options_io.cc
 std::span<const OptionDef> JobControlOptionTable();   // cli/run_options_jobs.cc
 std::span<const OptionDef> LogOptionTable();          // cli/run_options_logs.cc
+std::span<const OptionDef> AcceptedOptionTable();     // cli/run_options_accepted.cc
 // All of them, in the order --help lists them, each with its title.
 struct OptionGroup {
   const char* title;

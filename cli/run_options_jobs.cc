@@ -48,16 +48,6 @@ void ParseBlockAlign(RunOptions& o, const OptionValue& v) {
 using engine::JobSpec;
 using enum ValueType;
 
-// A switch of fio's that turns a measurement off, given on: kept for PlanRun's note.
-void MeasuredAnyway(RunOptions& o, const OptionValue& v) {
-  if (v.number == 0) return;
-  const std::string name(v.option);
-  if (std::find(o.measured_anyway.begin(), o.measured_anyway.end(), name) ==
-      o.measured_anyway.end()) {
-    o.measured_anyway.push_back(name);
-  }
-}
-
 const std::vector<OptionDef>& Table() {
   static const std::vector<OptionDef> table = {
       {"stonewall",
@@ -137,46 +127,6 @@ const std::vector<OptionDef>& Table() {
        {},
        {{"always", 1}, {"auto", 1}, {"never", 0}},
        OptionScope::kRun},
-      {"thread", kFlag, AcceptOnly, "accepted: iotail's workers are always threads", "1"},
-      {"fixedbufs", kFlag, AcceptOnly,
-       "accepted: io_uring buffers are always registered when possible", "1"},
-      {"registerfiles", kFlag, AcceptOnly,
-       "accepted: io_uring files are always registered when possible", "1"},
-      {"clat_percentiles", kFlag, AcceptOnly, "accepted: clat percentiles are always reported",
-       "1"},
-      {"lat_percentiles", kFlag, AcceptOnly,
-       "accepted: lat percentiles are reported when lat is measured", "1"},
-      // fio's switches that turn its measurements off: iotail's cost nothing it needs to save, so
-      // it measures anyway and says so (no figure in its report is left unmeasured).
-      {"gtod_reduce", kFlag, MeasuredAnyway,
-       "accepted: iotail measures latencies and bandwidth regardless (a note says so)", "0"},
-      {"disable_lat", kFlag, MeasuredAnyway,
-       "accepted: iotail measures lat regardless (a note says so)", "0"},
-      {"disable_clat", kFlag, MeasuredAnyway,
-       "accepted: iotail measures clat regardless (a note says so)", "0"},
-      {"disable_slat", kFlag, MeasuredAnyway,
-       "accepted: iotail measures slat regardless (a note says so)", "0"},
-      {"disable_bw_measurement",
-       kFlag,
-       MeasuredAnyway,
-       "accepted: iotail samples bandwidth and IOPS regardless (a note says so)",
-       "0",
-       {"disable_bw"}},
-      // The options of fio's built-in profiles (tiobench, act): fio takes them in any job file and
-      // does nothing with them there; so does iotail.
-      {"threads", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},
-      {"block", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},
-      {"numruns", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},
-      {"dir", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},
-      {"device_names", kText, AcceptOnly, "accepted and ignored, as fio (its act profile's)"},
-      {"load", kText, AcceptOnly, "accepted and ignored, as fio (its act profile's)"},
-      {"test_duration", kText, AcceptOnly, "accepted and ignored, as fio (its act profile's)"},
-      {"threads_per_queue", kText, AcceptOnly, "accepted and ignored, as fio (its act profile's)"},
-      {"read_req_num_512_blocks", kText, AcceptOnly,
-       "accepted and ignored, as fio (its act profile's)"},
-      {"large_block_op_kbytes", kText, AcceptOnly,
-       "accepted and ignored, as fio (its act profile's)"},
-      {"prep", kFlag, AcceptOnly, "accepted and ignored, as fio (its act profile's)", "0"},
   };
   return table;
 }

@@ -1,0 +1,76 @@
+// fio's options that iotail accepts and that change nothing in iotail, each saying why: switches
+// iotail always behaves as if set (thread, fixedbufs, registerfiles, percentiles), switches that
+// turn fio's measurements off (iotail measures anyway and says so, so no figure it reports is left
+// unmeasured), and the options of fio's built-in profiles, which fio itself ignores in a job file.
+#include <algorithm>
+
+#include "cli/option_table.h"
+#include "cli/run_options.h"
+
+namespace iotail::cli {
+
+namespace {
+
+using enum ValueType;
+
+// A switch of fio's that turns a measurement off, given on: kept for PlanRun's note.
+void MeasuredAnyway(RunOptions& o, const OptionValue& v) {
+  if (v.number == 0) return;
+  const std::string name(v.option);
+  if (std::find(o.measured_anyway.begin(), o.measured_anyway.end(), name) ==
+      o.measured_anyway.end()) {
+    o.measured_anyway.push_back(name);
+  }
+}
+
+const std::vector<OptionDef>& Table() {
+  static const std::vector<OptionDef> table = {
+      {"thread", kFlag, AcceptOnly, "accepted: iotail's workers are always threads", "1"},
+      {"fixedbufs", kFlag, AcceptOnly,
+       "accepted: io_uring buffers are always registered when possible", "1"},
+      {"registerfiles", kFlag, AcceptOnly,
+       "accepted: io_uring files are always registered when possible", "1"},
+      {"clat_percentiles", kFlag, AcceptOnly, "accepted: clat percentiles are always reported",
+       "1"},
+      {"lat_percentiles", kFlag, AcceptOnly,
+       "accepted: lat percentiles are reported when lat is measured", "1"},
+      // fio's switches that turn its measurements off: iotail's cost nothing it needs to save, so
+      // it measures anyway and says so (no figure in its report is left unmeasured).
+      {"gtod_reduce", kFlag, MeasuredAnyway,
+       "accepted: iotail measures latencies and bandwidth regardless (a note says so)", "0"},
+      {"disable_lat", kFlag, MeasuredAnyway,
+       "accepted: iotail measures lat regardless (a note says so)", "0"},
+      {"disable_clat", kFlag, MeasuredAnyway,
+       "accepted: iotail measures clat regardless (a note says so)", "0"},
+      {"disable_slat", kFlag, MeasuredAnyway,
+       "accepted: iotail measures slat regardless (a note says so)", "0"},
+      {"disable_bw_measurement",
+       kFlag,
+       MeasuredAnyway,
+       "accepted: iotail samples bandwidth and IOPS regardless (a note says so)",
+       "0",
+       {"disable_bw"}},
+      // The options of fio's built-in profiles (tiobench, act): fio takes them in any job file and
+      // does nothing with them there; so does iotail.
+      {"threads", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},
+      {"block", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},
+      {"numruns", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},
+      {"dir", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},
+      {"device_names", kText, AcceptOnly, "accepted and ignored, as fio (its act profile's)"},
+      {"load", kText, AcceptOnly, "accepted and ignored, as fio (its act profile's)"},
+      {"test_duration", kText, AcceptOnly, "accepted and ignored, as fio (its act profile's)"},
+      {"threads_per_queue", kText, AcceptOnly, "accepted and ignored, as fio (its act profile's)"},
+      {"read_req_num_512_blocks", kText, AcceptOnly,
+       "accepted and ignored, as fio (its act profile's)"},
+      {"large_block_op_kbytes", kText, AcceptOnly,
+       "accepted and ignored, as fio (its act profile's)"},
+      {"prep", kFlag, AcceptOnly, "accepted and ignored, as fio (its act profile's)", "0"},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::span<const OptionDef> AcceptedOptionTable() { return Table(); }
+
+}  // namespace iotail::cli

@@ -1,0 +1,202 @@
+// Worker (engine/worker.h): what happens between I/Os: passes over the region (and the page
+// cache dropped at each), fio's rate floors, trims, think time, verify and syncs.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+
+#include "engine/clock.h"
+#include "engine/worker.h"
+#include "stats/core/fio_numbers.h"
+
+namespace iotail::engine {
+
+bool Worker::NextLoopIfDone() {
+  if (issue_over_) return false;
+  if (spec_.number_ios != 0 && !spec_.time_based &&
+      issued_ios_ >= spec_.number_ios * uint64_t{spec_.loops}) {
+    issue_over_ = true;
+    return false;
+  }
+  const bool loop_over = pattern_.PassDone() || (!spec_.time_based && plan_.loop_bytes != 0 &&
+                                                 loop_bytes_ >= plan_.loop_bytes);
+  if (!loop_over) return true;
+  ++loops_done_;
+  if (!spec_.time_based && spec_.io_size == 0 && loops_done_ >= spec_.loops) {
+    issue_over_ = true;
+    return false;
+  }
+  pattern_.Restart();
+  loop_bytes_ = 0;
+  ++restarts_;
+  if (plan_.invalidate) InvalidateRegion();
+  return true;
+}
+
+// fio's loop_cache_invalidate (and its invalidate on reopening a file for the next loop): the
+// region's cached pages dropped, so the next pass reads the device rather than memory. Only a
+// hint, as in fio: a failure changes nothing else.
+void Worker::InvalidateRegion() {
+  for (size_t f = 0; f < plan_.fds.size(); ++f) {
+    const int fd = plan_.fds[f];
+    if (fd < 0) continue;
+    if (is_block_[f]) {
+      (void)ioctl(fd, BLKFLSBUF, 0);
+    } else {
+      (void)posix_fadvise(fd, static_cast<off_t>(plan_.region_offset),
+                          static_cast<off_t>(plan_.region_size), POSIX_FADV_DONTNEED);
+    }
+  }
+}
+
+bool Worker::CheckRateFloor(uint64_t now) {
+  constexpr uint64_t kSettleNs = 2'000'000'000;  // fio's 2 s settle period
+  if (!has_floor_ || now < record_from_ns_ + kSettleNs) return true;
+  for (size_t d = 0; d < 2; ++d) {
+    const RateLimit& floor = spec_.rate_min[d];
+    if (!floor.Any() || done_bytes_[d] == 0) continue;
+    FloorBase& base = floor_base_[d];
+    if (base.set) {
+      const uint64_t spent_ms = (now - base.at_ns) / 1'000'000;
+      if (spent_ms < spec_.ratecycle_ms || spent_ms == 0) continue;
+      const char* job = spec_.name.c_str();
+      const std::string who = spec_.numjobs > 1 ? fmt::format("{} (clone {} of {})", job,
+                                                              plan_.index + 1, spec_.numjobs)
+                                                : std::string(job);
+      // fio's integer arithmetic: per second over the whole ms spent.
+      if (floor.bytes_per_s > 0) {
+        const uint64_t got = (done_bytes_[d] - base.bytes) * 1000 / spent_ms;
+        if (static_cast<double>(got) < floor.bytes_per_s) {
+          rate_shortfall_ =
+              fmt::format("{}: rate_min={}/s not met, got {}/s ({}, over {} ms)", who,
+                          stats::FioNumber(floor.bytes_per_s, stats::FioUnits::kBinaryBytes),
+                          stats::FioNumber(static_cast<double>(got), stats::FioUnits::kBinaryBytes),
+                          d == 0 ? "reads" : "writes", spent_ms);
+        }
+      } else {
+        const uint64_t got = (done_ios_[d] - base.ios) * 1000 / spent_ms;
+        if (static_cast<double>(got) < floor.iops) {
+          rate_shortfall_ =
+              fmt::format("{}: rate_iops_min={} not met, got {} IOPS ({}, over {} ms)", who,
+                          stats::FioNumber(floor.iops, stats::FioUnits::kCount),
+                          stats::FioNumber(static_cast<double>(got), stats::FioUnits::kCount),
+                          d == 0 ? "reads" : "writes", spent_ms);
+        }
+      }
+      if (!rate_shortfall_.empty()) {
+        recorder_->RecordError(EIO);  // fio: td_verror(td, EIO, "check_min_rate")
+        return false;
+      }
+    }
+    base = FloorBase{done_bytes_[d], done_ios_[d], now, true};
+  }
+  return true;
+}
+
+// fio's trims: BLKDISCARD on a block device, a punched hole (the size kept) in a file, done on
+// the worker's thread whatever the engine (none of them queues discards), timed as clat.
+void Worker::Trim(const IoChoice& c) {
+  const int fd = plan_.fds[c.file];
+  const uint64_t start = Clock::NowNs();
+  int rc = 0;
+  if (fd < 0) {
+    // The null engine: nothing to trim, done at once.
+  } else if (is_block_[c.file]) {
+    uint64_t range[2] = {c.offset, c.bs};
+    rc = ioctl(fd, BLKDISCARD, range);
+  } else {
+    rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(c.offset),
+                   static_cast<off_t>(c.bs));
+  }
+  const uint64_t done = Clock::NowNs();
+  if (rc != 0) {
+    recorder_->RecordError(errno);
+    if (!spec_.ContinueOnError(stats::Direction::kWrite)) trim_failed_ = true;
+    return;
+  }
+  if (done >= record_from_ns_) recorder_->RecordClat(stats::Direction::kTrim, done - start, c.bs);
+}
+
+// fio's thinktime: a stall between I/Os, its first thinktime_spin spent spinning, the rest asleep
+// (in slices, so that a stop request is seen).
+void Worker::Think(const std::atomic<bool>& stop) {
+  const uint64_t start = Clock::NowNs();
+  const uint64_t spin_until = start + spec_.thinktime_spin_ns;
+  while (Clock::NowNs() < spin_until) {
+  }
+  const uint64_t until = start + spec_.thinktime_ns;
+  for (uint64_t now = Clock::NowNs(); now < until && !stop.load(std::memory_order_relaxed);
+       now = Clock::NowNs()) {
+    const uint64_t slice = std::min<uint64_t>(until - now, 10'000'000);
+    timespec ts{0, static_cast<long>(slice)};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+bool Worker::CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file) {
+  char why[64];
+  ++verified_blocks_;
+  if (CheckVerifiedBlock(buf, len, offset, file, spec_.verify, why)) return true;
+  recorder_->RecordError(EILSEQ);
+  if (verify_failure_.empty()) {
+    verify_failure_ = fmt::format("offset {} of file {}: {}", offset, file, why);
+  }
+  return false;
+}
+
+// fio's do_verify: once the writes are done, every block of the region is read back (pread) and
+// checked. As fio, the read-backs are the job's reads: each is recorded in the read direction
+// (clat from around the call, so its lat too), and the pass's time is the reads' runtime.
+void Worker::VerifyPass(const std::atomic<bool>& stop) {
+  const uint32_t bs = spec_.MinBlockSize();
+  char* buf = buffers_;  // the I/O is over: slot 0's buffer is free (aligned for O_DIRECT)
+  verify_start_ns_ = Clock::NowNs();
+  for (uint32_t f = 0; f < plan_.fds.size(); ++f) {
+    for (uint64_t off = 0; off + bs <= plan_.region_size && !stop.load(); off += bs) {
+      const uint64_t at = plan_.region_offset + off;
+      const uint64_t start = Clock::NowNs();
+      const ssize_t got = pread(plan_.fds[f], buf, bs, static_cast<off_t>(at));
+      const uint64_t done = Clock::NowNs();
+      if (got == static_cast<ssize_t>(bs) && done >= record_from_ns_) {
+        recorder_->RecordClat(stats::Direction::kRead, done - start, bs);
+      }
+      if (got != static_cast<ssize_t>(bs)) {
+        recorder_->RecordError(got < 0 ? errno : EIO);
+        if (verify_failure_.empty()) {
+          verify_failure_ = fmt::format("offset {} of file {}: short read back", at, f);
+        }
+        if (!spec_.ContinueOnError(stats::Direction::kRead)) return;
+        continue;
+      }
+      if (!CheckBlock(buf, bs, at, f) && !spec_.ContinueOnError(stats::Direction::kRead)) return;
+    }
+  }
+}
+
+// fio's fsync=N / fdatasync=N: the file is synced, synchronously, after every N writes to it.
+void Worker::SyncFile(uint32_t file) {
+  const int fd = plan_.fds[file];
+  const uint64_t start = Clock::NowNs();
+  // The null engine has no file: the sync completes at once (as fio's null engine).
+  const int rc = fd < 0 ? 0 : spec_.fdatasync_every != 0 ? fdatasync(fd) : fsync(fd);
+  if (rc != 0) {
+    recorder_->RecordError(errno);
+    return;
+  }
+  syncs_.Add(static_cast<double>(Clock::NowNs() - start));
+}
+
+}  // namespace iotail::engine
