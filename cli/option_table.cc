@@ -90,10 +90,11 @@ bool TakesBareValue(const OptionDef& def) {
 }
 
 std::vector<OptionGroup> AllOptionTables() {
-  return {{"What, where and how", CoreOptionTable()},
+  return {{"What, where and when", CoreOptionTable()},
+          {"The engine and its queue", EngineOptionTable()},
           {"How a job does its I/O", IoBehaviourOptionTable()},
           {"Jobs, groups and fio's switches", JobControlOptionTable()},
-          {"fio's logs and the metrics endpoint", LogOptionTable()},
+          {"Outputs, fio's logs and the metrics endpoint", LogOptionTable()},
           {"fio's options accepted with no effect in iotail", AcceptedOptionTable()}};
 }
 

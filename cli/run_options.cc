@@ -156,26 +156,6 @@ void ParseBsSplit(const std::string& part, bool writes, engine::JobSpec& spec) {
   });
 }
 
-void ParseOutputFormats(RunOptions& o, const OptionValue& v) {
-  static const OptionDef kFormat = {"output_format",
-                                    ValueType::kChoice,
-                                    nullptr,
-                                    "",
-                                    "",
-                                    {},
-                                    {{"normal", static_cast<int>(OutputFormat::kNormal)},
-                                     {"json", static_cast<int>(OutputFormat::kJson)},
-                                     {"json+", static_cast<int>(OutputFormat::kJsonPlus)},
-                                     {"terse", static_cast<int>(OutputFormat::kTerse)}}};
-  o.output_formats.clear();
-  const std::string args[] = {v.text};
-  stats::ForEachListItem(args, ",", [&](std::string_view one, const std::string&) {
-    const OptionValue format = ParseOptionValue(kFormat, v.option, std::string(one));
-    o.output_formats.push_back(static_cast<OutputFormat>(format.number));
-  });
-  o.output_format = o.output_formats.front();
-}
-
 using engine::JobSpec;
 using enum ValueType;
 
@@ -243,21 +223,6 @@ const std::vector<OptionDef>& Table() {
       {"buffered", kFlag,
        [](RunOptions& o, const OptionValue& v) { o.spec.direct = v.number == 0; },
        "buffered I/O: the inverse of --direct, on the same setting (the later one wins)", "1"},
-      {"iodepth", kCount, JobField<&JobSpec::iodepth>, "I/Os in flight per clone", "1"},
-      {"iodepth_batch_submit",
-       kCount,
-       JobField<&JobSpec::iodepth_batch_submit>,
-       "at most N I/Os per submit call (0: all that are ready)",
-       "1",
-       {"iodepth_batch"}},
-      {"iodepth_batch_complete_min",
-       kCount,
-       JobField<&JobSpec::iodepth_batch_complete_min>,
-       "wait for N completions (more stamps the early ones late)",
-       "1",
-       {"iodepth_batch_complete"}},
-      {"iodepth_batch_complete_max", kCount, JobField<&JobSpec::iodepth_batch_complete_max>,
-       "take at most N completions per reap (0: iodepth; fewer stamps the rest late)", "0"},
       {"numjobs", kCount, JobField<&JobSpec::numjobs>, "clones of the job (worker threads)", "1"},
       {"cpus_allowed", kText,
        [](RunOptions& o, const OptionValue& v) {
@@ -287,61 +252,8 @@ const std::vector<OptionDef>& Table() {
       {"io_size", kSize, JobField<&JobSpec::io_size>, "bytes per clone", "one pass over size"},
       {"ramp_time", kTime, JobField<&JobSpec::ramp_time_ns>, "warm-up time, not recorded", "0"},
       {"end_fsync", kFlag, JobField<&JobSpec::end_fsync>, "fsync files at the end", "0"},
-      {"uri", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         if (v.text.empty()) throw UsageError(fmt::format("--{}: empty", v.option));
-         o.spec.uri = v.text;
-       },
-       "NBD server for --ioengine=nbd: nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH"},
-      {"nbd_timeout", kTime, JobField<&JobSpec::nbd_timeout_ns>,
-       "nbd: how long connecting to the server and its handshake may take (0: no limit)", "10s"},
-      {"ioengine", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.ioengine = engine::ParseEngineKind(v.text);
-       },
-       "sync|psync|vsync|pvsync|pvsync2|io_uring|libaio|posixaio|mmap|null|nbd (sync ones at depth "
-       "1)",
-       "psync, as fio (nbd with --uri; the default benchmark: best available)"},
-      {"sqthread_poll", kFlag, JobField<&JobSpec::sqthread_poll>,
-       "io_uring: kernel submission thread (SQPOLL)", "0"},
-      {"hipri", kFlag, JobField<&JobSpec::hipri>,
-       "io_uring: polled completions (IOPOLL; NVMe poll queues); pvsync2: RWF_HIPRI", "0"},
-      {"nowait", kFlag, JobField<&JobSpec::nowait>,
-       "pvsync2: RWF_NOWAIT (an I/O that would block fails with EAGAIN, an error as in fio)", "0"},
-      {"uncached", kCount, JobField<&JobSpec::uncached>,
-       "pvsync2: RWF_UNCACHED, refused (Linux never had it; ignored with --direct=1, as fio)", "0"},
-      {"continue_on_error",
-       kChoice,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.continue_on_error = {(v.number & 1) != 0, (v.number & 2) != 0};
-       },
-       "count these I/O errors and keep going (verify: iotail has no verify errors to continue "
-       "on)",
-       "none",
-       {},
-       {{"none", 0},
-        {"read", 1},
-        {"write", 2},
-        {"io", 3},
-        {"verify", 0},
-        {"all", 3},
-        {"0", 0},
-        {"1", 3}}},
       {"allow_destructive", kFlag, JobField<&JobSpec::allow_destructive>,
        "allow writing over a device or export with a signature (never a mounted one)", "0"},
-      {"rate_iops", kText,
-       [](RunOptions& o, const OptionValue& v) { ParseRate(v.text, v.option, false, o.spec); },
-       "open loop at N I/Os per second per clone and direction, or R,W"},
-      {"rate", kText,
-       [](RunOptions& o, const OptionValue& v) { ParseRate(v.text, v.option, true, o.spec); },
-       "open loop at N bytes per second per clone and direction (1m = 1 MiB/s), or R,W"},
-      {"rate_process",
-       kChoice,
-       JobField<&JobSpec::rate_poisson>,
-       "spacing of the scheduled I/Os",
-       "linear",
-       {},
-       {{"linear", 0}, {"poisson", 1}}},
       {"start_at", kText,
        [](RunOptions& o, const OptionValue& v) {
          uint64_t ms = 0;
@@ -354,82 +266,6 @@ const std::vector<OptionDef>& Table() {
          o.spec.start_at_ms = ms;
        },
        "start at this Unix epoch time in ms (hosts start together)", "now"},
-      {"status_interval",
-       kMillis,
-       RunField<&RunOptions::status_interval_ms>,
-       "a live line every T",
-       "the log period",
-       {"eta_newline"},
-       {},
-       OptionScope::kRun},
-      {"live_format",
-       kChoice,
-       RunField<&RunOptions::live_format>,
-       "live lines on stderr",
-       "text",
-       {},
-       {{"text", static_cast<int>(stats::LiveFormat::kText)},
-        {"json", static_cast<int>(stats::LiveFormat::kJson)},
-        {"none", static_cast<int>(stats::LiveFormat::kNone)}},
-       OptionScope::kRun},
-      {"sla",
-       kText,
-       [](RunOptions& o, const OptionValue& v) {
-         const std::string args[] = {v.text};
-         (void)stats::ParseSlaTargets(args, "--sla");  // bad targets fail here, naming --sla
-         o.sla.push_back(v.text);
-       },
-       "latency target per interval, e.g. read:p99<=2ms (repeatable; exit 3 if broken)",
-       "",
-       {},
-       {},
-       OptionScope::kRun},
-      {"write_hist_log", kText, JobField<&JobSpec::write_hist_log>,
-       "write PREFIX_clat_hist.N.log histogram logs"},
-      {"log_hist_msec", kCount, JobField<&JobSpec::log_hist_msec>,
-       "log period in ms, epoch-aligned", "1000"},
-      {"log_hist_coarseness", kCount, JobField<&JobSpec::log_hist_coarseness>,
-       "0..6: sum 2^c buckets per column", "0"},
-      {"log_hist_groups", kCount, JobField<&JobSpec::log_hist_groups>,
-       "29 or 59 bucket groups per log line (29: fio's, clamped at 17.18 s; 59: every latency "
-       "kept)",
-       "29"},
-      {"log_unix_epoch", kFlag, JobField<&JobSpec::log_unix_epoch>, "log times as Unix epoch ms",
-       "0"},
-      {"output_format",
-       kText,
-       ParseOutputFormats,
-       "normal|json|json+|terse, or several: normal,json (json+ adds the latency bins, as fio)",
-       "normal",
-       {},
-       {},
-       OptionScope::kRun},
-      {"minimal",
-       kFlag,
-       [](RunOptions& o, const OptionValue& v) {
-         if (v.number == 0) return;
-         o.output_formats = {OutputFormat::kTerse};
-         o.output_format = OutputFormat::kTerse;
-       },
-       "fio's terse output (as --output-format=terse)",
-       "0",
-       {},
-       {},
-       OptionScope::kRun},
-      {"output",
-       kText,
-       RunField<&RunOptions::output>,
-       "write the summary to FILE",
-       "stdout",
-       {},
-       {},
-       OptionScope::kRun},
-      {"percentile_list", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         const std::string args[] = {v.text};
-         o.percentiles = stats::ParsePercentileList(args, "--percentile_list");
-       },
-       "percentiles, e.g. 50:99:99.9", "fio's list"},
   };
   return table;
 }

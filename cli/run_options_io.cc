@@ -107,6 +107,36 @@ const std::vector<OptionDef>& Table() {
        "drop the region's page cache (buffered I/O) at the start and whenever a loop or a "
        "time_based run wraps around it",
        "1"},
+      {"continue_on_error",
+       kChoice,
+       [](RunOptions& o, const OptionValue& v) {
+         o.spec.continue_on_error = {(v.number & 1) != 0, (v.number & 2) != 0};
+       },
+       "count these I/O errors and keep going (verify: iotail has no verify errors to continue "
+       "on)",
+       "none",
+       {},
+       {{"none", 0},
+        {"read", 1},
+        {"write", 2},
+        {"io", 3},
+        {"verify", 0},
+        {"all", 3},
+        {"0", 0},
+        {"1", 3}}},
+      {"rate_iops", kText,
+       [](RunOptions& o, const OptionValue& v) { ParseRate(v.text, v.option, false, o.spec); },
+       "open loop at N I/Os per second per clone and direction, or R,W"},
+      {"rate", kText,
+       [](RunOptions& o, const OptionValue& v) { ParseRate(v.text, v.option, true, o.spec); },
+       "open loop at N bytes per second per clone and direction (1m = 1 MiB/s), or R,W"},
+      {"rate_process",
+       kChoice,
+       JobField<&JobSpec::rate_poisson>,
+       "spacing of the scheduled I/Os",
+       "linear",
+       {},
+       {{"linear", 0}, {"poisson", 1}}},
   };
   return table;
 }

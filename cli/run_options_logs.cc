@@ -10,6 +10,9 @@
 #include "cli/option_table.h"
 #include "cli/run_options.h"
 #include "stats/core/errors.h"
+#include "stats/core/percentiles.h"
+#include "stats/core/sla.h"
+#include "stats/util/option_text.h"
 
 namespace iotail::cli {
 
@@ -17,11 +20,107 @@ using stats::UsageError;
 
 namespace {
 
+void ParseOutputFormats(RunOptions& o, const OptionValue& v) {
+  static const OptionDef kFormat = {"output_format",
+                                    ValueType::kChoice,
+                                    nullptr,
+                                    "",
+                                    "",
+                                    {},
+                                    {{"normal", static_cast<int>(OutputFormat::kNormal)},
+                                     {"json", static_cast<int>(OutputFormat::kJson)},
+                                     {"json+", static_cast<int>(OutputFormat::kJsonPlus)},
+                                     {"terse", static_cast<int>(OutputFormat::kTerse)}}};
+  o.output_formats.clear();
+  const std::string args[] = {v.text};
+  stats::ForEachListItem(args, ",", [&](std::string_view one, const std::string&) {
+    const OptionValue format = ParseOptionValue(kFormat, v.option, std::string(one));
+    o.output_formats.push_back(static_cast<OutputFormat>(format.number));
+  });
+  o.output_format = o.output_formats.front();
+}
+
 using engine::JobSpec;
 using enum ValueType;
 
 const std::vector<OptionDef>& Table() {
   static const std::vector<OptionDef> table = {
+      {"status_interval",
+       kMillis,
+       RunField<&RunOptions::status_interval_ms>,
+       "a live line every T",
+       "the log period",
+       {"eta_newline"},
+       {},
+       OptionScope::kRun},
+      {"live_format",
+       kChoice,
+       RunField<&RunOptions::live_format>,
+       "live lines on stderr",
+       "text",
+       {},
+       {{"text", static_cast<int>(stats::LiveFormat::kText)},
+        {"json", static_cast<int>(stats::LiveFormat::kJson)},
+        {"none", static_cast<int>(stats::LiveFormat::kNone)}},
+       OptionScope::kRun},
+      {"sla",
+       kText,
+       [](RunOptions& o, const OptionValue& v) {
+         const std::string args[] = {v.text};
+         (void)stats::ParseSlaTargets(args, "--sla");  // bad targets fail here, naming --sla
+         o.sla.push_back(v.text);
+       },
+       "latency target per interval, e.g. read:p99<=2ms (repeatable; exit 3 if broken)",
+       "",
+       {},
+       {},
+       OptionScope::kRun},
+      {"write_hist_log", kText, JobField<&JobSpec::write_hist_log>,
+       "write PREFIX_clat_hist.N.log histogram logs"},
+      {"log_hist_msec", kCount, JobField<&JobSpec::log_hist_msec>,
+       "log period in ms, epoch-aligned", "1000"},
+      {"log_hist_coarseness", kCount, JobField<&JobSpec::log_hist_coarseness>,
+       "0..6: sum 2^c buckets per column", "0"},
+      {"log_hist_groups", kCount, JobField<&JobSpec::log_hist_groups>,
+       "29 or 59 bucket groups per log line (29: fio's, clamped at 17.18 s; 59: every latency "
+       "kept)",
+       "29"},
+      {"log_unix_epoch", kFlag, JobField<&JobSpec::log_unix_epoch>, "log times as Unix epoch ms",
+       "0"},
+      {"output_format",
+       kText,
+       ParseOutputFormats,
+       "normal|json|json+|terse, or several: normal,json (json+ adds the latency bins, as fio)",
+       "normal",
+       {},
+       {},
+       OptionScope::kRun},
+      {"minimal",
+       kFlag,
+       [](RunOptions& o, const OptionValue& v) {
+         if (v.number == 0) return;
+         o.output_formats = {OutputFormat::kTerse};
+         o.output_format = OutputFormat::kTerse;
+       },
+       "fio's terse output (as --output-format=terse)",
+       "0",
+       {},
+       {},
+       OptionScope::kRun},
+      {"output",
+       kText,
+       RunField<&RunOptions::output>,
+       "write the summary to FILE",
+       "stdout",
+       {},
+       {},
+       OptionScope::kRun},
+      {"percentile_list", kText,
+       [](RunOptions& o, const OptionValue& v) {
+         const std::string args[] = {v.text};
+         o.percentiles = stats::ParsePercentileList(args, "--percentile_list");
+       },
+       "percentiles, e.g. 50:99:99.9", "fio's list"},
       {"write_bw_log", kText, JobField<&JobSpec::write_bw_log>,
        "fio's bandwidth log PREFIX_bw.N.log (KiB/s per window)"},
       {"write_iops_log", kText, JobField<&JobSpec::write_iops_log>,
