@@ -256,6 +256,72 @@ void CheckCommonClock(std::span<const JobSpec> specs) {
   }
 }
 
+// What each job's workers did, once they have ended: totals (from the interval clock, so exactly
+// the sums of the logged intervals), CPU, depths, syncs, verify, errors, and each job's runtime per
+// direction (fio's runtime[ddir]).
+void CollectOutcomes(std::span<const JobSpec> specs,
+                     const std::vector<std::unique_ptr<Worker>>& workers,
+                     const std::vector<size_t>& job_of_worker, const WorkerThreads& threads,
+                     std::vector<stats::RecorderSnapshot> totals, RunOutcome& out) {
+  std::vector<uint64_t> job_end(specs.size(), 0);
+  std::vector<uint64_t> job_from(specs.size(), UINT64_MAX);
+  // do_verify: where the I/O phase ends (the last worker's writes) and the read-back begins.
+  std::vector<uint64_t> io_end(specs.size(), 0);
+  std::vector<uint64_t> verify_from(specs.size(), UINT64_MAX);
+  for (size_t w = 0; w < workers.size(); ++w) {
+    JobOutcome& job = out.jobs[job_of_worker[w]];
+    job.per_worker.push_back(std::move(totals[w]));
+    job.cpu.push_back(workers[w]->cpu());
+    job.depths.push_back(workers[w]->depths());
+    job.syncs.push_back(workers[w]->syncs());
+    job.verified_blocks += workers[w]->verified_blocks();
+    if (!workers[w]->rate_shortfall().empty()) {
+      job.rate_shortfalls.push_back(workers[w]->rate_shortfall());
+    }
+    job.abandoned_ios += workers[w]->abandoned();
+    if (job.verify_failure.empty()) job.verify_failure = workers[w]->verify_failure();
+    if (workers[w]->engine_error() != 0 && job.engine_error == 0) {
+      job.engine_error = workers[w]->engine_error();
+    }
+    const size_t j = job_of_worker[w];
+    job_end[j] = std::max(job_end[j], threads.end_ns(w));
+    const uint64_t verify_start = workers[w]->verify_start_ns();
+    io_end[j] = std::max(io_end[j], verify_start != 0 ? verify_start : threads.end_ns(w));
+    if (verify_start != 0) verify_from[j] = std::min(verify_from[j], verify_start);
+    if (threads.record_from_ns(w) != 0)
+      job_from[j] = std::min(job_from[j], threads.record_from_ns(w));
+  }
+  for (size_t j = 0; j < specs.size(); ++j) {
+    const uint64_t from = job_from[j];
+    const auto seconds = [from](uint64_t to) {
+      return to > from ? static_cast<double>(to - from) / 1e9 : 0.0;
+    };
+    JobOutcome& job = out.jobs[j];
+    job.runtime_s = seconds(job_end[j]);
+    job.dir_runtime_s.fill(job.runtime_s);
+    if (verify_from[j] != UINT64_MAX) {
+      job.dir_runtime_s[static_cast<size_t>(stats::Direction::kWrite)] = seconds(io_end[j]);
+      job.dir_runtime_s[static_cast<size_t>(stats::Direction::kTrim)] = seconds(io_end[j]);
+      if (!specs[j].HasReads()) {
+        job.dir_runtime_s[static_cast<size_t>(stats::Direction::kRead)] =
+            static_cast<double>(job_end[j] - verify_from[j]) / 1e9;
+      }
+    }
+  }
+}
+
+// Probes each engine once (throws UsageError listing the available engines); workers then build
+// theirs without probing again: a libaio probe's io_destroy waits for an RCU grace period
+// (~30 ms), which per worker made --numjobs=1000 take half a minute to start.
+void ProbeEngines(std::span<const JobSpec> specs) {
+  std::vector<EngineKind> probed;
+  for (const JobSpec& spec : specs) {
+    if (std::find(probed.begin(), probed.end(), spec.ioengine) != probed.end()) continue;
+    (void)MakeEngine(spec.ioengine);
+    probed.push_back(spec.ioengine);
+  }
+}
+
 }  // namespace
 
 std::vector<stats::Direction> LoggedDirections(const JobSpec& spec) {
@@ -280,15 +346,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   const JobSpec& lead = specs.front();
   CheckStartAt(lead.start_at_ms, Clock::RealtimeNs());
   Clock::Init();
-  // Probe each engine once (throws UsageError listing the available engines); workers then build
-  // theirs without probing again: a libaio probe's io_destroy waits for an RCU grace period
-  // (~30 ms), which per worker made --numjobs=1000 take half a minute to start.
-  std::vector<EngineKind> probed;
-  for (const JobSpec& spec : specs) {
-    if (std::find(probed.begin(), probed.end(), spec.ioengine) != probed.end()) continue;
-    (void)MakeEngine(spec.ioengine);
-    probed.push_back(spec.ioengine);
-  }
+  ProbeEngines(specs);
 
   RunOutcome out;
   out.clock_source = std::string(Clock::SourceName());
@@ -387,53 +445,8 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
       for (const Target& t : targets[j].files) t.Sync();
     }
   }
-  std::vector<stats::RecorderSnapshot> totals = clock.Totals();
   out.output_errors = clock.sink_errors();
-  std::vector<uint64_t> job_end(specs.size(), 0);
-  std::vector<uint64_t> job_from(specs.size(), UINT64_MAX);
-  // do_verify: where the I/O phase ends (the last worker's writes) and the read-back begins.
-  std::vector<uint64_t> io_end(specs.size(), 0);
-  std::vector<uint64_t> verify_from(specs.size(), UINT64_MAX);
-  for (size_t w = 0; w < workers.size(); ++w) {
-    JobOutcome& job = out.jobs[job_of_worker[w]];
-    job.per_worker.push_back(std::move(totals[w]));
-    job.cpu.push_back(workers[w]->cpu());
-    job.depths.push_back(workers[w]->depths());
-    job.syncs.push_back(workers[w]->syncs());
-    job.verified_blocks += workers[w]->verified_blocks();
-    if (!workers[w]->rate_shortfall().empty()) {
-      job.rate_shortfalls.push_back(workers[w]->rate_shortfall());
-    }
-    job.abandoned_ios += workers[w]->abandoned();
-    if (job.verify_failure.empty()) job.verify_failure = workers[w]->verify_failure();
-    if (workers[w]->engine_error() != 0 && job.engine_error == 0) {
-      job.engine_error = workers[w]->engine_error();
-    }
-    const size_t j = job_of_worker[w];
-    job_end[j] = std::max(job_end[j], threads.end_ns(w));
-    const uint64_t verify_start = workers[w]->verify_start_ns();
-    io_end[j] = std::max(io_end[j], verify_start != 0 ? verify_start : threads.end_ns(w));
-    if (verify_start != 0) verify_from[j] = std::min(verify_from[j], verify_start);
-    if (threads.record_from_ns(w) != 0)
-      job_from[j] = std::min(job_from[j], threads.record_from_ns(w));
-  }
-  for (size_t j = 0; j < specs.size(); ++j) {
-    const uint64_t from = job_from[j];
-    const auto seconds = [from](uint64_t to) {
-      return to > from ? static_cast<double>(to - from) / 1e9 : 0.0;
-    };
-    JobOutcome& job = out.jobs[j];
-    job.runtime_s = seconds(job_end[j]);
-    job.dir_runtime_s.fill(job.runtime_s);
-    if (verify_from[j] != UINT64_MAX) {
-      job.dir_runtime_s[static_cast<size_t>(stats::Direction::kWrite)] = seconds(io_end[j]);
-      job.dir_runtime_s[static_cast<size_t>(stats::Direction::kTrim)] = seconds(io_end[j]);
-      if (!specs[j].HasReads()) {
-        job.dir_runtime_s[static_cast<size_t>(stats::Direction::kRead)] =
-            static_cast<double>(job_end[j] - verify_from[j]) / 1e9;
-      }
-    }
-  }
+  CollectOutcomes(specs, workers, job_of_worker, threads, clock.Totals(), out);
   out.runtime_s =
       end_mono > first_record_ns ? static_cast<double>(end_mono - first_record_ns) / 1e9 : 0;
   out.stopped = stop != nullptr && stop->load();
