@@ -215,6 +215,17 @@ struct JobSpec {
 
   // Throws UsageError naming the first option with a bad value.
   void Validate() const;
+
+ private:
+  // Validate's parts, by concept.
+  void ValidateSizes() const;
+  void ValidateLogs() const;
+  void ValidateEngine() const;
+  void ValidateRates() const;
+  void ValidateWorkload() const;
+  void ValidateTargets() const;
+
+ public:
   // Settles what depends on the engine: a synchronous engine does one I/O at a time, so iodepth > 1
   // becomes 1 (as fio does). Returns a one-line note for the user when something changed, else "".
   std::string Normalize();

@@ -1,0 +1,318 @@
+// JobSpec::Validate (engine/job_spec.h): every check of one job's settings, by concept, each
+// throwing UsageError naming the option.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <iterator>
+#include <string_view>
+
+#include "engine/job_spec.h"
+#include "stats/core/errors.h"
+#include "stats/core/histogram_layout.h"
+#include "stats/util/closest_name.h"
+#include "stats/util/enum_names.h"
+
+namespace iotail::engine {
+
+using stats::UsageError;
+
+namespace {
+
+// "0-1,3" for a CPU set.
+std::string CpuListText(const cpu_set_t& set) {
+  std::string out;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int last = c;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    out += fmt::format("{}{}", out.empty() ? "" : ",", c);
+    if (last > c) out += fmt::format("-{}", last);
+    c = last;
+  }
+  return out;
+}
+
+}  // namespace
+
+void JobSpec::Validate() const {
+  ValidateSizes();
+  ValidateLogs();
+  ValidateEngine();
+  ValidateRates();
+  ValidateWorkload();
+  if (ioengine != EngineKind::kNbd) ValidateTargets();  // the export at --uri is the target
+}
+
+// Validate: block sizes, sizes, offsets and times.
+void JobSpec::ValidateSizes() const {
+  if (bs == 0) throw UsageError("--bs: must be greater than 0");
+  if ((bs_dir[0] != 0 || bs_dir[1] != 0) &&
+      (bs_min != 0 || !bssplit.empty() || bs_min_w != 0 || !bssplit_w.empty())) {
+    throw UsageError("--bs=R,W: not with --bsrange or --bssplit");
+  }
+  auto check_range = [](uint32_t lo, uint32_t hi) {
+    if (lo == 0 && hi == 0) return;
+    if (lo == 0 || hi < lo || hi % lo != 0) {
+      throw UsageError("--bsrange: expected MIN-MAX with 0 < MIN <= MAX and MAX a multiple of MIN");
+    }
+  };
+  check_range(bs_min, bs_max);
+  check_range(bs_min_w, bs_max_w);
+  auto check_split = [this](const std::vector<BlockSizeShare>& split) {
+    if (split.empty()) return;
+    uint32_t total = 0;
+    for (const auto& s : split) {
+      if (s.bs == 0) throw UsageError("--bssplit: block sizes must be greater than 0");
+      if (s.percent > 100) throw UsageError("--bssplit: each percentage must be 0..100");
+      if (direct && s.bs % 512 != 0) {
+        throw UsageError("--bssplit: with --direct=1 block sizes must be multiples of 512");
+      }
+      total += s.percent;
+    }
+    if (total != 100) {
+      throw UsageError(fmt::format("--bssplit: percentages must add up to 100, got {}", total));
+    }
+  };
+  check_split(bssplit);
+  check_split(bssplit_w);
+  if (direct && MinBlockSize() % 512 != 0) {
+    throw UsageError("--bs: with --direct=1 block sizes must be multiples of 512");
+  }
+  if (MaxBlockSize() > (64u << 20)) throw UsageError("--bs: at most 64 MiB");
+  if (rwmixread > 100) throw UsageError("--rwmixread: expected 0..100");
+  if (iodepth == 0 || iodepth > 65536) throw UsageError("--iodepth: expected 1..65536");
+  if (numjobs == 0 || numjobs > 4096) throw UsageError("--numjobs: expected 1..4096");
+  if (time_based && runtime_ns == 0) throw UsageError("--time_based: needs --runtime");
+  if (size != 0 && size < MaxBlockSize()) {
+    throw UsageError("--size: smaller than the largest block size");
+  }
+  if (size > UINT64_MAX - offset) {
+    throw UsageError(
+        fmt::format("--size/--offset: offset {} + size {} is past 2^64 bytes", offset, size));
+  }
+  if (runtime_ns > UINT64_MAX / 4 || ramp_time_ns > UINT64_MAX / 4) {
+    throw UsageError("--runtime/--ramp_time: too long");
+  }
+  if (direct && offset % 512 != 0) {
+    throw UsageError("--offset: with --direct=1 must be a multiple of 512");
+  }
+}
+
+// Validate: the log options.
+void JobSpec::ValidateLogs() const {
+  if (log_hist_msec == 0) throw UsageError("--log_hist_msec: must be greater than 0");
+  if (log_hist_coarseness < 0 || log_hist_coarseness > stats::kMaxCoarseness) {
+    throw UsageError("--log_hist_coarseness: expected 0..6");
+  }
+  if (log_hist_groups != stats::kFio3Groups && log_hist_groups != stats::kWideGroups) {
+    throw UsageError(fmt::format(
+        "--log_hist_groups: expected {} (fio's layout, latencies above 17.18 s clamped) or {} "
+        "(every latency kept), got {}",
+        stats::kFio3Groups, stats::kWideGroups, log_hist_groups));
+  }
+}
+
+// Validate: what each engine takes.
+void JobSpec::ValidateEngine() const {
+  // Polled completions: io_uring's IOPOLL, or pvsync2's RWF_HIPRI. IOPOLL exists for O_DIRECT I/O
+  // only (buffered I/O fails every I/O with EOPNOTSUPP), so say so before the run. They really
+  // poll on a block device with poll queues, or a file system on one; a file the kernel cannot
+  // poll at all (FUSE, NFS, tmpfs) fails at run time, and the run's end says why.
+  if (hipri && ioengine != EngineKind::kIoUring && ioengine != EngineKind::kPvsync2) {
+    throw UsageError(fmt::format(
+        "--hipri: polled I/O is io_uring's (IOPOLL) or pvsync2's (RWF_HIPRI), on a block device "
+        "with poll queues or a file system on one; not with --ioengine={}",
+        EngineKindName(ioengine)));
+  }
+  if (hipri && !direct && ioengine == EngineKind::kIoUring) {
+    throw UsageError(
+        "--hipri: polled I/O needs --direct=1 (buffered I/O cannot be polled), on a block device "
+        "with poll queues or a file system on one");
+  }
+  if (nowait && ioengine != EngineKind::kPvsync2) {
+    throw UsageError(
+        "--nowait: iotail supports it with --ioengine=pvsync2 only (fio also has it for io_uring "
+        "and libaio)");
+  }
+  if (uncached != 0) {
+    if (ioengine != EngineKind::kPvsync2) {
+      throw UsageError("--uncached: only with --ioengine=pvsync2");
+    }
+    // fio 3.33 ignores it with direct=1, and so does iotail.
+    if (!direct) {
+      throw UsageError(
+          "--uncached: iotail does not support it: fio 3.33 sets RWF_UNCACHED (0x40), a flag of a "
+          "kernel proposal that Linux never merged (since Linux 6.11, 0x40 is RWF_ATOMIC, and "
+          "fio's buffered I/Os with it fail with EOPNOTSUPP)");
+    }
+  }
+  if (ioengine == EngineKind::kMmap && (direct || fsync_every != 0 || fdatasync_every != 0)) {
+    const auto page = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
+    if (MinBlockSize() % page != 0) {
+      throw UsageError(fmt::format(
+          "--bs: with --direct, --fsync or --fdatasync the mmap engine needs block sizes that are "
+          "multiples of the page size ({} bytes), as fio",
+          page));
+    }
+  }
+  if (sqthread_poll && ioengine != EngineKind::kIoUring) {
+    throw UsageError("--sqthread_poll: only with --ioengine=io_uring");
+  }
+  if ((fsync_every != 0 || fdatasync_every != 0) && ioengine == EngineKind::kNbd) {
+    throw UsageError("--fsync/--fdatasync: not with --ioengine=nbd");
+  }
+  if (ioengine == EngineKind::kNbd) {
+    if (uri.empty()) throw UsageError("--uri: --ioengine=nbd needs the server's --uri");
+    if (!filenames.empty()) {
+      throw UsageError("--filename: not with --ioengine=nbd (the target is the export at --uri)");
+    }
+    if (direct) throw UsageError("--direct: not with --ioengine=nbd (there is no page cache)");
+    if (end_fsync) throw UsageError("--end_fsync: not with --ioengine=nbd");
+    return;
+  }
+  if (!uri.empty()) throw UsageError("--uri: only with --ioengine=nbd");
+}
+
+// Validate: rates and rate floors.
+void JobSpec::ValidateRates() const {
+  if (RateLimited()) {
+    auto both = [](const RateLimit& r) { return r.iops > 0 && r.bytes_per_s > 0; };
+    if (both(rate) || both(rate_dir[0]) || both(rate_dir[1]) ||
+        (rate.Any() && RatePerDirection())) {
+      throw UsageError("--rate_iops/--rate: give one of --rate_iops and --rate, as N or as R,W");
+    }
+    if (RatePerDirection()) {
+      if (HasReads() && !rate_dir[0].Any()) {
+        throw UsageError(
+            fmt::format("--rate_iops/--rate: --rw={} reads, so the R,W form needs a read rate (R)",
+                        RwModeName(rw)));
+      }
+      if (HasWrites() && !rate_dir[1].Any()) {
+        throw UsageError(fmt::format(
+            "--rate_iops/--rate: --rw={} writes, so the R,W form needs a write rate (W)",
+            RwModeName(rw)));
+      }
+      if ((!HasReads() && rate_dir[0].Any()) || (!HasWrites() && rate_dir[1].Any())) {
+        throw UsageError(
+            fmt::format("--rate_iops/--rate: a rate is given for a direction --rw={} does not do",
+                        RwModeName(rw)));
+      }
+    }
+  }
+  if (ratecycle_ms == 0) throw UsageError("--ratecycle: must be at least 1 ms");
+  // fio's rules (init.c): one kind of floor, and no floor above the rate.
+  const bool byte_floor = rate_min[0].bytes_per_s > 0 || rate_min[1].bytes_per_s > 0;
+  const bool iops_floor = rate_min[0].iops > 0 || rate_min[1].iops > 0;
+  if (byte_floor && iops_floor) {
+    throw UsageError("--rate_min/--rate_iops_min: give one of them (fio: mutually exclusive)");
+  }
+  for (int d = 0; d < 2; ++d) {
+    const RateLimit& cap = RatePerDirection() ? rate_dir[static_cast<size_t>(d)] : rate;
+    const RateLimit& floor = rate_min[static_cast<size_t>(d)];
+    if ((cap.bytes_per_s > 0 && cap.bytes_per_s < floor.bytes_per_s) ||
+        (cap.iops > 0 && cap.iops < floor.iops)) {
+      throw UsageError(fmt::format("--{}: above the {} rate it may not exceed",
+                                   floor.iops > 0 ? "rate_iops_min" : "rate_min",
+                                   d == 0 ? "read" : "write"));
+    }
+  }
+}
+
+// Validate: queue, batches, trims, verify, offsets, think time and CPUs.
+void JobSpec::ValidateWorkload() const {
+  if (iodepth_batch_submit > iodepth) {
+    throw UsageError("--iodepth_batch_submit: at most --iodepth");
+  }
+  if (iodepth_batch_complete_min > iodepth) {
+    throw UsageError("--iodepth_batch_complete_min: at most --iodepth");
+  }
+  if (iodepth_batch_complete_max != 0 && iodepth_batch_complete_max < iodepth_batch_complete_min) {
+    throw UsageError("--iodepth_batch_complete_max: at least --iodepth_batch_complete_min");
+  }
+  if (loops == 0) throw UsageError("--loops: must be at least 1");
+  if (HasTrims()) {
+    if (RateLimited()) throw UsageError("--rw=trim/randtrim: not with --rate/--rate_iops");
+    if (ioengine == EngineKind::kNbd)
+      throw UsageError("--rw=trim/randtrim: not with the nbd engine");
+    if (verify != VerifyKind::kNone) throw UsageError("--verify: not with trims");
+  }
+  if (verify != VerifyKind::kNone) {
+    if (MinBlockSize() != MaxBlockSize() || MinBlockSize() < kVerifyHeaderBytes) {
+      throw UsageError(fmt::format(
+          "--verify: needs one block size of at least {} bytes (not bsrange or bssplit)",
+          kVerifyHeaderBytes));
+    }
+    if (ioengine == EngineKind::kNbd) throw UsageError("--verify: not with --ioengine=nbd");
+    if (HasReads() && HasWrites()) {
+      throw UsageError("--verify: a write job, or a read job over blocks written with --verify");
+    }
+    if (ioengine == EngineKind::kNull) {
+      throw UsageError("--verify: not with --ioengine=null (it transfers no data)");
+    }
+    if (HasWrites() && (time_based || (IsRandom() && NoRandomMap()) || rw_modifier != 0 ||
+                        random_distribution.kind != DistributionKind::kRandom)) {
+      throw UsageError(
+          "--verify: the writes must cover every block once (not time_based, norandommap, a "
+          "skewed random_distribution or rw=...:N)");
+    }
+  }
+  if (rw_modifier != 0 && !IsRandom() && rw_modifier % static_cast<int64_t>(MinBlockSize()) != 0) {
+    throw UsageError(
+        fmt::format("--rw={}:{}: iotail skips whole blocks: give a multiple of the block size ({})",
+                    RwModeName(rw), rw_modifier, MinBlockSize()));
+  }
+  if (rw_modifier < 0 && IsRandom()) {
+    throw UsageError("--rw: a random mode's :N is a count of I/Os, not a negative gap");
+  }
+  if (direct && blockalign % 512 != 0) {
+    throw UsageError("--blockalign: with --direct=1 must be a multiple of 512");
+  }
+  if (offset_increment != 0 && offset_increment_percent > 0) {
+    throw UsageError("--offset_increment: give bytes or a percentage, not both");
+  }
+  if (direct && offset_increment % 512 != 0) {
+    throw UsageError("--offset_increment: with --direct=1 must be a multiple of 512");
+  }
+  if (thinktime_blocks == 0) throw UsageError("--thinktime_blocks: must be at least 1");
+  if (thinktime_spin_ns > thinktime_ns) {
+    throw UsageError("--thinktime_spin: at most --thinktime");
+  }
+  if (thinktime_ns != 0 && RateLimited()) {
+    throw UsageError("--thinktime: not with --rate/--rate_iops (the schedule sets the pace)");
+  }
+  if (thinktime_ns > UINT64_MAX / 4) throw UsageError("--thinktime: too long");
+  if (startdelay_ns > UINT64_MAX / 4) throw UsageError("--startdelay: too long");
+  if (!cpus_allowed.empty()) {
+    cpu_set_t usable;
+    CPU_ZERO(&usable);
+    if (sched_getaffinity(0, sizeof(usable), &usable) == 0) {
+      for (int cpu : cpus_allowed) {
+        if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &usable)) {
+          throw UsageError(fmt::format(
+              "--cpus_allowed: CPU {} is not one this process may use here ({} of {} online: {})",
+              cpu, CPU_COUNT(&usable), sysconf(_SC_NPROCESSORS_ONLN), CpuListText(usable)));
+        }
+      }
+    }
+  }
+}
+
+// Validate: the targets.
+void JobSpec::ValidateTargets() const {
+  if ((size_percent > 0 || offset_percent > 0) && (size != 0 || offset != 0)) {
+    throw UsageError("--size/--offset: give both as percentages or both as sizes");
+  }
+  if (ioengine == EngineKind::kNull && size == 0) {
+    throw UsageError(
+        "--size: the null engine needs it (it opens no file; fio: \"you need to specify size=\")");
+  }
+  if (filenames.empty()) throw UsageError("--filename: no target given");
+  for (const auto& f : filenames) {
+    if (f.empty()) throw UsageError("--filename: empty file name in the list");
+  }
+}
+
+}  // namespace iotail::engine
