@@ -8,7 +8,7 @@ packages=(
   liburing-dev libaio-dev libboost-program-options-dev libfmt-dev
   googletest libgtest-dev libblkid-dev nlohmann-json3-dev
   fio python3 python3-numpy python3-pandas
-  util-linux hyperfine
+  util-linux hyperfine strace
   nbdkit libnbd-bin libnbd-dev fuse3 e2fsprogs fdisk lvm2 mdadm openmpi-bin libopenmpi-dev
   prometheus chromium tmux
 )
