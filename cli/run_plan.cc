@@ -15,6 +15,8 @@ namespace iotail::cli {
 
 namespace {
 
+constexpr uint64_t kMaxClones = 4096;
+
 // Without --ioengine: nbd when --uri is given; psync, as fio, so that a job file means what it
 // means to fio (psync runs at depth 1: JobSpec::Normalize says so); but the zero-argument default
 // benchmark, iotail's own, takes the best engine available here (io_uring).
@@ -144,6 +146,15 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
         "iotail run: {}: iotail measures latencies and bandwidth regardless, so every figure it "
         "reports is measured\n",
         names);
+  }
+  // fio runs at most 4,096 jobs, clones included (its REAL_MAX_JOBS): so does iotail, rather
+  // than start thousands of workers a run cannot hold.
+  uint64_t clones = 0;
+  for (const engine::JobSpec& spec : run.specs) clones += spec.numjobs;
+  if (clones > kMaxClones) {
+    throw stats::UsageError(
+        fmt::format("--numjobs: {} jobs with their clones in all; fio and iotail run at most {}",
+                    clones, kMaxClones));
   }
   run.groups = PlanGroups(jobs);
   run.entries = PlanEntries(jobs, run.groups);

@@ -264,4 +264,18 @@ TEST_F(MalformedInputTest, RunMessagesSayTheRealReason) {
   }
 }
 
+// fio's limit of 4,096 jobs counts the clones (REAL_MAX_JOBS); 5,000 sections took 3.25 GB before.
+TEST_F(MalformedInputTest, AtMost4096JobsWithTheirClones) {
+  const std::string job = " --ioengine=null --size=1m";
+  EXPECT_EQ(Run("run --parse-only --name=a --numjobs=4000" + job + " --name=b --numjobs=96" + job),
+            0)
+      << err_;
+  EXPECT_EQ(Run("run --parse-only --name=a --numjobs=4000" + job + " --name=b --numjobs=97" + job),
+            2);
+  EXPECT_NE(err_.find("--numjobs: 4097 jobs with their clones in all; fio and iotail run at most "
+                      "4096"),
+            std::string::npos)
+      << err_;
+}
+
 }  // namespace
