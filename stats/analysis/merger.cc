@@ -341,7 +341,18 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
   }
   for (const ThreadReader& t : readers_) {
     records_ += t.records;
-    for (int d = 0; d < kDirectionCount; ++d) totals_[d].Merge(t.totals[d]);
+    for (int d = 0; d < kDirectionCount; ++d) {
+      auto into = totals_[d].mutable_counts();
+      const auto from = t.totals[d].counts();
+      for (size_t i = 0; i < from.size(); ++i) {
+        if (__builtin_add_overflow(into[i], from[i], &into[i])) {
+          throw UsageError(fmt::format(
+              "the counts of one bucket over the {} input(s) add up past 2^64 - 1: more I/Os than "
+              "any devices complete; a log is damaged",
+              files_.size()));
+        }
+      }
+    }
   }
 }
 

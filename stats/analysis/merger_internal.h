@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "stats/analysis/merger.h"
+#include "stats/core/errors.h"
 #include "stats/core/histogram.h"
 #include "stats/logs/log_reader.h"
 
@@ -65,6 +66,16 @@ struct Merger::ThreadReader {
   uint64_t records = 0;
   std::vector<std::string> warnings;
 
+  // total += n, or LogFormatError at r's line: whole-run counts past 2^64 - 1 in one bucket are
+  // no device's (a damaged log), and a wrapped total would be a wrong answer.
+  void AddToTotal(uint64_t& total, uint64_t n, const LogRecord& r) const {
+    if (__builtin_add_overflow(total, n, &total)) {
+      throw LogFormatError(reader.path(), r.line,
+                           "the counts of one bucket add up past 2^64 - 1 over the run: more I/Os "
+                           "than any device completes; the log is damaged");
+    }
+  }
+
   // Makes r the current record, in the merge's layout; adds it to the totals when `count` (a
   // record read again, after a turn that ended on it, is counted already).
   void Take(const LogRecord& r, int shift, Direction direction, bool count) {
@@ -77,7 +88,7 @@ struct Merger::ThreadReader {
       const uint64_t* in = r.counts.data();
       size_t n = 0;
       for (const uint32_t i : r.nonzero) {
-        if (count) totals_of[i] += in[i];
+        if (count) AddToTotal(totals_of[i], in[i], r);
         index[n] = i;
         value[n] = static_cast<double>(in[i]);
         n += in[i] != 0;
@@ -88,7 +99,7 @@ struct Merger::ThreadReader {
     std::fill(counts.begin(), counts.end(), 0.0);
     for (size_t i = 0; i < r.counts.size(); ++i) {
       counts[i >> shift] += static_cast<double>(r.counts[i]);
-      if (count) totals_of[i >> shift] += r.counts[i];
+      if (count) AddToTotal(totals_of[i >> shift], r.counts[i], r);
     }
     size_t n = 0;
     for (size_t i = 0; i < counts.size(); ++i) {

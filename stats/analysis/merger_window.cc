@@ -45,7 +45,7 @@ void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState*
       ++thread.records;
       auto totals = thread.totals[dir].mutable_counts();
       for (const uint32_t i : r.nonzero) {
-        totals[i] += in[i];
+        thread.AddToTotal(totals[i], in[i], r);
         out[i] += static_cast<double>(in[i]);
       }
     } else {

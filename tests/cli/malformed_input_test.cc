@@ -278,4 +278,24 @@ TEST_F(MalformedInputTest, AtMost4096JobsWithTheirClones) {
       << err_;
 }
 
+// Counts that each fit an interval but add up past 2^64 - 1 over the run wrapped the whole-run
+// total (1553255926290428416 for 20,000 lines of 999999999999999): now damage at the line where
+// the total would wrap, for pctiles and merge (whose output is not left behind).
+TEST_F(MalformedInputTest, WholeRunTotalsThatWouldWrapAreDamage) {
+  std::string data;
+  for (int k = 1; k <= 20000; ++k) {
+    data += std::to_string(k * 1000) + ", 0, 4096, 999999999999999";
+    for (int c = 1; c < 29; ++c) data += ", 0";  // 29 columns: fio's layout at coarseness 6
+    data += "\n";
+  }
+  const std::string path = Write(data);
+  EXPECT_EQ(Run("pctiles --percentiles 50 " + path), 2);
+  EXPECT_NE(err_.find("bad.log:18447: the counts of one bucket add up past 2^64 - 1"),
+            std::string::npos)
+      << err_;
+  EXPECT_EQ(Run("merge -o " + (dir_ / "out.log").string() + " " + path), 2);
+  EXPECT_NE(err_.find("bad.log:18447:"), std::string::npos) << err_;
+  EXPECT_FALSE(fs::exists(dir_ / "out.log"));
+}
+
 }  // namespace
