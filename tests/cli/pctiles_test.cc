@@ -357,4 +357,29 @@ TEST(PctilesOptionsTest, FioClientLogsAreRecognisedByName) {
   fs::remove_all(dir);
 }
 
+// Counts in the last bucket of a fio layout are latencies of at least 17.05 s, the longer ones
+// past its top (17.18 s) clamped there by the writer: pctiles says so (a percentile there is a
+// lower bound), and only then.
+TEST(PctilesTest, CountsInFiosTopBucketAreNotedAsAtLeast17Seconds) {
+  const fs::path dir = iotail::testing::MakeScratchDir("iotail_pctiles_top");
+  const auto line = [](int time, uint64_t first, uint64_t last) {
+    std::string l = std::to_string(time) + ", 0, 4096, " + std::to_string(first);
+    for (int c = 1; c < 1855; ++c) l += ", 0";
+    return l + ", " + std::to_string(last) + "\n";
+  };
+  std::ofstream(dir / "top.log") << line(1000, 5, 0) << line(2000, 1, 2);
+  std::ofstream(dir / "plain.log") << line(1000, 5, 0) << line(2000, 1, 0);
+  const Result top = iotail::testing::RunIotail("pctiles " + (dir / "top.log").string(), dir);
+  EXPECT_EQ(top.status, 0) << top.err;
+  EXPECT_NE(
+      top.err.find("note: 2 sample(s) in the last bucket of the logs' layout: latencies of at "
+                   "least 17.05 s (longer ones, past the layout's top at 17.18 s"),
+      std::string::npos)
+      << top.err;
+  const Result plain = iotail::testing::RunIotail("pctiles " + (dir / "plain.log").string(), dir);
+  EXPECT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.err.find("last bucket"), std::string::npos) << plain.err;
+  fs::remove_all(dir);
+}
+
 }  // namespace
