@@ -125,6 +125,21 @@ class SegmentBuilder {
                       "previous record of this direction): a damaged time?",
                       *last, t, static_cast<double>(t - *last) / 3'600'000.0));
     }
+    // Relative times: each job of a per_job_logs=0 file counts from its own start, so a new job
+    // begins near where the file's first did; a fall to anywhere later is a damaged time, not a
+    // job (a record moved back 2 s was taken as a new job).
+    if (back && file_first_ms_ && !IsEpochTime(*file_first_ms_)) {
+      const int64_t period = period_.value_or(1000);
+      const int64_t latest = *file_first_ms_ + std::max<int64_t>(2 * period, 2'000);
+      if (t > latest) {
+        throw LogFormatError(
+            path_, line,
+            fmt::format("time goes back to {} ms, not to the log's start ({} ms): a damaged "
+                        "time? (only the next job of a per_job_logs=0 file starts again, where "
+                        "the first did)",
+                        t, *file_first_ms_));
+      }
+    }
     if (back && file_first_ms_ && IsEpochTime(*file_first_ms_)) {
       const int64_t period = period_.value_or(1000);
       const int64_t earliest = *file_first_ms_ - std::max<int64_t>(10 * period, 10'000);

@@ -298,4 +298,21 @@ TEST_F(MalformedInputTest, WholeRunTotalsThatWouldWrapAreDamage) {
   EXPECT_FALSE(fs::exists(dir_ / "out.log"));
 }
 
+// A record moved back 2 s inside a log was taken as the start of a new job (exit 0): a time may go
+// back only where a per_job_logs=0 file's next job starts, near the log's start.
+TEST_F(MalformedInputTest, ATimeThatGoesBackInsideALogIsDamage) {
+  std::string data;
+  for (int k = 1; k <= 10; ++k) data += Line(std::to_string(k == 6 ? 4000 : k * 1000), "0");
+  const std::string path = Write(data);
+  EXPECT_EQ(Run("pctiles " + path), 2);
+  EXPECT_NE(err_.find("bad.log:6: time goes back to 4000 ms, not to the log's start (1000 ms)"),
+            std::string::npos)
+      << err_;
+  // The next job of a per_job_logs=0 file starts again where the first did: still two jobs.
+  std::string two_jobs;
+  for (int k = 1; k <= 5; ++k) two_jobs += Line(std::to_string(k * 1000), "0");
+  for (int k = 1; k <= 5; ++k) two_jobs += Line(std::to_string(k * 1000 + 3), "0");
+  EXPECT_EQ(Run("pctiles " + Write(two_jobs)), 0) << err_;
+}
+
 }  // namespace
