@@ -24,17 +24,18 @@ std::string ChoiceList(const OptionDef& def, std::string_view separator,
   return out;
 }
 
-// Wraps `text` at `width` columns, continuation lines indented by `indent`.
-std::string Wrap(std::string_view text, size_t first_column, size_t indent, size_t width) {
+// Wraps `text` to end before `width` columns when it starts at column `indent`; each continuation
+// line is indented to that column too.
+std::string Wrap(std::string_view text, size_t indent, size_t width) {
   std::string out;
-  size_t column = first_column;
+  size_t column = indent;
   while (!text.empty()) {
     const size_t space = text.find(' ');
     const std::string_view word = text.substr(0, space);
     if (column > indent && column + 1 + word.size() > width) {
       out += "\n" + std::string(indent, ' ');
       column = indent;
-    } else if (column > first_column || (column > indent && !out.empty())) {
+    } else if (column > indent) {
       out += ' ';
       ++column;
     }
@@ -185,11 +186,10 @@ std::string OptionsHelp() {
       if (!d.aliases.empty()) help += fmt::format(" [also {}]", Aliases(d, "--"));
       constexpr size_t kHelpColumn = 33;
       if (name.size() + 4 > kHelpColumn) {
-        out += fmt::format("  --{}\n{:<{}}{}\n", name, "", kHelpColumn,
-                           Wrap(help, kHelpColumn, kHelpColumn, 100));
+        out +=
+            fmt::format("  --{}\n{:<{}}{}\n", name, "", kHelpColumn, Wrap(help, kHelpColumn, 100));
       } else {
-        out += fmt::format("  --{:<{}}{}\n", name, kHelpColumn - 4,
-                           Wrap(help, kHelpColumn, kHelpColumn, 100));
+        out += fmt::format("  --{:<{}}{}\n", name, kHelpColumn - 4, Wrap(help, kHelpColumn, 100));
       }
     }
   }

@@ -78,11 +78,9 @@ int RunCommandWith(CommandArgs args, std::ostream& out, std::ostream& err, RunHo
   }
   PlannedRun run = PlanRun(std::move(plan), err);
   if (run.plan.parse_only) {
-    uint32_t clones = 0;
-    for (const auto& spec : run.specs) clones += spec.numjobs;
     err << fmt::format(
         "iotail run: --parse-only: {} job(s) ({} with their clones) in {} group(s), all valid\n",
-        run.specs.size(), clones, run.groups.groupid.back() + 1);
+        run.specs.size(), run.clones, run.groups.groupid.back() + 1);
     return 0;
   }
   if (hooks.on_jobs) hooks.on_jobs(run.specs);

@@ -46,6 +46,7 @@ struct PlannedRun {
   Groups groups;
   Entries entries;
   bool default_benchmark = false;  // one job without a target: the short default benchmark
+  uint64_t clones = 0;             // the jobs' clones (numjobs) in all: the workers of the run
   struct TempFile {
     std::string path;
     TempFile() = default;

@@ -2,8 +2,6 @@
 // iotail always behaves as if set (thread, fixedbufs, registerfiles, percentiles), switches that
 // turn fio's measurements off (iotail measures anyway and says so, so no figure it reports is left
 // unmeasured), and the options of fio's built-in profiles, which fio itself ignores in a job file.
-#include <algorithm>
-
 #include "cli/option_table.h"
 #include "cli/run_options.h"
 
@@ -13,14 +11,10 @@ namespace {
 
 using enum ValueType;
 
-// A switch of fio's that turns a measurement off, given on: kept for PlanRun's note.
+// A switch of fio's that turns a measurement off, given on: kept for PlanRun's note (which says
+// each name once).
 void MeasuredAnyway(RunOptions& o, const OptionValue& v) {
-  if (v.number == 0) return;
-  const std::string name(v.option);
-  if (std::find(o.measured_anyway.begin(), o.measured_anyway.end(), name) ==
-      o.measured_anyway.end()) {
-    o.measured_anyway.push_back(name);
-  }
+  if (v.number != 0) o.measured_anyway.emplace_back(v.option);
 }
 
 const std::vector<OptionDef>& Table() {

@@ -103,6 +103,27 @@ void SettleClock(RunOptions& job, uint64_t status_interval_ms, std::ostream& err
   }
 }
 
+// fio's switches that turn measurements off (gtod_reduce, disable_*): accepted, and said once, by
+// name, that iotail measures anyway.
+void NoteMeasuredAnyway(const std::vector<RunOptions>& jobs, std::ostream& err) {
+  std::vector<std::string_view> names;
+  for (const RunOptions& job : jobs) {
+    for (const std::string& name : job.measured_anyway) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        names.push_back(name);
+      }
+    }
+  }
+  if (!names.empty()) {
+    std::string text;
+    for (const std::string_view n : names) text += (text.empty() ? "--" : ", --") + std::string(n);
+    err << fmt::format(
+        "iotail run: {}: iotail measures latencies and bandwidth regardless, so every figure it "
+        "reports is measured\n",
+        text);
+  }
+}
+
 }  // namespace
 
 PlannedRun::TempFile::~TempFile() {
@@ -129,27 +150,10 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
     spec.Validate();
     run.specs.push_back(spec);
   }
-  // fio's switches that turn measurements off: accepted, and said once that nothing is off.
-  std::vector<std::string> measured_anyway;
-  for (const RunOptions& job : jobs) {
-    for (const std::string& name : job.measured_anyway) {
-      if (std::find(measured_anyway.begin(), measured_anyway.end(), name) ==
-          measured_anyway.end()) {
-        measured_anyway.push_back(name);
-      }
-    }
-  }
-  if (!measured_anyway.empty()) {
-    std::string names;
-    for (const std::string& n : measured_anyway) names += (names.empty() ? "--" : ", --") + n;
-    err << fmt::format(
-        "iotail run: {}: iotail measures latencies and bandwidth regardless, so every figure it "
-        "reports is measured\n",
-        names);
-  }
+  NoteMeasuredAnyway(jobs, err);
   // fio runs at most 4,096 jobs, clones included (its REAL_MAX_JOBS): so does iotail, rather
   // than start thousands of workers a run cannot hold.
-  uint64_t clones = 0;
+  uint64_t& clones = run.clones;
   for (const engine::JobSpec& spec : run.specs) clones += spec.numjobs;
   if (clones > kMaxClones) {
     throw stats::UsageError(
