@@ -139,6 +139,15 @@ class RunNbdStallTest : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     ASSERT_EQ(run.Spawn(argv, log(), SIGKILL), "");
   }
+  // QD4 randrw 4k against `server` for `runtime`, logging to `prefix` and the JSON summary.
+  // (--allow-destructive: no read of the first MiB for signatures before the run.)
+  void SpawnRandrw(ChildProcess& run, const NbdServer& server, const std::string& runtime,
+                   const std::string& prefix, const fs::path& summary) {
+    Spawn(run, {"--ioengine=nbd", "--uri=" + server.uri(), "--rw=randrw", "--allow-destructive",
+                "--bs=4k", "--iodepth=4", "--runtime=" + runtime, "--time_based",
+                "--write_hist_log=" + prefix, "--log_hist_msec=250", "--output-format=json",
+                "--output=" + summary.string()});
+  }
   fs::path log() const { return dir_ / "iotail.log"; }
   std::string Log() const { return iotail::testing::ReadWholeFile(log()); }
 
@@ -171,11 +180,7 @@ TEST_F(RunNbdStallTest, RuntimeEndsARunWhoseServerStoppedAnswering) {
   const fs::path summary = dir_ / "summary.json";
   ChildProcess run;
   // Writes complete at once, reads never: the four slots soon hold reads that will not end.
-  // (--allow-destructive: no read of the first MiB for signatures before the run.)
-  Spawn(run,
-        {"--ioengine=nbd", "--uri=" + server.uri(), "--rw=randrw", "--allow-destructive", "--bs=4k",
-         "--iodepth=4", "--runtime=1s", "--time_based", "--write_hist_log=" + prefix,
-         "--log_hist_msec=250", "--output-format=json", "--output=" + summary.string()});
+  SpawnRandrw(run, server, "1s", prefix, summary);
   const auto start = SteadyClock::now();
   ASSERT_TRUE(run.WaitFor(std::chrono::seconds(8))) << "still running after 8 s: " << Log();
   EXPECT_LT(Seconds(SteadyClock::now() - start).count(), 5.0);
@@ -210,10 +215,7 @@ TEST_P(RunNbdStallSignalTest, SignalEndsARunWhoseServerStoppedAnswering) {
   const std::string prefix = (dir_ / "h").string();
   const fs::path summary = dir_ / "summary.json";
   ChildProcess run;
-  Spawn(run,
-        {"--ioengine=nbd", "--uri=" + server.uri(), "--rw=randrw", "--allow-destructive", "--bs=4k",
-         "--iodepth=4", "--runtime=60s", "--time_based", "--write_hist_log=" + prefix,
-         "--log_hist_msec=250", "--output-format=json", "--output=" + summary.string()});
+  SpawnRandrw(run, server, "60s", prefix, summary);
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   ASSERT_TRUE(run.Running()) << Log();
   run.Signal(sig);
