@@ -11,6 +11,11 @@
 // Job start: 0 for relative logs; for Unix-epoch logs (first end time >= kEpochThresholdMs)
 // `log_hist_msec` before the first end when given, else inferred from the spacing of the first two
 // distinct end times of one direction (see ScanLogSegments), else the first end itself.
+// A gap: a record more than kGapPeriods log periods after the record before it (a target that
+// stalled, a job that logged nothing for a while, or a damaged time) covers its own last period
+// only, (end - period, end]: the I/Os of a record complete near its end in iotail's logs (and at
+// most a period after the record before it in fio's), so spreading them over an hours-long gap
+// would invent I/O where there was none, and make every consumer walk the whole gap.
 // A value type; thread-safe.
 #pragma once
 
@@ -25,6 +30,20 @@ namespace iotail::stats {
 // The start of the job whose log's first end times are first_end and (if any) second_end.
 int64_t InferJobStart(int64_t first_end, std::optional<int64_t> second_end,
                       std::optional<int64_t> log_hist_msec);
+
+inline constexpr int64_t kGapPeriods = 10;
+
+// The start of the interval of a record that ends at `end`, the record before it (or the job
+// start) ending at prev_end, in a log of period period_ms (when known): prev_end, or the end's
+// last period after a gap (see above); never after `end`.
+inline int64_t RecordStart(int64_t prev_end, int64_t end, std::optional<int64_t> period_ms) {
+  if (period_ms && *period_ms > 0 && end > prev_end &&
+      static_cast<uint64_t>(end) - static_cast<uint64_t>(prev_end) >
+          static_cast<uint64_t>(kGapPeriods) * static_cast<uint64_t>(*period_ms)) {
+    return end - *period_ms;
+  }
+  return std::min(prev_end, end);
+}
 
 class Aligner {
  public:

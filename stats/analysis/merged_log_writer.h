@@ -5,10 +5,11 @@
 // logs' own time base: ms since job start or Unix-epoch ms), bs 0, one column per bucket of the
 // merger's layout, in the line format of stats/logs/hist_log_writer.h. With
 // MergedDirections::kCombined, one line per quantum adds all directions up, written as ddir 0.
-// The merger emits every quantum from the first to the last, empty ones included, so each line
-// covers exactly (previous line, this line]. Counts split over quanta are fractional; each bucket
-// is rounded so that its running total stays the rounded running total of the exact counts, which
-// keeps every bucket's whole-run sum exact.
+// The merger emits every quantum a record covers, empty ones included, so each line covers exactly
+// (previous line, this line]; after a gap (quanta no record covers, not emitted) the line's
+// interval is longer than a quantum and a reader takes it as a gap again (RecordStart). Counts
+// split over quanta are fractional; each bucket is rounded so that its running total stays the
+// rounded running total of the exact counts, which keeps every bucket's whole-run sum exact.
 //
 // The writer does not own its FILE (a file or stdout); `name` names it in errors. Each line is
 // formatted into a reused buffer and written with one stdio call. Not thread-safe: one writer per

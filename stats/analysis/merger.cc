@@ -105,6 +105,10 @@ void Merger::BuildSources(bool guess) {
         source.file = static_cast<uint32_t>(f);
         source.direction = static_cast<Direction>(d);
         source.prev_end = job_start;
+        source.period_ms = options_.log_hist_msec;
+        if (!source.period_ms && seg.second_end_ms) {
+          source.period_ms = *seg.second_end_ms - seg.first_end_ms;
+        }
         source.begin_offset = seg.begin_offset;
         source.end_offset = seg.end_offset;
         source.first_line = seg.first_line;
@@ -133,8 +137,7 @@ void Merger::BuildSources(bool guess) {
                                      s.direction, kFirstRecordBuffer));
     s.position = thread.reader.Position();
     if (thread.reader.Next()) {
-      s.end = thread.reader.record().end_ms;
-      s.start = std::min(s.prev_end, s.end);
+      s.Pend(thread.reader.record().end_ms, thread.reader.record().line);
       layouts[i] = thread.reader.layout();
     } else {
       s.done = true;
@@ -212,6 +215,23 @@ bool Merger::Empty() const { return !layout_.has_value(); }
 std::vector<std::string> Merger::warnings() const {
   std::set<std::string> unique;
   for (const auto& t : readers_) unique.insert(t.warnings.begin(), t.warnings.end());
+  // Gaps, per file: how many records follow one, and the longest.
+  std::map<uint32_t, const Source*> longest;
+  std::map<uint32_t, uint64_t> gaps;
+  for (const Source& s : sources_) {
+    if (s.gaps == 0) continue;
+    gaps[s.file] += s.gaps;
+    const Source*& l = longest[s.file];
+    if (l == nullptr || s.longest_gap_ms > l->longest_gap_ms) l = &s;
+  }
+  for (const auto& [file, s] : longest) {
+    unique.insert(fmt::format(
+        "'{}': {} record(s) after a gap of more than {} log periods without one (the longest "
+        "{:.3f} s, before line {}): each is taken to cover its last period ({} ms) only, and the "
+        "quanta of a gap are not written",
+        files_[file], gaps[file], kGapPeriods, static_cast<double>(s->longest_gap_ms) / 1000.0,
+        s->longest_gap_line, *s->period_ms));
+  }
   return {unique.begin(), unique.end()};
 }
 
@@ -267,7 +287,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
   // A batch of consecutive quanta: their slots in the window (or none), summed over the
   // threads' buffers in parallel (each bucket in thread order: the same sums on every run).
   std::vector<MergedQuantum> batch;
-  std::vector<int64_t> batch_slot;  // the quantum's index in the window, or -1
+  std::vector<int64_t> batch_slot;  // the quantum's index in the window
   batch.reserve(kBatchQuanta);
   batch_slot.reserve(kBatchQuanta);
   auto flush = [&]() {
@@ -280,13 +300,11 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
         }
         double* out = merged.get() + (b * kDirectionCount + static_cast<size_t>(d)) * buckets;
         std::fill(out, out + buckets, 0.0);
-        if (batch_slot[b] >= 0) {
-          const size_t slot = static_cast<size_t>(batch_slot[b]) * kDirectionCount + d;
-          for (unsigned t = 0; t < threads_; ++t) {
-            if (touched[t][slot] != SlotState::kTouched) continue;
-            const double* in = buffers[t].get() + slot * buckets;
-            for (size_t i = 0; i < buckets; ++i) out[i] += in[i];
-          }
+        const size_t slot = static_cast<size_t>(batch_slot[b]) * kDirectionCount + d;
+        for (unsigned t = 0; t < threads_; ++t) {
+          if (touched[t][slot] != SlotState::kTouched) continue;
+          const double* in = buffers[t].get() + slot * buckets;
+          for (size_t i = 0; i < buckets; ++i) out[i] += in[i];
         }
         batch[b].counts[d] = std::span<const double>(out, buckets);
       }
@@ -295,14 +313,26 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
     batch.clear();
     batch_slot.clear();
   };
-  auto emit_through = [&](int64_t last, int64_t w_begin, bool have_window) {
+  // Whether a record covers the window's quantum k (a thread touched one of its slots); in a gap
+  // none does (see RecordStart), and that quantum is not emitted.
+  auto covered = [&](int64_t k) {
+    for (unsigned t = 0; t < threads_; ++t) {
+      for (int d = 0; d < kDirectionCount; ++d) {
+        if (touched[t][static_cast<size_t>(k) * kDirectionCount + d] == SlotState::kTouched) {
+          return true;
+        }
+      }
+    }
+    return false;
+  };
+  auto emit_through = [&](int64_t last, int64_t w_begin) {
     for (; emitted <= last; ++emitted) {
-      const bool in_window = have_window && emitted >= w_begin && emitted < w_begin + window;
+      if (!covered(emitted - w_begin)) continue;
       MergedQuantum quantum;
       quantum.start_ms = aligner.QuantumStart(emitted);
       quantum.end_ms = aligner.QuantumStart(emitted + 1);
       batch.push_back(quantum);
-      batch_slot.push_back(in_window ? emitted - w_begin : -1);
+      batch_slot.push_back(emitted - w_begin);
       if (batch.size() == kBatchQuanta) flush();
     }
     flush();  // before the window's buffers are reused
@@ -333,11 +363,11 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
     for (const Source& s : sources_) last = std::max(last, s.last_quantum);
     bool remaining = false;
     for (const Source& s : sources_) remaining = remaining || !s.done;
-    emit_through(remaining ? w1 - 1 : std::min(last, w1 - 1), w0, true);
+    emit_through(remaining ? w1 - 1 : std::min(last, w1 - 1), w0);
     if (!remaining) break;
-    // Skip windows in which no source has anything (the empty quanta are still emitted).
+    // Skip the windows in which no source has anything: a gap, whose quanta are not emitted.
     w0 = std::max(w1, NextPendingQuantum());
-    emit_through(w0 - 1, w0, false);
+    emitted = w0;
   }
   for (const ThreadReader& t : readers_) {
     records_ += t.records;

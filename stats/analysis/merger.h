@@ -8,11 +8,13 @@
 // strictly time-ordered run of records. A window of quanta is filled by all sources in parallel
 // (one accumulation buffer per thread, the sources of a file's job segment g always on thread
 // g % threads, so that fractional sums are added in the same order on every run), summed, and
-// handed to the sink one quantum at a time; then the next window. Every quantum from the first to
-// the last one that holds data is emitted, empty ones included. A segment that has not been read
-// yet and ends inside the window (the usual case: a run shorter than the window, about a thousand
-// quanta) is read in one pass for all its directions; otherwise each direction's source reads the
-// file on its own, skipping the other directions' lines.
+// handed to the sink one quantum at a time; then the next window. Every quantum that a record
+// covers is emitted, from the first to the last, empty ones (records of zero I/Os) included; the
+// quanta of a gap (no record covers them: see RecordStart in aligner.h) are not, so the output
+// stays proportional to the input whatever its times, and warnings() names the gaps. A segment that
+// has not been read yet and ends inside the window (the usual case: a run shorter than the window,
+// about a thousand quanta) is read in one pass for all its directions; otherwise each direction's
+// source reads the file on its own, skipping the other directions' lines.
 //
 // Inputs may be many: a source holds no file, buffer or record between its turns, only where to
 // carry on (a LogReaderPosition) and the times of its next record, about 200 bytes. In its turn in

@@ -6,9 +6,11 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "stats/analysis/aligner.h"
 #include "stats/analysis/merger.h"
 #include "stats/core/errors.h"
 #include "stats/core/histogram.h"
@@ -44,6 +46,24 @@ struct Merger::Source {
   int64_t start = 0;  // the pending record's interval (start, end]: read, not yet all placed
   int64_t end = 0;
   int64_t last_quantum = merger_internal::kNoQuantum;
+  std::optional<int64_t> period_ms;  // the log period (a record's interval after a gap)
+  // Gaps seen (see RecordStart): how many, the longest and the line of the record after it.
+  uint64_t gaps = 0;
+  int64_t longest_gap_ms = 0;
+  uint64_t longest_gap_line = 0;
+
+  // The pending record ends at `end`, at `line`: sets its interval, noting a gap.
+  void Pend(int64_t end_ms, uint64_t line) {
+    end = end_ms;
+    start = RecordStart(prev_end, end, period_ms);
+    if (start > prev_end) {
+      ++gaps;
+      if (end - prev_end > longest_gap_ms) {
+        longest_gap_ms = end - prev_end;
+        longest_gap_line = line;
+      }
+    }
+  }
   // The job segment's bytes in the file, and where the pending record begins.
   uint64_t begin_offset = 0;
   uint64_t end_offset = 0;

@@ -95,8 +95,7 @@ void Merger::ProcessWindow(Source& s, int64_t w0, int64_t w1, double* buffer, Sl
       s.done = true;
       break;
     }
-    s.end = reader.record().end_ms;
-    s.start = std::min(s.prev_end, s.end);
+    s.Pend(reader.record().end_ms, reader.record().line);
     s.counted = false;
     if (aligner.FirstQuantum(s.start, s.end) >= w1) break;
   }
@@ -147,8 +146,7 @@ void Merger::ProcessSegment(const SegmentSources& segment, int64_t w0, int64_t w
       }
       if (seen[dir]) {
         s->prev_end = s->end;
-        s->end = r.end_ms;
-        s->start = std::min(s->prev_end, s->end);
+        s->Pend(r.end_ms, r.line);
         s->counted = false;
       }
       seen[dir] = true;

@@ -119,6 +119,35 @@ TEST_F(MergeTest, CombineWritesOneDirection) {
             all[0].substr(std::string("total,all,").size()));
 }
 
+TEST_F(MergeTest, OutputStaysProportionalAcrossAnHoursLongGap) {
+  // fio's log with one changed digit in its last record's time: 13.9 hours later. The merge at
+  // 1 ms quanta writes the covered quanta only (it wrote every quantum of the gap: 279 MB at
+  // 1 s, 4.5 GB in 60 s at 1 ms), keeps the whole-run totals, and says there was a gap.
+  std::ifstream in(fs::path(IOTAIL_TEST_DATA_DIR) / "fio" / "basic" / "hist_clat_hist.1.log");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_GE(lines.size(), 3u);
+  lines.back() = "5000" + lines.back();  // "1759, ..." -> "50001759, ..."
+  const fs::path log = dir_ / "moved.log";
+  {
+    std::ofstream out(log);
+    for (const auto& line : lines) out << line << "\n";
+  }
+  // Output lines per input line: at most about period / quantum (250 at 1 ms, 1 at 1 s).
+  for (const auto& [quantum, lines_per_record] : {std::pair{"1s", 1}, std::pair{"1ms", 250}}) {
+    SCOPED_TRACE(quantum);
+    const fs::path out = dir_ / "merged.log";
+    const Result r = Iotail(std::string("merge --time-quantum ") + quantum + " -o " + out.string() +
+                            " " + log.string());
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("moved.log': 1 record(s) after a gap of more than 10 log periods"),
+              std::string::npos)
+        << r.err;
+    EXPECT_LE(fs::file_size(out), 2 * lines_per_record * fs::file_size(log));
+    EXPECT_EQ(Totals(out.string()), Totals(log.string()));
+  }
+}
+
 TEST_F(MergeTest, UnwritableOutputIsASystemError) {
   const Result r = Iotail("merge -o /nonexistent/dir/out.log" + Files("basic"));
   EXPECT_EQ(r.status, 1);

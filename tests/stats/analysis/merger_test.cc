@@ -166,23 +166,48 @@ TEST_F(MergerTest, EpochJobStartFromLogHistMsecOrSpacing) {
   }
 }
 
-TEST_F(MergerTest, EmptyQuantaAreEmittedInAGap) {
-  const std::string data = Line(1000, 0, {{1, 1}}) + Line(2000, 0, {{1, 1}}) + Line(60'000, 0, {}) +
-                           Line(61'000, 0, {{2, 5}});
+TEST_F(MergerTest, ZeroRecordsAreEmittedAndAGapIsNot) {
+  // Period 1 s. The record at 9 s holds no I/O and is emitted as such; the one at 60 s follows
+  // 51 s without a record (more than 10 periods): it covers its last period only, and the quanta
+  // of the gap are not emitted (nor walked: see HoursLongGapIsNotWalked).
+  const std::string data = Line(1000, 0, {{1, 1}}) + Line(2000, 0, {{1, 1}}) + Line(9000, 0, {}) +
+                           Line(60'000, 0, {{3, 4}}) + Line(61'000, 0, {{2, 5}});
   for (size_t budget : {size_t{1}, size_t{192} << 20}) {
     MergeOptions options = Options(1000);
     options.memory_budget = budget;
     Merger merger({Write("gap.log", data)}, options);
     const auto q = RunMerger(merger);
-    ASSERT_EQ(q.size(), 61u) << budget;
-    for (size_t i = 0; i < q.size(); ++i) {
-      EXPECT_EQ(q[i].start_ms, static_cast<int64_t>(i) * 1000);
-      if (i >= 2 && i < 60) {
-        EXPECT_EQ(Sum(q[i].counts[0]), 0.0) << i;
-      }
-    }
-    EXPECT_DOUBLE_EQ(q[60].counts[0][2], 5.0);
+    ASSERT_EQ(q.size(), 11u) << budget;
+    for (size_t i = 0; i < 9; ++i) EXPECT_EQ(q[i].start_ms, static_cast<int64_t>(i) * 1000);
+    for (size_t i = 2; i < 9; ++i) EXPECT_EQ(Sum(q[i].counts[0]), 0.0) << i;
+    EXPECT_EQ(q[9].start_ms, 59'000);
+    EXPECT_DOUBLE_EQ(q[9].counts[0][3], 4.0);
+    EXPECT_DOUBLE_EQ(q[10].counts[0][2], 5.0);
+    const auto warnings = merger.warnings();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("gap.log': 1 record(s) after a gap of more than 10 log periods"),
+              std::string::npos)
+        << warnings[0];
+    EXPECT_NE(warnings[0].find("the longest 51.000 s, before line 4"), std::string::npos);
   }
+}
+
+TEST_F(MergerTest, HoursLongGapIsNotWalked) {
+  // Five records a second apart, then three 13.9 hours later (one changed digit): at 1 ms quanta
+  // the gap is 50 million quanta; the merge emits the covered ones only, at once.
+  std::string data;
+  for (int64_t t : {1000, 2000, 3000, 4000, 5000}) data += Line(t, 0, {{7, 10}});
+  for (int64_t t : {50'000'000, 50'001'000, 50'002'000}) data += Line(t, 0, {{8, 10}});
+  Merger merger({Write("far.log", data)}, Options(1));
+  const auto q = RunMerger(merger);
+  ASSERT_EQ(q.size(), 8000u);  // 5 + 3 periods of 1000 quanta
+  EXPECT_EQ(q.front().start_ms, 0);
+  EXPECT_EQ(q[5000].start_ms, 49'999'000);
+  EXPECT_EQ(q.back().start_ms, 50'001'999);
+  double eights = 0;
+  for (const auto& x : q) eights += x.counts[0][8];
+  EXPECT_NEAR(eights, 30.0, 1e-9);
+  EXPECT_EQ(merger.Total(Direction::kRead)[7], 50u);
 }
 
 TEST_F(MergerTest, BatchesHoldTheSameQuantaInOrder) {
