@@ -76,7 +76,13 @@ namespace {
 bool NamedLikeClientLog(const std::string& path) {
   const std::string name = std::filesystem::path(path).filename().string();
   const size_t at = name.rfind(".log.");
-  return at != std::string::npos && at + 5 < name.size();
+  if (at == std::string::npos || at + 5 >= name.size()) return false;
+  // NAME.log.gz is a compressed log, not a host's.
+  const std::string_view suffix = std::string_view(name).substr(at + 5);
+  for (std::string_view compressed : {"gz", "xz", "zst", "bz2", "lz4", "zip"}) {
+    if (suffix == compressed) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -90,6 +96,13 @@ stats::MergeOptions LogInputOptions::ToMergeOptions(std::ostream& err,
   options.undo_client_sums = fio_client_logs;
   options.threads = threads;
   if (files.empty()) throw stats::UsageError("no input files given");
+  for (const std::string& f : files) {
+    if (f == "-") {
+      throw stats::UsageError(
+          "'-': standard input is not read (histogram logs are read twice: a scan, then the "
+          "merge); save it to a file and name that");
+    }
+  }
   // Logs of `fio --client` hold running sums: read as ordinary logs they inflate every count.
   size_t client = 0;
   for (const std::string& f : files) client += NamedLikeClientLog(f) ? 1 : 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "stats/core/errors.h"
 
@@ -11,6 +12,30 @@ namespace iotail::stats {
 namespace {
 
 constexpr size_t kFixedFields = 3;
+
+// A compression format: its magic number, name and the command that undoes it.
+struct Compression {
+  std::string_view magic;
+  const char* name;
+  const char* undo;
+};
+
+// The compression format whose magic number `begin` starts with, or nullptr.
+const Compression* CompressedFormat(const char* begin, const char* end) {
+  static constexpr Compression kFormats[] = {{"\x1f\x8b", "gzip", "gunzip -k"},
+                                             {"\xfd"
+                                              "7zXZ",
+                                              "xz", "unxz -k"},
+                                             {"\x28\xb5\x2f\xfd", "zstd", "unzstd"},
+                                             {"BZh", "bzip2", "bunzip2 -k"},
+                                             {"\x04\x22\x4d\x18", "lz4", "unlz4"},
+                                             {"PK\x03\x04", "zip", "unzip"}};
+  const std::string_view text(begin, static_cast<size_t>(end - begin));
+  for (const Compression& c : kFormats) {
+    if (text.starts_with(c.magic)) return &c;
+  }
+  return nullptr;
+}
 
 [[noreturn]] void Fail(LogLinePlace place, const std::string& what) {
   throw LogFormatError(std::string(place.path), place.line, what);
@@ -143,6 +168,11 @@ ParsedLogLine LogLineParser::Parse(std::string_view line, LogLineEnd end, LogLin
                             ? HistogramLayout::FromColumnCount(fields - kFixedFields)
                             : std::nullopt;
     if (!layout) {
+      if (const Compression* c = CompressedFormat(begin, stop)) {
+        Fail(place, fmt::format("the file is compressed ({}): histogram logs are read as text; "
+                                "decompress it first ({} {})",
+                                c->name, c->undo, place.path));
+      }
       if (torn_allowed) {
         return {{},
                 fmt::format("{}:{}: torn last line ({} fields) ignored", place.path, place.line,

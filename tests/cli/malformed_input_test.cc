@@ -118,6 +118,36 @@ TEST_F(MalformedInputTest, BinaryGarbage) {
   }
 }
 
+TEST_F(MalformedInputTest, CompressedFileIsNamedAsSuch) {
+  // A real gzip of a real log (named NAME.log.gz, not taken for fio --client's NAME.log.HOST),
+  // and an xz magic number: said compressed, with the command that undoes it.
+  const fs::path log = dir_ / "job_clat_hist.1.log";
+  fs::copy_file(fs::path(IOTAIL_TEST_DATA_DIR) / "fio" / "basic" / "hist_clat_hist.1.log", log);
+  ASSERT_EQ(iotail::testing::RunShell("gzip -k " + log.string(), dir_).status, 0);
+  const std::string gz = log.string() + ".gz";
+  ExpectRejected(std::string("\xfd") + "7zXZ\n", 1, "the file is compressed (xz)");
+  for (const std::string& command :
+       {std::string("pctiles"), "merge -o " + (dir_ / "out.log").string(),
+        "plot -o " + (dir_ / "out.html").string()}) {
+    SCOPED_TRACE(command);
+    EXPECT_EQ(Run(command + " " + gz), 2) << err_;
+    EXPECT_NE(err_.find(gz + ":1: the file is compressed (gzip)"), std::string::npos) << err_;
+    EXPECT_NE(err_.find("gunzip -k " + gz), std::string::npos) << err_;
+    EXPECT_EQ(err_.find("fio --client"), std::string::npos) << err_;
+  }
+}
+
+TEST_F(MalformedInputTest, StandardInputIsSaidNotRead) {
+  for (const std::string& command :
+       {std::string("pctiles"), "merge -o " + (dir_ / "out.log").string()}) {
+    SCOPED_TRACE(command);
+    const auto result = iotail::testing::RunShell(
+        "timeout 20 " + std::string(IOTAIL_BINARY) + " " + command + " - < /dev/null", dir_);
+    EXPECT_EQ(result.status, 2) << result.err;
+    EXPECT_NE(result.err.find("'-': standard input is not read"), std::string::npos) << result.err;
+  }
+}
+
 TEST_F(MalformedInputTest, MissingFileExitsOneNamingIt) {
   const std::string missing = (dir_ / "no-such.log").string();
   for (const std::string& command :
