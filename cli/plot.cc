@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
-#include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -16,26 +15,6 @@
 namespace po = boost::program_options;
 
 namespace iotail::cli {
-namespace {
-
-// The block-size column of a log's first line, if it has one.
-std::optional<uint64_t> FirstBlockSize(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!std::getline(in, line)) return std::nullopt;
-  const size_t a = line.find(',');
-  const size_t b = a == std::string::npos ? a : line.find(',', a + 1);
-  const size_t c = b == std::string::npos ? b : line.find(',', b + 1);
-  if (c == std::string::npos) return std::nullopt;
-  try {
-    const uint64_t bs = std::stoull(line.substr(b + 1, c - b - 1));
-    return bs > 0 ? std::optional<uint64_t>(bs) : std::nullopt;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-}  // namespace
 
 int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   LogInputOptions input;
@@ -76,17 +55,6 @@ int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   options.sla = stats::ParseSlaTargets(sla_args, "--sla");
   const stats::MergeOptions merge_options = input.ToMergeOptions(err, "plot");
   options.quantum_ms = merge_options.quantum_ms;
-  // Bandwidth needs bytes per I/O; histogram logs carry only a block-size column, so the chart
-  // is drawn when every log's first line names the same size.
-  std::optional<uint64_t> bs;
-  bool agree = true;
-  for (const std::string& f : input.files) {
-    const auto b = FirstBlockSize(f);
-    if (!b || (bs && *bs != *b)) agree = false;
-    if (b && !bs) bs = b;
-  }
-  if (agree) options.block_size = bs;
-
   stats::Merger merger(input.files, merge_options);
   if (merger.Empty()) {
     PrintMergerWarnings(merger, "plot", err);
@@ -100,12 +68,13 @@ int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   for (int d = 0; d < stats::kDirectionCount; ++d) {
     present[d] = merger.HasDirection(static_cast<stats::Direction>(d));
   }
-  merger.Run([&](const stats::MergedQuantum& q) { report.Add(q.start_ms, q.counts, present); });
+  merger.Run(
+      [&](const stats::MergedQuantum& q) { report.Add(q.start_ms, q.counts, q.bytes, present); });
   std::array<const stats::Histogram*, stats::kDirectionCount> totals{};
   for (int d = 0; d < stats::kDirectionCount; ++d) {
     if (present[d]) totals[d] = &merger.Total(static_cast<stats::Direction>(d));
   }
-  report.Finish(totals);
+  report.Finish(totals, merger.bytes_known());
   PrintMergerWarnings(merger, "plot", err);
 
   if (format == "html") {

@@ -29,20 +29,27 @@ MergedLogWriter::MergedLogWriter(std::FILE* out, std::string name, const Merger&
 void MergedLogWriter::Write(const MergedQuantum& quantum) {
   if (directions_ == MergedDirections::kCombined) {
     std::fill(combined_.begin(), combined_.end(), 0.0);
+    double bytes = 0;
     for (int d = 0; d < kDirectionCount; ++d) {
       for (size_t i = 0; i < buckets_; ++i) combined_[i] += quantum.counts[d][i];
+      bytes += quantum.bytes[d];
     }
-    WriteLine(quantum.end_ms, Direction::kRead, combined_);
+    WriteLine(quantum.end_ms, Direction::kRead, combined_, bytes);
     return;
   }
   for (int d = 0; d < kDirectionCount; ++d) {
-    if (present_[d]) WriteLine(quantum.end_ms, static_cast<Direction>(d), quantum.counts[d]);
+    if (present_[d]) {
+      WriteLine(quantum.end_ms, static_cast<Direction>(d), quantum.counts[d], quantum.bytes[d]);
+    }
   }
 }
 
-void MergedLogWriter::WriteLine(int64_t time_ms, Direction dir, std::span<const double> counts) {
+void MergedLogWriter::WriteLine(int64_t time_ms, Direction dir, std::span<const double> counts,
+                                double bytes) {
   Running& r = running_[DirectionIndex(dir)];
+  double ios = 0;
   for (size_t i = 0; i < buckets_; ++i) {
+    ios += counts[i];
     r.exact[i] += counts[i];
     const auto target = static_cast<uint64_t>(std::llround(r.exact[i]));
     const uint64_t n = target > r.emitted[i] ? target - r.emitted[i] : 0;
@@ -50,7 +57,9 @@ void MergedLogWriter::WriteLine(int64_t time_ms, Direction dir, std::span<const 
     columns_[i] = n;
   }
   line_.clear();
-  FormatHistLogColumns(line_, time_ms, dir, 0, columns_);
+  // The quantum's mean bytes per I/O, as iotail's logs carry it (0: no I/O, or no bs known).
+  const auto bs = ios > 0 && bytes > 0 ? static_cast<uint64_t>(std::llround(bytes / ios)) : 0;
+  FormatHistLogColumns(line_, time_ms, dir, bs, columns_);
   if (std::fwrite(line_.data(), 1, line_.size(), out_) != line_.size()) {
     throw std::system_error(errno, std::generic_category(), "write '" + name_ + "'");
   }

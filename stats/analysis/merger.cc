@@ -198,7 +198,7 @@ int64_t Merger::NextPendingQuantum() const {
 }
 
 int64_t Merger::WindowQuanta() const {
-  const size_t per_quantum = kDirectionCount * layout_->size() * sizeof(double) * threads_;
+  const size_t per_quantum = kDirectionCount * SlotStride() * sizeof(double) * threads_;
   return static_cast<int64_t>(
       std::clamp<size_t>(options_.memory_budget / 2 / per_quantum, 4, size_t{1} << 16));
 }
@@ -262,18 +262,19 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
   if (!layout_) return;
   const Aligner aligner(options_.quantum_ms);
   const size_t buckets = layout_->size();
+  const size_t stride = SlotStride();  // a slot: its buckets, then its bytes
   const int64_t window = WindowQuanta();
   const size_t slots = static_cast<size_t>(window) * kDirectionCount;
   // Fresh anonymous memory, zero: a slot is zeroed when first touched in a window after an earlier
   // window used it, and only touched slots are read, so the pages of slots no window uses are never
   // faulted in and the first window writes no zeros.
   std::vector<LargeBuffer> buffers;
-  for (unsigned t = 0; t < threads_; ++t) buffers.emplace_back(slots * buckets);
+  for (unsigned t = 0; t < threads_; ++t) buffers.emplace_back(slots * stride);
   std::vector<std::vector<SlotState>> touched(threads_,
                                               std::vector<SlotState>(slots, SlotState::kPristine));
   // The batch's sums, written whole by each flush (in parallel, which faults its pages in), and
   // one empty row for the directions that the input does not have.
-  const LargeBuffer merged(kBatchQuanta * kDirectionCount * buckets);
+  const LargeBuffer merged(kBatchQuanta * kDirectionCount * stride);
   const std::vector<double> empty(buckets, 0.0);
   for (ThreadReader& t : readers_) {
     t.counts.assign(buckets, 0.0);
@@ -296,17 +297,19 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
       for (int d = 0; d < kDirectionCount; ++d) {
         if (!has_direction_[d]) {
           batch[b].counts[d] = empty;
+          batch[b].bytes[d] = 0;
           continue;
         }
-        double* out = merged.get() + (b * kDirectionCount + static_cast<size_t>(d)) * buckets;
-        std::fill(out, out + buckets, 0.0);
+        double* out = merged.get() + (b * kDirectionCount + static_cast<size_t>(d)) * stride;
+        std::fill(out, out + stride, 0.0);
         const size_t slot = static_cast<size_t>(batch_slot[b]) * kDirectionCount + d;
         for (unsigned t = 0; t < threads_; ++t) {
           if (touched[t][slot] != SlotState::kTouched) continue;
-          const double* in = buffers[t].get() + slot * buckets;
-          for (size_t i = 0; i < buckets; ++i) out[i] += in[i];
+          const double* in = buffers[t].get() + slot * stride;
+          for (size_t i = 0; i < stride; ++i) out[i] += in[i];
         }
         batch[b].counts[d] = std::span<const double>(out, buckets);
+        batch[b].bytes[d] = out[buckets];
       }
     });
     sink(batch);
@@ -371,6 +374,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
   }
   for (const ThreadReader& t : readers_) {
     records_ += t.records;
+    bytes_known_ = bytes_known_ && !t.unknown_bytes;
     for (int d = 0; d < kDirectionCount; ++d) {
       auto into = totals_[d].mutable_counts();
       const auto from = t.totals[d].counts();

@@ -68,6 +68,10 @@ struct MergedQuantum {
   int64_t end_ms = 0;
   // Weighted bucket counts per direction (index DirectionIndex); each has layout().size() entries.
   std::array<std::span<const double>, kDirectionCount> counts;
+  // Bytes per direction: each record's I/Os times its bs column (iotail writes the interval's
+  // mean bytes per I/O there; fio the size of one I/O), split as its counts are. Meaningful when
+  // Merger::bytes_known().
+  std::array<double, kDirectionCount> bytes{};
 };
 
 class Merger {
@@ -100,6 +104,9 @@ class Merger {
   const Histogram& Total(Direction d) const { return totals_[DirectionIndex(d)]; }
   // After Run(): records read, and recoverable damage seen (torn last lines), one message each.
   uint64_t records() const { return records_; }
+  // After Run(): whether every record had a non-zero bs column, so that MergedQuantum::bytes
+  // holds every I/O's bytes (merged logs of older iotail versions wrote 0 there).
+  bool bytes_known() const { return bytes_known_; }
   // Files scanned in full before being read (the others were read on a guess that held).
   size_t scanned_files() const { return scanned_files_; }
   std::vector<std::string> warnings() const;
@@ -125,6 +132,8 @@ class Merger {
   };
   void BuildSources(bool guess);
   int64_t WindowQuanta() const;
+  // Doubles per window slot: the layout's buckets, then the slot's bytes.
+  size_t SlotStride() const { return layout_->size() + 1; }
   // The first quantum a pending record reaches (INT64_MAX when every source is done).
   int64_t NextPendingQuantum() const;
   void RunWindows(const std::function<void(std::span<const MergedQuantum>)>& sink);
@@ -147,6 +156,7 @@ class Merger {
   std::array<bool, kDirectionCount> has_direction_{};
   std::array<Histogram, kDirectionCount> totals_;
   uint64_t records_ = 0;
+  bool bytes_known_ = true;
   size_t scanned_files_ = 0;
   unsigned threads_ = 1;
 };

@@ -84,6 +84,7 @@ struct Merger::ThreadReader {
   size_t nonzero = 0;
   std::array<Histogram, kDirectionCount> totals;  // integer sums: any order gives the same
   uint64_t records = 0;
+  bool unknown_bytes = false;  // a record with bs 0 (see Merger::bytes_known)
   std::vector<std::string> warnings;
 
   // total += n, or LogFormatError at r's line: whole-run counts past 2^64 - 1 in one bucket are

@@ -20,12 +20,13 @@ void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState*
                    ThreadReader& thread) {
   const Aligner aligner(options_.quantum_ms);
   const size_t buckets = layout_->size();
+  const size_t stride = SlotStride();
   const int dir = DirectionIndex(s.direction);
   auto cell = [&](int64_t k) {
     const size_t slot = static_cast<size_t>(k - w0) * kDirectionCount + dir;
-    double* out = buffer + slot * buckets;
+    double* out = buffer + slot * stride;
     if (touched[slot] != SlotState::kTouched) {
-      if (touched[slot] == SlotState::kStale) std::fill(out, out + buckets, 0.0);
+      if (touched[slot] == SlotState::kStale) std::fill(out, out + stride, 0.0);
       touched[slot] = SlotState::kTouched;
     }
     return out;
@@ -33,6 +34,8 @@ void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState*
   const LogRecord& r = thread.reader.record();
   const bool count = !s.counted;
   s.counted = true;
+  if (count && r.block_size == 0) thread.unknown_bytes = true;
+  const auto bs = static_cast<double>(r.block_size);
   const int64_t first = aligner.FirstQuantum(s.start, s.end);
   const int64_t last = aligner.LastQuantum(s.start, s.end);
   s.last_quantum = std::max(s.last_quantum, last);
@@ -41,19 +44,27 @@ void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState*
     // the reader's sparse view, the same sums as below without the copy. Its zeros add nothing.
     double* out = cell(first);
     const uint64_t* in = r.counts.data();
+    double ios = 0;
     if (count) {
       ++thread.records;
       auto totals = thread.totals[dir].mutable_counts();
       for (const uint32_t i : r.nonzero) {
         thread.AddToTotal(totals[i], in[i], r);
         out[i] += static_cast<double>(in[i]);
+        ios += static_cast<double>(in[i]);
       }
     } else {
-      for (const uint32_t i : r.nonzero) out[i] += static_cast<double>(in[i]);
+      for (const uint32_t i : r.nonzero) {
+        out[i] += static_cast<double>(in[i]);
+        ios += static_cast<double>(in[i]);
+      }
     }
+    out[buckets] += ios * bs;
     return;
   }
   thread.Take(r, s.shift, s.direction, count);
+  double ios = 0;
+  for (size_t j = 0; j < thread.nonzero; ++j) ios += thread.nonzero_count[j];
   aligner.Split(s.start, s.end, w0, w1 - 1, [&](int64_t k, double weight) {
     double* out = cell(k);
     const uint32_t* index = thread.nonzero_index.data();
@@ -64,6 +75,7 @@ void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState*
     } else {
       for (size_t j = 0; j < n; ++j) out[index[j]] += in[j] * weight;
     }
+    out[buckets] += ios * bs * weight;
   });
 }
 

@@ -19,9 +19,13 @@ void HistLogSink::OnInterval(const IntervalInfo& info, std::span<const RecorderS
   for (size_t w = 0; options_.first_delta + w < deltas.size() && w < clat_.size(); ++w) {
     for (Direction d : options_.directions) {
       const DirectionSnapshot& dir = deltas[options_.first_delta + w].dirs[DirectionIndex(d)];
-      clat_[w]->Write(info.time_ms, d, options_.bs, dir.clat.hist);
+      // The bs column: the interval's mean bytes per I/O, so that bytes = I/Os x bs whatever the
+      // block sizes (bssplit, bsrange); the job's smallest block size in an idle interval.
+      const uint64_t bs =
+          dir.ios != 0 ? (dir.bytes + dir.ios / 2) / dir.ios : uint64_t{options_.bs};
+      clat_[w]->Write(info.time_ms, d, bs, dir.clat.hist);
       if (w < lat_.size()) {
-        lat_[w]->Write(info.time_ms, d, options_.bs, dir.lat.hist);
+        lat_[w]->Write(info.time_ms, d, bs, dir.lat.hist);
       }
     }
   }

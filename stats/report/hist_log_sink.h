@@ -4,7 +4,10 @@
 // PREFIX_lat_hist.N.log (intended start to completion); a worker that recorded no lat writes
 // zero lines. Each closed interval becomes one line per
 // worker and logged direction, stamped with the interval's log time, so the files of every worker
-// (and host) share their time column and their counts add up to exactly the I/Os completed. Each
+// (and host) share their time column and their counts add up to exactly the I/Os completed. The
+// bs column holds the interval's mean bytes per I/O (rounded), so that bytes = I/Os x bs with any
+// mix of block sizes (fio writes the size of one I/O there, which misleads plots of bssplit
+// jobs). Each
 // interval is flushed to the kernel when written, so a killed run loses at most the open interval.
 //
 // The constructor creates (truncates) every file (std::system_error if one cannot be opened);
@@ -31,7 +34,7 @@ struct HistLogSinkOptions {
   int coarseness = 0;                 // log_hist_coarseness 0..6
   int groups = kFio3Groups;           // log_hist_groups 29 or 59 (see stats/logs/hist_log_writer.h)
   std::vector<Direction> directions;  // a line per direction every interval, even when idle
-  uint32_t bs = 4096;                 // the bs column (meaningless to fio's readers)
+  uint32_t bs = 4096;                 // the bs column of an interval without I/O
   bool lat_logs = false;              // also PREFIX_lat_hist.N.log
 };
 

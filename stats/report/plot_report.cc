@@ -49,6 +49,7 @@ double PlotReport::BinLower(size_t bin) const { return std::exp2(static_cast<dou
 
 void PlotReport::Add(int64_t start_ms,
                      const std::array<std::span<const double>, kDirectionCount>& counts,
+                     const std::array<double, kDirectionCount>& bytes,
                      const std::array<bool, kDirectionCount>& present) {
   if (!first_ms_) first_ms_ = start_ms;
   last_ms_ = start_ms + options_.quantum_ms;
@@ -82,6 +83,7 @@ void PlotReport::Add(int64_t start_ms,
     for (double c : counts[k]) n += c;
     d.t_s.push_back(t);
     d.samples.push_back(n / quantum_s);
+    d.mib_s.push_back(bytes[k] / quantum_s / 1048576);
     if (n > 0) {
       const LatencyFigures f = ComputeLatencyFigures(counts[k], layout_, kFigures,
                                                      SbkSlcPercentiles(), PercentileMethod::kFio);
@@ -104,7 +106,9 @@ void PlotReport::Add(int64_t start_ms,
   }
 }
 
-void PlotReport::Finish(const std::array<const Histogram*, kDirectionCount>& totals) {
+void PlotReport::Finish(const std::array<const Histogram*, kDirectionCount>& totals,
+                        bool bytes_known) {
+  bytes_known_ = bytes_known;
   for (int k = 0; k < kDirectionCount; ++k) dirs_[k].total = totals[k];
 }
 
@@ -179,12 +183,7 @@ std::vector<NamedChart> PlotReport::Charts() const {
     if (!d.present) continue;
     const std::string dir(DirectionName(static_cast<Direction>(k)));
     iops.series.push_back({dir, d.t_s, d.samples});
-    if (options_.block_size) {
-      std::vector<double> mib;
-      for (double s : d.samples)
-        mib.push_back(s * static_cast<double>(*options_.block_size) / 1048576);
-      bw.series.push_back({dir, d.t_s, mib});
-    }
+    if (bytes_known_) bw.series.push_back({dir, d.t_s, d.mib_s});
     slc.series.push_back({dir + " SLC1", d.t_s, d.slc1});
     slc.series.push_back({dir + " SLC2", d.t_s, d.slc2, true});
     if (d.total != nullptr) {
@@ -207,7 +206,7 @@ std::vector<NamedChart> PlotReport::Charts() const {
     }
   }
   charts.push_back({"iops", RenderSvg(iops)});
-  if (options_.block_size) charts.push_back({"bandwidth", RenderSvg(bw)});
+  if (bytes_known_) charts.push_back({"bandwidth", RenderSvg(bw)});
   charts.push_back({"slc", RenderSvg(slc)});
   charts.push_back({"exceedance", RenderSvg(exceed)});
   return charts;
@@ -222,10 +221,11 @@ std::string PlotReport::Html() const {
       "bucket); SLC1 and SLC2 are SBK's latency-spread factors (0: every percentile at the "
       "median; larger: a longer tail).{3}</p>\n",
       HtmlEscape(options_.title), HtmlEscape(options_.source), options_.quantum_ms,
-      options_.block_size ? fmt::format(" Bandwidth assumes {} bytes per I/O (the logs' block-size "
-                                        "column).",
-                                        *options_.block_size)
-                          : std::string(" No bandwidth chart: the logs disagree on block size."));
+      bytes_known_
+          ? std::string(" Bandwidth is each record's I/Os times its bs column: iotail writes an "
+                        "interval's mean bytes per I/O there, fio the size of one I/O (exact with "
+                        "one block size only).")
+          : std::string(" No bandwidth chart: some records have no block size (bs 0)."));
   for (const NamedChart& c : Charts()) {
     html += fmt::format("<figure id=\"{}\">\n{}<figcaption>{}</figcaption>\n</figure>\n", c.name,
                         c.svg, c.name);

@@ -26,8 +26,7 @@ struct PlotOptions {
   std::string title = "iotail latency report";
   std::string source;  // what was read (file count, layout), for the subtitle
   int64_t quantum_ms = 1000;
-  std::optional<uint64_t> block_size;  // bytes per I/O when all logs agree: bandwidth chart
-  std::vector<SlaTarget> sla;          // drawn on the percentile charts
+  std::vector<SlaTarget> sla;  // drawn on the percentile charts
 };
 
 struct NamedChart {
@@ -41,11 +40,14 @@ class PlotReport {
 
   PlotReport(HistogramLayout layout, PlotOptions options);
 
-  // One quantum [start_ms, start_ms + quantum): weighted counts per direction (layout().size()).
+  // One quantum [start_ms, start_ms + quantum): weighted counts per direction (layout().size())
+  // and the bytes they moved (see MergedQuantum::bytes).
   void Add(int64_t start_ms, const std::array<std::span<const double>, kDirectionCount>& counts,
+           const std::array<double, kDirectionCount>& bytes,
            const std::array<bool, kDirectionCount>& present);
-  // The exact whole-run histogram of each direction present.
-  void Finish(const std::array<const Histogram*, kDirectionCount>& totals);
+  // The exact whole-run histogram of each direction present; whether the bytes were known for
+  // every record (else no bandwidth chart: see Merger::bytes_known).
+  void Finish(const std::array<const Histogram*, kDirectionCount>& totals, bool bytes_known);
 
   std::vector<NamedChart> Charts() const;
   // One self-contained HTML page holding every chart inline.
@@ -54,7 +56,7 @@ class PlotReport {
  private:
   struct Direction_ {
     bool present = false;
-    std::vector<double> t_s, samples, p50, p99, p999, max, slc1, slc2;
+    std::vector<double> t_s, samples, mib_s, p50, p99, p999, max, slc1, slc2;
     std::vector<std::vector<double>> heat;  // per column: counts per latency bin
     std::vector<double> heat_t0;            // start time of each column
     const Histogram* total = nullptr;
@@ -66,6 +68,7 @@ class PlotReport {
   PlotOptions options_;
   std::optional<int64_t> first_ms_;
   int64_t last_ms_ = 0;
+  bool bytes_known_ = false;
   size_t merge_ = 1;  // quanta per heat-map column (doubles when columns run out)
   std::array<Direction_, kDirectionCount> dirs_;
 };

@@ -103,7 +103,7 @@ TEST_F(MergeTest, MergedLogHasFioLineFormat) {
 TEST_F(MergeTest, WritesToStandardOutput) {
   const Result r = Iotail("merge -o -" + Files("basic"));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(r.out.starts_with("1000, 0, 0, ")) << r.out.substr(0, 40);
+  EXPECT_TRUE(r.out.starts_with("1000, 0, 4096, ")) << r.out.substr(0, 40);
 }
 
 TEST_F(MergeTest, CombineWritesOneDirection) {

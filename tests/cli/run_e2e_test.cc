@@ -35,6 +35,7 @@ struct LogLine {
   int ddir;
   uint64_t total;
   size_t fields;
+  uint64_t bs;
 };
 
 std::vector<LogLine> ReadLog(const fs::path& p) {
@@ -42,13 +43,14 @@ std::vector<LogLine> ReadLog(const fs::path& p) {
   std::ifstream in(p);
   std::string line;
   while (std::getline(in, line)) {
-    LogLine l{0, 0, 0, 0};
+    LogLine l{0, 0, 0, 0, 0};
     size_t start = 0;
     for (size_t i = 0;; ++i) {
       const size_t comma = line.find(", ", start);
       const uint64_t v = std::stoull(line.substr(start, comma - start));
       if (i == 0) l.time = v;
       if (i == 1) l.ddir = static_cast<int>(v);
+      if (i == 2) l.bs = v;
       if (i >= 3) l.total += v;
       ++l.fields;
       if (comma == std::string::npos) break;
@@ -134,6 +136,42 @@ TEST_F(RunE2eTest, EveryEngineLogsAddUpToTotalIos) {
       EXPECT_EQ(logs[0][i].ddir, logs[1][i].ddir);
     }
   }
+}
+
+TEST_F(RunE2eTest, HistLogBsIsTheMeanBytesPerIoSoPlotDrawsTrueBandwidth) {
+  // bssplit: the bs column of each line is the interval's mean bytes per I/O (fio writes the
+  // size of one I/O, and a plot drew bandwidth 8.5x too low from "4096"), so I/Os x bs over the
+  // log gives the bytes the summary reports, within half a byte per I/O.
+  const fs::path prefix = dir_ / "mix";
+  const fs::path json = dir_ / "mix.json";
+  const Result r = RunIotail(
+      "--name=mix --ioengine=null --size=64m --rw=randread --bssplit=4k/50:64k/50 "
+      "--runtime=600ms --time_based --log_hist_msec=100 --write_hist_log=" +
+      prefix.string() + " --output-format=json --output " + json.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string summary = ReadFile(json);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(summary, m, std::regex("\"read\": \\{\"io_bytes\": ([0-9]+)")));
+  const uint64_t bytes = std::stoull(m[1]);
+  uint64_t ios = 0, logged = 0;
+  for (const LogLine& l : ReadLog(prefix.string() + "_clat_hist.1.log")) {
+    ios += l.total;
+    logged += l.total * l.bs;
+    if (l.total > 100) {
+      EXPECT_GT(l.bs, 20000u);  // about 34 KiB: half 4k, half 64k
+      EXPECT_LT(l.bs, 50000u);
+    }
+  }
+  ASSERT_GT(ios, 1000u);
+  EXPECT_LE(logged > bytes ? logged - bytes : bytes - logged, ios / 2);
+  const fs::path html = dir_ / "mix.html";
+  const auto plot =
+      iotail::testing::Capture(std::string(IOTAIL_BINARY) + " plot -o " + html.string() + " " +
+                               prefix.string() + "_clat_hist.1.log 2>&1");
+  ASSERT_EQ(plot.status, 0) << plot.out;
+  const std::string page = ReadFile(html);
+  EXPECT_NE(page.find("Bandwidth is each record's I/Os times its bs column"), std::string::npos);
+  EXPECT_NE(page.find("id=\"bandwidth\""), std::string::npos);
 }
 
 TEST_F(RunE2eTest, EpochTimesAreMultiplesOfThePeriod) {

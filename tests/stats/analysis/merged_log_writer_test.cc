@@ -21,8 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // A fio 3 log line with `count` samples in bucket `bucket`.
-std::string Line(int64_t time, int ddir, size_t bucket, uint64_t count) {
-  std::string line = std::to_string(time) + ", " + std::to_string(ddir) + ", 4096";
+std::string Line(int64_t time, int ddir, size_t bucket, uint64_t count, uint64_t bs = 4096) {
+  std::string line = std::to_string(time) + ", " + std::to_string(ddir) + ", " + std::to_string(bs);
   for (size_t i = 0; i < kFio3Buckets; ++i)
     line += i == bucket ? ", " + std::to_string(count) : ", 0";
   return line + "\n";
@@ -83,7 +83,7 @@ TEST_F(MergedLogWriterTest, OneLinePerQuantumAndDirectionStampedWithTheQuantumEn
   const std::string text =
       Merge(Line(1000, 0, 7, 4) + Line(1000, 1, 9, 2) + Line(2000, 0, 7, 6) + Line(2000, 1, 9, 0),
             1000, MergedDirections::kEach);
-  EXPECT_TRUE(text.starts_with("1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, ")) << text.substr(0, 80);
+  EXPECT_TRUE(text.starts_with("1000, 0, 4096, 0, 0, 0, 0, 0, 0, 0, 4, 0, ")) << text.substr(0, 80);
   const auto lines = Parse(text);
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[0].time, 1000);
@@ -92,9 +92,19 @@ TEST_F(MergedLogWriterTest, OneLinePerQuantumAndDirectionStampedWithTheQuantumEn
   EXPECT_EQ(lines[2].time, 2000);
   EXPECT_EQ(lines[2].counts[7], 6u);
   for (const auto& l : lines) {
-    EXPECT_EQ(l.bs, 0u);
+    // The quantum's mean bytes per I/O; 0 without I/O.
+    EXPECT_EQ(l.bs, &l == &lines[3] ? 0u : 4096u);
     EXPECT_EQ(l.counts.size(), kFio3Buckets);
   }
+}
+
+TEST_F(MergedLogWriterTest, BsIsTheQuantumsMeanBytesPerIo) {
+  // Quantum 2 s: 3 I/Os of 4 KiB and 1 of 64 KiB (read), 76 KiB in 4 I/Os; bytes = I/Os x bs
+  // survives the merge for any mix of block sizes.
+  const auto lines = Parse(
+      Merge(Line(1000, 0, 7, 3, 4096) + Line(2000, 0, 7, 1, 65536), 2000, MergedDirections::kEach));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].bs, 19456u);
 }
 
 TEST_F(MergedLogWriterTest, CombinedAddsAllDirectionsIntoDdirZero) {

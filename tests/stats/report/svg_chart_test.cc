@@ -50,28 +50,42 @@ TEST(PlotReportTest, ChartsPerDirectionAndExceedanceFromTheTotals) {
   const HistogramLayout layout = HistogramLayout::Fio3();
   PlotOptions options;
   options.quantum_ms = 1000;
-  options.block_size = 4096;
-  PlotReport report(layout, options);
   std::vector<double> read(layout.size(), 0.0), none(layout.size(), 0.0);
   read[layout.IndexOfNs(100'000)] = 99;
   read[layout.IndexOfNs(5'000'000)] = 1;
-  for (int64_t t = 0; t < 3000; t += 1000) {
-    report.Add(t,
-               {std::span<const double>(read), std::span<const double>(none),
-                std::span<const double>(none)},
-               {true, false, false});
-  }
   Histogram total(layout.size());
   total.Add(layout.IndexOfNs(100'000), 297);
   total.Add(layout.IndexOfNs(5'000'000), 3);
-  report.Finish({&total, nullptr, nullptr});
-  std::vector<std::string> names;
-  for (const auto& c : report.Charts()) names.push_back(c.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"read-percentiles", "read-heatmap", "iops",
-                                             "bandwidth", "slc", "exceedance"}));
-  const std::string html = report.Html();
-  EXPECT_NE(html.find("4096 bytes per I/O"), std::string::npos);
-  EXPECT_NE(html.find("SLC1 and SLC2 are SBK"), std::string::npos);
+  // With the bytes known, a bandwidth chart; without, none, and the page says why.
+  for (const bool known : {true, false}) {
+    SCOPED_TRACE(known);
+    PlotReport report(layout, options);
+    for (int64_t t = 0; t < 3000; t += 1000) {
+      report.Add(t,
+                 {std::span<const double>(read), std::span<const double>(none),
+                  std::span<const double>(none)},
+                 {100.0 * 65536, 0, 0}, {true, false, false});
+    }
+    report.Finish({&total, nullptr, nullptr}, known);
+    std::vector<std::string> names;
+    for (const auto& c : report.Charts()) names.push_back(c.name);
+    std::vector<std::string> expected = {"read-percentiles", "read-heatmap", "iops",
+                                         "bandwidth",        "slc",          "exceedance"};
+    if (!known) expected.erase(expected.begin() + 3);
+    EXPECT_EQ(names, expected);
+    const std::string html = report.Html();
+    EXPECT_NE(html.find(known ? "Bandwidth is each record's I/Os times its bs column"
+                              : "No bandwidth chart: some records have no block size"),
+              std::string::npos);
+    EXPECT_NE(html.find("SLC1 and SLC2 are SBK"), std::string::npos);
+    if (known) {
+      // 100 I/Os of 64 KiB a second: 6.25 MiB/s, so the bandwidth axis ends at its 8 tick (the
+      // IOPS axis, 100 a second, goes further).
+      const auto charts = report.Charts();
+      EXPECT_NE(charts[3].svg.find(">8<"), std::string::npos) << charts[3].svg;
+      EXPECT_EQ(charts[3].svg.find(">100<"), std::string::npos) << charts[3].svg;
+    }
+  }
 }
 
 }  // namespace
