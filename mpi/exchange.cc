@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 #include <iostream>
 #include <thread>
@@ -25,6 +26,14 @@ void Wait(MPI_Request& request) {
   }
 }
 
+std::chrono::milliseconds SilenceWarning(uint64_t period_ms) {
+  return std::chrono::milliseconds(std::max<uint64_t>(3 * period_ms, 3000));
+}
+
+std::chrono::milliseconds SilenceGrace(uint64_t period_ms) {
+  return std::chrono::milliseconds(std::max<uint64_t>(5 * period_ms, 5000));
+}
+
 // Rank 0: a batch's common start once every rank is ready: on the log period, a lead ahead that
 // covers sending it (four of the slowest round trips, and 100 ms for the ranks' wake-up).
 uint64_t ChooseStart(const Cluster& c, uint64_t period_ms) {
@@ -34,9 +43,16 @@ uint64_t ChooseStart(const Cluster& c, uint64_t period_ms) {
 }
 
 Exchange::Exchange(const Cluster& c, const RankArgs& args, Shared& shared, Mailbox& mailbox)
-    : c_(c), args_(args), shared_(shared), mailbox_(mailbox), done_(c.size, false) {
+    : c_(c),
+      args_(args),
+      shared_(shared),
+      mailbox_(mailbox),
+      done_(c.size, false),
+      heard_(c.size, Clock::now()),
+      warned_(c.size, false) {
   shared_.totals.resize(static_cast<size_t>(c.size));
   shared_.has_totals.assign(static_cast<size_t>(c.size), false);
+  shared_.lost_silence_s.assign(static_cast<size_t>(c.size), 0.0);
 }
 
 // Runs until every rank is done; throws std::runtime_error (with the failing rank's status in
@@ -47,7 +63,10 @@ void Exchange::Loop() {
     if (c_.rank == 0 && !cluster_) MakeCluster();
     progress = Local() || progress;
     progress = Ready() || progress;
-    if (c_.rank == 0 && cluster_) progress = Receive() || progress;
+    if (c_.rank == 0 && cluster_) {
+      progress = Receive() || progress;
+      CheckSilence();
+    }
     if (c_.rank != 0) progress = ReceiveStart() || progress;
     TestSends();
     bool finished = sent_done_ && sends_.empty();
@@ -185,6 +204,7 @@ bool Exchange::Receive() {
     MPI_Recv(words.data(), count, MPI_UINT64_T, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
              MPI_STATUS_IGNORE);
     progress = true;
+    heard_[static_cast<size_t>(st.MPI_SOURCE)] = Clock::now();
     try {
       Handle(st.MPI_SOURCE, st.MPI_TAG, words);
     } catch (const std::exception& e) {
@@ -205,6 +225,42 @@ bool Exchange::Receive() {
     }
   }
   return progress;
+}
+
+void Exchange::CheckSilence() {
+  // Before every rank has started, --setup_timeout watches them.
+  if (started_ == 0 || started_ < ready_ranks_.size()) return;
+  const auto now = Clock::now();
+  bool over = false;
+  {
+    std::lock_guard lock(shared_.mu);
+    over = shared_.has_totals[0];
+  }
+  for (int r = 1; r < c_.size; ++r) {
+    const auto i = static_cast<size_t>(r);
+    if (done_[i] || shared_.has_totals[i]) continue;
+    const auto silent = now - heard_[i];
+    const double silent_s = std::chrono::duration<double>(silent).count();
+    if (silent > SilenceWarning(args_.log_hist_msec) && !warned_[i]) {
+      warned_[i] = true;
+      std::cerr << fmt::format(
+          "iotail-mpi: warning: rank {} ({}) has sent nothing for {:.1f} s (its intervals are due "
+          "every {} ms): stopped, hung or unreachable; the cluster's intervals wait for it, and "
+          "once the run is over the job ends without it after {:.0f} s of silence\n",
+          r, c_.Name(r), silent_s, args_.log_hist_msec,
+          std::chrono::duration<double>(SilenceGrace(args_.log_hist_msec)).count());
+    }
+    if (over && silent > SilenceGrace(args_.log_hist_msec)) {
+      std::cerr << fmt::format(
+          "iotail-mpi: rank {} ({}) sent nothing for {:.1f} s: ending the job without it (the "
+          "summary holds the other ranks' measurements)\n",
+          r, c_.Name(r), silent_s);
+      done_[i] = true;
+      cluster_->reducer().RankDone(r);
+      std::lock_guard lock(shared_.mu);
+      shared_.lost_silence_s[i] = silent_s;
+    }
+  }
 }
 
 void Exchange::TestSends() {

@@ -44,6 +44,9 @@ struct Shared {
   std::vector<uint64_t> starts;  // each batch's start (epoch ms), as rank 0 chose it
   int status = 0;
   std::string failure;  // an exception's message (the run did not complete)
+  // Rank 0: the ranks given up on (silent past the grace once rank 0's run was over), and for how
+  // long each had been silent; the summary is made without them.
+  std::vector<double> lost_silence_s;  // per rank; 0: not lost
 };
 
 // This rank and the job's: who is where, and each rank's clock offset from rank 0.
@@ -55,6 +58,12 @@ struct Cluster {
   uint64_t max_rtt_ns = 0;       // the slowest rank's round trip to rank 0 (rank 0 only)
   std::string Name(int r) const { return std::string(&names[static_cast<size_t>(r) * 64]); }
 };
+
+// Rank 0: how long a rank may send nothing while its intervals are due (one a log period) before
+// it is named in a warning, and, once rank 0's own run is over, before it is given up on: the job
+// then ends with what the others measured (a SIGSTOPped rank would otherwise hold it forever).
+std::chrono::milliseconds SilenceWarning(uint64_t period_ms);
+std::chrono::milliseconds SilenceGrace(uint64_t period_ms);
 
 // Rank 0: a batch's common start once every rank is ready: on the log period, a lead ahead that
 // covers sending it (four of the slowest round trips, and 100 ms for the ranks' wake-up).
@@ -96,6 +105,9 @@ class Exchange {
 
   // Rank 0: the other ranks' messages, then whether the cluster's summary can be made.
   bool Receive();
+  // Rank 0: names a rank silent past SilenceWarning once; gives up on those silent past
+  // SilenceGrace once rank 0 has its own totals (marks them done and lost).
+  void CheckSilence();
 
   void TestSends();
 
@@ -112,6 +124,8 @@ class Exchange {
   size_t started_ = 0;                          // rank 0: batches started
   std::vector<std::pair<MPI_Request, std::shared_ptr<std::vector<uint64_t>>>> sends_;
   std::vector<bool> done_;
+  std::vector<Clock::time_point> heard_;  // rank 0: when each rank last sent anything
+  std::vector<bool> warned_;              // rank 0: named as silent already
   bool sent_done_ = false;
   int status_ = 1;
 };

@@ -119,6 +119,8 @@ stats::RankInfo RankSummary(const Cluster& c, int r, const Shared& shared) {
   info.host = c.Name(r);
   info.clock_offset_ns = c.offsets[static_cast<size_t>(r)];
   info.p99_ns = NAN;
+  info.lost_silence_s = shared.lost_silence_s[static_cast<size_t>(r)];
+  info.lost = info.lost_silence_s > 0;
   if (!shared.has_totals[static_cast<size_t>(r)]) return info;
   const RankTotals& t = shared.totals[static_cast<size_t>(r)];
   info.start_skew_ns = t.start_skew_ns;
@@ -289,6 +291,15 @@ int Main(int argc, char** argv) {
     }
     for (const std::string& p : cluster->log_paths()) {
       std::cerr << fmt::format("iotail-mpi: cluster histogram log {}\n", p);
+    }
+  }
+  // A rank given up on cannot take part in a collective (MPI_Finalize included): end the job.
+  for (double silence : shared.lost_silence_s) {
+    if (silence > 0) {
+      std::cerr << std::flush;
+      std::cout << std::flush;
+      MPI_Abort(MPI_COMM_WORLD, 1);
+      return 1;
     }
   }
   int common = 0;

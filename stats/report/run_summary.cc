@@ -8,12 +8,12 @@
 #include <iterator>
 #include <sstream>
 
+#include "stats/core/fio_numbers.h"
 #include "stats/core/histogram_layout.h"
 #include "stats/core/latency_figures.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/slc.h"
 #include "stats/report/fio_json_extras.h"
-#include "stats/core/fio_numbers.h"
 #include "stats/report/fio_text_extras.h"
 #include "stats/report/summary_figures.h"
 #include "stats/util/json.h"
@@ -268,6 +268,13 @@ void TextRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
                    "against rank 0:\n",
                    s.ranks.size());
     for (const RankInfo& r : s.ranks) {
+      if (r.lost) {
+        fmt::format_to(o,
+                       "    rank {} on {}: lost: sent nothing for {:.1f} s; its I/Os are not in "
+                       "this summary\n",
+                       r.rank, r.host, r.lost_silence_s);
+        continue;
+      }
       fmt::format_to(o,
                      "    rank {} on {}: {} I/Os, {} bytes, {} errors, p99 {:.1f} us, skew {:.3f} "
                      "ms, offset {:.3f} ms\n",
@@ -325,13 +332,15 @@ void JsonRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
     fmt::format_to(o, ", \"ranks\": [");
     for (size_t i = 0; i < s.ranks.size(); ++i) {
       const RankInfo& r = s.ranks[i];
-      fmt::format_to(o,
-                     "{}{{\"rank\": {}, \"host\": \"{}\", \"start_skew_ns\": {}, "
-                     "\"clock_offset_ns\": {}, \"ios\": {}, \"bytes\": {}, \"errors\": {}, "
-                     "\"p99\": {}}}",
-                     i ? ", " : "", r.rank, JsonEscape(r.host), r.start_skew_ns, r.clock_offset_ns,
-                     r.ios, r.bytes, r.errors,
-                     std::isfinite(r.p99_ns) ? fmt::format("{:.0f}", r.p99_ns) : "null");
+      fmt::format_to(
+          o,
+          "{}{{\"rank\": {}, \"host\": \"{}\", \"start_skew_ns\": {}, "
+          "\"clock_offset_ns\": {}, \"ios\": {}, \"bytes\": {}, \"errors\": {}, "
+          "\"p99\": {}{}}}",
+          i ? ", " : "", r.rank, JsonEscape(r.host), r.start_skew_ns, r.clock_offset_ns, r.ios,
+          r.bytes, r.errors, std::isfinite(r.p99_ns) ? fmt::format("{:.0f}", r.p99_ns) : "null",
+          r.lost ? fmt::format(", \"lost\": true, \"lost_silence_s\": {:.1f}", r.lost_silence_s)
+                 : std::string());
     }
     fmt::format_to(o, "]");
   }

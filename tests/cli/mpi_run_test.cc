@@ -161,6 +161,47 @@ TEST_F(MpiRunTest, ARankThatCannotStartStopsEveryRankNamingIt) {
   EXPECT_NE(r.err.find("d2/t"), std::string::npos) << r.err;
 }
 
+// A rank stopped with SIGSTOP mid-run sends nothing more: rank 0 names it in a warning within a
+// few periods, and once its own run is over gives up on it after the grace (5 s), printing the
+// summary of what the others measured (the stopped rank marked lost) and ending the job with
+// status 1, where the job used to hang past --runtime without a word.
+TEST_F(MpiRunTest, AStoppedRankIsNamedAndTheJobEndsWithoutIt) {
+  const std::string script =
+      "cd '" + dir_.string() + "' && timeout -s KILL 90 " + mpirun_ +
+      " --allow-run-as-root --oversubscribe --bind-to none -np 2 " + IOTAIL_MPI_BINARY +
+      " run --ioengine=null --size=1m --rw=read --rate_iops=1000 --runtime=4 --time_based "
+      "--log_hist_msec=500 --output-format=json --live_format=none > out.json 2> err.txt &\n"
+      "T=$!; sleep 2.5; stopped=\n"
+      "for p in $(pgrep -P \"$(pgrep -P $T)\"); do\n"
+      "  if tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=1; then\n"
+      "    kill -STOP $p && stopped=$p; fi; done\n"
+      "s=$(date +%s%N); wait $T; rc=$?; e=$(date +%s%N)\n"
+      "[ -n \"$stopped\" ] && { kill -CONT $stopped; kill -KILL $stopped; } 2>/dev/null\n"
+      "echo \"stopped=$stopped rc=$rc ms=$(( (e - s) / 1000000 ))\"";
+  const auto r = iotail::testing::RunShell(script, dir_);
+  std::cerr << r.out;
+  ASSERT_EQ(r.out.find("stopped= "), std::string::npos) << "no rank 1 process found" << r.out;
+  ASSERT_NE(r.out.find("stopped="), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("rc=1 "), std::string::npos) << r.out;
+  const int ms = std::stoi(r.out.substr(r.out.find("ms=") + 3));
+  // Rank 0 ends its run 1.5 s after the stop, then waits out the rest of the 5 s grace.
+  EXPECT_GT(ms, 3000);
+  EXPECT_LT(ms, 20000);
+  const std::string err = iotail::testing::ReadFile(dir_ / "err.txt");
+  EXPECT_NE(err.find("iotail-mpi: warning: rank 1 ("), std::string::npos) << err;
+  EXPECT_NE(err.find("has sent nothing for"), std::string::npos) << err;
+  EXPECT_NE(err.find("ending the job without it"), std::string::npos) << err;
+  const std::string out = iotail::testing::ReadFile(dir_ / "out.json");
+  ASSERT_NE(out.find('{'), std::string::npos) << out << err;
+  const json summary = json::parse(out.substr(out.find('{')));
+  const json& ranks = summary["iotail_run"]["ranks"];
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_FALSE(ranks[0].contains("lost"));
+  EXPECT_NEAR(ranks[0]["ios"].get<double>(), 4000, 400);
+  EXPECT_TRUE(ranks[1]["lost"].get<bool>());
+  EXPECT_GE(ranks[1]["lost_silence_s"].get<double>(), 5.0);
+}
+
 // The sum of every sample of `name` in a Prometheus text exposition.
 double SumOfSamples(const std::string& text, const std::string& name) {
   double sum = 0;
@@ -182,7 +223,8 @@ TEST_F(MpiRunTest, RanksStartTogetherAfterEverySetupHowEverLong) {
       "--output-format=json --live_format=none ";
   const auto slow = std::chrono::steady_clock::now();
   const auto r = Mpi(2, common + "job.{rank}.fio");
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - slow).count();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - slow).count();
   ASSERT_EQ(r.status, 0) << r.err;
   const json summary = json::parse(r.out.substr(r.out.find('{')));
   const json& ranks = summary["iotail_run"]["ranks"];
