@@ -161,6 +161,26 @@ TEST_F(MpiRunTest, ARankThatCannotStartStopsEveryRankNamingIt) {
   EXPECT_NE(r.err.find("d2/t"), std::string::npos) << r.err;
 }
 
+// The case: 4 ranks on the null engine with --size=1g. The null engine creates no file (it
+// laid out 1 GiB per rank, and the start chosen before that was in the past for some ranks);
+// every rank runs its 3 s at 20,000 IOPS from the common start.
+TEST_F(MpiRunTest, FourNullRanksOfOneGigabyteStartTogether) {
+  const auto r = Mpi(4,
+                     "--ioengine=null --size=1g --rw=randread --rate_iops=20000 --runtime=3 "
+                     "--time_based --log_hist_msec=500 --output-format=json --live_format=none");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json summary = json::parse(r.out.substr(r.out.find('{')));
+  const json& ranks = summary["iotail_run"]["ranks"];
+  ASSERT_EQ(ranks.size(), 4u);
+  for (const json& rank : ranks) {
+    EXPECT_GT(rank["ios"].get<double>(), 0.8 * 60000) << rank;
+    EXPECT_LE(rank["ios"].get<double>(), 60000 + 20) << rank;
+  }
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    EXPECT_LT(fs::is_regular_file(e) ? fs::file_size(e) : 0, 1u << 20) << e.path();
+  }
+}
+
 // A rank stopped with SIGSTOP mid-run sends nothing more: rank 0 names it in a warning within a
 // few periods, and once its own run is over gives up on it after the grace (5 s), printing the
 // summary of what the others measured (the stopped rank marked lost) and ending the job with
