@@ -70,6 +70,14 @@ struct OptionDef {
   int64_t min = 0, max = UINT32_MAX;  // kCount
 };
 
+// A row's aliases and empty choices, written as calls rather than nested braces so that
+// clang-format keeps a row on a line or two: {"stonewall", kFlag, ..., "0", Also("x")}.
+template <class... Names>
+std::vector<const char*> Also(Names... names) {
+  return {names...};
+}
+inline std::vector<OptionChoice> Choices() { return {}; }
+
 // The setters of plain fields: JobField<&engine::JobSpec::iodepth> stores the parsed value into
 // that field of the job's spec, RunField<&RunOptions::output> into RunOptions.
 namespace detail {

@@ -38,12 +38,9 @@ const std::vector<OptionDef>& Table() {
        "accepted: iotail measures clat regardless (a note says so)", "0"},
       {"disable_slat", kFlag, MeasuredAnyway,
        "accepted: iotail measures slat regardless (a note says so)", "0"},
-      {"disable_bw_measurement",
-       kFlag,
-       MeasuredAnyway,
-       "accepted: iotail samples bandwidth and IOPS regardless (a note says so)",
-       "0",
-       {"disable_bw"}},
+      {"disable_bw_measurement", kFlag, MeasuredAnyway,
+       "accepted: iotail samples bandwidth and IOPS regardless (a note says so)", "0",
+       Also("disable_bw")},
       // The options of fio's built-in profiles (tiobench, act): fio takes them in any job file and
       // does nothing with them there; so does iotail.
       {"threads", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},

@@ -50,12 +50,9 @@ using enum ValueType;
 
 const std::vector<OptionDef>& Table() {
   static const std::vector<OptionDef> table = {
-      {"stonewall",
-       kFlag,
-       RunField<&RunOptions::stonewall>,
-       "wait for the jobs before this one to finish; starts a new group",
-       "0",
-       {"wait_for_previous"}},
+      {"stonewall", kFlag, RunField<&RunOptions::stonewall>,
+       "wait for the jobs before this one to finish; starts a new group", "0",
+       Also("wait_for_previous")},
       {"new_group", kFlag, RunField<&RunOptions::new_group>,
        "start a new reporting group (jobs still run together)", "0"},
       {"group_reporting", kFlag, RunField<&RunOptions::group_reporting>,
@@ -80,7 +77,7 @@ const std::vector<OptionDef>& Table() {
        JobField<&JobSpec::cpus_allowed_split>,
        "shared: every worker on all the CPUs; split: worker i on CPU i mod n",
        "shared",
-       {},
+       Also(),
        {{"shared", 0}, {"split", 1}}},
       {"random_distribution", kText,
        [](RunOptions& o, const OptionValue& v) {
@@ -89,13 +86,10 @@ const std::vector<OptionDef>& Table() {
        "random | zipf:THETA | pareto:H | normal:SIGMA, with an optional :CENTRE 0..1", "random"},
       {"norandommap", kFlag, JobField<&JobSpec::norandommap>,
        "random offsets with replacement (default: every block once a pass)", "0"},
-      {"blockalign",
-       kText,
-       ParseBlockAlign,
+      {"blockalign", kText, ParseBlockAlign,
        "random offsets are multiples of this (R,W as fio, one value); not the minimum bs: "
        "norandommap",
-       "the minimum bs",
-       {"ba"}},
+       "the minimum bs", Also("ba")},
       {"random_generator",
        kChoice,
        JobField<&JobSpec::random_generator>,
@@ -103,7 +97,7 @@ const std::vector<OptionDef>& Table() {
        "once a pass even with norandommap, mixed sizes untrimmed. iotail's own generator either "
        "way: offsets are not fio's",
        "tausworthe",
-       {},
+       Also(),
        {{"tausworthe", static_cast<int>(engine::RandomGenerator::kTausworthe)},
         {"lfsr", static_cast<int>(engine::RandomGenerator::kLfsr)},
         {"tausworthe64", static_cast<int>(engine::RandomGenerator::kTausworthe64)}}},
@@ -115,7 +109,7 @@ const std::vector<OptionDef>& Table() {
        AcceptOnly,
        "1024: k = 1024, KiB = 1000 (as fio); 1000: the reverse",
        "1024",
-       {},
+       Also(),
        {{"1000", 1000}, {"1024", 1024}}},
       {"eta",
        kChoice,
@@ -124,7 +118,7 @@ const std::vector<OptionDef>& Table() {
        },
        "always|auto: the live lines; never: none (fio's status line)",
        "auto",
-       {},
+       Also(),
        {{"always", 1}, {"auto", 1}, {"never", 0}},
        OptionScope::kRun},
   };
