@@ -112,11 +112,7 @@ TEST_F(FioSemanticsTest, BufferedTimeBasedRunDropsTheCacheOnEveryWrapAsFio) {
   const std::string args =
       "--name=x --filename=f --size=64m --rw=randread --bs=4k --ioengine=libaio --iodepth=16 "
       "--runtime=2 --time_based";
-  const CommandResult fio = Run("fio", args);
-  ASSERT_EQ(fio.status, 0) << fio.err;
-  const CommandResult ours = Run("iotail", args);
-  ASSERT_EQ(ours.status, 0) << ours.err;
-  const std::vector<Job> theirs = Jobs(fio.out), mine = Jobs(ours.out);
+  const auto [theirs, mine] = Both(args);
   ASSERT_EQ(theirs.size(), 1u);
   ASSERT_EQ(mine.size(), 1u);
   const double ratio = static_cast<double>(mine[0].reads) / static_cast<double>(theirs[0].reads);

@@ -54,14 +54,18 @@ class RunJobsTest : public ::testing::Test {
                                          " --output-format=json " + args,
                                      d);
   }
+  // Both tools on ARGS, each of which must exit 0: fio's result, then iotail's.
+  std::pair<CommandResult, CommandResult> Both(const std::string& args) {
+    std::pair<CommandResult, CommandResult> both{Run("fio", args), Run("iotail", args)};
+    EXPECT_EQ(both.first.status, 0) << both.first.err;
+    EXPECT_EQ(both.second.status, 0) << both.second.err;
+    return both;
+  }
   // Runs both and checks that they did the same jobs in the same groups.
   void CompareWithFio(const std::string& args) {
     SCOPED_TRACE(args);
     if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
-    const CommandResult fio = Run("fio", args);
-    ASSERT_EQ(fio.status, 0) << fio.err;
-    const CommandResult ours = Run("iotail", args);
-    ASSERT_EQ(ours.status, 0) << ours.err;
+    const auto [fio, ours] = Both(args);
     const std::vector<Entry> expected = Entries(fio.out);
     EXPECT_FALSE(expected.empty());
     EXPECT_EQ(Entries(ours.out), expected) << ours.out;
@@ -179,11 +183,8 @@ TEST_F(RunJobsTest, FsyncAndFdatasyncEveryNWritesAsFio) {
   if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
   for (const std::string option : {"--fsync=4", "--fdatasync=8"}) {
     SCOPED_TRACE(option);
-    const std::string args = "--name=a --rw=write --size=256k " + option;
-    const CommandResult fio = Run("fio", args);
-    const CommandResult ours = Run("iotail", args);
-    ASSERT_EQ(fio.status, 0) << fio.err;
-    ASSERT_EQ(ours.status, 0) << ours.err;
+    const auto [fio, ours] = Both("--name=a --rw=write --size=256k " + option);
+    ASSERT_TRUE(fio.status == 0 && ours.status == 0);
     const json theirs = json::parse(fio.out.substr(fio.out.find('{')))["jobs"][0]["sync"];
     const json mine = json::parse(ours.out)["jobs"][0]["sync"];
     // One per N writes: fio skips the one after its last write, iotail does not.
@@ -312,10 +313,8 @@ TEST_F(RunJobsTest, RateIsPerCloneAndPerDirectionAsFio) {
   const std::string args =
       "--runtime=1 --time_based --name=a --rw=randrw --numjobs=2 --rate_iops=300 --name=b "
       "--rw=randread --rate_iops=200";
-  const CommandResult fio = Run("fio", args);
-  ASSERT_EQ(fio.status, 0) << fio.err;
-  const CommandResult ours = Run("iotail", args);
-  ASSERT_EQ(ours.status, 0) << ours.err;
+  const auto [fio, ours] = Both(args);
+  ASSERT_TRUE(fio.status == 0 && ours.status == 0);
   const auto theirs = Entries(fio.out), mine = Entries(ours.out);
   ASSERT_EQ(mine.size(), 3u);
   ASSERT_EQ(theirs.size(), mine.size());

@@ -128,25 +128,35 @@ class SilentListener {
 
 class RunNbdStallTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_nbd_stall"); }
+  void SetUp() override {
+    dir_ = iotail::testing::MakeScratchDir("iotail_nbd_stall");
+    prefix_ = (dir_ / "h").string();
+    summary_ = dir_ / "summary.json";
+  }
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
 
+  // Starts server_ with nbdkit's PLUGIN arguments: "" when it runs, else why nbdkit cannot run
+  // here (the test skips).
+  std::string StartServer(const std::string& plugin) {
+    if (std::string why = NbdServer::Unavailable(); !why.empty()) return why;
+    EXPECT_EQ(server_.Start(plugin), "");
+    return "";
+  }
   // Starts `iotail run ARGS` (its stdout and stderr into DIR/iotail.log).
   void Spawn(ChildProcess& run, const std::vector<std::string>& args) {
     std::vector<std::string> argv = {IOTAIL_BINARY, "run", "--live_format=none"};
     argv.insert(argv.end(), args.begin(), args.end());
     ASSERT_EQ(run.Spawn(argv, log(), SIGKILL), "");
   }
-  // QD4 randrw 4k against `server` for `runtime`, logging to `prefix` and the JSON summary.
+  // QD4 randrw 4k against server_ for `runtime`, logging to prefix_ and the JSON summary_.
   // (--allow-destructive: no read of the first MiB for signatures before the run.)
-  void SpawnRandrw(ChildProcess& run, const NbdServer& server, const std::string& runtime,
-                   const std::string& prefix, const fs::path& summary) {
-    Spawn(run, {"--ioengine=nbd", "--uri=" + server.uri(), "--rw=randrw", "--allow-destructive",
+  void SpawnRandrw(ChildProcess& run, const std::string& runtime) {
+    Spawn(run, {"--ioengine=nbd", "--uri=" + server_.uri(), "--rw=randrw", "--allow-destructive",
                 "--bs=4k", "--iodepth=4", "--runtime=" + runtime, "--time_based",
-                "--write_hist_log=" + prefix, "--log_hist_msec=250", "--output-format=json",
-                "--output=" + summary.string()});
+                "--write_hist_log=" + prefix_, "--log_hist_msec=250", "--output-format=json",
+                "--output=" + summary_.string()});
   }
   fs::path log() const { return dir_ / "iotail.log"; }
   std::string Log() const { return iotail::testing::ReadWholeFile(log()); }
@@ -170,17 +180,16 @@ class RunNbdStallTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  std::string prefix_;  // of the histogram logs
+  fs::path summary_;    // the JSON summary
+  NbdServer server_;
 };
 
 TEST_F(RunNbdStallTest, RuntimeEndsARunWhoseServerStoppedAnswering) {
-  if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
-  NbdServer server;
-  ASSERT_EQ(server.Start(kStalledReads), "");
-  const std::string prefix = (dir_ / "h").string();
-  const fs::path summary = dir_ / "summary.json";
+  if (const std::string why = StartServer(kStalledReads); !why.empty()) GTEST_SKIP() << why;
   ChildProcess run;
   // Writes complete at once, reads never: the four slots soon hold reads that will not end.
-  SpawnRandrw(run, server, "1s", prefix, summary);
+  SpawnRandrw(run, "1s");
   const auto start = SteadyClock::now();
   ASSERT_TRUE(run.WaitFor(std::chrono::seconds(8))) << "still running after 8 s: " << Log();
   EXPECT_LT(Seconds(SteadyClock::now() - start).count(), 5.0);
@@ -188,34 +197,27 @@ TEST_F(RunNbdStallTest, RuntimeEndsARunWhoseServerStoppedAnswering) {
   const std::string out = Log();
   EXPECT_NE(out.find("4 I/O(s) still in flight"), std::string::npos) << out;
   EXPECT_NE(out.find("ETIMEDOUT"), std::string::npos) << out;
-  ExpectReadsGivenUp(summary, prefix);
+  ExpectReadsGivenUp(summary_, prefix_);
 }
 
 TEST_F(RunNbdStallTest, RuntimeEndsARateLimitedRunWhoseServerStoppedAnswering) {
-  if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
-  NbdServer server;
-  ASSERT_EQ(server.Start(kStalledReads), "");
-  const fs::path summary = dir_ / "summary.json";
+  if (const std::string why = StartServer(kStalledReads); !why.empty()) GTEST_SKIP() << why;
   ChildProcess run;
-  Spawn(run, {"--ioengine=nbd", "--uri=" + server.uri(), "--rw=randread", "--bs=4k", "--iodepth=4",
+  Spawn(run, {"--ioengine=nbd", "--uri=" + server_.uri(), "--rw=randread", "--bs=4k", "--iodepth=4",
               "--rate_iops=100", "--runtime=1s", "--time_based", "--output-format=json",
-              "--output=" + summary.string()});
+              "--output=" + summary_.string()});
   ASSERT_TRUE(run.WaitFor(std::chrono::seconds(8))) << "still running after 8 s: " << Log();
   EXPECT_EQ(run.status(), 1) << Log();
-  ExpectReadsGivenUp(summary, "");
+  ExpectReadsGivenUp(summary_, "");
 }
 
 class RunNbdStallSignalTest : public RunNbdStallTest, public ::testing::WithParamInterface<int> {};
 
 TEST_P(RunNbdStallSignalTest, SignalEndsARunWhoseServerStoppedAnswering) {
-  if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+  if (const std::string why = StartServer(kStalledReads); !why.empty()) GTEST_SKIP() << why;
   const int sig = GetParam();
-  NbdServer server;
-  ASSERT_EQ(server.Start(kStalledReads), "");
-  const std::string prefix = (dir_ / "h").string();
-  const fs::path summary = dir_ / "summary.json";
   ChildProcess run;
-  SpawnRandrw(run, server, "60s", prefix, summary);
+  SpawnRandrw(run, "60s");
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   ASSERT_TRUE(run.Running()) << Log();
   run.Signal(sig);
@@ -228,8 +230,8 @@ TEST_P(RunNbdStallSignalTest, SignalEndsARunWhoseServerStoppedAnswering) {
   EXPECT_NE(out.find(std::string("interrupted by SIG") + sigabbrev_np(sig)), std::string::npos)
       << out;
   EXPECT_NE(out.find("4 I/O(s) still in flight"), std::string::npos) << out;
-  ExpectReadsGivenUp(summary, prefix);
-  std::ifstream in(summary);
+  ExpectReadsGivenUp(summary_, prefix_);
+  std::ifstream in(summary_);
   const json j = json::parse(in, nullptr, false);
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["iotail_run"]["interrupted"], true);
@@ -242,16 +244,14 @@ INSTANTIATE_TEST_SUITE_P(Signals, RunNbdStallSignalTest, ::testing::Values(SIGIN
 
 TEST_F(RunNbdStallTest, SignatureCheckOfAServerThatDoesNotAnswerReadsTimesOut) {
   // Writing needs the first MiB read for signatures first: that read is bounded too.
-  if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
-  NbdServer server;
-  ASSERT_EQ(server.Start(kStalledReads), "");
+  if (const std::string why = StartServer(kStalledReads); !why.empty()) GTEST_SKIP() << why;
   ChildProcess run;
-  Spawn(run, {"--ioengine=nbd", "--uri=" + server.uri(), "--rw=randwrite", "--bs=4k", "--size=1m",
+  Spawn(run, {"--ioengine=nbd", "--uri=" + server_.uri(), "--rw=randwrite", "--bs=4k", "--size=1m",
               "--nbd_timeout=1s"});
   ASSERT_TRUE(run.WaitFor(std::chrono::seconds(5))) << "still running after 5 s: " << Log();
   EXPECT_EQ(run.status(), 1) << Log();
   const std::string out = Log();
-  EXPECT_NE(out.find("reading the first MiB of '" + server.uri() + "'"), std::string::npos) << out;
+  EXPECT_NE(out.find("reading the first MiB of '" + server_.uri() + "'"), std::string::npos) << out;
   EXPECT_NE(out.find("--nbd_timeout"), std::string::npos) << out;
 }
 
@@ -290,11 +290,10 @@ TEST_F(RunNbdStallTest, SigintWhileConnectingToASilentServerExits130NamingTheUri
 }
 
 TEST_F(RunNbdStallTest, BlockSizeLargerThanTheExportSaysBoth) {
-  if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
-  NbdServer server;
-  ASSERT_EQ(server.Start("memory 1M"), "");
+  if (const std::string why = StartServer("memory 1M"); !why.empty()) GTEST_SKIP() << why;
   const auto r = iotail::testing::RunIotail(
-      "run --live_format=none --ioengine=nbd --uri='" + server.uri() + "' --rw=read --bs=2m", dir_);
+      "run --live_format=none --ioengine=nbd --uri='" + server_.uri() + "' --rw=read --bs=2m",
+      dir_);
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("--bs"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("1048576"), std::string::npos) << r.err;  // the export's size
