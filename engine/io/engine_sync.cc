@@ -98,19 +98,11 @@ class SyncCallEngine final : public SyncEngineBase {
   }
 
   std::string Describe() const override {
-    switch (kCall) {
-      case SyncCall::kPread:
-        return "psync";
-      case SyncCall::kRead:
-        return "sync";
-      case SyncCall::kReadv:
-        return "vsync";
-      case SyncCall::kPreadv:
-        return "pvsync";
-      case SyncCall::kPreadv2:
-        break;
-    }
-    return std::string("pvsync2") + (hipri_ ? "+hipri" : "") + (nowait_ ? "+nowait" : "");
+    // The call's engine, as fio names it: psync, sync, vsync, pvsync, pvsync2 (+ its flags).
+    constexpr EngineKind kKinds[] = {EngineKind::kPsync, EngineKind::kSync, EngineKind::kVsync,
+                                     EngineKind::kPvsync, EngineKind::kPvsync2};
+    return EngineKindName(kKinds[static_cast<int>(kCall)]) + (hipri_ ? "+hipri" : "") +
+           (nowait_ ? "+nowait" : "");
   }
 
   bool RetriesEagain() const override { return !nowait_; }

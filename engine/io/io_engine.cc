@@ -7,47 +7,36 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <utility>
 
 #include "stats/core/errors.h"
 
 namespace iotail::engine {
 
 std::unique_ptr<IoEngine> ConstructEngine(EngineKind kind) {
-  switch (kind) {
-    case EngineKind::kIoUring:
+  using Make = std::unique_ptr<IoEngine> (*)();
+  // The engines of this build: one whose library was not found at build time is missing.
+  static const std::pair<EngineKind, Make> kMakers[] = {
 #if IOTAIL_HAVE_LIBURING
-      return MakeIoUringEngine();
-#else
-      return nullptr;
+    {EngineKind::kIoUring, MakeIoUringEngine},
 #endif
-    case EngineKind::kLibaio:
 #if IOTAIL_HAVE_LIBAIO
-      return MakeLibaioEngine();
-#else
-      return nullptr;
+    {EngineKind::kLibaio, MakeLibaioEngine},
 #endif
-    case EngineKind::kPsync:
-      return MakePsyncEngine();
-    case EngineKind::kSync:
-      return MakeSyncEngine();
-    case EngineKind::kVsync:
-      return MakeVsyncEngine();
-    case EngineKind::kPvsync:
-      return MakePvsyncEngine();
-    case EngineKind::kPvsync2:
-      return MakePvsync2Engine();
-    case EngineKind::kPosixAio:
-      return MakePosixAioEngine();
-    case EngineKind::kMmap:
-      return MakeMmapEngine();
-    case EngineKind::kNull:
-      return MakeNullEngine();
-    case EngineKind::kNbd:
 #if IOTAIL_HAVE_LIBNBD
-      return MakeNbdEngine();
-#else
-      return nullptr;
+    {EngineKind::kNbd, MakeNbdEngine},
 #endif
+    {EngineKind::kPsync, MakePsyncEngine},
+    {EngineKind::kSync, MakeSyncEngine},
+    {EngineKind::kVsync, MakeVsyncEngine},
+    {EngineKind::kPvsync, MakePvsyncEngine},
+    {EngineKind::kPvsync2, MakePvsync2Engine},
+    {EngineKind::kPosixAio, MakePosixAioEngine},
+    {EngineKind::kMmap, MakeMmapEngine},
+    {EngineKind::kNull, MakeNullEngine}
+  };
+  for (const auto& [k, make] : kMakers) {
+    if (k == kind) return make();
   }
   return nullptr;
 }

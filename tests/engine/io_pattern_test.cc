@@ -47,6 +47,16 @@ TEST(BlockPermutationTest, OrderLooksScrambled) {
   EXPECT_LT(adjacent, 50);
 }
 
+// n I/Os drawn from p, each of which must end within the region's first `end` bytes.
+std::vector<IoChoice> DrawWithin(IoPattern& p, int n, uint64_t end) {
+  std::vector<IoChoice> drawn;
+  for (int i = 0; i < n; ++i) {
+    drawn.push_back(p.Next());
+    EXPECT_LE(drawn.back().offset + drawn.back().bs, end) << "draw " << i;
+  }
+  return drawn;
+}
+
 JobSpec Spec(RwMode rw) {
   JobSpec s;
   s.rw = rw;
@@ -94,10 +104,8 @@ TEST(IoPatternTest, BsSplitSharesAndRangeBounds) {
   IoPattern p(s, 1, 0, 1 << 24, 3);
   int small = 0;
   constexpr int kN = 100000;
-  for (int i = 0; i < kN; ++i) {
-    const IoChoice c = p.Next();
+  for (const IoChoice& c : DrawWithin(p, kN, 1u << 24)) {
     ASSERT_TRUE(c.bs == 4096 || c.bs == 65536);
-    ASSERT_LE(c.offset + c.bs, 1u << 24);
     small += c.bs == 4096;
   }
   EXPECT_NEAR(small / double(kN), 0.25, 0.01);
@@ -107,10 +115,8 @@ TEST(IoPatternTest, BsSplitSharesAndRangeBounds) {
   r.bs_max = 16384;
   IoPattern q(r, 1, 0, 1 << 20, 4);
   std::set<uint32_t> sizes;
-  for (int i = 0; i < 10000; ++i) {
-    const IoChoice c = q.Next();
+  for (const IoChoice& c : DrawWithin(q, 10000, 1u << 20)) {
     ASSERT_EQ(c.bs % 4096, 0u);
-    ASSERT_LE(c.offset + c.bs, 1u << 20);
     sizes.insert(c.bs);
   }
   EXPECT_EQ(sizes, (std::set<uint32_t>{4096, 8192, 12288, 16384}));
@@ -296,10 +302,8 @@ TEST(IoPatternTest, BlockAlignSetsTheRandomGridAndDropsTheMap) {
   IoPattern p(spec, 1, 0, 1 << 20, 3);
   EXPECT_EQ(p.mode(), IoPattern::Mode::kDistribution);
   std::set<uint64_t> seen;
-  for (int i = 0; i < 5000; ++i) {
-    const IoChoice c = p.Next();
+  for (const IoChoice& c : DrawWithin(p, 5000, 1u << 20)) {
     ASSERT_EQ(c.offset % 8192, 0u);
-    ASSERT_LE(c.offset + c.bs, 1u << 20);
     seen.insert(c.offset);
   }
   EXPECT_EQ(seen.size(), 128u);  // the 8k grid, all of it in 5000 draws
@@ -308,10 +312,8 @@ TEST(IoPatternTest, BlockAlignSetsTheRandomGridAndDropsTheMap) {
   spec.blockalign = 512;
   IoPattern q(spec, 1, 0, 64 * 1024, 4);
   bool unaligned_to_bs = false;
-  for (int i = 0; i < 5000; ++i) {
-    const IoChoice c = q.Next();
+  for (const IoChoice& c : DrawWithin(q, 5000, 64u * 1024)) {
     ASSERT_EQ(c.offset % 512, 0u);
-    ASSERT_LE(c.offset + c.bs, 64u * 1024);
     unaligned_to_bs = unaligned_to_bs || c.offset % 4096 != 0;
   }
   EXPECT_TRUE(unaligned_to_bs);

@@ -210,11 +210,9 @@ TEST(PercentileListTest, RejectsBadInputNamingTheOption) {
 }
 
 TEST(PercentileListTest, LabelsAreThePercentileAsGiven) {
-  EXPECT_EQ(PercentileLabel(50), "p50");
-  EXPECT_EQ(PercentileLabel(99.9), "p99.9");
-  EXPECT_EQ(PercentileLabel(99.99), "p99.99");
-  EXPECT_EQ(PercentileLabel(0), "p0");
-  EXPECT_EQ(PercentileLabel(92.5), "p92.5");
+  const std::pair<double, const char*> kLabels[] = {
+      {50, "p50"}, {99.9, "p99.9"}, {99.99, "p99.99"}, {0, "p0"}, {92.5, "p92.5"}};
+  for (const auto& [percentile, label] : kLabels) EXPECT_EQ(PercentileLabel(percentile), label);
 }
 
 TEST(PercentileMethodTest, ParsesNamesAndRejectsOthers) {
