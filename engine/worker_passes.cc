@@ -77,24 +77,17 @@ bool Worker::CheckRateFloor(uint64_t now) {
                                                               plan_.index + 1, spec_.numjobs)
                                                 : std::string(job);
       // fio's integer arithmetic: per second over the whole ms spent.
-      if (floor.bytes_per_s > 0) {
-        const uint64_t got = (done_bytes_[d] - base.bytes) * 1000 / spent_ms;
-        if (static_cast<double>(got) < floor.bytes_per_s) {
-          rate_shortfall_ =
-              fmt::format("{}: rate_min={}/s not met, got {}/s ({}, over {} ms)", who,
-                          stats::FioNumber(floor.bytes_per_s, stats::FioUnits::kBinaryBytes),
-                          stats::FioNumber(static_cast<double>(got), stats::FioUnits::kBinaryBytes),
-                          d == 0 ? "reads" : "writes", spent_ms);
-        }
-      } else {
-        const uint64_t got = (done_ios_[d] - base.ios) * 1000 / spent_ms;
-        if (static_cast<double>(got) < floor.iops) {
-          rate_shortfall_ =
-              fmt::format("{}: rate_iops_min={} not met, got {} IOPS ({}, over {} ms)", who,
-                          stats::FioNumber(floor.iops, stats::FioUnits::kCount),
-                          stats::FioNumber(static_cast<double>(got), stats::FioUnits::kCount),
-                          d == 0 ? "reads" : "writes", spent_ms);
-        }
+      const bool bytes = floor.bytes_per_s > 0;
+      const uint64_t got =
+          (bytes ? done_bytes_[d] - base.bytes : done_ios_[d] - base.ios) * 1000 / spent_ms;
+      const double want = bytes ? floor.bytes_per_s : floor.iops;
+      if (static_cast<double>(got) < want) {
+        const auto units = bytes ? stats::FioUnits::kBinaryBytes : stats::FioUnits::kCount;
+        rate_shortfall_ =
+            fmt::format("{}: {}={}{} not met, got {}{} ({}, over {} ms)", who,
+                        bytes ? "rate_min" : "rate_iops_min", stats::FioNumber(want, units),
+                        bytes ? "/s" : "", stats::FioNumber(static_cast<double>(got), units),
+                        bytes ? "/s" : " IOPS", d == 0 ? "reads" : "writes", spent_ms);
       }
       if (!rate_shortfall_.empty()) {
         recorder_->RecordError(EIO);  // fio: td_verror(td, EIO, "check_min_rate")

@@ -80,6 +80,18 @@ class FioSemanticsTest : public ::testing::Test {
     EXPECT_EQ(ours.status, 0) << ours.err;
     return {Jobs(fio.out), Jobs(ours.out)};
   }
+  // Runs iotail, then fio (where installed), on ARGS: each must exit with `status`, and its jobs
+  // pass check(jobs, result).
+  template <class Check>
+  void ExpectBoth(const std::string& args, int status, Check check) {
+    for (const std::string tool : {"iotail", "fio"}) {
+      if (tool == "fio" && !HaveFio()) GTEST_SKIP() << "fio not installed (iotail checked alone)";
+      SCOPED_TRACE(tool);
+      const CommandResult r = Run(tool, args);
+      EXPECT_EQ(r.status, status) << r.err;
+      check(Jobs(r.out), r);
+    }
+  }
   // The counts of both must be equal (runtimes aside).
   void ExpectSameCounts(const std::string& args) {
     SCOPED_TRACE(args);
@@ -242,10 +254,7 @@ TEST_F(FioSemanticsTest, RateMinEndsOnlyTheJobBelowItAfterTheSettleAsFio) {
   const std::string args =
       "--ioengine=null --size=1g --rw=randread --runtime=5 --time_based --thinktime=10ms "
       "--name=slow --rate_iops_min=1000 --name=ok";
-  auto check = [](const CommandResult& r, const char* tool) {
-    SCOPED_TRACE(tool);
-    EXPECT_EQ(r.status, 1) << r.err;
-    const std::vector<Job> jobs = Jobs(r.out);
+  ExpectBoth(args, 1, [](const std::vector<Job>& jobs, const CommandResult& r) {
     ASSERT_EQ(jobs.size(), 2u) << r.out;
     EXPECT_EQ(jobs[0].error, 5);           // EIO
     EXPECT_GE(jobs[0].runtime_ms, 2900u);  // 2 s settle + 1 s ratecycle
@@ -253,10 +262,7 @@ TEST_F(FioSemanticsTest, RateMinEndsOnlyTheJobBelowItAfterTheSettleAsFio) {
     EXPECT_EQ(jobs[1].error, 0);
     EXPECT_GE(jobs[1].runtime_ms, 4900u);
     EXPECT_NE(r.err.find("slow: rate_iops_min=1000 not met, got "), std::string::npos) << r.err;
-  };
-  check(Run("iotail", args), "iotail");
-  if (!HaveFio()) GTEST_SKIP() << "fio not installed (iotail checked alone)";
-  check(Run("fio", args), "fio");
+  });
 }
 
 // A floor met over ratecycle at completions but not within each log interval: one 4k I/O every
@@ -268,20 +274,17 @@ TEST_F(FioSemanticsTest, RateFloorMetBetweenCompletionsKeepsEveryJobRunningAsFio
       "--ioengine=psync --rw=read --size=1m --rate=2k --ratemin=1k --bs=4k --runtime=6 "
       "--time_based --name=file1 --startdelay=0 --name=file2 --startdelay=1 --name=file3 "
       "--startdelay=2 --ramp_time=1 --name=file4 --startdelay=3 --ratecycle=500";
-  auto check = [](const CommandResult& r, const char* tool) {
-    SCOPED_TRACE(tool);
-    EXPECT_EQ(r.status, 0) << r.err;
-    const std::vector<Job> jobs = Jobs(r.out);
+  ExpectBoth(args, 0, [](const std::vector<Job>& jobs, const CommandResult& r) {
     ASSERT_EQ(jobs.size(), 4u) << r.out;
     for (const Job& j : jobs) {
       EXPECT_EQ(j.error, 0) << j;
       EXPECT_GE(j.reads, 2u) << j;
       EXPECT_GE(j.runtime_ms, 5900u) << j;
     }
-  };
-  check(Run("iotail", args), "iotail");
-  if (!HaveFio()) GTEST_SKIP() << "fio not installed (iotail checked alone)";
-  check(Run("fio", args), "fio");
+  });
+}
+
+TEST_F(FioSemanticsTest, RateFloorsAreRefusedWhereFioRefusesThem) {
   // fio's rules: one kind of floor, none above the rate.
   EXPECT_EQ(Run("iotail", "--name=a --size=1m --rate=1m --rate_min=2m").status, 2);
   EXPECT_EQ(Run("iotail", "--name=a --size=1m --rate_min=1m --rate_iops_min=10").status, 2);
