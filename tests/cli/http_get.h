@@ -49,8 +49,9 @@ inline HttpResponse HttpGet(int port, const std::string& path, const std::string
   return r;
 }
 
-// A port on loopback that was free a moment ago (for a server started next).
-inline int FreeLoopbackPort() {
+// A TCP socket bound to an ephemeral port of 127.0.0.1 (the caller's to close), its port in
+// *port; -1 if the system refused.
+inline int BindLoopbackSocket(int* port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -59,10 +60,19 @@ inline int FreeLoopbackPort() {
   if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     if (fd >= 0) ::close(fd);
-    return 0;
+    return -1;
   }
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+// A port on loopback that was free a moment ago (for a server started next); 0 if none.
+inline int FreeLoopbackPort() {
+  int port = 0;
+  const int fd = BindLoopbackSocket(&port);
+  if (fd < 0) return 0;
   ::close(fd);
-  return ntohs(addr.sin_port);
+  return port;
 }
 
 }  // namespace iotail::testing

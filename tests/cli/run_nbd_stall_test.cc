@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "cli_test_util.h"
+#include "http_get.h"
 #include "nbd_fixture.h"
 
 namespace {
@@ -76,16 +77,10 @@ class SilentListener {
       if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return;
       uri_ = "nbd+unix:///?socket=" + path;
     } else {
-      fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      sockaddr_in a{};
-      a.sin_family = AF_INET;
-      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      socklen_t len = sizeof a;
-      if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-          ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-        return;
-      }
-      uri_ = "nbd://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/";
+      int port = 0;
+      fd_ = iotail::testing::BindLoopbackSocket(&port);
+      if (fd_ < 0) return;
+      uri_ = "nbd://127.0.0.1:" + std::to_string(port) + "/";
     }
     if (::listen(fd_, 16) != 0) {
       uri_.clear();

@@ -24,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using iotail::testing::ChildProcess;
 using iotail::testing::FindInPath;
+using iotail::testing::HttpResponse;
 using iotail::testing::NbdServer;
 using nlohmann::json;
 
@@ -61,6 +62,11 @@ class ServingRun {
       return "no metrics served: " + log();
     }
     return {};
+  }
+  // The metrics served `after` this long (a mid-run exposition).
+  HttpResponse MetricsAfter(std::chrono::milliseconds after) const {
+    std::this_thread::sleep_for(after);
+    return iotail::testing::HttpGet(port_, "/metrics");
   }
   // Waits up to 15 s until the run has ended and serves its final metrics (the linger).
   bool WaitForFinalMetrics() const {
@@ -121,8 +127,7 @@ TEST(RunPrometheusTest, RealPrometheusScrapesCountersEqualToTheSummary) {
                       "4s"),
             "");
   // Mid-run: the exposition as served, for promtool.
-  std::this_thread::sleep_for(std::chrono::seconds(3));
-  const auto mid = iotail::testing::HttpGet(metrics_port, "/metrics");
+  const auto mid = run.MetricsAfter(std::chrono::seconds(3));
   ASSERT_TRUE(mid.ok);
   { std::ofstream(dir / "exposition.txt") << mid.body; }
   const auto check = iotail::testing::RunShell(
@@ -177,8 +182,7 @@ TEST(RunPrometheusTest, InFlightIsTheDepthAgainstASlowTargetAndZeroAfterTheRun) 
                        "--iodepth=4", "--runtime=3", "--time_based", "--log_hist_msec=250"},
                       "3s"),
             "");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  const auto mid = iotail::testing::HttpGet(port, "/metrics");
+  const auto mid = run.MetricsAfter(std::chrono::milliseconds(1500));
   ASSERT_TRUE(mid.ok);
   EXPECT_GE(Sample(mid.body, "iotail_io_in_flight"), 3) << mid.body;
   EXPECT_LE(Sample(mid.body, "iotail_io_in_flight"), 4) << mid.body;
