@@ -24,7 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using iotail::testing::ChildProcess;
 using iotail::testing::FindInPath;
-using iotail::testing::HttpResponse;
 using iotail::testing::NbdServer;
 using nlohmann::json;
 
@@ -64,7 +63,7 @@ class ServingRun {
     return {};
   }
   // The metrics served `after` this long (a mid-run exposition).
-  HttpResponse MetricsAfter(std::chrono::milliseconds after) const {
+  iotail::testing::HttpResponse MetricsAfter(std::chrono::milliseconds after) const {
     std::this_thread::sleep_for(after);
     return iotail::testing::HttpGet(port_, "/metrics");
   }
