@@ -260,12 +260,9 @@ class Parser {
             break;
           }
         }
-        if (!found) {
-          throw UsageError(fmt::format(
-              "{}: unknown variable in '{}' (fio's are $ncpus, $mb_memory, $pagesize; ${{VAR}} "
-              "for the environment)",
-              where, Printable(value)));
-        }
+        // fio's other $words stay as they are: $jobname, $jobnum, $filenum in filename_format
+        // are replaced when files are named, and "cost $5" is text.
+        if (!found) out += value[i++];
         continue;
       }
       out += value[i++];

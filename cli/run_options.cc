@@ -223,6 +223,8 @@ const std::vector<OptionDef>& Table() {
          o.spec.randseed = s;
        },
        "random seed"},
+      {"refill_buffers", kFlag, JobField<&JobSpec::refill_buffers>,
+       "new random data for every write (else each buffer's is made once)", "0"},
       {"zero_buffers", kFlag, JobField<&JobSpec::zero_buffers>,
        "write zeros instead of random data", "0"},
       {"runtime", kTime, JobField<&JobSpec::runtime_ns>, "run time (3s, 500ms; bare = seconds)",

@@ -51,6 +51,7 @@ struct RunOptions {
   bool randrepeat = true;  // --randrepeat=0: seed the random offsets from the time
   std::string directory;   // --directory: where the files are (fio's default names too)
   uint32_t nrfiles = 1;    // --nrfiles: files per clone, fio's NAME.CLONE.FILE names
+  std::string filename_format;  // --filename_format: their names ("": $jobname.$jobnum.$filenum)
   uint64_t filesize = 0;   // --filesize: size of each file (default size / nrfiles)
   std::vector<std::pair<std::string, std::string>> own;  // this job's own settings ("job options")
 };

@@ -67,17 +67,6 @@ const std::vector<OptionDef>& Table() {
         {"sequential", POSIX_FADV_SEQUENTIAL},
         {"random", POSIX_FADV_RANDOM},
         {"normal", POSIX_FADV_NORMAL}}},
-      {"directory", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         if (v.text.empty()) throw UsageError(fmt::format("--{}: empty", v.option));
-         o.directory = v.text;
-       },
-       "directory of the files (fio's default names NAME.CLONE.FILE there)", "."},
-      {"nrfiles", kCount, RunField<&RunOptions::nrfiles>,
-       "files per clone when no --filename is given", "1", Also("nr_files"), Choices(),
-       OptionScope::kJob, 1, 100000},
-      {"filesize", kSize, RunField<&RunOptions::filesize>, "size of each file",
-       "--size divided among the files"},
       {"verify", kText,
        [](RunOptions& o, const OptionValue& v) { o.spec.verify = engine::ParseVerifyKind(v.text); },
        "crc32c|md5|0: checksummed blocks, checked when read (and read back)", "0"},

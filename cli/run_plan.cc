@@ -1,6 +1,7 @@
 // Stage 1 of the run assembly (cli/run_assembly.h): PlanRun settles the parsed jobs into the
 // JobSpecs that run.
 #include <fmt/format.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,9 +37,32 @@ void ChooseEngine(RunOptions& job, bool default_benchmark) {
   spec.ioengine = available.front();
 }
 
-// fio's files: a named job without a target uses NAME.CLONE.FILE (nrfiles per clone, each clone
-// its own), in --directory when given; a --filename list is every clone's. Either way --size is a
-// clone's total, divided among its files, unless --filesize gives each file's.
+// fio's make_filename: `format` with $jobname, $jobnum and $filenum replaced (matched in any case;
+// $clientuid, the client's address under fio --client, is empty here).
+std::string FormatFilename(std::string format, const std::string& jobname, uint32_t jobnum,
+                           uint32_t filenum) {
+  const std::pair<std::string_view, std::string> keywords[] = {
+      {"$jobname", jobname},
+      {"$jobnum", std::to_string(jobnum)},
+      {"$filenum", std::to_string(filenum)},
+      {"$clientuid", ""}};
+  for (const auto& [keyword, value] : keywords) {
+    for (size_t at = 0; at + keyword.size() <= format.size();) {
+      if (strncasecmp(format.c_str() + at, keyword.data(), keyword.size()) != 0) {
+        ++at;
+        continue;
+      }
+      format.replace(at, keyword.size(), value);
+      at += value.size();
+    }
+  }
+  return format;
+}
+
+// fio's files: a named job without a target uses NAME.CLONE.FILE (--filename_format; nrfiles per
+// clone, each clone its own), in --directory when given; a --filename list is every clone's.
+// Either way --size is a clone's total, divided among its files, unless --filesize gives each
+// file's.
 void NameTargets(RunOptions& job) {
   engine::JobSpec& spec = job.spec;
   if (!spec.uri.empty()) return;
@@ -56,7 +80,9 @@ void NameTargets(RunOptions& job) {
     // Worker w takes files w, w + numjobs, ... (engine::RunJobs): its own NAME.w.k.
     for (uint32_t k = 0; k < job.nrfiles; ++k) {
       for (uint32_t w = 0; w < spec.numjobs; ++w) {
-        spec.filenames.push_back(in_directory(fmt::format("{}.{}.{}", spec.name, w, k)));
+        spec.filenames.push_back(in_directory(FormatFilename(
+            job.filename_format.empty() ? "$jobname.$jobnum.$filenum" : job.filename_format,
+            spec.name, w, k)));
       }
     }
   }

@@ -133,6 +133,12 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   topt.sync_flags = spec.sync_flags;
   topt.invalidate = spec.invalidate && !spec.direct;
   topt.fadvise = spec.FadviseAdvice();
+  // fio's extend_file: a job that reads (or writes with overwrite) lays its files out with data;
+  // a job that only writes just preallocates them.
+  topt.fallocate = spec.fallocate;
+  topt.fill = spec.HasReads() || (spec.HasWrites() && spec.overwrite);
+  topt.zero_fill = spec.zero_buffers;
+  topt.allow_create = spec.allow_file_create;
   t.files.reserve(spec.filenames.size());
   for (size_t f = 0; f < spec.filenames.size(); ++f) {
     // The last clone that uses this file starts furthest in (offset_increment in bytes; a
@@ -441,7 +447,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   clock.Finish(Clock::RealtimeNs());
 
   for (size_t j = 0; j < specs.size(); ++j) {
-    if (specs[j].end_fsync && specs[j].HasWrites()) {
+    if ((specs[j].end_fsync || specs[j].fsync_on_close) && specs[j].HasWrites()) {
       for (const Target& t : targets[j].files) t.Sync();
     }
   }

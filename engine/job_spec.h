@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/random_distribution.h"
+#include "engine/target.h"
 #include "engine/verify.h"
 #include "stats/core/direction.h"
 #include "stats/core/histogram_layout.h"
@@ -110,19 +111,26 @@ struct JobSpec {
   VerifyKind verify = VerifyKind::kNone;  // --verify: checksummed blocks (engine/verify.h)
   bool do_verify = true;                  // --do_verify: read the written blocks back after
   bool zero_buffers = false;              // --zero_buffers: write zeros (default random data)
+  bool refill_buffers = false;            // --refill_buffers: new random data for every write
   uint64_t runtime_ns = 0;                // --runtime: stop after this long (0 = no limit)
   bool time_based = false;                // --time_based: run for runtime, looping over the region
   uint64_t io_size = 0;                   // --io_size: bytes per worker (default: size, one pass)
   uint64_t ramp_time_ns = 0;              // --ramp_time: run but record nothing for this long
-  uint64_t startdelay_ns = 0;    // --startdelay: start this long after the group's common start
-  uint32_t loops = 1;            // --loops: passes over the region (not time_based)
-  uint64_t number_ios = 0;       // --number_ios: end after this many I/Os x loops (0: no limit)
-  std::string wait_for;          // --wait_for: start when this earlier job of the group has ended
-  bool end_fsync = false;        // --end_fsync: fsync files at the end
-  uint32_t fsync_every = 0;      // --fsync=N: fsync a file after every N writes to it (0: never)
-  uint32_t fdatasync_every = 0;  // --fdatasync=N: the same with fdatasync
-  int sync_flags = 0;            // --sync: O_SYNC (sync, 1) or O_DSYNC (dsync)
-  int fadvise = -2;              // --fadvise_hint: POSIX_FADV_*; -2: by rw (fio's 1), -1: off
+  uint64_t startdelay_ns = 0;  // --startdelay: start this long after the group's common start
+  uint32_t loops = 1;          // --loops: passes over the region (not time_based)
+  uint64_t number_ios = 0;     // --number_ios: end after this many I/Os x loops (0: no limit)
+  std::string wait_for;        // --wait_for: start when this earlier job of the group has ended
+  bool end_fsync = false;      // --end_fsync: fsync files at the end
+  bool fsync_on_close =
+      false;  // --fsync_on_close: fsync each written file when closed (at the end)
+  // fio's file layout (engine/target.h): how a missing or short file is made.
+  FallocateMode fallocate = FallocateMode::kNative;  // --fallocate
+  bool overwrite = false;         // --overwrite: a write job lays its files out with data too
+  bool allow_file_create = true;  // --allow_file_create=0: a missing file is an error
+  uint32_t fsync_every = 0;       // --fsync=N: fsync a file after every N writes to it (0: never)
+  uint32_t fdatasync_every = 0;   // --fdatasync=N: the same with fdatasync
+  int sync_flags = 0;             // --sync: O_SYNC (sync, 1) or O_DSYNC (dsync)
+  int fadvise = -2;               // --fadvise_hint: POSIX_FADV_*; -2: by rw (fio's 1), -1: off
   // --invalidate: drop the page cache of the region when a pass over it begins (at the start and
   // whenever a loop or a time_based run wraps around it), buffered I/O only (fio: on).
   bool invalidate = true;

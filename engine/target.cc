@@ -3,6 +3,7 @@
 #include <blkid/blkid.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/falloc.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -11,6 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +23,7 @@
 #include <system_error>
 #include <vector>
 
+#include "engine/io_pattern.h"
 #include "stats/core/errors.h"
 
 namespace iotail::engine {
@@ -31,9 +34,9 @@ namespace {
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-// Writes zeros to the file from `from` up to `want` bytes, after checking that the filesystem has
-// the room; stops with stats::Interrupted when *stop is set.
-void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want,
+// Writes the file from `from` up to `want` bytes with random data (zeros with `zeros`), after
+// checking that the filesystem has the room; stops with stats::Interrupted when *stop is set.
+void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want, bool zeros,
               const std::atomic<bool>* stop) {
   struct statvfs fs;
   if (fstatvfs(fd, &fs) == 0) {
@@ -45,14 +48,21 @@ void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want,
     }
   }
   constexpr size_t kChunk = 1 << 20;
-  std::vector<char> zeros(kChunk, 0);
+  std::vector<char> chunk(kChunk, 0);
+  FastRandom rng(from ^ want);
   uint64_t pos = from;
   while (pos < want) {
     if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
       throw stats::Interrupted(fmt::format("laying out '{}' interrupted", path));
     }
+    if (!zeros) {
+      for (size_t i = 0; i < kChunk; i += 8) {
+        const uint64_t v = rng.Next();
+        std::memcpy(chunk.data() + i, &v, 8);
+      }
+    }
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, want - pos));
-    const ssize_t w = pwrite(fd, zeros.data(), n, static_cast<off_t>(pos));
+    const ssize_t w = pwrite(fd, chunk.data(), n, static_cast<off_t>(pos));
     if (w < 0) {
       if (errno == EINTR) continue;
       ThrowErrno(fmt::format("lay out '{}' to {} bytes", path, want));
@@ -62,7 +72,33 @@ void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want,
   if (fsync(fd) != 0) ThrowErrno(fmt::format("fsync '{}'", path));
 }
 
-// The block device numbers of the active swap areas (/proc/swaps names their paths).
+// fio's fallocate_file: preallocates [0, want) by `mode`. A filesystem that cannot (native on one
+// without fallocate) is left as it is, as fio does; any other failure is the job's error.
+void Preallocate(int fd, const std::string& path, uint64_t want, FallocateMode mode) {
+  const auto size = static_cast<off_t>(want);
+  int r = 0;
+  switch (mode) {
+    case FallocateMode::kNone:
+      return;
+    case FallocateMode::kNative:
+      if (fallocate(fd, 0, 0, size) != 0 && errno != EOPNOTSUPP && errno != ENOSYS) r = errno;
+      break;
+    case FallocateMode::kPosix:
+      r = posix_fallocate(fd, 0, size);
+      break;
+    case FallocateMode::kKeep:
+      if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, size) != 0) r = errno;
+      break;
+    case FallocateMode::kTruncate:
+      if (ftruncate(fd, size) != 0) r = errno;
+      break;
+  }
+  if (r != 0) {
+    throw std::system_error(r, std::generic_category(),
+                            fmt::format("--fallocate: preallocate '{}' to {} bytes", path, want));
+  }
+}
+
 std::vector<dev_t> SwapDevices() {
   std::vector<dev_t> out;
   std::ifstream swaps("/proc/swaps");
@@ -247,12 +283,23 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
       throw stats::UsageError(
           fmt::format("--size: '{}' does not exist; give --size to create it", path_));
     }
+    if (!exists && !options.allow_create) {
+      throw stats::UsageError(fmt::format(
+          "--allow_file_create=0: '{}' does not exist, and creating files is disallowed", path_));
+    }
     if (want > have) {
+      // As fio: the directories a new file's name has are made (filename_format=d/$jobname).
+      if (const auto parent = std::filesystem::path(path_).parent_path();
+          !exists && !parent.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(parent, ec);
+      }
       const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
       if (fd < 0) ThrowErrno(fmt::format("create '{}'", path_));
       created_ = !exists;
       try {
-        FillFile(fd, path_, have, want, options.stop);
+        Preallocate(fd, path_, want, options.fallocate);
+        if (options.fill) FillFile(fd, path_, have, want, options.zero_fill, options.stop);
       } catch (...) {
         // Leave the file as it was: removed if created, its old size if extended.
         if (!created_ && ftruncate(fd, static_cast<off_t>(have)) != 0) {
@@ -298,6 +345,8 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
     struct stat now;
     if (fstat(fd_, &now) != 0) ThrowErrno(fmt::format("fstat '{}'", path_));
     capacity_ = static_cast<uint64_t>(now.st_size);
+    // A file laid out without data (a write job) may be shorter: its writes extend it.
+    if (!options.fill && write) capacity_ = std::max(capacity_, options.offset + options.size);
   }
   // fio's invalidate (its default): start from a cold page cache; and its fadvise_hint. Both are
   // hints whose failure changes nothing else, as in fio.

@@ -1,8 +1,9 @@
 // Targets: the files and block devices a run reads or writes, opened once before the run.
 //
-// A Target creates a missing regular file (or extends a short one) to offset + size by writing
-// it out, so reads hit real blocks (after checking the filesystem has the room; a failure or a stop
-// request removes a created file and truncates an extended one back to its size); finds the usable
+// A Target creates a missing regular file (or extends a short one) to offset + size as fio lays
+// files out (TargetOptions: preallocated, and written out with data where the job reads, so reads
+// hit real blocks), after checking the filesystem has the room; a failure or a stop request
+// removes a created file and truncates an extended one back to its size. It finds the usable
 // size of files and devices; and, before opening a block device for writing, refuses one that is in
 // use (mounted, swap, held: always) or that holds a filesystem, partition table or other signature
 // (unless allow_destructive), then opens it with O_EXCL so that the kernel refuses a device claimed
@@ -19,6 +20,11 @@ namespace iotail::engine {
 
 enum class Access { kRead, kReadWrite };
 
+// fio's fallocate=: how a file being made is preallocated. none; native: fallocate(2) mode 0 (none
+// where the filesystem cannot); posix: posix_fallocate(3); keep: FALLOC_FL_KEEP_SIZE (allocated,
+// size unchanged); truncate: ftruncate(2) to the size (sparse).
+enum class FallocateMode { kNone, kNative, kPosix, kKeep, kTruncate };
+
 struct TargetOptions {
   Access access = Access::kRead;
   bool direct = false;
@@ -29,6 +35,15 @@ struct TargetOptions {
   int sync_flags = 0;       // O_SYNC or O_DSYNC (fio's sync=), added to the open flags
   int fadvise = -1;         // POSIX_FADV_* for the whole file after opening (-1: none)
   bool invalidate = false;  // drop the page cache of the file (or device) after opening
+  // A file missing or shorter than offset + size is made as fio lays it out: created (unless
+  // !allow_create: an error), preallocated by `fallocate`, then, when `fill` (a job that reads,
+  // or writes with --overwrite), written to its end with random data (zeros with zero_fill).
+  // Without fill it is not written: a write job's I/Os may extend it, so its capacity is taken as
+  // offset + size. An existing file is only extended, never recreated (fio unlinks a short one).
+  FallocateMode fallocate = FallocateMode::kNative;
+  bool fill = true;
+  bool zero_fill = false;
+  bool allow_create = true;
 };
 
 class Target {

@@ -60,6 +60,7 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
       std::memcpy(buffers_ + i, &v, 8);
     }
   }
+  refill_ = FastRandom(spec_.randseed ^ ~static_cast<uint64_t>(plan_.index));
   slots_.assign(depth, Slot{});
   free_.resize(depth);
   for (uint32_t i = 0; i < depth; ++i) free_[i] = depth - 1 - i;
@@ -133,6 +134,12 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
   char* buffer = buffers_ + static_cast<size_t>(s) * buffer_size_;
   if (spec_.verify != VerifyKind::kNone && c.dir == stats::Direction::kWrite) {
     FillVerifiedBlock(buffer, c.bs, c.offset, c.file, spec_.randseed, spec_.verify);
+  } else if (spec_.refill_buffers && c.dir == stats::Direction::kWrite) {
+    // fio's refill_buffers: new random data for every write (no two writes alike).
+    for (uint32_t i = 0; i + 8 <= c.bs; i += 8) {
+      const uint64_t v = refill_.Next();
+      std::memcpy(buffer + i, &v, 8);
+    }
   }
   batch_[batch_count_++] = IoRequest{s, c.dir, c.file, c.offset, c.bs, buffer, &slot.stamps};
   ++new_in_batch_;

@@ -150,6 +150,7 @@ class Worker {
   std::unique_ptr<stats::Recorder> recorder_;
   IoPattern pattern_;
   char* buffers_ = nullptr;
+  FastRandom refill_{0};  // --refill_buffers: the writes' data
   uint32_t buffer_size_ = 0;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;  // free slot stack
