@@ -81,9 +81,11 @@ const std::vector<OptionDef>& Table() {
        {{"shared", 0}, {"split", 1}}},
       {"random_distribution", kText,
        [](RunOptions& o, const OptionValue& v) {
-         o.spec.random_distribution = engine::ParseDistribution(v.text);
+         o.spec.random_distribution = engine::ParseDistribution(v.text, ParseSize);
        },
-       "random | zipf:THETA | pareto:H | normal:SIGMA, with an optional :CENTRE 0..1", "random"},
+       "random | zipf:THETA | pareto:H | normal:SIGMA, with an optional :CENTRE 0..1 | "
+       "zoned:A/S:... (A% of the I/Os to the next S% of each file) | zoned_abs:A/SIZE:...",
+       "random"},
       {"norandommap", kFlag, JobField<&JobSpec::norandommap>,
        "random offsets with replacement (default: every block once a pass)", "0"},
       {"blockalign", kText, ParseBlockAlign,

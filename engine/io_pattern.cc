@@ -109,7 +109,8 @@ IoPattern::IoPattern(const JobSpec& spec, const PatternRegion& region, uint64_t 
   }
   if (mode_ == Mode::kMapped) map_.emplace(total_blocks_);
   if (mode_ == Mode::kDistribution) {
-    distribution_.emplace(spec.random_distribution, rand_blocks_per_file_ * files_, seed);
+    distribution_.emplace(spec.random_distribution, rand_blocks_per_file_ * files_, seed,
+                          rand_unit_, files_);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -29,11 +30,16 @@ double Helper2(double x) {
 
 }  // namespace
 
-DistributionSpec ParseDistribution(const std::string& text) {
+DistributionSpec ParseDistribution(const std::string& text, SizeParser parse_size) {
   DistributionSpec d;
   const size_t colon = text.find(':');
   const std::string kind = text.substr(0, colon);
   std::string rest = colon == std::string::npos ? "" : text.substr(colon + 1);
+  if (kind == "zoned" || kind == "zoned_abs") {
+    d.kind = kind == "zoned" ? DistributionKind::kZoned : DistributionKind::kZonedAbs;
+    d.zones = ParseAccessZones(rest, d.kind == DistributionKind::kZonedAbs, parse_size);
+    return d;
+  }
   if (kind == "random") {
     if (!rest.empty()) throw stats::UsageError("--random_distribution: random takes no value");
     return d;
@@ -45,10 +51,10 @@ DistributionSpec ParseDistribution(const std::string& text) {
   } else if (kind == "normal") {
     d.kind = DistributionKind::kNormal;
   } else {
-    throw stats::UsageError(fmt::format(
-        "--random_distribution: expected random, zipf:THETA, pareto:H or normal:SIGMA, got '{}'{}",
-        text,
-        kind == "zoned" || kind == "zoned_abs" ? " (zoned distributions are not supported)" : ""));
+    throw stats::UsageError(
+        fmt::format("--random_distribution: expected random, zipf:THETA, pareto:H, normal:SIGMA, "
+                    "zoned:A/S:... or zoned_abs:A/SIZE:..., got '{}'",
+                    text));
   }
   if (rest.empty()) {
     throw stats::UsageError(
@@ -74,9 +80,17 @@ DistributionSpec ParseDistribution(const std::string& text) {
   return d;
 }
 
-BlockDistribution::BlockDistribution(const DistributionSpec& spec, uint64_t blocks, uint64_t seed)
+BlockDistribution::BlockDistribution(const DistributionSpec& spec, uint64_t blocks, uint64_t seed,
+                                     uint64_t block_bytes, uint64_t files)
     : spec_(spec), blocks_(blocks > 0 ? blocks : 1), state_(seed ^ 0x243f6a8885a308d3ull) {
   const double n = static_cast<double>(blocks_);
+  if (spec_.kind == DistributionKind::kZoned || spec_.kind == DistributionKind::kZonedAbs) {
+    files_ = files > 0 ? files : 1;
+    per_file_ = std::max<uint64_t>(1, blocks_ / files_);
+    zones_ =
+        ZoneRanges(spec_.zones, spec_.kind == DistributionKind::kZonedAbs, per_file_, block_bytes);
+    return;
+  }
   if (spec_.center >= 0) {
     offset_ = static_cast<uint64_t>(spec_.center * n) % blocks_;
   } else if (spec_.kind != DistributionKind::kNormal) {
@@ -120,6 +134,17 @@ uint64_t BlockDistribution::Next() {
   switch (spec_.kind) {
     case DistributionKind::kRandom:
       return static_cast<uint64_t>(Uniform01() * n) % blocks_;
+    case DistributionKind::kZoned:
+    case DistributionKind::kZonedAbs: {
+      // fio: a percent 1..100 picks the zone, then uniform within it (in a file picked uniformly).
+      const BlockRange& z =
+          zones_[std::min<uint64_t>(99, static_cast<uint64_t>(Uniform01() * 100))];
+      const uint64_t file =
+          files_ > 1 ? static_cast<uint64_t>(Uniform01() * static_cast<double>(files_)) % files_
+                     : 0;
+      return file * per_file_ + z.first +
+             static_cast<uint64_t>(Uniform01() * static_cast<double>(z.count)) % z.count;
+    }
     case DistributionKind::kZipf:
       for (;;) {
         const double u = h_integral_n_ + Uniform01() * (h_integral_x1_ - h_integral_n_);

@@ -34,10 +34,8 @@ namespace {
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-// Writes the file from `from` up to `want` bytes with random data (zeros with `zeros`), after
-// checking that the filesystem has the room; stops with stats::Interrupted when *stop is set.
-void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want, bool zeros,
-              const std::atomic<bool>* stop) {
+// Refuses to lay a file out from `from` to `want` bytes on a filesystem without the room.
+void CheckRoom(int fd, const std::string& path, uint64_t from, uint64_t want) {
   struct statvfs fs;
   if (fstatvfs(fd, &fs) == 0) {
     const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
@@ -47,6 +45,12 @@ void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want, boo
           path, want, want - from, free_bytes));
     }
   }
+}
+
+// Writes the file from `from` up to `want` bytes with random data (zeros with `zeros`); stops
+// with stats::Interrupted when *stop is set.
+void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want, bool zeros,
+              const std::atomic<bool>* stop) {
   constexpr size_t kChunk = 1 << 20;
   std::vector<char> chunk(kChunk, 0);
   FastRandom rng(from ^ want);
@@ -288,16 +292,20 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
           "--allow_file_create=0: '{}' does not exist, and creating files is disallowed", path_));
     }
     if (want > have) {
-      // As fio: the directories a new file's name has are made (filename_format=d/$jobname).
-      if (const auto parent = std::filesystem::path(path_).parent_path();
-          !exists && !parent.empty()) {
-        std::error_code ec;
-        std::filesystem::create_directories(parent, ec);
+      // As fio (create_work_dirs): the directories in a new file's name are made, mode 0700.
+      for (size_t slash = path_.find('/', 1); !exists && slash != std::string::npos;
+           slash = path_.find('/', slash + 1)) {
+        (void)mkdir(path_.substr(0, slash).c_str(), 0700);  // open() reports what failed
       }
       const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
       if (fd < 0) ThrowErrno(fmt::format("create '{}'", path_));
       created_ = !exists;
       try {
+        // Room for what is allocated: all of it unless the file is left sparse.
+        if (options.fill || (options.fallocate != FallocateMode::kNone &&
+                             options.fallocate != FallocateMode::kTruncate)) {
+          CheckRoom(fd, path_, have, want);
+        }
         Preallocate(fd, path_, want, options.fallocate);
         if (options.fill) FillFile(fd, path_, have, want, options.zero_fill, options.stop);
       } catch (...) {

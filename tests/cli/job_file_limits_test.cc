@@ -225,12 +225,12 @@ TEST_F(JobFileLimitsTest, FilesThatAreNotJobFilesAreNotEchoed) {
                            "ELF\x02\x01\x01\0\0\0",
                            11) +
                    "\n");
-  Write("env", "HOME=$HOME/secret\n");
+  Write("env", "export HOME=$HOME/secret\n");
   Write("zeros", std::string(1 << 20, '\0'));
   for (const std::string name : {"elf", "env", "zeros"}) {
     const std::string path = (dir_ / name).string();
     for (const std::string& e : {Error("[a]\ninclude " + name + "\n"), ErrorOf(path)}) {
-      EXPECT_EQ(e.rfind(path + ":1: not a fio job file", 0), 0u) << e;
+      EXPECT_EQ(e.rfind(path + ":1: not a fio job file", 0), 0u) << name << ": " << e;
       EXPECT_EQ(e.find("secret"), std::string::npos) << e;
     }
   }

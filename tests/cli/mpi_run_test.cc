@@ -152,7 +152,9 @@ TEST_F(MpiRunTest, EachCloneHasItsOwnSamplesAndGroupReportingSumsThem) {
 }
 
 TEST_F(MpiRunTest, ARankThatCannotStartStopsEveryRankNamingIt) {
+  // d2 is a file, so rank 2 cannot make d2/t (fio makes missing directories, as iotail does).
   for (int k : {0, 1, 3}) fs::create_directories(dir_ / ("d" + std::to_string(k)));
+  std::ofstream(dir_ / "d2") << "not a directory\n";
   const auto r = Mpi(4,
                      "--ioengine=psync --filename=d{rank}/t --size=1m --runtime=30 --time_based "
                      "--rw=write");

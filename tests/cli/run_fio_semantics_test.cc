@@ -298,14 +298,15 @@ TEST_F(FioSemanticsTest, NumberIosOffsetIncrementAndBlockAlignAsFio) {
       "--name=b --rw=read --number_ios=100 --loops=3 --name=c --rw=read --number_ios=1000 "
       "--name=d --rw=randread --ba=8k --name=e --rw=randread --blockalign=4k");
   // Three clones of 64 KiB, 1 MiB apart, in one new file: fio lays it out to 2 MiB + 64 KiB and
-  // writes [0, 64k), [1m, 1m + 64k), [2m, 2m + 64k).
+  // writes [0, 64k), [1m, 1m + 64k), [2m, 2m + 64k). (A new file: fio would unlink the 1 MiB
+  // 'f' above and make it again; iotail extends a short file, keeping what it holds.)
   const std::string args =
-      "--ioengine=psync --bs=4k --name=w --filename=f --rw=write --size=64k --numjobs=3 "
+      "--ioengine=psync --bs=4k --name=w --filename=g --rw=write --size=64k --numjobs=3 "
       "--offset_increment=1m";
   ExpectSameCounts(args);
   for (const char* tool : {"fio", "iotail"}) {
     SCOPED_TRACE(tool);
-    const fs::path f = dir_ / tool / "f";
+    const fs::path f = dir_ / tool / "g";
     EXPECT_EQ(fs::file_size(f), (2u << 20) + 65536);
     std::ifstream in(f, std::ios::binary);
     std::vector<char> block(4096), zeros(4096, 0);

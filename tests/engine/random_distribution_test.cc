@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -84,10 +85,53 @@ TEST(RandomDistributionTest, UniformSpreadsEvenly) {
 }
 
 TEST(RandomDistributionTest, BadSpecificationsAreUsageErrors) {
-  for (const char* bad : {"zipf", "zipf:0", "pareto:1", "pareto:x", "normal:0", "normal:10:2",
-                          "zoned:60/10:40/90", "gauss:1", "random:1"}) {
+  for (const char* bad :
+       {"zipf", "zipf:0", "pareto:1", "pareto:x", "normal:0", "normal:10:2", "gauss:1", "random:1",
+        // fio's zone_split_ddir: shares must make 100, sizes at most 100%.
+        "zoned:60/10:30/90", "zoned:60/50:40/60", "zoned:50/5:30/15:20/,50/50", "zoned:abc",
+        "zoned:60/x:40/", "zoned_abs:50/1g:50/1g"}) {
     EXPECT_THROW(ParseDistribution(bad), stats::UsageError) << bad;
   }
+}
+
+// fio's examples/rand-zones.fio: 50% of the I/Os to the first 5% of the file, 30% to the next 15%,
+// 20% to the rest (the size left out is what remains: 80%).
+TEST(RandomDistributionTest, ZonedSendsEachShareToItsZone) {
+  const DistributionSpec spec = ParseDistribution("zoned:50/5:30/15:20/");
+  ASSERT_EQ(spec.zones.size(), 3u);
+  EXPECT_EQ(spec.zones[2].size, 80u);
+  BlockDistribution zoned(spec, kBlocks, 5);
+  std::array<uint64_t, 3> in{};
+  for (int i = 0; i < kDraws; ++i) {
+    const uint64_t b = zoned.Next();
+    ASSERT_LT(b, kBlocks);
+    in[b < kBlocks * 5 / 100 ? 0 : b < kBlocks * 20 / 100 ? 1 : 2] += 1;
+  }
+  EXPECT_NEAR(static_cast<double>(in[0]) / kDraws, 0.5, 0.01);
+  EXPECT_NEAR(static_cast<double>(in[1]) / kDraws, 0.3, 0.01);
+  EXPECT_NEAR(static_cast<double>(in[2]) / kDraws, 0.2, 0.01);
+}
+
+// zoned_abs with sizes, and per file: two files of kBlocks / 2 blocks of 4 KiB; 60% of the I/Os
+// go to each file's first 64 KiB (16 blocks), 40% to the next 64 KiB; none beyond.
+TEST(RandomDistributionTest, ZonedAbsTakesSizesInEachFile) {
+  const auto size = [](std::string_view text, std::string_view) -> uint64_t {
+    return text == "64k" ? 65536 : 0;
+  };
+  const DistributionSpec spec = ParseDistribution("zoned_abs:60/64k:40/64k", size);
+  BlockDistribution zoned(spec, kBlocks, 9, 4096, 2);
+  std::array<uint64_t, 2> first{}, second{};
+  for (int i = 0; i < kDraws; ++i) {
+    const uint64_t b = zoned.Next();
+    const uint64_t file = b / (kBlocks / 2), in_file = b % (kBlocks / 2);
+    ASSERT_LT(in_file, 32u);
+    (in_file < 16 ? first : second)[file] += 1;
+  }
+  EXPECT_NEAR(static_cast<double>(first[0] + first[1]) / kDraws, 0.6, 0.01);
+  EXPECT_NEAR(static_cast<double>(first[0] + second[0]) / kDraws, 0.5, 0.01);
+  // Zones reaching past a file are refused when the sampler is made.
+  EXPECT_THROW(BlockDistribution(ParseDistribution("zoned_abs:100/64k", size), 8, 1, 4096),
+               stats::UsageError);
 }
 
 }  // namespace
