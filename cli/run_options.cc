@@ -213,6 +213,25 @@ const std::vector<OptionDef>& Table() {
          o.spec.cpus_allowed = ParseCpuList(v.text, v.option);
        },
        "CPUs for the workers, e.g. 0-1,3", "all"},
+      {"cpumask", kText,
+       [](RunOptions& o, const OptionValue& v) {
+         // fio's bitmask of CPUs (decimal, or 0x hex): 34 = CPUs 1 and 5.
+         const std::string_view t = v.text;
+         const bool hex = t.starts_with("0x") || t.starts_with("0X");
+         uint64_t mask = 0;
+         const char* first = t.data() + (hex ? 2 : 0);
+         const auto [p, ec] = std::from_chars(first, t.data() + t.size(), mask, hex ? 16 : 10);
+         if (ec != std::errc() || p != t.data() + t.size() || first == p || mask == 0) {
+           throw UsageError(
+               fmt::format("--{}: expected a bitmask of CPUs (34 or 0x22: CPUs 1 and 5), got '{}'",
+                           v.option, v.text));
+         }
+         o.spec.cpus_allowed.clear();
+         for (int cpu = 0; cpu < 64; ++cpu) {
+           if (mask >> cpu & 1) o.spec.cpus_allowed.push_back(cpu);
+         }
+       },
+       "CPUs for the workers as a bitmask (34 or 0x22: CPUs 1 and 5), as --cpus_allowed"},
       {"randseed", kText,
        [](RunOptions& o, const OptionValue& v) {
          uint64_t s = 0;

@@ -63,6 +63,13 @@ const std::vector<OptionDef>& Table() {
        "0"},
       {"allow_file_create", kFlag, JobField<&JobSpec::allow_file_create>,
        "0: a file that does not exist is an error, not made", "1"},
+      {"ioscheduler", kText,
+       [](RunOptions& o, const OptionValue& v) {
+         NonEmpty(v);
+         o.spec.ioscheduler = v.text;
+       },
+       "switch the I/O scheduler of the block device under each file (or the device) to this "
+       "first, as fio (root; not restored after)"},
       {"fsync_on_close", kFlag, JobField<&JobSpec::fsync_on_close>,
        "fsync each written file when it is closed (iotail closes them at the job's end)", "0"},
   };

@@ -116,6 +116,15 @@ const std::vector<OptionDef>& Table() {
        "linear",
        Also(),
        {{"linear", 0}, {"poisson", 1}}},
+      {"io_submit_mode",
+       kChoice,
+       AcceptOnly,
+       "inline|offload: either way a rate-limited job issues each I/O at its scheduled time "
+       "whatever the completions (fio's offload; latency from that time) and a burst job submits "
+       "from its worker",
+       "inline",
+       Also(),
+       {{"inline", 0}, {"offload", 1}}},
   };
   return table;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <exception>
 #include <latch>
@@ -12,6 +13,7 @@
 
 #include "engine/clock.h"
 #include "engine/io/io_engine.h"
+#include "engine/io_scheduler.h"
 #include "engine/nbd_target.h"
 #include "engine/target.h"
 #include "engine/worker.h"
@@ -153,6 +155,11 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
     const std::string& path = spec.filenames[f];
     t.files.emplace_back(path, topt);
     if (t.files.back().created()) out.created_files.push_back(path);
+    if (!spec.ioscheduler.empty()) {
+      if (const std::string note = SwitchIoScheduler(path, spec.ioscheduler); !note.empty()) {
+        std::fprintf(stderr, "iotail run: note: %s\n", note.c_str());
+      }
+    }
     t.capacity.push_back(t.files.back().capacity());
   }
   if (t.nbd) {

@@ -127,6 +127,7 @@ struct JobSpec {
   FallocateMode fallocate = FallocateMode::kNative;  // --fallocate
   bool overwrite = false;         // --overwrite: a write job lays its files out with data too
   bool allow_file_create = true;  // --allow_file_create=0: a missing file is an error
+  std::string ioscheduler;        // --ioscheduler: switch the targets' device to this first
   uint32_t fsync_every = 0;       // --fsync=N: fsync a file after every N writes to it (0: never)
   uint32_t fdatasync_every = 0;   // --fdatasync=N: the same with fdatasync
   int sync_flags = 0;             // --sync: O_SYNC (sync, 1) or O_DSYNC (dsync)

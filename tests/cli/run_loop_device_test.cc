@@ -206,6 +206,28 @@ TEST_F(RunDeviceGuardTest, RaidMemberNeedsTheFlag) {
   EXPECT_NE(r.output.find("linux_raid_member"), std::string::npos) << r.output;
 }
 
+// fio's ioscheduler: the device's scheduler is switched before the job (and stays); one the queue
+// does not offer is an error naming it. Only the test's own loop device is touched.
+TEST_F(RunLoopDeviceTest, IoschedulerSwitchesTheDevicesScheduler) {
+  const std::string queue =
+      "/sys/block/" + device_.substr(device_.rfind('/') + 1) + "/queue/scheduler";
+  const std::string offered = Shell("cat " + queue).output;
+  if (offered.find("mq-deadline") == std::string::npos) {
+    GTEST_SKIP() << "no mq-deadline for loop devices here: " << offered;
+  }
+  const std::string run = std::string(IOTAIL_BINARY) + " run --live_format=none --filename=" +
+                          device_ + " --rw=read --size=1m --ioscheduler=";
+  for (const std::string name : {"mq-deadline", "none"}) {
+    const Result r = Shell(run + name);
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(Shell("cat " + queue).output.find("[" + name + "]"), std::string::npos) << name;
+  }
+  const Result bad = Shell(run + "nosuch");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--ioscheduler: loop"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("no scheduler 'nosuch'"), std::string::npos) << bad.output;
+}
+
 TEST_F(RunLoopDeviceTest, TrimsDiscardTheDeviceAsFio) {
   // 1 MiB of random then sequential 64 KiB discards (BLKDISCARD), counted as fio counts them.
   const std::string job = " --filename=" + device_ + " --size=1m --bs=64k --output-format=json";
