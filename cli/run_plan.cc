@@ -129,6 +129,16 @@ void SettleClock(RunOptions& job, uint64_t status_interval_ms, std::ostream& err
   }
 }
 
+// fio's fixups that depend on what was given (its fixup_options): a buffer_compress_percentage
+// under 100 refills the buffers for every write unless refill_buffers was set.
+void ImpliedAsFio(RunOptions& job) {
+  engine::JobSpec& spec = job.spec;
+  if (spec.buffer_compress_percentage > 0 && spec.buffer_compress_percentage < 100 &&
+      !job.Given("refill_buffers")) {
+    spec.refill_buffers = true;
+  }
+}
+
 // fio's switches that turn measurements off (gtod_reduce, disable_*): accepted, and said once, by
 // name, that iotail measures anyway.
 void NoteMeasuredAnyway(const std::vector<RunOptions>& jobs, std::ostream& err) {
@@ -169,6 +179,7 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
     } else {
       NameTargets(job);
     }
+    ImpliedAsFio(job);
     engine::JobSpec& spec = job.spec;
     if (!job.randrepeat) spec.randseed ^= engine::Clock::RealtimeNs() * 0x9e3779b97f4a7c15ull;
     SettleClock(job, run.plan.run.status_interval_ms, err);

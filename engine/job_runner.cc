@@ -139,7 +139,7 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   // a job that only writes just preallocates them.
   topt.fallocate = spec.fallocate;
   topt.fill = spec.HasReads() || (spec.HasWrites() && spec.overwrite);
-  topt.zero_fill = spec.zero_buffers;
+  topt.content = spec.Content();
   topt.allow_create = spec.allow_file_create;
   t.files.reserve(spec.filenames.size());
   for (size_t f = 0; f < spec.filenames.size(); ++f) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/buffer_fill.h"
 #include "engine/random_distribution.h"
 #include "engine/target.h"
 #include "engine/verify.h"
@@ -112,10 +113,17 @@ struct JobSpec {
   bool do_verify = true;                  // --do_verify: read the written blocks back after
   bool zero_buffers = false;              // --zero_buffers: write zeros (default random data)
   bool refill_buffers = false;            // --refill_buffers: new random data for every write
-  uint64_t runtime_ns = 0;                // --runtime: stop after this long (0 = no limit)
-  bool time_based = false;                // --time_based: run for runtime, looping over the region
-  uint64_t io_size = 0;                   // --io_size: bytes per worker (default: size, one pass)
-  uint64_t ramp_time_ns = 0;              // --ramp_time: run but record nothing for this long
+  // --buffer_compress_percentage/_chunk, --buffer_pattern (engine/buffer_fill.h), zero_buffers.
+  uint32_t buffer_compress_percentage = 0;
+  uint32_t buffer_compress_chunk = 512;
+  std::string buffer_pattern;
+  BufferContent Content() const {
+    return {buffer_compress_percentage, buffer_compress_chunk, buffer_pattern, zero_buffers};
+  }
+  uint64_t runtime_ns = 0;     // --runtime: stop after this long (0 = no limit)
+  bool time_based = false;     // --time_based: run for runtime, looping over the region
+  uint64_t io_size = 0;        // --io_size: bytes per worker (default: size, one pass)
+  uint64_t ramp_time_ns = 0;   // --ramp_time: run but record nothing for this long
   uint64_t startdelay_ns = 0;  // --startdelay: start this long after the group's common start
   uint32_t loops = 1;          // --loops: passes over the region (not time_based)
   uint64_t number_ios = 0;     // --number_ios: end after this many I/Os x loops (0: no limit)

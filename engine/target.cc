@@ -47,10 +47,10 @@ void CheckRoom(int fd, const std::string& path, uint64_t from, uint64_t want) {
   }
 }
 
-// Writes the file from `from` up to `want` bytes with random data (zeros with `zeros`); stops
+// Writes the file from `from` up to `want` bytes with `content`; stops
 // with stats::Interrupted when *stop is set.
-void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want, bool zeros,
-              const std::atomic<bool>* stop) {
+void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want,
+              const BufferContent& content, const std::atomic<bool>* stop) {
   constexpr size_t kChunk = 1 << 20;
   std::vector<char> chunk(kChunk, 0);
   FastRandom rng(from ^ want);
@@ -59,12 +59,7 @@ void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want, boo
     if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
       throw stats::Interrupted(fmt::format("laying out '{}' interrupted", path));
     }
-    if (!zeros) {
-      for (size_t i = 0; i < kChunk; i += 8) {
-        const uint64_t v = rng.Next();
-        std::memcpy(chunk.data() + i, &v, 8);
-      }
-    }
+    if (pos == from || !content.Fixed()) content.Fill(chunk.data(), kChunk, rng);
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, want - pos));
     const ssize_t w = pwrite(fd, chunk.data(), n, static_cast<off_t>(pos));
     if (w < 0) {
@@ -307,7 +302,7 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
           CheckRoom(fd, path_, have, want);
         }
         Preallocate(fd, path_, want, options.fallocate);
-        if (options.fill) FillFile(fd, path_, have, want, options.zero_fill, options.stop);
+        if (options.fill) FillFile(fd, path_, have, want, options.content, options.stop);
       } catch (...) {
         // Leave the file as it was: removed if created, its old size if extended.
         if (!created_ && ftruncate(fd, static_cast<off_t>(have)) != 0) {

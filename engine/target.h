@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/buffer_fill.h"
+
 namespace iotail::engine {
 
 enum class Access { kRead, kReadWrite };
@@ -37,12 +39,12 @@ struct TargetOptions {
   bool invalidate = false;  // drop the page cache of the file (or device) after opening
   // A file missing or shorter than offset + size is made as fio lays it out: created (unless
   // !allow_create: an error), preallocated by `fallocate`, then, when `fill` (a job that reads,
-  // or writes with --overwrite), written to its end with random data (zeros with zero_fill).
+  // or writes with --overwrite), written to its end with `content` (fio's buffer contents).
   // Without fill it is not written: a write job's I/Os may extend it, so its capacity is taken as
   // offset + size. An existing file is only extended, never recreated (fio unlinks a short one).
   FallocateMode fallocate = FallocateMode::kNative;
   bool fill = true;
-  bool zero_fill = false;
+  BufferContent content;
   bool allow_create = true;
 };
 

@@ -51,14 +51,10 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
   const size_t total = static_cast<size_t>(buffer_size_) * depth;
   buffers_ = static_cast<char*>(std::aligned_alloc(4096, total));
   if (buffers_ == nullptr) throw std::system_error(ENOMEM, std::generic_category(), "I/O buffers");
-  if (spec_.zero_buffers) {
-    std::memset(buffers_, 0, total);
-  } else {
-    FastRandom rng(spec_.randseed ^ static_cast<uint64_t>(plan_.index));
-    for (size_t i = 0; i + 8 <= total; i += 8) {
-      const uint64_t v = rng.Next();
-      std::memcpy(buffers_ + i, &v, 8);
-    }
+  content_ = spec_.Content();
+  FastRandom rng(spec_.randseed ^ static_cast<uint64_t>(plan_.index));
+  for (uint32_t s = 0; s < depth; ++s) {
+    content_.Fill(buffers_ + static_cast<size_t>(s) * buffer_size_, buffer_size_, rng);
   }
   refill_ = FastRandom(spec_.randseed ^ ~static_cast<uint64_t>(plan_.index));
   slots_.assign(depth, Slot{});
@@ -134,12 +130,9 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
   char* buffer = buffers_ + static_cast<size_t>(s) * buffer_size_;
   if (spec_.verify != VerifyKind::kNone && c.dir == stats::Direction::kWrite) {
     FillVerifiedBlock(buffer, c.bs, c.offset, c.file, spec_.randseed, spec_.verify);
-  } else if (spec_.refill_buffers && c.dir == stats::Direction::kWrite) {
-    // fio's refill_buffers: new random data for every write (no two writes alike).
-    for (uint32_t i = 0; i + 8 <= c.bs; i += 8) {
-      const uint64_t v = refill_.Next();
-      std::memcpy(buffer + i, &v, 8);
-    }
+  } else if (spec_.refill_buffers && c.dir == stats::Direction::kWrite && !content_.Fixed()) {
+    // fio's refill_buffers: new data for every write (no two writes alike).
+    content_.Fill(buffer, c.bs, refill_);
   }
   batch_[batch_count_++] = IoRequest{s, c.dir, c.file, c.offset, c.bs, buffer, &slot.stamps};
   ++new_in_batch_;

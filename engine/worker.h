@@ -150,7 +150,8 @@ class Worker {
   std::unique_ptr<stats::Recorder> recorder_;
   IoPattern pattern_;
   char* buffers_ = nullptr;
-  FastRandom refill_{0};  // --refill_buffers: the writes' data
+  FastRandom refill_{0};   // --refill_buffers: the writes' data
+  BufferContent content_;  // what the buffers hold (fio's buffer options)
   uint32_t buffer_size_ = 0;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;  // free slot stack

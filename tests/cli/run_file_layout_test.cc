@@ -195,4 +195,52 @@ TEST_F(RunFileLayoutTest, RefillBuffersWritesNewDataEveryTimeAsFio) {
   EXPECT_EQ(Facts(dir_ / "iotail" / "f").distinct_blocks, 1u);
 }
 
+// buffer_pattern: the writes (and a read job's layout) hold the pattern repeated, byte for byte
+// as fio writes it.
+TEST_F(RunFileLayoutTest, BufferPatternIsWrittenAsFio) {
+  for (const std::string job : {"--rw=write --fallocate=none", "--rw=read"}) {
+    SCOPED_TRACE(job);
+    const std::string args =
+        "--ioengine=psync --name=p --filename=f --bs=64k --size=256k "
+        "--buffer_pattern='0xdeadbeef\"ok\"256' " +
+        job;
+    ASSERT_EQ(Run("iotail", args).status, 0);
+    const std::string mine = iotail::testing::ReadFile(dir_ / "iotail" / "f");
+    ASSERT_EQ(mine.size(), 256u << 10);
+    EXPECT_EQ(mine.substr(0, 16),
+              std::string("\xde\xad\xbe\xefok\x00\x01\xde\xad\xbe\xefok\x00\x01", 16));
+    if (HaveFio()) {
+      ASSERT_EQ(Run("fio", args).status, 0);
+      EXPECT_TRUE(mine == iotail::testing::ReadFile(dir_ / "fio" / "f"));
+    }
+    fs::remove_all(dir_ / "iotail");
+    fs::remove_all(dir_ / "fio");
+  }
+  EXPECT_EQ(Run("iotail", "--name=p --size=64k --buffer_pattern=0xzz").status, 2);
+}
+
+// buffer_compress_percentage=33 with 4 KiB chunks: each chunk 67% random, then 33% zeros (fio's
+// fill_random_buf_percentage: 2,744 random bytes, 1,352 zeros), every block new (the buffers are
+// refilled, as fio implies).
+TEST_F(RunFileLayoutTest, CompressibleBuffersAreChunkedAsFio) {
+  const std::string args =
+      "--ioengine=psync --name=c --filename=f --rw=write --bs=64k --size=1m --fallocate=none "
+      "--buffer_compress_percentage=33 --buffer_compress_chunk=4k";
+  for (const char* tool : {"iotail", "fio"}) {
+    if (std::string(tool) == "fio" && !HaveFio()) GTEST_SKIP() << "fio not installed";
+    SCOPED_TRACE(tool);
+    ASSERT_EQ(Run(tool, args).status, 0);
+    const std::string data = iotail::testing::ReadFile(dir_ / tool / "f");
+    ASSERT_EQ(data.size(), 1u << 20);
+    std::set<std::string> blocks;
+    for (size_t at = 0; at < data.size(); at += 4096) {
+      const std::string block = data.substr(at, 4096);
+      EXPECT_EQ(block.substr(2744), std::string(1352, '\0')) << at;
+      EXPECT_NE(block.substr(2728, 16), std::string(16, '\0')) << at;  // random up to 2,744
+      blocks.insert(block);
+    }
+    EXPECT_EQ(blocks.size(), 256u);
+  }
+}
+
 }  // namespace

@@ -1,0 +1,33 @@
+// BufferContent: what fio writes into a buffer (fio's fill_io_buffer), for the writes and for
+// laying files out: with buffer_compress_percentage=N, each chunk of buffer_compress_chunk bytes is
+// (100 - N)% random data then N% of the buffer_pattern (zeros without one), so that compressing it
+// saves about N%; else the buffer_pattern repeated; else zeros (zero_buffers); else random data.
+// A value type; Fill never allocates (the worker refills buffers with it on the I/O path).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace iotail::engine {
+
+class FastRandom;
+
+struct BufferContent {
+  uint32_t compress_percentage = 0;  // 0: none; 100 is zero_buffers (or the pattern)
+  uint32_t compress_chunk = 512;     // bytes per random-then-compressible chunk
+  std::string pattern;               // buffer_pattern's bytes ("" = none)
+  bool zeros = false;                // zero_buffers
+
+  // Whether every fill gives the same bytes (no random part).
+  bool Fixed() const { return compress_percentage == 0 && (zeros || !pattern.empty()); }
+  // Fills buf[0, len) (random parts from rng).
+  void Fill(char* buf, size_t len, FastRandom& rng) const;
+};
+
+// fio's buffer_pattern value: "text", 0x hex digits (the bytes as written: 0xdeadbeef is de ad be
+// ef) and decimal numbers (their bytes, least significant first: 256 is 00 01), one after another
+// ("ok"0xdead). Throws UsageError naming `option`.
+std::string ParseBufferPattern(std::string_view text, std::string_view option);
+
+}  // namespace iotail::engine
