@@ -8,12 +8,12 @@
 #include <iterator>
 #include <sstream>
 
+#include "stats/core/fio_numbers.h"
 #include "stats/core/histogram_layout.h"
 #include "stats/core/latency_figures.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/slc.h"
 #include "stats/report/fio_json_extras.h"
-#include "stats/core/fio_numbers.h"
 #include "stats/report/fio_text_extras.h"
 #include "stats/report/summary_figures.h"
 #include "stats/util/json.h"
@@ -108,6 +108,11 @@ void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, doubl
                    ", \"iotail_slc\": {{\"slc1\": {}, \"slc2\": {}, \"slc1_mean\": {:.6f}, "
                    "\"slc2_mean\": {:.6f}}}",
                    f.slc.slc1, f.slc.slc2, f.slc.slc1_mean, f.slc.slc2_mean);
+  }
+  if (d.ios > 0) {
+    static const std::vector<uint64_t> kNone;
+    JsonPercentileIntervals(o, d.clat.hist, s.mode.rate_limited && d.lat.n > 0 ? d.lat.hist : kNone,
+                            s.percentiles);
   }
   fmt::format_to(o, "}}");
 }
