@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,7 @@
 #include "cli/sweep_step.h"
 #include "stats/core/errors.h"
 #include "stats/core/sla.h"
+#include "stats/util/output_file.h"
 
 namespace iotail::cli {
 namespace {
@@ -63,7 +66,8 @@ constexpr std::string_view kUsage =
     "  --retries N           run a step whose latency failed again, N times at most; the rate\n"
     "                        fails only if every run fails (default 1: a stall of the host\n"
     "                        does not end the probe)\n"
-    "  --output-format=json  one JSON document instead of the table\n";
+    "  --output-format=json  one JSON document instead of the table (--output FILE: to FILE)\n"
+    "  --write_hist_log=P    each step's histogram logs as P.stepN_clat_hist.1.log ...\n";
 
 double ParsePositive(std::string_view text, std::string_view option) {
   size_t used = 0;
@@ -88,8 +92,8 @@ SweepSettings TakeSweepOptions(CommandArgs args, std::vector<char*>& rest, bool*
     const size_t eq = arg.find('=');
     std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
     std::replace(name.begin(), name.end(), '-', '_');
-    static const std::vector<std::string> kOwn = {"step_time",  "ramp_time", "resolution",
-                                                  "start_rate", "min_rate",  "max_rate"};
+    static const std::vector<std::string> kOwn = {
+        "step_time", "ramp_time", "resolution", "start_rate", "min_rate", "max_rate", "retries"};
     if (std::find(kOwn.begin(), kOwn.end(), name) == kOwn.end()) {
       rest.push_back(args[i]);
       continue;
@@ -243,14 +247,20 @@ int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   const std::vector<stats::SlaTarget> sla = stats::ParseSlaTargets(plan.run.sla, "--sla");
   const bool json = plan.run.output_format == OutputFormat::kJson ||
                     plan.run.output_format == OutputFormat::kJsonPlus;
-  SweepReport report(out, json, plan.run.sla, s.step, s.resolution);
+  // With --output the report goes to that file, whole or not at all (its path checked now).
+  std::unique_ptr<stats::OutputFile> output;
+  std::ostringstream buffer;
+  if (!plan.run.output.empty()) {
+    output = std::make_unique<stats::OutputFile>(plan.run.output, "--output");
+  }
+  std::ostream& report_out = output ? buffer : out;
+  SweepReport report(report_out, json, plan.run.sla, s.step, s.resolution);
   StopSignals signals;
   report.Begin();
-  bool first = true;
+  int index = 0;
   bool io_errors = false;
   const SweepOutcome outcome = Search(s, [&](const char* phase, double rate) {
-    SweepStep step = RunSweepStep(plan, rate, sla, s.step, first, err);
-    first = false;
+    SweepStep step = RunSweepStep(plan, rate, sla, s.step, ++index, err);
     step.phase = phase;
     io_errors = io_errors || step.errors != 0;
     report.Step(step);
@@ -268,6 +278,10 @@ int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     return 1;
   }
   report.End(outcome);
+  if (output) {
+    output->Write(buffer.str());
+    output->Commit();
+  }
   if (!outcome.capacity) {
     err << "iotail sweep: " << outcome.message << '\n';
     return kExitNoRate;

@@ -14,7 +14,7 @@ namespace iotail::cli {
 namespace {
 
 // The plan of one step: every job clone at rate / clones per direction, time_based for the step.
-RunPlan StepPlan(const RunPlan& base, double rate, const SweepStepSettings& settings) {
+RunPlan StepPlan(const RunPlan& base, double rate, const SweepStepSettings& settings, int index) {
   RunPlan plan = base;
   uint64_t clones = 0;
   for (const RunOptions& job : plan.jobs) clones += job.spec.numjobs;
@@ -24,6 +24,9 @@ RunPlan StepPlan(const RunPlan& base, double rate, const SweepStepSettings& sett
     job.spec.runtime_ns = settings.step_ns;
     job.spec.time_based = true;
     job.spec.ramp_time_ns = settings.ramp_ns;
+    if (!job.spec.write_hist_log.empty()) {
+      job.spec.write_hist_log += fmt::format(".step{}", index);
+    }
     job.sla.clear();
     job.live_format = stats::LiveFormat::kNone;
   }
@@ -39,11 +42,11 @@ std::string Ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 }  // namespace
 
 SweepStep RunSweepStep(const RunPlan& base, double rate, const std::vector<stats::SlaTarget>& sla,
-                       const SweepStepSettings& settings, bool notes, std::ostream& err) {
+                       const SweepStepSettings& settings, int index, std::ostream& err) {
   SweepStep step;
   step.rate = rate;
   std::ostringstream quiet;
-  PlannedRun run = PlanRun(StepPlan(base, rate, settings), notes ? err : quiet);
+  PlannedRun run = PlanRun(StepPlan(base, rate, settings, index), index == 1 ? err : quiet);
   RunHooks hooks;
   hooks.print_summary = false;
   RunSinks sinks(run, hooks, &StopSignals::flag(), err);

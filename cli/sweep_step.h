@@ -44,9 +44,11 @@ struct SweepStep {
   bool Failed() const { return !saturated && !stopped && errors == 0 && !violations.empty(); }
 };
 
-// Runs one step; notes of the run plan (PlanRun's) go to `err` when `notes` is true. Throws what
-// the run assembly throws (UsageError for a plan it refuses, std::system_error).
+// Runs step number `index` (from 1); notes of the run plan (PlanRun's) go to `err` for the first.
+// Histogram logs (--write_hist_log=PREFIX) are written per step as PREFIX.stepN; fio's other logs
+// are rewritten by every step. Throws what the run assembly throws (UsageError for a plan it
+// refuses, std::system_error).
 SweepStep RunSweepStep(const RunPlan& base, double rate, const std::vector<stats::SlaTarget>& sla,
-                       const SweepStepSettings& settings, bool notes, std::ostream& err);
+                       const SweepStepSettings& settings, int index, std::ostream& err);
 
 }  // namespace iotail::cli

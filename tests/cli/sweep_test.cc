@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -37,9 +38,27 @@ TEST_F(SweepTest, NoRateMeetsAnImpossibleSlaOnTheNullEngine) {
   EXPECT_NE(r.out.find("p99<=1ns"), std::string::npos) << r.out;
 }
 
+TEST_F(SweepTest, JsonToOutputAndHistogramLogsPerStep) {
+  const std::string prefix = (dir_ / "h").string(), output = (dir_ / "sweep.json").string();
+  const CommandResult r = Iotail(
+      "sweep --ioengine=null --size=1g --rw=randread --sla 'p99<=1ns' --step_time=300ms "
+      "--ramp_time=100ms --start_rate=1000 --min_rate=500 --retries=0 --output-format=json "
+      "--write_hist_log=" +
+      prefix + " --output=" + output);
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  std::ifstream in(output);
+  const json doc = json::parse(in);
+  ASSERT_EQ(doc["steps"].size(), 1u);  // 1000 fails, no retry, 250 is under --min_rate
+  EXPECT_EQ(doc["steps"][0]["verdict"], "fail");
+  EXPECT_TRUE(doc["capacity_iops"].is_null());
+  EXPECT_GT(doc["steps"][0]["ios"].get<uint64_t>(), 200u);
+  EXPECT_TRUE(fs::exists(prefix + ".step1_clat_hist.1.log"));
+}
+
 TEST_F(SweepTest, BadOptionsAreRefused) {
   for (const char* args :
-       {"--ioengine=null --size=1g --step_time=300ms",
+       {"--ioengine=null --size=1g --step_time=300ms", "--rw=randread --sla 'p99<=1ms'",
         "--ioengine=null --sla 'p99<=1ms' --resolution=0",
         "--ioengine=null --sla 'p99<=1ms' --start_rate=10 --min_rate=20",
         "--ioengine=null --sla 'p99<=1ms' --step_time=10ms", "--ioengine=null --sla 'p99<=1'"}) {
