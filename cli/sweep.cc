@@ -259,10 +259,12 @@ int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   report.Begin();
   int index = 0;
   bool io_errors = false;
-  const SweepOutcome outcome = Search(s, [&](const char* phase, double rate) {
+  std::optional<SweepStep> saturated;  // the saturated step of the lowest target
+  SweepOutcome outcome = Search(s, [&](const char* phase, double rate) {
     SweepStep step = RunSweepStep(plan, rate, sla, s.step, ++index, err);
     step.phase = phase;
     io_errors = io_errors || step.errors != 0;
+    if (step.saturated && (!saturated || step.rate < saturated->rate)) saturated = step;
     report.Step(step);
     if (json) {
       err << fmt::format("iotail sweep: {} {:.0f} IOPS: {}\n", phase, rate, SweepVerdict(step));
@@ -276,6 +278,12 @@ int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   if (io_errors) {
     err << "iotail sweep: a step counted I/O errors; the sweep stopped there\n";
     return 1;
+  }
+  if (saturated) {
+    outcome.message += fmt::format(
+        "\nthe target saturated: asked for {:.0f} IOPS, it achieved {:.0f} ({:.0f}%)",
+        saturated->target_iops, saturated->achieved_iops,
+        saturated->target_iops > 0 ? 100 * saturated->achieved_iops / saturated->target_iops : 0);
   }
   report.End(outcome);
   if (output) {

@@ -106,6 +106,8 @@ TEST_F(SweepNbdTest, CapacityAgainstFourThreadsOfTwoMillisecondReads) {
   bool saturated = false;
   for (const json& step : doc["steps"]) saturated = saturated || step["saturated"].get<bool>();
   EXPECT_TRUE(saturated) << "the probe passes 2,000 IOPS: some step must saturate\n" << r.out;
+  EXPECT_NE(doc["outcome"].get<std::string>().find("the target saturated"), std::string::npos)
+      << doc["outcome"];
   EXPECT_LT(seconds, 60);
 }
 
