@@ -15,6 +15,8 @@ int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err);
+int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err);
+int CompareCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 // `iotail run` with a driver's hooks (cli/run_hooks.h): iotail-mpi runs each rank's jobs this way.
 struct RunHooks;
 int RunCommandWith(CommandArgs args, std::ostream& out, std::ostream& err, RunHooks& hooks);

@@ -149,6 +149,9 @@ std::optional<PctilesSettings> ParsePctiles(CommandArgs args, std::ostream& out)
        "letters: r read, w write, t trim, m all directions combined")
       ("combine", po::bool_switch(&combine), "print only the combined rows (dir 'all')")
       ("format", po::value(&format)->default_value(format), "table, csv or json")
+      ("ci", po::value(&s.options.ci),
+       "confidence level in percent (e.g. 95): print each percentile's confidence interval\n"
+       "(order statistics over the counts, bucket edges included) as pN_lo and pN_hi")
       ("sla", po::value(&s.sla)->multitoken(),
        "latency targets checked on every interval: [read|write|trim|all:]p99<=2ms, mean<500us,\n"
        "max<1s (no direction: each direction); exit status 3 when any is violated");
@@ -181,6 +184,12 @@ std::optional<PctilesSettings> ParsePctiles(CommandArgs args, std::ostream& out)
   if (slc_args.empty()) slc_args = {"sbk"};
   options.slc_percentiles = SlcList(slc_args, &options.slc_list_name);
   s.selection = ParseDirections(directions, combine);
+  if (vm->count("ci") && !(options.ci >= 50 && options.ci < 100)) {
+    throw stats::UsageError(
+        fmt::format("--ci: expected a confidence level in percent, at least 50 and below 100, "
+                    "got {}",
+                    options.ci));
+  }
   return s;
 }
 

@@ -19,47 +19,11 @@
 #include "cli/run_assembly.h"
 #include "cli/run_hooks.h"
 #include "cli/run_options.h"
+#include "cli/stop_signals.h"
 #include "stats/core/errors.h"
 #include "stats/util/output_file.h"
 
 namespace iotail::cli {
-
-namespace {
-
-std::atomic<bool> g_stop{false};
-std::atomic<int> g_signal{0};
-
-extern "C" void OnStopSignal(int sig) {
-  g_signal.store(sig);
-  g_stop.store(true);
-}
-
-// Installs the SIGINT/SIGTERM handlers for one run and restores the previous ones after.
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop = false;
-    g_signal = 0;
-    struct sigaction sa {};
-    sa.sa_handler = OnStopSignal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;  // a second signal takes the default action (terminates)
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~StopSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
-
-}  // namespace
 
 int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   RunHooks none;
@@ -91,19 +55,19 @@ int RunCommandWith(CommandArgs args, std::ostream& out, std::ostream& err, RunHo
     summary_file = std::make_unique<stats::OutputFile>(run.plan.run.output, "--output");
   }
   StopSignals signals;
-  RunSinks sinks(run, hooks, &g_stop, err);
+  RunSinks sinks(run, hooks, &StopSignals::flag(), err);
   RunResults results;
   try {
-    results = RunBatches(run, sinks, hooks, g_stop, err);
+    results = RunBatches(run, sinks, hooks, StopSignals::flag(), err);
   } catch (const stats::Interrupted& e) {
     err << fmt::format("iotail run: {}; nothing was run\n", e.what());
-    return 128 + (g_signal.load() != 0 ? g_signal.load() : SIGINT);
+    return 128 + (StopSignals::signal() != 0 ? StopSignals::signal() : SIGINT);
   }
-  const int signal = g_signal.load();
+  const int signal = StopSignals::signal();
   stats::RunSummary summary = Summarise(run, results, sinks, signal);
   if (hooks.on_summary) hooks.on_summary(summary);
   WriteOutputs(run, summary, results, sinks, hooks, summary_file.get(), out, err);
-  sinks.Linger(g_stop, out, err);
+  sinks.Linger(StopSignals::flag(), out, err);
   return ExitStatus(run, summary, results, sinks, signal, err);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "stats/core/percentile_ci.h"
 #include "stats/report/summary_figures.h"
 #include "stats/util/json.h"
 
@@ -81,6 +82,35 @@ void JsonDiskUtil(JsonOut o, const std::vector<DiskUtil>& disks) {
                    d.write_merges, d.read_ticks, d.write_ticks, d.in_queue, d.util);
   }
   fmt::format_to(o, "]");
+}
+
+void JsonPercentileIntervals(JsonOut o, const std::vector<uint64_t>& clat_hist,
+                             const std::vector<uint64_t>& lat_hist,
+                             const std::vector<double>& percentiles) {
+  constexpr double kConfidence = 0.95;
+  const HistogramLayout layout = HistogramLayout::Recorded();
+  auto one = [&](const char* key, const std::vector<uint64_t>& hist) {
+    const auto intervals =
+        PercentileIntervals(std::span<const uint64_t>(hist), layout, percentiles, kConfidence);
+    fmt::format_to(o, ", \"{}\": {{", key);
+    for (size_t i = 0; i < percentiles.size(); ++i) {
+      const PercentileInterval& ci = intervals[i];
+      if (std::isnan(ci.lower_ns)) {
+        fmt::format_to(o, "{}\"{:.6f}\": null", i ? ", " : "", percentiles[i]);
+        continue;
+      }
+      const std::string upper =
+          std::isinf(ci.upper_ns) ? "null" : fmt::format("{}", static_cast<uint64_t>(ci.upper_ns));
+      fmt::format_to(o, "{}\"{:.6f}\": [{}, {}]", i ? ", " : "", percentiles[i],
+                     static_cast<uint64_t>(ci.lower_ns), upper);
+    }
+    fmt::format_to(o, "}}");
+  };
+  if (clat_hist.empty()) return;
+  fmt::format_to(o, ", \"iotail_ci\": {{\"confidence\": 95");
+  one("clat_ns", clat_hist);
+  if (!lat_hist.empty()) one("lat_ns", lat_hist);
+  fmt::format_to(o, "}}");
 }
 
 }  // namespace iotail::stats

@@ -32,6 +32,15 @@ void JsonDepthAndLatencyFields(JsonOut o, const JobTotals& job);
 // `"sync": {...}` (no separators): the fsync/fdatasync calls and their latencies.
 void JsonSyncField(JsonOut o, const SampleStats& syncs);
 
+// `, "iotail_ci": {"confidence": 95, "clat_ns": {"50.000000": [lo, hi], ...}}`: per percentile of
+// the summary the 95% order-statistic interval (stats/core/percentile_ci.h) from the histogram, in
+// ns, the bucket edges included; null for an open upper bound. `lat_hist`, when not empty (the
+// rate-limited mode: latency from the intended start), adds "lat_ns" the same way. Nothing for an
+// empty clat histogram.
+void JsonPercentileIntervals(JsonOut o, const std::vector<uint64_t>& clat_hist,
+                             const std::vector<uint64_t>& lat_hist,
+                             const std::vector<double>& percentiles);
+
 // `"disk_util": [...]` (no separators).
 void JsonDiskUtil(JsonOut o, const std::vector<DiskUtil>& disks);
 

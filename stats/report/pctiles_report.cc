@@ -45,6 +45,9 @@ IntervalStats ComputeImpl(std::span<const Count> counts, const HistogramLayout& 
                                                   : std::span<const double>(),
                             options.method);
   row.percentiles = std::move(figures.percentiles);
+  if (options.ci > 0) {
+    row.intervals = PercentileIntervals(counts, layout, options.percentiles, options.ci / 100);
+  }
   if (figures.has_slc) row.slc = figures.slc;
   return row;
 }
@@ -89,13 +92,20 @@ PctilesReport::PctilesReport(std::ostream& out, ReportOptions options,
                              std::vector<std::pair<std::string, std::string>> context)
     : out_(out), options_(std::move(options)), context_(std::move(context)) {
   columns_ = {"time_ms", "dir", "samples", "min", "max", "mean"};
-  for (double p : options_.percentiles) columns_.push_back(PercentileLabel(p));
+  for (double p : options_.percentiles) {
+    columns_.push_back(PercentileLabel(p));
+    if (options_.ci > 0) {
+      columns_.push_back(PercentileLabel(p) + "_lo");
+      columns_.push_back(PercentileLabel(p) + "_hi");
+    }
+  }
   for (const char* c : {"slc1", "slc2", "slc1_mean", "slc2_mean"}) columns_.emplace_back(c);
   if (options_.sla_column) columns_.emplace_back("sla");
 }
 
 std::string PctilesReport::Value(double ns) const {
   if (std::isnan(ns)) return options_.format == ReportFormat::kJson ? "null" : "";
+  if (std::isinf(ns)) return options_.format == ReportFormat::kJson ? "null" : "inf";
   const double v = ns / NsPerUnit(options_.unit);
   return options_.format == ReportFormat::kTable ? Readable(v) : Exact(v);
 }
@@ -115,6 +125,12 @@ void PctilesReport::Begin() {
           "({} percentiles)\n",
           LatencyUnitName(options_.unit), PercentileMethodName(options_.method),
           options_.slc_list_name, options_.slc_percentiles.size());
+      if (options_.ci > 0) {
+        out_ << fmt::format(
+            "# pN_lo, pN_hi: {}% confidence interval of each percentile (order statistics, "
+            "bucket edges included)\n",
+            Exact(options_.ci));
+      }
       std::string header;
       for (const auto& c : columns_) header += fmt::format("{:>{}} ", c, kTableWidth);
       header.pop_back();
@@ -127,6 +143,7 @@ void PctilesReport::Begin() {
         out_ << JsonString(key) << ": " << JsonString(value) << ", ";
       out_ << "\"unit\": " << JsonString(LatencyUnitName(options_.unit))
            << ", \"method\": " << JsonString(PercentileMethodName(options_.method))
+           << (options_.ci > 0 ? ", \"ci\": " + Exact(options_.ci) : std::string())
            << ", \"percentiles\": [";
       for (size_t i = 0; i < options_.percentiles.size(); ++i) {
         out_ << (i ? ", " : "") << Exact(options_.percentiles[i]);
@@ -160,7 +177,13 @@ void PctilesReport::Row(std::optional<int64_t> time_ms, std::string_view dir,
   cells.push_back(Value(row.stats.min_ns));
   cells.push_back(Value(row.stats.max_ns));
   cells.push_back(Value(row.stats.mean_ns));
-  for (double v : row.percentiles) cells.push_back(Value(v));
+  for (size_t i = 0; i < row.percentiles.size(); ++i) {
+    cells.push_back(Value(row.percentiles[i]));
+    if (options_.ci > 0) {
+      cells.push_back(Value(row.intervals[i].lower_ns));
+      cells.push_back(Value(row.intervals[i].upper_ns));
+    }
+  }
   const std::string none = json ? "null" : "";
   if (empty) {
     for (int i = 0; i < 4; ++i) cells.push_back(none);

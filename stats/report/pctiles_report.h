@@ -4,9 +4,12 @@
 // Column names are stable and shared by CSV and JSON: time_ms (interval start; "total" on
 // whole-run rows), dir (read, write, trim or all), samples, min, max, mean, one p<percentile>
 // column per requested percentile (p50, p99.9), then slc1, slc2 (SBK's integer form) and
-// slc1_mean, slc2_mean, and `sla` when SLA targets are checked. Latencies are printed in the chosen
-// unit; an interval without samples has empty (CSV), null (JSON) or "-" (table) statistics. Not
-// thread-safe; one report per stream.
+// slc1_mean, slc2_mean, and `sla` when SLA targets are checked. With a confidence level
+// (ReportOptions::ci, e.g. 95), each percentile column is followed by its order-statistic
+// confidence interval, p50_lo and p50_hi (stats/core/percentile_ci.h; an open upper bound is inf in
+// the table and CSV, null in JSON); without it the output is as before, byte for byte. Latencies
+// are printed in the chosen unit; an interval without samples has empty (CSV), null (JSON) or "-"
+// (table) statistics. Not thread-safe; one report per stream.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "stats/core/histogram_layout.h"
+#include "stats/core/percentile_ci.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/sla.h"
 #include "stats/core/slc.h"
@@ -41,12 +45,14 @@ struct ReportOptions {
   std::vector<double> slc_percentiles;  // ascending; SBK's list by default
   std::string slc_list_name;            // "sbk", "paper" or "custom", for the header
   bool sla_column = false;              // add an `sla` column: the targets a row violates
+  double ci = 0;  // confidence level in percent of the percentiles' intervals (0: none)
 };
 
 // One row's statistics, in ns.
 struct IntervalStats {
   HistogramStats stats;
-  std::vector<double> percentiles;  // matching ReportOptions::percentiles
+  std::vector<double> percentiles;            // matching ReportOptions::percentiles
+  std::vector<PercentileInterval> intervals;  // the same, with ReportOptions::ci (else empty)
   SlcFactors slc;
 };
 

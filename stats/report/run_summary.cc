@@ -109,6 +109,11 @@ void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, doubl
                    "\"slc2_mean\": {:.6f}}}",
                    f.slc.slc1, f.slc.slc2, f.slc.slc1_mean, f.slc.slc2_mean);
   }
+  if (d.ios > 0) {
+    static const std::vector<uint64_t> kNone;
+    JsonPercentileIntervals(o, d.clat.hist, s.mode.rate_limited && d.lat.n > 0 ? d.lat.hist : kNone,
+                            s.percentiles);
+  }
   fmt::format_to(o, "}}");
 }
 

@@ -4,8 +4,9 @@
 // json+), so tools that read fio's JSON read ours. One entry per job (worker) in "jobs", plus the
 // aggregate of all jobs under "iotail_aggregate" in the same layout (kept out of "jobs" so that
 // tools summing jobs are not misled). iotail-only figures go in extra fields: "iotail_slc" per
-// direction (SLC1/SLC2 by stats/slc.h over SBK's percentile list) and "iotail_errors" per job
-// (counts by errno name).
+// direction (SLC1/SLC2 by stats/slc.h over SBK's percentile list), "iotail_ci" per direction (the
+// 95% confidence interval of each reported percentile, fio_json_extras.h) and "iotail_errors" per
+// job (counts by errno name).
 //
 // min/max/mean/stddev are exact (from the recorder's sums); percentiles use fio's rule on the
 // 1856-bucket histogram (stats/percentiles.h), so they equal `iotail pctiles --method fio` over the

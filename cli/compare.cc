@@ -1,0 +1,269 @@
+// iotail compare A B: did B get faster or slower than A? Per direction and percentile, the
+// difference B - A with its confidence interval and a verdict (stats/core/percentile_compare.h);
+// the inputs are read by cli/compare_inputs.h, the output written by stats/report/compare_report.h.
+// With one repetition on a side (or on both), each side's repetitions are pooled and the interval
+// comes from order statistics over the counts; with at least two on each side, from Welch's t over
+// the repetitions' percentiles. Exit status: 0; 2 on bad input (naming the file or option); 3 when
+// a
+// --fail-on check finds B significantly worse than its allowed margin.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/compare_inputs.h"
+#include "cli/log_input_options.h"
+#include "stats/core/errors.h"
+#include "stats/core/percentile_compare.h"
+#include "stats/core/percentiles.h"
+#include "stats/report/compare_report.h"
+#include "stats/util/option_text.h"
+
+namespace po = boost::program_options;
+
+namespace iotail::cli {
+namespace {
+
+constexpr int kExitWorse = 3;
+constexpr double kDefaultPercentiles[] = {50, 90, 99, 99.9};
+
+// A --fail-on target: [DIR:]pN:+X% (a share of A's percentile) or [DIR:]pN:+X<unit>.
+struct FailOn {
+  std::string text;
+  std::optional<stats::Direction> dir;
+  double percentile = 0;
+  double share = -1;  // X% as a fraction (-1: absolute)
+  double margin_ns = 0;
+};
+
+FailOn ParseFailOn(const std::string& text) {
+  auto fail = [&](std::string_view why) -> FailOn {
+    throw stats::UsageError(fmt::format(
+        "--fail-on: bad target '{}': {} (expected [read|write|trim:]pN:+X% or pN:+Xms, e.g. "
+        "'p99:+10%')",
+        text, why));
+  };
+  FailOn f;
+  f.text = text;
+  std::string_view rest = text;
+  const size_t last = rest.rfind(':');
+  if (last == std::string_view::npos) return fail("no ':' before the margin");
+  std::string_view margin = rest.substr(last + 1);
+  rest = rest.substr(0, last);
+  if (const size_t colon = rest.find(':'); colon != std::string_view::npos) {
+    f.dir = stats::DirectionNamed(rest.substr(0, colon));
+    if (!f.dir) return fail(fmt::format("unknown direction '{}'", rest.substr(0, colon)));
+    rest = rest.substr(colon + 1);
+  }
+  const auto p =
+      rest.size() > 1 && rest[0] == 'p' ? stats::ParseFiniteDouble(rest.substr(1)) : std::nullopt;
+  if (!p || *p < 0 || *p > 100) return fail(fmt::format("'{}' is not a percentile p0..p100", rest));
+  f.percentile = *p;
+  if (margin.starts_with('+')) margin.remove_prefix(1);
+  double scale = 0;
+  for (const auto& [suffix, ns] : {std::pair<std::string_view, double>{"%", -1},
+                                   {"ns", 1},
+                                   {"us", 1e3},
+                                   {"ms", 1e6},
+                                   {"s", 1e9}}) {
+    if (margin.ends_with(suffix)) {
+      margin.remove_suffix(suffix.size());
+      scale = ns;
+      break;
+    }
+  }
+  const auto value = stats::ParseFiniteDouble(margin);
+  if (scale == 0 || !value || *value < 0) return fail("the margin is not +X% or +X with a unit");
+  if (scale < 0) {
+    f.share = *value / 100;
+  } else {
+    f.margin_ns = *value * scale;
+  }
+  return f;
+}
+
+struct CompareSettings {
+  std::string a, b;
+  std::vector<double> percentiles;
+  double confidence = 0.95;
+  bool json = false;
+  stats::LatencyUnit unit = stats::LatencyUnit::kUs;
+  SummaryLatency latency = SummaryLatency::kClat;
+  std::vector<FailOn> fail_on;
+};
+
+std::optional<CompareSettings> ParseCompare(CommandArgs args, std::ostream& out) {
+  CompareSettings s;
+  std::vector<std::string> percentile_args, fail_on, inputs;
+  std::string format = "text", unit = "us", latency = "clat";
+  double ci = 95;
+  po::options_description description(
+      "usage: iotail compare [options] A B\n\n"
+      "Compares two runs per direction and percentile: B - A, its confidence interval and a\n"
+      "verdict (faster, slower, no significant difference). A and B are each REP[,REP...]: the\n"
+      "repetitions of a run, each FILE[+FILE...] (the files of one repetition: its histogram\n"
+      "logs, fio's or iotail's, or a JSON summary with bins, iotail run --output-format=json+).\n"
+      "One repetition on a side: order statistics over the pooled counts; two or more on both\n"
+      "sides: Welch's t over the repetitions' percentiles.\n\noptions");
+  // clang-format off
+  description.add_options()
+      ("help,h", "show this help")
+      ("percentiles", po::value(&percentile_args),
+       "percentiles to compare: '50:90:99:99.9' (the default)")
+      ("ci", po::value(&ci)->default_value(ci), "confidence level in percent")
+      ("output-format", po::value(&format)->default_value(format), "text or json")
+      ("output-unit", po::value(&unit)->default_value(unit), "latency unit: ns, us or ms")
+      ("latency", po::value(&latency)->default_value(latency),
+       "which latency of a JSON summary: clat or lat (histogram logs hold the one they hold)")
+      ("fail-on", po::value(&fail_on),
+       "exit status 3 when B is significantly worse than A by more than a margin:\n"
+       "[read|write|trim:]pN:+X% (of A's) or pN:+Xms; may be repeated");
+  // clang-format on
+  po::options_description hidden;
+  hidden.add_options()("input", po::value(&inputs));
+  po::options_description all;
+  all.add(description).add(hidden);
+  po::positional_options_description positional;
+  positional.add("input", -1);
+  SplitArgs split = SplitAtDashes(args);
+  po::variables_map vm;
+  po::store(po::command_line_parser(split.options).options(all).positional(positional).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    out << description << '\n';
+    return std::nullopt;
+  }
+  inputs.insert(inputs.end(), split.after_dashes.begin(), split.after_dashes.end());
+  if (inputs.size() != 2) {
+    throw stats::UsageError(fmt::format(
+        "expected two inputs, A and B, got {} (see iotail compare --help)", inputs.size()));
+  }
+  s.a = inputs[0];
+  s.b = inputs[1];
+  if (percentile_args.empty()) {
+    s.percentiles.assign(std::begin(kDefaultPercentiles), std::end(kDefaultPercentiles));
+  } else {
+    s.percentiles = stats::ParsePercentileList(percentile_args, "--percentiles");
+  }
+  if (!(ci >= 50 && ci < 100)) {
+    throw stats::UsageError(fmt::format(
+        "--ci: expected a confidence level in percent, at least 50 and below 100, got {}", ci));
+  }
+  s.confidence = ci / 100;
+  if (format != "text" && format != "json") {
+    throw stats::UsageError(
+        fmt::format("--output-format: expected text or json, got '{}'", format));
+  }
+  s.json = format == "json";
+  s.unit = stats::ParseLatencyUnit(unit, "--output-unit");
+  if (latency != "clat" && latency != "lat") {
+    throw stats::UsageError(fmt::format("--latency: expected clat or lat, got '{}'", latency));
+  }
+  s.latency = latency == "clat" ? SummaryLatency::kClat : SummaryLatency::kLat;
+  for (const std::string& text : fail_on) {
+    s.fail_on.push_back(ParseFailOn(text));
+    const double p = s.fail_on.back().percentile;
+    if (std::find(s.percentiles.begin(), s.percentiles.end(), p) == s.percentiles.end()) {
+      s.percentiles.push_back(p);
+    }
+  }
+  return s;
+}
+
+// The rows of one direction present on both sides.
+void CompareDirection(const CompareSide& a, const CompareSide& b, int d, const CompareSettings& s,
+                      stats::CompareResult& result) {
+  std::vector<const stats::Histogram*> ha, hb;
+  for (const auto& rep : a.repetitions) {
+    if (rep.dirs[d]) ha.push_back(&*rep.dirs[d]);
+  }
+  for (const auto& rep : b.repetitions) {
+    if (rep.dirs[d]) hb.push_back(&*rep.dirs[d]);
+  }
+  if (ha.empty() || hb.empty()) return;
+  auto pooled = [&](const std::vector<const stats::Histogram*>& hs) {
+    stats::Histogram sum(a.layout.size());
+    for (const stats::Histogram* h : hs) sum.Merge(*h);
+    return sum;
+  };
+  const stats::Histogram pa = pooled(ha), pb = pooled(hb);
+  const bool repetitions = ha.size() >= 2 && hb.size() >= 2;
+  for (double p : s.percentiles) {
+    stats::CompareRow row;
+    row.dir = stats::DirectionName(static_cast<stats::Direction>(d));
+    row.percentile = p;
+    row.samples_a = pa.Total();
+    row.samples_b = pb.Total();
+    row.repetitions = repetitions;
+    if (repetitions) {
+      auto each = [&](const std::vector<const stats::Histogram*>& hs) {
+        std::vector<double> values;
+        const double list[] = {p};
+        for (const stats::Histogram* h : hs) {
+          values.push_back(
+              stats::ComputePercentiles(h->counts(), a.layout, list, stats::PercentileMethod::kFio)
+                  .front());
+        }
+        return values;
+      };
+      row.comparison = stats::CompareRepetitions(each(ha), each(hb), s.confidence);
+    } else {
+      row.comparison =
+          stats::CompareHistograms(pa.counts(), pb.counts(), a.layout, p, s.confidence);
+    }
+    result.rows.push_back(std::move(row));
+  }
+}
+
+}  // namespace
+
+int CompareCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
+  std::optional<CompareSettings> settings = ParseCompare(args, out);
+  if (!settings) return 0;
+  const CompareSettings& s = *settings;
+  CompareSide a = LoadCompareSide(s.a, "A", s.latency);
+  CompareSide b = LoadCompareSide(s.b, "B", s.latency);
+  ToCommonLayout(a, b);
+  stats::CompareResult result;
+  result.confidence = s.confidence;
+  result.a = {s.a, a.repetitions.size()};
+  result.b = {s.b, b.repetitions.size()};
+  for (int d = 0; d < stats::kDirectionCount; ++d) CompareDirection(a, b, d, s, result);
+  if (result.rows.empty()) {
+    throw stats::UsageError(
+        fmt::format("A ('{}') and B ('{}') have no direction with samples in common", s.a, s.b));
+  }
+  for (const FailOn& f : s.fail_on) {
+    for (const stats::CompareRow& row : result.rows) {
+      if (row.percentile != f.percentile) continue;
+      if (f.dir && row.dir != stats::DirectionName(*f.dir)) continue;
+      stats::FailOnCheck check;
+      check.target = f.text;
+      check.dir = row.dir;
+      check.allowed_ns = f.share >= 0 ? f.share * row.comparison.a_ns : f.margin_ns;
+      check.diff_lower_ns = row.comparison.lower_ns;
+      check.failed = check.diff_lower_ns > check.allowed_ns;
+      result.checks.push_back(std::move(check));
+    }
+  }
+  if (s.json) {
+    stats::WriteCompareJson(out, result, s.unit);
+  } else {
+    stats::WriteCompareText(out, result, s.unit);
+  }
+  bool failed = false;
+  for (const stats::FailOnCheck& check : result.checks) {
+    if (!check.failed) continue;
+    failed = true;
+    err << fmt::format("iotail compare: {} ({}): B is significantly worse than allowed\n",
+                       check.target, check.dir);
+  }
+  return failed ? kExitWorse : 0;
+}
+
+}  // namespace iotail::cli

@@ -1,0 +1,201 @@
+#include "cli/compare_inputs.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "stats/analysis/merger.h"
+#include "stats/core/errors.h"
+#include "stats/util/option_text.h"
+
+namespace iotail::cli {
+namespace {
+
+using stats::UsageError;
+
+std::vector<std::string> Split(std::string_view text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(separator, start);
+    parts.emplace_back(text.substr(start, end == std::string_view::npos ? text.npos : end - start));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return parts;
+}
+
+// Whether `path` holds JSON (its first non-blank byte is '{'); UsageError when it cannot be read.
+bool IsJson(const std::string& path, std::string_view label) {
+  std::ifstream in(path);
+  if (!in) {
+    throw UsageError(fmt::format("{}: cannot read '{}': {}", label, path, std::strerror(errno)));
+  }
+  char c = 0;
+  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
+  }
+  if (!in) throw UsageError(fmt::format("{}: '{}' is empty", label, path));
+  return c == '{';
+}
+
+// Adds the bins of one direction object ({"clat_ns": {"bins": ...}}) of a JSON summary.
+void AddBins(const nlohmann::json& dir, const char* key, stats::Histogram& hist,
+             const std::string& path, std::string_view label) {
+  if (!dir.contains(key)) return;
+  const nlohmann::json& lat = dir[key];
+  if (!lat.contains("bins")) {
+    if (lat.value("N", uint64_t{0}) > 0) {
+      throw UsageError(fmt::format(
+          "{}: '{}' is a JSON summary without histogram bins: write it with "
+          "--output-format=json+ (or compare the run's histogram logs, --write_hist_log)",
+          label, path));
+    }
+    return;
+  }
+  for (const auto& [value, count] : lat["bins"].items()) {
+    const auto v = stats::ParseFiniteDouble(value);
+    if (!v || *v < 0 || !count.is_number_unsigned()) {
+      throw UsageError(fmt::format("{}: '{}': bad bin '{}' in {}", label, path, value, key));
+    }
+    hist.Add(stats::FineBucketIndex(static_cast<uint64_t>(*v), stats::kWideGroups),
+             count.get<uint64_t>());
+  }
+}
+
+RepetitionHistograms LoadJson(const std::vector<std::string>& files, std::string_view label,
+                              SummaryLatency latency) {
+  const char* key = latency == SummaryLatency::kClat ? "clat_ns" : "lat_ns";
+  std::array<stats::Histogram, stats::kDirectionCount> sums;
+  for (auto& h : sums) h.Resize(stats::kWideBuckets);
+  for (const std::string& path : files) {
+    nlohmann::json doc;
+    try {
+      std::ifstream in(path);
+      doc = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw UsageError(
+          fmt::format("{}: '{}' is not a JSON run summary: {}", label, path, e.what()));
+    }
+    std::vector<const nlohmann::json*> entries;
+    if (doc.contains("iotail_aggregate")) {
+      entries.push_back(&doc["iotail_aggregate"]);
+    } else if (doc.contains("jobs") && doc["jobs"].is_array()) {
+      for (const auto& job : doc["jobs"]) entries.push_back(&job);
+    } else {
+      throw UsageError(
+          fmt::format("{}: '{}' is JSON but not a run summary (no jobs)", label, path));
+    }
+    for (const nlohmann::json* entry : entries) {
+      for (int d = 0; d < stats::kDirectionCount; ++d) {
+        const char* name = stats::DirectionName(static_cast<stats::Direction>(d)).data();
+        if (entry->contains(name)) AddBins((*entry)[name], key, sums[d], path, label);
+      }
+    }
+  }
+  RepetitionHistograms rep;
+  for (int d = 0; d < stats::kDirectionCount; ++d) {
+    if (!sums[d].Empty()) rep.dirs[d] = std::move(sums[d]);
+  }
+  return rep;
+}
+
+RepetitionHistograms LoadLogs(const std::vector<std::string>& files, stats::HistogramLayout* layout,
+                              std::string_view label) {
+  stats::Merger merger(files, stats::MergeOptions{});
+  if (merger.Empty()) {
+    throw UsageError(
+        fmt::format("{}: '{}' holds no histogram records", label, fmt::join(files, "+")));
+  }
+  merger.Run([](const stats::MergedQuantum&) {});
+  *layout = merger.layout();
+  RepetitionHistograms rep;
+  for (int d = 0; d < stats::kDirectionCount; ++d) {
+    const auto dir = static_cast<stats::Direction>(d);
+    if (merger.HasDirection(dir) && !merger.Total(dir).Empty()) rep.dirs[d] = merger.Total(dir);
+  }
+  return rep;
+}
+
+// counts (in `from`) in the layout `to` (same generation; coarser or equal, any group count).
+stats::Histogram Convert(const stats::Histogram& h, const stats::HistogramLayout& from,
+                         const stats::HistogramLayout& to) {
+  stats::Histogram out(to.size());
+  const uint32_t last_fine = to.fine_size() - 1;
+  for (uint32_t i = 0; i < h.size(); ++i) {
+    if (h[i] == 0) continue;
+    const uint32_t fine = std::min(i << from.coarseness(), last_fine);
+    out.Add(fine >> to.coarseness(), h[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+CompareSide LoadCompareSide(std::string_view input, std::string_view label,
+                            SummaryLatency latency) {
+  CompareSide side;
+  side.input = std::string(input);
+  bool have_layout = false;
+  for (const std::string& rep_text : Split(input, ',')) {
+    const std::vector<std::string> files = Split(rep_text, '+');
+    size_t json = 0;
+    for (const std::string& file : files) {
+      if (file.empty()) {
+        throw UsageError(
+            fmt::format("{}: empty file name in '{}' (expected FILE[+FILE][,...])", label, input));
+      }
+      json += IsJson(file, label) ? 1 : 0;
+    }
+    if (json != 0 && json != files.size()) {
+      throw UsageError(fmt::format(
+          "{}: '{}' mixes JSON summaries and histogram logs in one repetition", label, rep_text));
+    }
+    stats::HistogramLayout layout = stats::HistogramLayout::Recorded();
+    RepetitionHistograms rep =
+        json != 0 ? LoadJson(files, label, latency) : LoadLogs(files, &layout, label);
+    if (std::all_of(rep.dirs.begin(), rep.dirs.end(), [](const auto& h) { return !h; })) {
+      throw UsageError(fmt::format("{}: '{}' holds no latency samples", label, rep_text));
+    }
+    if (have_layout && layout != side.layout) {
+      // Repetitions in different layouts: bring them all to the coarser one.
+      CompareSide one{side.input, layout, {std::move(rep)}};
+      ToCommonLayout(side, one);
+      rep = std::move(one.repetitions[0]);
+      layout = one.layout;
+    }
+    side.layout = layout;
+    have_layout = true;
+    side.repetitions.push_back(std::move(rep));
+  }
+  return side;
+}
+
+void ToCommonLayout(CompareSide& a, CompareSide& b) {
+  if (a.layout == b.layout) return;
+  if (a.layout.generation() != b.layout.generation()) {
+    throw UsageError(
+        fmt::format("cannot compare fio 2 logs ('{}') with fio 3 logs ('{}')",
+                    a.layout.generation() == stats::FioGeneration::kFio2 ? a.input : b.input,
+                    a.layout.generation() == stats::FioGeneration::kFio2 ? b.input : a.input));
+  }
+  const int coarseness = std::max(a.layout.coarseness(), b.layout.coarseness());
+  const int groups = std::min(a.layout.groups(), b.layout.groups());
+  const stats::HistogramLayout to = a.layout.generation() == stats::FioGeneration::kFio2
+                                        ? stats::HistogramLayout::Fio2(coarseness)
+                                        : stats::HistogramLayout::Fio3(coarseness, groups);
+  for (CompareSide* side : {&a, &b}) {
+    for (RepetitionHistograms& rep : side->repetitions) {
+      for (auto& h : rep.dirs) {
+        if (h) h = Convert(*h, side->layout, to);
+      }
+    }
+    side->layout = to;
+  }
+}
+
+}  // namespace iotail::cli

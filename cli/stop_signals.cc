@@ -1,0 +1,36 @@
+#include "cli/stop_signals.h"
+
+namespace iotail::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};
+
+extern "C" void OnStopSignal(int sig) {
+  g_signal.store(sig);
+  g_stop.store(true);
+}
+
+}  // namespace
+
+StopSignals::StopSignals() {
+  g_stop = false;
+  g_signal = 0;
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;  // a second signal takes the default action (terminates)
+  sigaction(SIGINT, &sa, &old_int_);
+  sigaction(SIGTERM, &sa, &old_term_);
+}
+
+StopSignals::~StopSignals() {
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+std::atomic<bool>& StopSignals::flag() { return g_stop; }
+
+int StopSignals::signal() { return g_signal.load(); }
+
+}  // namespace iotail::cli

@@ -1,0 +1,89 @@
+#include "cli/sweep_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+
+#include "stats/util/json.h"
+
+namespace iotail::cli {
+namespace {
+
+std::string Ms(double ns) { return std::isfinite(ns) ? fmt::format("{:.3f}", ns / 1e6) : "-"; }
+std::string JsonMs(double ns) {
+  return std::isfinite(ns) ? fmt::format("{:.6f}", ns / 1e6) : "null";
+}
+
+}  // namespace
+
+std::string SweepVerdict(const SweepStep& step) {
+  if (step.stopped) return "stopped";
+  if (step.errors != 0) return "I/O errors";
+  if (step.saturated) return "saturated";
+  return step.violations.empty() ? "pass" : "fail";
+}
+
+SweepReport::SweepReport(std::ostream& out, bool json, std::vector<std::string> sla,
+                         const SweepStepSettings& settings, double resolution)
+    : out_(out), json_(json), sla_(std::move(sla)), settings_(settings), resolution_(resolution) {}
+
+void SweepReport::Begin() {
+  if (json_) return;
+  out_ << fmt::format(
+      "iotail sweep: SLA {}; steps of {} s after a {} s ramp; resolution {}%; latency from each "
+      "I/O's intended start\n",
+      fmt::join(sla_, ", "), settings_.step_ns / 1e9, settings_.ramp_ns / 1e9, resolution_ * 100);
+  out_ << fmt::format("{:<8} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}  {}\n", "phase",
+                      "rate", "target", "achieved", "p50 ms", "p99 ms", "p99.9 ms", "max ms",
+                      "late", "verdict");
+  out_.flush();
+}
+
+void SweepReport::Step(const SweepStep& step) {
+  steps_.push_back(step);
+  if (json_) return;
+  std::string verdict = SweepVerdict(step);
+  if (!step.violations.empty())
+    verdict += ": " + fmt::format("{}", fmt::join(step.violations, ", "));
+  if (step.saturated) {
+    verdict += fmt::format(" (achieved {:.0f}% of the target)",
+                           step.target_iops > 0 ? 100 * step.achieved_iops / step.target_iops : 0);
+  }
+  out_ << fmt::format("{:<8} {:>10.0f} {:>10.0f} {:>10.1f} {:>9} {:>9} {:>9} {:>9} {:>8}  {}\n",
+                      step.phase, step.rate, step.target_iops, step.achieved_iops, Ms(step.p50_ns),
+                      Ms(step.p99_ns), Ms(step.p999_ns), Ms(step.max_ns), step.late_ios, verdict);
+  out_.flush();
+}
+
+void SweepReport::End(const SweepOutcome& outcome) {
+  if (!json_) {
+    out_ << outcome.message << '\n';
+    return;
+  }
+  std::string s = "{\"sla\": [";
+  for (size_t i = 0; i < sla_.size(); ++i) s += (i ? ", " : "") + stats::JsonString(sla_[i]);
+  s += fmt::format("], \"step_time_s\": {}, \"ramp_time_s\": {}, \"resolution_pct\": {},\n",
+                   settings_.step_ns / 1e9, settings_.ramp_ns / 1e9, resolution_ * 100);
+  s += "\"steps\": [";
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const SweepStep& st = steps_[i];
+    std::string violations;
+    for (size_t k = 0; k < st.violations.size(); ++k) {
+      violations += (k ? ", " : "") + stats::JsonString(st.violations[k]);
+    }
+    s += fmt::format(
+        "{}\n{{\"phase\": \"{}\", \"rate\": {:.3f}, \"target_iops\": {:.3f}, \"achieved_iops\": "
+        "{:.3f}, \"p50_ms\": {}, \"p99_ms\": {}, \"p99.9_ms\": {}, \"max_ms\": {}, \"ios\": {}, "
+        "\"late_ios\": {}, \"saturated\": {}, \"verdict\": {}, \"violations\": [{}]}}",
+        i ? "," : "", st.phase, st.rate, st.target_iops, st.achieved_iops, JsonMs(st.p50_ns),
+        JsonMs(st.p99_ns), JsonMs(st.p999_ns), JsonMs(st.max_ns), st.ios, st.late_ios,
+        st.saturated ? "true" : "false", stats::JsonString(SweepVerdict(st)), violations);
+  }
+  s += fmt::format("\n],\n\"capacity_iops\": {}, \"confirmed\": {}, \"outcome\": {}}}\n",
+                   outcome.capacity ? fmt::format("{:.3f}", *outcome.capacity) : "null",
+                   outcome.confirmed ? "true" : "false", stats::JsonString(outcome.message));
+  out_ << s;
+}
+
+}  // namespace iotail::cli

@@ -1,0 +1,45 @@
+// The output of `iotail sweep`: a line per step as it ends (text) and the result, or one JSON
+// document at the end. Keys of the JSON: sla (targets as given), step_time_s, ramp_time_s,
+// resolution_pct, steps[] ({phase, rate, target_iops, achieved_iops, p50_ms, p99_ms, p99.9_ms,
+// max_ms, ios, late_ios, saturated, verdict, violations[]}), capacity_iops (null when no rate met
+// the SLA), confirmed, outcome (a sentence). Not thread-safe; one report per stream.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/sweep_step.h"
+
+namespace iotail::cli {
+
+struct SweepOutcome {
+  std::optional<double> capacity;  // the highest rate R that met every target
+  bool confirmed = false;          // a confirming step at that rate met them too
+  std::string message;             // what the sweep found, in a sentence
+};
+
+class SweepReport {
+ public:
+  SweepReport(std::ostream& out, bool json, std::vector<std::string> sla,
+              const SweepStepSettings& settings, double resolution);
+  // Writes the header (text).
+  void Begin();
+  // One step, as it ends (text: its line now).
+  void Step(const SweepStep& step);
+  void End(const SweepOutcome& outcome);
+
+ private:
+  std::ostream& out_;
+  bool json_;
+  std::vector<std::string> sla_;
+  SweepStepSettings settings_;
+  double resolution_;
+  std::vector<SweepStep> steps_;
+};
+
+// "pass", "saturated", "stopped", "I/O errors" or "fail".
+std::string SweepVerdict(const SweepStep& step);
+
+}  // namespace iotail::cli

@@ -1,0 +1,54 @@
+// One step of `iotail sweep`: the sweep's run plan at one target rate, run through the run
+// assembly (cli/run_assembly.h: PlanRun, RunSinks, RunBatches, Summarise; no copy of it) with the
+// summary kept off the output, and judged against the SLA targets.
+//
+// The step's rate R is fio's rate_iops summed over the clones that run together: each job clone
+// gets R / clones per direction (fio's rate_iops=N caps each direction at N), so for a job of one
+// direction R is the IOPS asked for. Each step runs time_based for `step_ns` after a ramp of
+// `ramp_ns` (recording nothing), with no live lines and no per-interval SLA checks of its own.
+// Latencies are the run's total latency: in the open loop from each I/O's intended start, so a
+// server that cannot keep up shows it (coordinated omission is not hidden). The SLA targets
+// (stats/core/sla.h) are checked once, on the whole step's histogram of each direction (and all
+// directions combined for "all:" targets). A step whose achieved rate is below `saturation` of its
+// target has saturated: it fails whatever its latencies. Not thread-safe; call from one thread.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/run_options.h"
+#include "stats/core/sla.h"
+
+namespace iotail::cli {
+
+struct SweepStepSettings {
+  uint64_t step_ns = 4'000'000'000;
+  uint64_t ramp_ns = 1'000'000'000;
+  double saturation = 0.9;  // achieved / target below this: saturated
+};
+
+struct SweepStep {
+  std::string phase;       // "probe", "bisect", "confirm" or "retry"
+  double rate = 0;         // R, as above
+  double target_iops = 0;  // the run's target, every clone and direction
+  double achieved_iops = 0;
+  double p50_ns = 0, p99_ns = 0, p999_ns = 0, max_ns = 0;  // all directions combined
+  uint64_t ios = 0, late_ios = 0, errors = 0;
+  bool saturated = false;
+  bool stopped = false;                 // a signal stopped it
+  std::vector<std::string> violations;  // "p99<=10ms (read: 12.3 ms)"
+  bool Pass() const { return !saturated && !stopped && errors == 0 && violations.empty(); }
+  // Failed on latency alone (what a retry may clear).
+  bool Failed() const { return !saturated && !stopped && errors == 0 && !violations.empty(); }
+};
+
+// Runs step number `index` (from 1); notes of the run plan (PlanRun's) go to `err` for the first.
+// Histogram logs (--write_hist_log=PREFIX) are written per step as PREFIX.stepN; fio's other logs
+// are rewritten by every step. Throws what the run assembly throws (UsageError for a plan it
+// refuses, std::system_error).
+SweepStep RunSweepStep(const RunPlan& base, double rate, const std::vector<stats::SlaTarget>& sla,
+                       const SweepStepSettings& settings, int index, std::ostream& err);
+
+}  // namespace iotail::cli

@@ -1,0 +1,114 @@
+// End-to-end tests of `iotail sweep`: no rate meets an SLA no target can meet (exit 3, said so;
+// on the null engine and on an nbdkit server of 2 ms reads), a capacity found against nbdkit with
+// 4 threads and 2 ms reads (at most 2,000 IOPS: 4 / 2 ms), the JSON output, and bad options.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_test_util.h"
+#include "nbd_fixture.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using iotail::testing::CommandResult;
+using iotail::testing::NbdServer;
+using nlohmann::json;
+
+class SweepTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_sweep"); }
+  void TearDown() override { fs::remove_all(dir_); }
+  CommandResult Iotail(const std::string& args) { return iotail::testing::RunIotail(args, dir_); }
+  fs::path dir_;
+};
+
+TEST_F(SweepTest, NoRateMeetsAnImpossibleSlaOnTheNullEngine) {
+  const CommandResult r = Iotail(
+      "sweep --ioengine=null --size=1g --rw=randread --iodepth=4 --sla 'p99<=1ns' "
+      "--step_time=300ms --ramp_time=100ms --start_rate=1000 --min_rate=100");
+  EXPECT_EQ(r.status, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("no rate meets the SLA"), std::string::npos) << r.err;
+  // 1000, then 250: both fail, 62.5 is under --min_rate.
+  EXPECT_NE(r.out.find("probe"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("p99<=1ns"), std::string::npos) << r.out;
+}
+
+TEST_F(SweepTest, JsonToOutputAndHistogramLogsPerStep) {
+  const std::string prefix = (dir_ / "h").string(), output = (dir_ / "sweep.json").string();
+  const CommandResult r = Iotail(
+      "sweep --ioengine=null --size=1g --rw=randread --sla 'p99<=1ns' --step_time=300ms "
+      "--ramp_time=100ms --start_rate=1000 --min_rate=500 --retries=0 --output-format=json "
+      "--write_hist_log=" +
+      prefix + " --output=" + output);
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  std::ifstream in(output);
+  const json doc = json::parse(in);
+  ASSERT_EQ(doc["steps"].size(), 1u);  // 1000 fails, no retry, 250 is under --min_rate
+  EXPECT_EQ(doc["steps"][0]["verdict"], "fail");
+  EXPECT_TRUE(doc["capacity_iops"].is_null());
+  EXPECT_GT(doc["steps"][0]["ios"].get<uint64_t>(), 200u);
+  EXPECT_TRUE(fs::exists(prefix + ".step1_clat_hist.1.log"));
+}
+
+TEST_F(SweepTest, BadOptionsAreRefused) {
+  for (const char* args :
+       {"--ioengine=null --size=1g --step_time=300ms", "--rw=randread --sla 'p99<=1ms'",
+        "--ioengine=null --sla 'p99<=1ms' --resolution=0",
+        "--ioengine=null --sla 'p99<=1ms' --start_rate=10 --min_rate=20",
+        "--ioengine=null --sla 'p99<=1ms' --step_time=10ms", "--ioengine=null --sla 'p99<=1'"}) {
+    const CommandResult r = Iotail(std::string("sweep ") + args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("--"), std::string::npos) << r.err;
+  }
+}
+
+class SweepNbdTest : public SweepTest {
+ protected:
+  void SetUp() override {
+    if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+    SweepTest::SetUp();
+  }
+};
+
+TEST_F(SweepNbdTest, NoRateMeetsOneMillisecondAgainstTwoMillisecondReads) {
+  NbdServer server;
+  ASSERT_EQ(server.Start("-t 4 --filter=delay memory 64M rdelay=2ms"), "");
+  const CommandResult r = Iotail("sweep --ioengine=nbd --uri='" + server.uri() +
+                                 "' --rw=randread --bs=4k --iodepth=32 --sla 'p99<=1ms' "
+                                 "--step_time=1s --ramp_time=200ms");
+  EXPECT_EQ(r.status, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("no rate meets the SLA"), std::string::npos) << r.err;
+}
+
+TEST_F(SweepNbdTest, CapacityAgainstFourThreadsOfTwoMillisecondReads) {
+  NbdServer server;
+  ASSERT_EQ(server.Start("-t 4 --filter=delay memory 64M rdelay=2ms"), "");
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r = Iotail("sweep --ioengine=nbd --uri='" + server.uri() +
+                                 "' --rw=randread --bs=4k --iodepth=32 --sla 'p99<=10ms' "
+                                 "--step_time=1s --ramp_time=200ms --resolution=10% "
+                                 "--output-format=json");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const json doc = json::parse(r.out);
+  const double capacity = doc["capacity_iops"];
+  // 4 threads of 2 ms serve at most 2,000 reads a second; the queue stays short well below that.
+  EXPECT_GE(capacity, 1000) << r.out;
+  EXPECT_LE(capacity, 2100) << r.out;
+  EXPECT_TRUE(doc["confirmed"].get<bool>());
+  bool saturated = false;
+  for (const json& step : doc["steps"]) saturated = saturated || step["saturated"].get<bool>();
+  EXPECT_TRUE(saturated) << "the probe passes 2,000 IOPS: some step must saturate\n" << r.out;
+  EXPECT_NE(doc["outcome"].get<std::string>().find("the target saturated"), std::string::npos)
+      << doc["outcome"];
+  EXPECT_LT(seconds, 60);
+}
+
+}  // namespace
