@@ -41,11 +41,13 @@ constexpr int kConfirmTries = 3;
 
 struct SweepSettings {
   SweepStepSettings step;
+  // --resolution: the bisection stops when the bracket is this fraction of its upper rate.
   double resolution = 0.02;
+  // --start_rate, --min_rate, --max_rate: I/Os per second, summed over the clones.
   double start_rate = 100;
   double min_rate = 10;
   double max_rate = 1e7;
-  int retries = 1;
+  int retries = 1;  // --retries: runs again of a step that fails on latency alone
 };
 
 constexpr std::string_view kUsage =

@@ -106,11 +106,13 @@ uint32_t BucketOfRank(std::span<const Count> counts, double rank) {
   return last;
 }
 
+}  // namespace
+
 template <typename Count>
-std::vector<PercentileInterval> IntervalsImpl(std::span<const Count> counts,
-                                              const HistogramLayout& layout,
-                                              std::span<const double> percentiles,
-                                              double confidence) {
+std::vector<PercentileInterval> PercentileIntervals(std::span<const Count> counts,
+                                                    const HistogramLayout& layout,
+                                                    std::span<const double> percentiles,
+                                                    double confidence) {
   double total = 0;
   for (Count c : counts) total += static_cast<double>(c);
   const uint64_t n = static_cast<uint64_t>(std::llround(total));
@@ -134,8 +136,6 @@ std::vector<PercentileInterval> IntervalsImpl(std::span<const Count> counts,
   }
   return out;
 }
-
-}  // namespace
 
 RankInterval OrderStatisticRanks(uint64_t n, double percentile, double confidence) {
   if (n == 0) return {};
@@ -177,19 +177,12 @@ RankInterval OrderStatisticRanks(uint64_t n, double percentile, double confidenc
   return {static_cast<uint64_t>(k_lo + 1), static_cast<uint64_t>(k_hi + 1), f_hi - f_lo};
 }
 
-std::vector<PercentileInterval> PercentileIntervals(std::span<const uint64_t> counts,
-                                                    const HistogramLayout& layout,
-                                                    std::span<const double> percentiles,
-                                                    double confidence) {
-  return IntervalsImpl(counts, layout, percentiles, confidence);
-}
-
-std::vector<PercentileInterval> PercentileIntervals(std::span<const double> counts,
-                                                    const HistogramLayout& layout,
-                                                    std::span<const double> percentiles,
-                                                    double confidence) {
-  return IntervalsImpl(counts, layout, percentiles, confidence);
-}
+template std::vector<PercentileInterval> PercentileIntervals(std::span<const uint64_t>,
+                                                             const HistogramLayout&,
+                                                             std::span<const double>, double);
+template std::vector<PercentileInterval> PercentileIntervals(std::span<const double>,
+                                                             const HistogramLayout&,
+                                                             std::span<const double>, double);
 
 double NormalQuantile(double q) {
   double lo = -40, hi = 40;

@@ -48,15 +48,21 @@ struct PercentileInterval {
   double coverage = 0;
 };
 
-// One interval per percentile of `percentiles`, in that order.
-std::vector<PercentileInterval> PercentileIntervals(std::span<const uint64_t> counts,
+// One interval per percentile of `percentiles`, in that order, from counts of uint64_t (a run's
+// histograms) or double (merged quanta) (instantiated for those two in percentile_ci.cc).
+template <class Count>
+std::vector<PercentileInterval> PercentileIntervals(std::span<const Count> counts,
                                                     const HistogramLayout& layout,
                                                     std::span<const double> percentiles,
                                                     double confidence);
-std::vector<PercentileInterval> PercentileIntervals(std::span<const double> counts,
-                                                    const HistogramLayout& layout,
-                                                    std::span<const double> percentiles,
-                                                    double confidence);
+extern template std::vector<PercentileInterval> PercentileIntervals(std::span<const uint64_t>,
+                                                                    const HistogramLayout&,
+                                                                    std::span<const double>,
+                                                                    double);
+extern template std::vector<PercentileInterval> PercentileIntervals(std::span<const double>,
+                                                                    const HistogramLayout&,
+                                                                    std::span<const double>,
+                                                                    double);
 
 // The standard normal quantile (inverse CDF) of q in (0, 1).
 double NormalQuantile(double q);

@@ -34,15 +34,8 @@ MeanVariance Moments(std::span<const double> v) {
 }  // namespace
 
 std::string_view CompareVerdictName(CompareVerdict verdict) {
-  switch (verdict) {
-    case CompareVerdict::kFaster:
-      return "faster";
-    case CompareVerdict::kSlower:
-      return "slower";
-    case CompareVerdict::kNoDifference:
-      return "no difference";
-  }
-  return "no difference";
+  constexpr std::string_view kNames[] = {"faster", "slower", "no difference"};  // enum order
+  return kNames[static_cast<size_t>(verdict)];
 }
 
 PercentileComparison CompareHistograms(std::span<const uint64_t> a, std::span<const uint64_t> b,

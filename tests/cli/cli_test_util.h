@@ -57,6 +57,25 @@ inline CommandResult RunIotail(const std::string& args, const std::filesystem::p
   return RunShell(std::string(IOTAIL_BINARY) + " " + args, scratch);
 }
 
+// A test with a scratch directory of its own, dir_ (made by SetUp and named after the test, removed
+// with all it holds by TearDown); `iotail ARGS` run there, and a directory per tool in it (fio's
+// and iotail's runs of one job side by side).
+class ScratchDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = MakeScratchDir("iotail"); }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  CommandResult Iotail(const std::string& args) { return RunIotail(args, dir_); }
+  // DIR/TOOL, made if missing.
+  std::filesystem::path ToolDir(const std::string& tool) const {
+    std::filesystem::create_directories(dir_ / tool);
+    return dir_ / tool;
+  }
+
+  std::filesystem::path dir_;
+};
+
 // A command line that `iotail run` must refuse with exit status 2, naming `needle` (the option) on
 // stderr.
 struct RefusedRun {

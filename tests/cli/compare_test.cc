@@ -20,11 +20,8 @@ using iotail::testing::CommandResult;
 using iotail::testing::SyntheticLog;
 using nlohmann::json;
 
-class CompareTest : public ::testing::Test {
+class CompareTest : public iotail::testing::ScratchDirTest {
  protected:
-  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_compare"); }
-  void TearDown() override { fs::remove_all(dir_); }
-  CommandResult Iotail(const std::string& args) { return iotail::testing::RunIotail(args, dir_); }
   std::string Log(const std::string& name, double median_ns, uint64_t seed, int intervals = 5) {
     return iotail::testing::WriteSyntheticLog(
         dir_ / name, SyntheticLog{.median_ns = median_ns, .intervals = intervals, .seed = seed});
@@ -37,7 +34,6 @@ class CompareTest : public ::testing::Test {
     ADD_FAILURE() << "no row " << dir << " p" << p;
     return json::object();
   }
-  fs::path dir_;
 };
 
 TEST_F(CompareTest, SixMillisecondsIsSlowerThanFiveAtTheMedian) {

@@ -55,15 +55,11 @@ FileFacts Facts(const fs::path& path) {
   return facts;
 }
 
-class RunFileLayoutTest : public ::testing::Test {
+class RunFileLayoutTest : public iotail::testing::ScratchDirTest {
  protected:
-  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_file_layout"); }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Runs `tool` (fio or iotail) with ARGS in DIR/TOOL, psync, quiet.
   CommandResult Run(const std::string& tool, const std::string& args) {
-    const fs::path d = dir_ / tool;
-    fs::create_directories(d);
+    const fs::path d = ToolDir(tool);
     const std::string bin = tool == "fio" ? "fio --output-format=terse"
                                           : std::string(IOTAIL_BINARY) +
                                                 " run --live_format=none --output-format=terse";
@@ -86,8 +82,6 @@ class RunFileLayoutTest : public ::testing::Test {
     }
     return {Facts(dir_ / "iotail" / name), Facts(dir_ / "fio" / name)};
   }
-
-  fs::path dir_;
 };
 
 TEST_F(RunFileLayoutTest, FilenameFormatNamesFilesAsFio) {
@@ -159,9 +153,8 @@ TEST_F(RunFileLayoutTest, ReadJobsAndOverwriteLayFilesOutWithDataAsFio) {
 }
 
 TEST_F(RunFileLayoutTest, AllowFileCreateZeroRefusesAMissingFileAsFio) {
-  const std::string args =
-      "--ioengine=psync --name=r --filename=missing --rw=read --size=64k "
-      "--allow_file_create=0";
+  // fio: "file creation disallowed by allow_file_create=0"; iotail names the option and the file.
+  const std::string args = "--name=r --filename=missing --rw=read --size=64k --allow_file_create=0";
   const CommandResult ours = Run("iotail", args);
   EXPECT_EQ(ours.status, 2) << ours.err;
   EXPECT_NE(ours.err.find("--allow_file_create=0: 'missing' does not exist"), std::string::npos)

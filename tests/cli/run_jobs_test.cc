@@ -38,15 +38,11 @@ std::vector<Entry> Entries(const std::string& text) {
   return out;
 }
 
-class RunJobsTest : public ::testing::Test {
+class RunJobsTest : public iotail::testing::ScratchDirTest {
  protected:
-  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_run_jobs"); }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Runs `tool` (fio or iotail run) in its own directory with ARGS on a 1 MiB file there.
   CommandResult Run(const std::string& tool, const std::string& args) {
-    const fs::path d = dir_ / tool;
-    fs::create_directories(d);
+    const fs::path d = ToolDir(tool);
     const std::string bin = tool == "fio" ? "fio" : std::string(IOTAIL_BINARY) + " run";
     const std::string extra = tool == "fio" ? "" : " --live_format=none";
     return iotail::testing::RunShell("cd " + d.string() + " && " + bin +
@@ -105,7 +101,6 @@ class RunJobsTest : public ::testing::Test {
     }
     return out;
   }
-  fs::path dir_;
 };
 
 TEST_F(RunJobsTest, EachNameStartsAJobAndStonewallAndNewGroupNumberGroupsAsFio) {

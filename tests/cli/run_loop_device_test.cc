@@ -215,8 +215,9 @@ TEST_F(RunLoopDeviceTest, IoschedulerSwitchesTheDevicesScheduler) {
   if (offered.find("mq-deadline") == std::string::npos) {
     GTEST_SKIP() << "no mq-deadline for loop devices here: " << offered;
   }
-  const std::string run = std::string(IOTAIL_BINARY) + " run --live_format=none --filename=" +
-                          device_ + " --rw=read --size=1m --ioscheduler=";
+  const std::string run = std::string(IOTAIL_BINARY) +
+                          " run --live_format=none --filename=" + device_ +
+                          " --rw=read --size=1m --ioscheduler=";
   for (const std::string name : {"mq-deadline", "none"}) {
     const Result r = Shell(run + name);
     ASSERT_EQ(r.status, 0) << r.output;

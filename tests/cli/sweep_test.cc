@@ -14,18 +14,12 @@
 
 namespace {
 
-namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
 using iotail::testing::NbdServer;
 using nlohmann::json;
 
-class SweepTest : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_sweep"); }
-  void TearDown() override { fs::remove_all(dir_); }
-  CommandResult Iotail(const std::string& args) { return iotail::testing::RunIotail(args, dir_); }
-  fs::path dir_;
-};
+// Each sweep runs in a scratch directory of its own (its steps' files land there).
+using SweepTest = iotail::testing::ScratchDirTest;
 
 TEST_F(SweepTest, NoRateMeetsAnImpossibleSlaOnTheNullEngine) {
   const CommandResult r = Iotail(
@@ -53,7 +47,7 @@ TEST_F(SweepTest, JsonToOutputAndHistogramLogsPerStep) {
   EXPECT_EQ(doc["steps"][0]["verdict"], "fail");
   EXPECT_TRUE(doc["capacity_iops"].is_null());
   EXPECT_GT(doc["steps"][0]["ios"].get<uint64_t>(), 200u);
-  EXPECT_TRUE(fs::exists(prefix + ".step1_clat_hist.1.log"));
+  EXPECT_TRUE(std::filesystem::exists(prefix + ".step1_clat_hist.1.log"));
 }
 
 TEST_F(SweepTest, BadOptionsAreRefused) {
