@@ -8,6 +8,7 @@
 #include <iostream>
 #include <system_error>
 
+#include "cli/build_info.h"
 #include "cli/commands.h"
 #include "stats/core/errors.h"
 #include "stats/util/output_file.h"
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (name == "--version") {
-    std::cout << "iotail " IOTAIL_VERSION "\n";
+    std::cout << iotail::cli::VersionText("iotail");
     return 0;
   }
   try {

@@ -8,12 +8,12 @@
 #include <iterator>
 #include <sstream>
 
+#include "stats/core/fio_numbers.h"
 #include "stats/core/histogram_layout.h"
 #include "stats/core/latency_figures.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/slc.h"
 #include "stats/report/fio_json_extras.h"
-#include "stats/core/fio_numbers.h"
 #include "stats/report/fio_text_extras.h"
 #include "stats/report/summary_figures.h"
 #include "stats/util/json.h"
@@ -298,6 +298,12 @@ void JsonRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
   const ScheduleSnapshot& sc = all.schedule;
   fmt::format_to(o, "\"iotail_run\": {{\"mode\": \"{}\", \"description\": \"{}\"",
                  s.mode.rate_limited ? "rate" : "burst", JsonEscape(s.mode.description));
+  const BuildIdentity& b = s.build;
+  fmt::format_to(o,
+                 ", \"build\": {{\"version\": \"{}\", \"commit\": \"{}\", \"tree\": \"{}\", "
+                 "\"compiler\": \"{}\", \"features\": \"{}\"}}",
+                 JsonEscape(b.version), JsonEscape(b.commit), JsonEscape(b.tree),
+                 JsonEscape(b.compiler), JsonEscape(b.features));
   if (s.mode.rate_limited) {
     fmt::format_to(o, ", \"rate_process\": \"{}\", \"rates\": [", s.mode.process);
     const auto checks = RateChecks(s, all);
