@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "cli/build_info.h"
+#include "cli/command_doc.h"
 #include "cli/commands.h"
 #include "stats/core/errors.h"
 #include "stats/util/output_file.h"
@@ -44,6 +45,10 @@ int main(int argc, char** argv) {
   signal(SIGTERM, RemoveTemporariesAndDie);
   if (name == "--help" || name == "-h" || name == "help") {
     PrintUsage(std::cout);
+    return 0;
+  }
+  if (name == "--help=man") {
+    std::cout << iotail::cli::ManPage(iotail::cli::IotailDoc());
     return 0;
   }
   if (name == "--version") {

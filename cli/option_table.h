@@ -114,6 +114,14 @@ bool TakesBareValue(const OptionDef& def);
 OptionValue ParseOptionValue(const OptionDef& def, std::string_view given_as,
                              const std::string& text);
 
+// What the value looks like, as --help shows it: "N", "SIZE", "a|b", "[=a|b]" (a bare --name is
+// allowed too); "" for a flag.
+std::string OptionValueLabel(const OptionDef& def);
+// The values a shell completes for the row: a choice's names (besides "1" and "0"), or the a|b|c
+// words a text row's help starts with (--rw, --ioengine, --output_format); empty when the value is
+// free (a file, a size, a time).
+std::vector<std::string> OptionValueWords(const OptionDef& def);
+
 // The options part of `iotail run --help`: a line or two per row.
 std::string OptionsHelp();
 // docs/run-options.md: a table per concept (option, aliases, value, default, meaning, scope).

@@ -164,10 +164,11 @@ const std::vector<OptionDef>& Table() {
       {"help",
        kChoice,
        RunField<&RunOptions::help>,
-       "show this help (markdown: every option as docs/run-options.md)",
+       "show this help (markdown: every option as docs/run-options.md; man: the iotail-run(1) "
+       "page)",
        "",
        {},
-       {{"1", 1}, {"0", 0}, {"markdown", 2}},
+       {{"1", 1}, {"0", 0}, {"markdown", 2}, {"man", 3}},
        OptionScope::kRun},
       {"name", kText, JobField<&JobSpec::name>, "job name; each --name starts a job"},
       {"filename", kText, ParseFilenames,
@@ -274,9 +275,8 @@ const std::vector<OptionDef>& Table() {
 
 std::span<const OptionDef> CoreOptionTable() { return Table(); }
 
-std::string RunUsage() {
-  std::string out =
-      "usage: iotail run [options]\n"
+std::string RunDescription() {
+  return std::string(
       "Drives I/O at files or block devices and reports latency as fio does. Without --filename\n"
       "it runs a short default benchmark (4k random reads, QD32 with the best engine available,\n"
       "3 s, on a 64 MiB temporary file in the current directory, removed afterwards; logs to "
@@ -288,8 +288,11 @@ std::string RunUsage() {
       "completion) shows the device. Live lines go to stderr, the summary to stdout.\n"
       "Exit status: 0 ok; 1 I/O errors or a system failure; 2 bad options; 3 an --sla target\n"
       "was violated; 130/143 interrupted by SIGINT/SIGTERM (summary and logs still complete).\n"
-      "Precedence: 1, then 130/143, then 3.\n";
-  return out + OptionsHelp();
+      "Precedence: 1, then 130/143, then 3.\n");
+}
+
+std::string RunUsage() {
+  return "usage: iotail run [options]\n" + RunDescription() + OptionsHelp();
 }
 
 }  // namespace iotail::cli
