@@ -47,7 +47,7 @@ TEST_F(BuildInfoTest, JsonSummaryCarriesTheSameBuild) {
           " run --name=x --ioengine=null --size=1m --bs=4k --rw=read --output-format=json",
       dir_);
   ASSERT_EQ(r.status, 0) << r.err;
-  const auto summary = nlohmann::json::parse(r.out);
+  const auto summary = nlohmann::json::parse(r.out.substr(r.out.find('{')));
   const auto& build = summary["iotail_run"]["build"];
   const auto lines = iotail::testing::Lines(version.out);
   ASSERT_EQ(lines.size(), 4u);
