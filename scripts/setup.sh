@@ -21,7 +21,7 @@ test_packages=(
   util-linux hyperfine strace
   nbdkit libnbd-bin libnbd-dev fuse3 e2fsprogs fdisk lvm2 mdadm
   prometheus chromium tmux
-  dpkg-dev file man-db groff zsh
+  dpkg-dev file man-db groff zsh bash-completion
 )
 mpi_packages=(openmpi-bin libopenmpi-dev)
 

@@ -2,7 +2,8 @@
 # The Debian packages: cpack builds them from this build tree (dependencies from dpkg-shlibdeps),
 # dpkg installs them into a fresh root (--force-depends: the root holds no libraries; the binary
 # runs with this machine's), and there `iotail --version` runs, `man -l` shows iotail-run(1) and
-# the bash completion offers randread for `iotail run --rw=`; removing them leaves no file.
+# the bash completion offers randread for `iotail run --rw=` (and bash-completion loads it on
+# demand, man finds the page by name, PATH the binary); removing them leaves no file.
 # Usage: package_test.sh BUILD_DIR CPACK. Exit 77 (skipped) when a packaging tool is missing.
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -13,6 +14,11 @@ for tool in "$cpack" dpkg dpkg-deb dpkg-shlibdeps man; do
     exit 77
   fi
 done
+bash_completion=/usr/share/bash-completion/bash_completion
+if [ ! -f "$bash_completion" ]; then
+  echo "SKIPPED: bash-completion is not installed (scripts/setup.sh installs it)"
+  exit 77
+fi
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/iotail-package-test.XXXXXX")
@@ -43,6 +49,15 @@ touch "$root/var/lib/dpkg/status" "$root/var/lib/dpkg/available"
 dpkg --root="$root" --log=/dev/null --force-depends --force-script-chrootless -i "${debs[@]}" \
   >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; exit 1; }
 
+# As a user would find them: iotail on PATH, its page by name, its completion loaded on demand by
+# bash-completion (the root's share/ stands for /usr/share).
+[ "$(PATH="$root/usr/bin:$PATH" command -v iotail)" = "$root/usr/bin/iotail" ] ||
+  fail "iotail is not found on PATH"
+[ "$(MANPATH="$root/usr/share/man" man -w iotail-run)" = "$root/usr/share/man/man1/iotail-run.1" ] ||
+  fail "man iotail-run does not find the installed page"
+loaded=$(XDG_DATA_DIRS="$root/usr/share" BASH_COMPLETION_USER_DIR="$tmp/none" bash -c \
+  'source "$1"; __load_completion iotail && complete -p iotail' _ "$bash_completion") || true
+[ "$loaded" = "complete -F _iotail iotail" ] || fail "bash-completion does not load it: $loaded"
 version=$("$root/usr/bin/iotail" --version) || fail "the installed iotail --version failed"
 head -1 <<<"$version" | grep -qE '^iotail [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version: $version"
 grep -q '^commit: ' <<<"$version" || fail "--version names no commit: $version"
