@@ -22,11 +22,22 @@ struct RunHooks;
 int RunCommandWith(CommandArgs args, std::ostream& out, std::ostream& err, RunHooks& hooks);
 // `iotail pctiles --compat fio-histo-log-pctiles ARGS`: args[0] is "pctiles", then ARGS.
 int PctilesCompatCommand(CommandArgs args, std::ostream& out, std::ostream& err);
+// `iotail completion bash|zsh`: the shell's completion script (cli/completion.cc).
+int CompletionCommand(CommandArgs args, std::ostream& out, std::ostream& err);
+
+// Each command's documentation, from the tables that parse its options (cli/command_doc.h).
+struct CommandDoc;
+CommandDoc RunDoc();
+CommandDoc PctilesDoc();
+CommandDoc MergeDoc();
+CommandDoc PlotDoc();
+CommandDoc CompletionDoc();
 
 struct CommandInfo {
   std::string_view name;
   std::string_view summary;
   int (*run)(CommandArgs, std::ostream&, std::ostream&);
+  CommandDoc (*doc)();
 };
 
 // All subcommands, in the order `iotail --help` lists them.

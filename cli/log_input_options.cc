@@ -7,15 +7,14 @@
 #include <cmath>
 #include <filesystem>
 
+#include "cli/command_doc.h"
 #include "stats/core/errors.h"
 
 namespace po = boost::program_options;
 
 namespace iotail::cli {
 
-std::optional<po::variables_map> LogInputOptions::Parse(CommandArgs args,
-                                                        po::options_description& description,
-                                                        std::ostream& out) {
+void LogInputOptions::AddTo(po::options_description& description) {
   description.add_options()("time-quantum", po::value(&time_quantum)->default_value(time_quantum),
                             "interval length: 500ms, 2s, or bare seconds; any whole number of ms")(
       "log-hist-msec", po::value(&log_hist_msec),
@@ -23,6 +22,12 @@ std::optional<po::variables_map> LogInputOptions::Parse(CommandArgs args,
       "fio-client-logs", po::bool_switch(&fio_client_logs),
       "undo the alternating sums that 'fio --client' writes into its histogram logs")(
       "threads", po::value(&threads)->default_value(0), "parser threads (0: one per core)");
+}
+
+std::optional<po::variables_map> LogInputOptions::Parse(CommandArgs args,
+                                                        po::options_description& description,
+                                                        std::ostream& out) {
+  AddTo(description);
   po::options_description hidden;
   hidden.add_options()("file", po::value(&files)->multitoken());
   po::options_description visible_and_hidden;
@@ -30,6 +35,10 @@ std::optional<po::variables_map> LogInputOptions::Parse(CommandArgs args,
   po::positional_options_description positional;
   positional.add("file", -1);
   const SplitArgs split = SplitAtDashes(args);
+  if (std::find(split.options.begin(), split.options.end(), "--help=man") != split.options.end()) {
+    out << ManPage(ProgramOptionsDoc(args[0], description));
+    return std::nullopt;
+  }
   po::variables_map vm;
   po::store(po::command_line_parser(split.options)
                 .options(visible_and_hidden)

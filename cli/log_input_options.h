@@ -22,10 +22,13 @@ struct LogInputOptions {
   bool fio_client_logs = false;
   unsigned threads = 0;
 
+  // Adds these options (bound to this object's fields) to `description`.
+  void AddTo(boost::program_options::options_description& description);
   // Adds these options to `description` (the command's own options, "help" among them) and
   // parses args (args[0] is the command name) against it plus the positional input files; files
   // after a literal "--" are appended to `files` last. Returns the parsed map, or nullopt after
-  // printing `description` to `out` when help was asked for (the command then exits 0).
+  // printing `description` to `out` when help was asked for (the command then exits 0);
+  // --help=man prints the command's man page (cli/command_doc.h) instead.
   std::optional<boost::program_options::variables_map> Parse(
       CommandArgs args, boost::program_options::options_description& description,
       std::ostream& out);

@@ -8,6 +8,8 @@
 #include <iostream>
 #include <system_error>
 
+#include "cli/build_info.h"
+#include "cli/command_doc.h"
 #include "cli/commands.h"
 #include "stats/core/errors.h"
 #include "stats/util/output_file.h"
@@ -45,8 +47,12 @@ int main(int argc, char** argv) {
     PrintUsage(std::cout);
     return 0;
   }
+  if (name == "--help=man") {
+    std::cout << iotail::cli::ManPage(iotail::cli::IotailDoc());
+    return 0;
+  }
   if (name == "--version") {
-    std::cout << "iotail " IOTAIL_VERSION "\n";
+    std::cout << iotail::cli::VersionText("iotail");
     return 0;
   }
   try {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <system_error>
 
+#include "cli/command_doc.h"
 #include "cli/commands.h"
 #include "cli/log_input_options.h"
 #include "stats/analysis/merged_log_writer.h"
@@ -19,22 +20,44 @@
 namespace po = boost::program_options;
 
 namespace iotail::cli {
-namespace {}  // namespace
+namespace {
 
-int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
+struct MergeArgs {
   LogInputOptions input;
   std::string output;
   bool combine = false;
+};
+
+// merge's own options (LogInputOptions adds the inputs'), bound to `a`.
+po::options_description MergeDescription(MergeArgs& a) {
   po::options_description description(
       "usage: iotail merge -o OUT [options] FILES...\n\n"
       "Aligns fio-format histogram logs on time quanta, adds them up across files, and writes one\n"
       "fio-format histogram log (one line per quantum and direction, end-of-interval times).\n"
       "Option names take dashes or fio's underscores (--time_quantum = --time-quantum).\n\n"
       "options");
-  description.add_options()("help,h", "show this help")(
-      "output,o", po::value(&output), "the merged log to write ('-' for standard output)")(
-      "combine", po::bool_switch(&combine),
+  description.add_options()("help,h", "show this help (--help=man: the iotail-merge(1) page)")(
+      "output,o", po::value(&a.output), "the merged log to write ('-' for standard output)")(
+      "combine", po::bool_switch(&a.combine),
       "add read, write and trim together into one direction (written as ddir 0)");
+  return description;
+}
+
+}  // namespace
+
+CommandDoc MergeDoc() {
+  MergeArgs a;
+  po::options_description description = MergeDescription(a);
+  a.input.AddTo(description);
+  return ProgramOptionsDoc("merge", description);
+}
+
+int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
+  MergeArgs a;
+  LogInputOptions& input = a.input;
+  const std::string& output = a.output;
+  const bool& combine = a.combine;
+  po::options_description description = MergeDescription(a);
   if (!input.Parse(args, description, out)) return 0;  // help
   if (output.empty()) throw stats::UsageError("--output: the merged log's path is required");
   const stats::MergeOptions merge_options = input.ToMergeOptions(err, "merge");

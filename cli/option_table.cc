@@ -84,6 +84,36 @@ std::string Aliases(const OptionDef& def, std::string_view prefix) {
 
 }  // namespace
 
+std::string OptionValueLabel(const OptionDef& def) { return ValueLabel(def); }
+
+std::vector<std::string> OptionValueWords(const OptionDef& def) {
+  std::vector<std::string> words;
+  if (def.type == ValueType::kChoice) {
+    for (const OptionChoice& c : def.choices) {
+      if (std::string_view(c.name) != "1" && std::string_view(c.name) != "0") {
+        words.emplace_back(c.name);
+      }
+    }
+    return words;
+  }
+  if (def.type != ValueType::kText) return words;
+  // "read|write|randread; ...", "sync|psync|... (sync ones at depth 1)", "normal|json, or ..."
+  const std::string_view help = def.help;
+  const size_t end = help.find_first_of(" ;,");
+  const std::string_view head = help.substr(0, end);
+  if (head.find('|') == std::string_view::npos) return words;
+  if (head.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_+|") != std::string_view::npos) {
+    return words;
+  }
+  size_t start = 0;
+  while (start <= head.size()) {
+    const size_t bar = std::min(head.find('|', start), head.size());
+    if (bar > start) words.emplace_back(head.substr(start, bar - start));
+    start = bar + 1;
+  }
+  return words;
+}
+
 bool TakesBareValue(const OptionDef& def) {
   if (def.type == ValueType::kFlag) return true;
   return std::any_of(def.choices.begin(), def.choices.end(),
@@ -95,6 +125,7 @@ std::vector<OptionGroup> AllOptionTables() {
           {"The engine and its queue", EngineOptionTable()},
           {"How a job does its I/O", IoBehaviourOptionTable()},
           {"Files and their layout", FileOptionTable()},
+          {"What the writes carry", DataOptionTable()},
           {"Jobs, groups and fio's switches", JobControlOptionTable()},
           {"Outputs, fio's logs and the metrics endpoint", LogOptionTable()},
           {"fio's options accepted with no effect in iotail", AcceptedOptionTable()}};

@@ -6,9 +6,10 @@
 // did-you-mean suggestions, and docs/run-options.md (OptionsMarkdown; a test keeps that file equal
 // to it). The rows are split by concept across files (run_options.cc: what, where and when;
 // run_options_engine.cc: the engine and its queue; run_options_io.cc: how a job does its I/O
-// beyond that; run_options_files.cc: its files and their layout; run_options_jobs.cc: jobs, groups
-// and fio's reporting switches; run_options_logs.cc: outputs, fio's logs and the metrics endpoint;
-// run_options_accepted.cc: fio's options that change nothing in iotail, and why).
+// beyond that; run_options_files.cc: its files and their layout; run_options_data.cc: what its
+// writes carry; run_options_jobs.cc: jobs, groups and fio's reporting switches;
+// run_options_logs.cc: outputs, fio's logs and the metrics endpoint; run_options_accepted.cc: fio's
+// options that change nothing in iotail, and why).
 //
 // A row's setter only stores: value checks that need no other option belong to the type (a range,
 // a list of choices) or to the setter; checks across options belong to JobSpec::Validate. Built
@@ -102,6 +103,7 @@ std::span<const OptionDef> CoreOptionTable();         // cli/run_options.cc
 std::span<const OptionDef> EngineOptionTable();       // cli/run_options_engine.cc
 std::span<const OptionDef> IoBehaviourOptionTable();  // cli/run_options_io.cc
 std::span<const OptionDef> FileOptionTable();         // cli/run_options_files.cc
+std::span<const OptionDef> DataOptionTable();         // cli/run_options_data.cc
 std::span<const OptionDef> JobControlOptionTable();   // cli/run_options_jobs.cc
 std::span<const OptionDef> LogOptionTable();          // cli/run_options_logs.cc
 std::span<const OptionDef> AcceptedOptionTable();     // cli/run_options_accepted.cc
@@ -122,6 +124,14 @@ bool TakesBareValue(const OptionDef& def);
 // `text` parsed by the row's type (UsageError naming --`given_as` on a bad value).
 OptionValue ParseOptionValue(const OptionDef& def, std::string_view given_as,
                              const std::string& text);
+
+// What the value looks like, as --help shows it: "N", "SIZE", "a|b", "[=a|b]" (a bare --name is
+// allowed too); "" for a flag.
+std::string OptionValueLabel(const OptionDef& def);
+// The values a shell completes for the row: a choice's names (besides "1" and "0"), or the a|b|c
+// words a text row's help starts with (--rw, --ioengine, --output_format); empty when the value is
+// free (a file, a size, a time).
+std::vector<std::string> OptionValueWords(const OptionDef& def);
 
 // The options part of `iotail run --help`: a line or two per row.
 std::string OptionsHelp();

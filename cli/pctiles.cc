@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "cli/command_doc.h"
 #include "cli/commands.h"
 #include "cli/log_input_options.h"
 #include "stats/analysis/merger.h"
@@ -122,12 +123,15 @@ struct PctilesSettings {
   std::vector<std::string> sla;
 };
 
-// The command line read into settings; nullopt when it asked for --help (printed to out).
-std::optional<PctilesSettings> ParsePctiles(CommandArgs args, std::ostream& out) {
-  PctilesSettings s;
+// pctiles's own words before they are checked (the settings' other fields are bound directly).
+struct PctilesArgs {
   std::vector<std::string> percentile_args, slc_args;
   std::string unit = "us", method = "fio", directions = "rwt", format = "table";
   bool combine = false;
+};
+
+// pctiles's own options (LogInputOptions adds the inputs'), bound to `s` and `a`.
+po::options_description PctilesDescription(PctilesSettings& s, PctilesArgs& a) {
   po::options_description description(
       "usage: iotail pctiles [options] FILES...\n"
       "       iotail pctiles --compat fio-histo-log-pctiles [that script's arguments]\n\n"
@@ -137,18 +141,18 @@ std::optional<PctilesSettings> ParsePctiles(CommandArgs args, std::ostream& out)
       "(--log_hist_msec = --log-hist-msec).\n\noptions");
   // clang-format off
   description.add_options()
-      ("help,h", "show this help")
-      ("percentiles", po::value(&percentile_args)->multitoken(),
+      ("help,h", "show this help (--help=man: the iotail-pctiles(1) page)")
+      ("percentiles", po::value(&a.percentile_args)->multitoken(),
        "percentiles to show: '50 99 99.9' or '50:99:99.9' (default: fio's list)")
-      ("slc-percentiles", po::value(&slc_args)->multitoken(),
+      ("slc-percentiles", po::value(&a.slc_args)->multitoken(),
        "percentile list for SLC: sbk (default, 28 entries), paper (21 entries) or a list")
-      ("method", po::value(&method)->default_value(method),
+      ("method", po::value(&a.method)->default_value(a.method),
        "percentile rule: fio (fio's printed bucket values, exact) or interpolate")
-      ("output-unit", po::value(&unit)->default_value(unit), "latency unit: ns, us or ms")
-      ("directions", po::value(&directions)->default_value(directions),
+      ("output-unit", po::value(&a.unit)->default_value(a.unit), "latency unit: ns, us or ms")
+      ("directions", po::value(&a.directions)->default_value(a.directions),
        "letters: r read, w write, t trim, m all directions combined")
-      ("combine", po::bool_switch(&combine), "print only the combined rows (dir 'all')")
-      ("format", po::value(&format)->default_value(format), "table, csv or json")
+      ("combine", po::bool_switch(&a.combine), "print only the combined rows (dir 'all')")
+      ("format", po::value(&a.format)->default_value(a.format), "table, csv or json")
       ("ci", po::value(&s.options.ci),
        "confidence level in percent (e.g. 95): print each percentile's confidence interval\n"
        "(order statistics over the counts, bucket edges included) as pN_lo and pN_hi")
@@ -156,6 +160,18 @@ std::optional<PctilesSettings> ParsePctiles(CommandArgs args, std::ostream& out)
        "latency targets checked on every interval: [read|write|trim|all:]p99<=2ms, mean<500us,\n"
        "max<1s (no direction: each direction); exit status 3 when any is violated");
   // clang-format on
+  return description;
+}
+
+// The command line read into settings; nullopt when it asked for --help (printed to out).
+std::optional<PctilesSettings> ParsePctiles(CommandArgs args, std::ostream& out) {
+  PctilesSettings s;
+  PctilesArgs a;
+  std::vector<std::string>&percentile_args = a.percentile_args, &slc_args = a.slc_args;
+  const std::string &unit = a.unit, &method = a.method, &directions = a.directions,
+                    &format = a.format;
+  const bool& combine = a.combine;
+  po::options_description description = PctilesDescription(s, a);
   const std::optional<po::variables_map> vm = s.input.Parse(args, description, out);
   if (!vm) return std::nullopt;  // help
   // A multi-value option takes the words after it only while they are its own: the first one
@@ -280,6 +296,14 @@ void NoteTopBucket(const stats::Merger& merger, std::ostream& err) {
 }
 
 }  // namespace
+
+CommandDoc PctilesDoc() {
+  PctilesSettings s;
+  PctilesArgs a;
+  po::options_description description = PctilesDescription(s, a);
+  s.input.AddTo(description);
+  return ProgramOptionsDoc("pctiles", description);
+}
 
 int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   if (const std::optional<int> status = RunCompat(args, out, err)) return *status;

@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
+#include "cli/command_doc.h"
 #include "cli/commands.h"
 #include "cli/log_input_options.h"
 #include "stats/analysis/merger.h"
@@ -15,11 +16,16 @@
 namespace po = boost::program_options;
 
 namespace iotail::cli {
+namespace {
 
-int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
+struct PlotArgs {
   LogInputOptions input;
   std::vector<std::string> sla_args;
   std::string output = "report.html", format = "html", title = "iotail latency report";
+};
+
+// plot's own options (LogInputOptions adds the inputs'), bound to `a`.
+po::options_description PlotDescription(PlotArgs& a) {
   po::options_description description(
       "usage: iotail plot [options] FILES... [-o report.html]\n\n"
       "Charts of fio-format histogram logs (fio's or iotail's, one or many, merged on time\n"
@@ -29,14 +35,32 @@ int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       "options");
   // clang-format off
   description.add_options()
-      ("help,h", "show this help")
-      ("output,o", po::value(&output)->default_value(output),
+      ("help,h", "show this help (--help=man: the iotail-plot(1) page)")
+      ("output,o", po::value(&a.output)->default_value(a.output),
        "the HTML file; with --format=svg, the prefix of the SVG files (PREFIX-CHART.svg)")
-      ("format", po::value(&format)->default_value(format), "html or svg")
-      ("title", po::value(&title)->default_value(title), "the report's title")
-      ("sla", po::value(&sla_args)->multitoken(),
+      ("format", po::value(&a.format)->default_value(a.format), "html or svg")
+      ("title", po::value(&a.title)->default_value(a.title), "the report's title")
+      ("sla", po::value(&a.sla_args)->multitoken(),
        "latency targets drawn as lines: [read|write|trim:]p99<=2ms, max<1s");
   // clang-format on
+  return description;
+}
+
+}  // namespace
+
+CommandDoc PlotDoc() {
+  PlotArgs a;
+  po::options_description description = PlotDescription(a);
+  a.input.AddTo(description);
+  return ProgramOptionsDoc("plot", description);
+}
+
+int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
+  PlotArgs a;
+  LogInputOptions& input = a.input;
+  std::vector<std::string>& sla_args = a.sla_args;
+  const std::string &output = a.output, &format = a.format, &title = a.title;
+  po::options_description description = PlotDescription(a);
   const std::optional<po::variables_map> vm = input.Parse(args, description, out);
   if (!vm) return 0;
   // `--sla 'p99<=2ms' FILE`: the first word without a comparison is a file.

@@ -14,6 +14,7 @@
 
 #include <atomic>
 
+#include "cli/command_doc.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "cli/run_assembly.h"
@@ -33,7 +34,9 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
 int RunCommandWith(CommandArgs args, std::ostream& out, std::ostream& err, RunHooks& hooks) {
   RunPlan plan = ParseRunPlan(args);
   if (plan.run.help != 0) {
-    out << (plan.run.help == 2 ? OptionsMarkdown() : RunUsage());
+    out << (plan.run.help == 2   ? OptionsMarkdown()
+            : plan.run.help == 3 ? ManPage(RunDoc())
+                                 : RunUsage());
     return 0;
   }
   if (!plan.showcmd.empty()) {

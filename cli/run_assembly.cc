@@ -11,6 +11,7 @@
 #include <ctime>
 #include <system_error>
 
+#include "cli/build_info.h"
 #include "engine/clock.h"
 #include "stats/core/errors.h"
 #include "stats/report/terse_summary.h"
@@ -131,6 +132,9 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
   summary.timestamp_ms = results.start_realtime_ns / 1'000'000u;
   summary.report_time_s = static_cast<uint64_t>(time(nullptr));
   summary.pid = getpid();
+  const BuildInfo& build = GetBuildInfo();
+  summary.version = fmt::format("iotail-{}", build.version);
+  summary.build = {build.version, build.commit, build.tree, build.compiler, build.features};
   summary.runtime_s = results.runtime_s;
   summary.percentiles = jobs[0].percentiles;
   summary.options = jobs.size() == 1 ? jobs[0].given : run.plan.global;

@@ -164,10 +164,11 @@ const std::vector<OptionDef>& Table() {
       {"help",
        kChoice,
        RunField<&RunOptions::help>,
-       "show this help (markdown: every option as docs/run-options.md)",
+       "show this help (markdown: every option as docs/run-options.md; man: the iotail-run(1) "
+       "page)",
        "",
        Also(),
-       {{"1", 1}, {"0", 0}, {"markdown", 2}},
+       {{"1", 1}, {"0", 0}, {"markdown", 2}, {"man", 3}},
        OptionScope::kRun},
       {"name", kText, JobField<&JobSpec::name>, "job name; each --name starts a job"},
       {"filename", kText, ParseFilenames,
@@ -242,22 +243,6 @@ const std::vector<OptionDef>& Table() {
          o.spec.randseed = s;
        },
        "random seed"},
-      {"refill_buffers", kFlag, JobField<&JobSpec::refill_buffers>,
-       "new random data for every write (else each buffer's is made once)", "0"},
-      {"buffer_compress_percentage", kCount, JobField<&JobSpec::buffer_compress_percentage>,
-       "each chunk of a written buffer is (100 - N)% random, then N% the pattern (zeros): about N% "
-       "compressible (refills buffers unless --refill_buffers=0)",
-       "0", Also(), Choices(), OptionScope::kJob, 0, 100},
-      {"buffer_compress_chunk", kSize, JobField<&JobSpec::buffer_compress_chunk>,
-       "the chunk of --buffer_compress_percentage", "512"},
-      {"buffer_pattern", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.buffer_pattern = engine::ParseBufferPattern(v.text, v.option);
-       },
-       "write buffers hold this pattern repeated: \"text\", 0x hex bytes, decimal numbers (LE), "
-       "one after another"},
-      {"zero_buffers", kFlag, JobField<&JobSpec::zero_buffers>,
-       "write zeros instead of random data", "0"},
       {"runtime", kTime, JobField<&JobSpec::runtime_ns>, "run time (3s, 500ms; bare = seconds)",
        "no limit", Also("timeout")},
       {"time_based", kFlag, JobField<&JobSpec::time_based>,
@@ -287,9 +272,8 @@ const std::vector<OptionDef>& Table() {
 
 std::span<const OptionDef> CoreOptionTable() { return Table(); }
 
-std::string RunUsage() {
-  std::string out =
-      "usage: iotail run [options]\n"
+std::string RunDescription() {
+  return std::string(
       "Drives I/O at files or block devices and reports latency as fio does. Without --filename\n"
       "it runs a short default benchmark (4k random reads, QD32 with the best engine available,\n"
       "3 s, on a 64 MiB temporary file in the current directory, removed afterwards; logs to "
@@ -301,8 +285,11 @@ std::string RunUsage() {
       "completion) shows the device. Live lines go to stderr, the summary to stdout.\n"
       "Exit status: 0 ok; 1 I/O errors or a system failure; 2 bad options; 3 an --sla target\n"
       "was violated; 130/143 interrupted by SIGINT/SIGTERM (summary and logs still complete).\n"
-      "Precedence: 1, then 130/143, then 3.\n";
-  return out + OptionsHelp();
+      "Precedence: 1, then 130/143, then 3.\n");
+}
+
+std::string RunUsage() {
+  return "usage: iotail run [options]\n" + RunDescription() + OptionsHelp();
 }
 
 }  // namespace iotail::cli

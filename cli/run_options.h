@@ -22,7 +22,7 @@ enum class OutputFormat { kNormal, kJson, kJsonPlus, kTerse };
 
 struct RunOptions {
   engine::JobSpec spec;
-  int help = 0;  // --help: 1 the usage, 2 every option as markdown (docs/run-options.md)
+  int help = 0;  // --help: 1 the usage, 2 every option as markdown (docs/run-options.md), 3 man
   uint32_t log_avg_msec = 0;  // --log_avg_msec (0: not given)
   OutputFormat output_format = OutputFormat::kNormal;
   std::vector<OutputFormat> output_formats;  // --output-format=normal,json: each, in this order
@@ -84,5 +84,7 @@ bool IsRunLevelOption(std::string_view name);
 // One job as the only job of a plan (for tests and single-job callers).
 RunOptions ParseRunOptions(std::span<char* const> args);
 std::string RunUsage();
+// The usage's text between its first line and the options (the man page's DESCRIPTION).
+std::string RunDescription();
 
 }  // namespace iotail::cli

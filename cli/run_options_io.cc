@@ -67,11 +67,6 @@ const std::vector<OptionDef>& Table() {
         {"sequential", POSIX_FADV_SEQUENTIAL},
         {"random", POSIX_FADV_RANDOM},
         {"normal", POSIX_FADV_NORMAL}}},
-      {"verify", kText,
-       [](RunOptions& o, const OptionValue& v) { o.spec.verify = engine::ParseVerifyKind(v.text); },
-       "crc32c|md5|0: checksummed blocks, checked when read (and read back)", "0"},
-      {"do_verify", kFlag, JobField<&JobSpec::do_verify>,
-       "with --verify on a write job: read every block back after", "1"},
       {"rate_min", kText, ParseRateMin<true>,
        "end the job clone (EIO) when a direction falls below N bytes/s (or R,W), checked as fio: "
        "from 2 s after the ramp, over each --ratecycle",

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <vector>
@@ -96,6 +97,54 @@ void Preallocate(int fd, const std::string& path, uint64_t want, FallocateMode m
     throw std::system_error(r, std::generic_category(),
                             fmt::format("--fallocate: preallocate '{}' to {} bytes", path, want));
   }
+}
+
+// Creates or extends the regular file at `path` (its size when it exists) to offset + size as
+// TargetOptions says (buffered, so reads hit written blocks). Returns whether it created the file;
+// on failure leaves it as it was (removed if created, its old size if extended).
+bool LayOut(const std::string& path, std::optional<uint64_t> size, const TargetOptions& options) {
+  // Create or extend the file (buffered), so reads hit written blocks.
+  const uint64_t want = options.size == 0 ? 0 : options.offset + options.size;
+  const bool exists = size.has_value();
+  const uint64_t have = size.value_or(0);
+  if (!exists && want == 0) {
+    throw stats::UsageError(
+        fmt::format("--size: '{}' does not exist; give --size to create it", path));
+  }
+  if (!exists && !options.allow_create) {
+    throw stats::UsageError(fmt::format(
+        "--allow_file_create=0: '{}' does not exist, and creating files is disallowed", path));
+  }
+  if (want > have) {
+    // As fio (create_work_dirs): the directories in a new file's name are made, mode 0700.
+    for (size_t slash = path.find('/', 1); !exists && slash != std::string::npos;
+         slash = path.find('/', slash + 1)) {
+      (void)mkdir(path.substr(0, slash).c_str(), 0700);  // open() reports what failed
+    }
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) ThrowErrno(fmt::format("create '{}'", path));
+    const bool created = !exists;
+    try {
+      // Room for what is allocated: all of it unless the file is left sparse.
+      if (options.fill || (options.fallocate != FallocateMode::kNone &&
+                           options.fallocate != FallocateMode::kTruncate)) {
+        CheckRoom(fd, path, have, want);
+      }
+      Preallocate(fd, path, want, options.fallocate);
+      if (options.fill) FillFile(fd, path, have, want, options.content, options.stop);
+    } catch (...) {
+      // Leave the file as it was: removed if created, its old size if extended.
+      if (!created && ftruncate(fd, static_cast<off_t>(have)) != 0) {
+        std::fprintf(stderr, "iotail: could not restore '%s' to %llu bytes\n", path.c_str(),
+                     static_cast<unsigned long long>(have));
+      }
+      close(fd);
+      if (created) unlink(path.c_str());
+      throw;
+    }
+    close(fd);
+  }
+  return !exists;  // a missing file without a size was refused above
 }
 
 std::vector<dev_t> SwapDevices() {
@@ -275,46 +324,7 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
     }
   }
   if (!block_device_) {
-    // Create or extend the file (buffered), so reads hit written blocks.
-    const uint64_t want = options.size == 0 ? 0 : options.offset + options.size;
-    const uint64_t have = exists ? static_cast<uint64_t>(st.st_size) : 0;
-    if (!exists && want == 0) {
-      throw stats::UsageError(
-          fmt::format("--size: '{}' does not exist; give --size to create it", path_));
-    }
-    if (!exists && !options.allow_create) {
-      throw stats::UsageError(fmt::format(
-          "--allow_file_create=0: '{}' does not exist, and creating files is disallowed", path_));
-    }
-    if (want > have) {
-      // As fio (create_work_dirs): the directories in a new file's name are made, mode 0700.
-      for (size_t slash = path_.find('/', 1); !exists && slash != std::string::npos;
-           slash = path_.find('/', slash + 1)) {
-        (void)mkdir(path_.substr(0, slash).c_str(), 0700);  // open() reports what failed
-      }
-      const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-      if (fd < 0) ThrowErrno(fmt::format("create '{}'", path_));
-      created_ = !exists;
-      try {
-        // Room for what is allocated: all of it unless the file is left sparse.
-        if (options.fill || (options.fallocate != FallocateMode::kNone &&
-                             options.fallocate != FallocateMode::kTruncate)) {
-          CheckRoom(fd, path_, have, want);
-        }
-        Preallocate(fd, path_, want, options.fallocate);
-        if (options.fill) FillFile(fd, path_, have, want, options.content, options.stop);
-      } catch (...) {
-        // Leave the file as it was: removed if created, its old size if extended.
-        if (!created_ && ftruncate(fd, static_cast<off_t>(have)) != 0) {
-          std::fprintf(stderr, "iotail: could not restore '%s' to %llu bytes\n", path_.c_str(),
-                       static_cast<unsigned long long>(have));
-        }
-        close(fd);
-        if (created_) unlink(path_.c_str());
-        throw;
-      }
-      close(fd);
-    }
+    created_ = LayOut(path_, exists ? std::optional<uint64_t>(st.st_size) : std::nullopt, options);
   }
   int flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | options.sync_flags;
   if (options.direct) flags |= O_DIRECT;

@@ -28,12 +28,14 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/command_doc.h"
 #include "cli/commands.h"
 #include "cli/run_hooks.h"
 #include "engine/clock.h"
 #include "engine/job_runner.h"
 #include "mpi/cluster_view.h"
 #include "mpi/exchange.h"
+#include "mpi/mpi_doc.h"
 #include "mpi/rank_args.h"
 #include "mpi/rank_messages.h"
 #include "stats/core/errors.h"
@@ -240,6 +242,10 @@ std::thread StartRun(const Cluster& c, RankArgs& args, cli::RunHooks& hooks, Sha
 }
 
 int Main(int argc, char** argv) {
+  if (argc == 2 && std::string_view(argv[1]) == "--help=man") {  // the page, without MPI
+    std::cout << cli::ManPage(MpiDoc());
+    return 0;
+  }
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   Cluster c;

@@ -1,17 +1,41 @@
 #!/usr/bin/env bash
-# Installs every build, test and benchmark dependency of iotail from Debian's packages.
-# Idempotent: packages already present are skipped by apt-get. Needs root (or sudo).
+# Installs iotail's dependencies from Debian's packages, by need. Idempotent: packages already
+# present are skipped. Needs root (or sudo).
+#   scripts/setup.sh --run    what building and running iotail needs, nothing else (quickstart.sh)
+#   scripts/setup.sh          that, plus what the tests, packaging and benchmarks need
+#   scripts/setup.sh --mpi    add Open MPI, to build iotail-mpi (test.sh passes it)
+# (--run --mpi: building and running both binaries.)
 set -euo pipefail
 
-packages=(
-  g++ clang cmake make pkg-config git
-  liburing-dev libaio-dev libboost-program-options-dev libfmt-dev
-  googletest libgtest-dev libblkid-dev nlohmann-json3-dev
+# Building and running: compiler, CMake, ninja and the libraries iotail links. libnbd is not
+# among them: the nbd engine loads it with dlopen when a run uses it (libnbd-dev, for its header,
+# comes with the tests' set).
+run_packages=(
+  g++ cmake ninja-build pkg-config
+  liburing-dev libaio-dev libboost-program-options-dev libfmt-dev libblkid-dev
+)
+# The tests, the golden data, packaging and the benchmarks.
+test_packages=(
+  clang make git googletest libgtest-dev nlohmann-json3-dev
   fio python3 python3-numpy python3-pandas
   util-linux hyperfine strace
-  nbdkit libnbd-bin libnbd-dev fuse3 e2fsprogs fdisk lvm2 mdadm openmpi-bin libopenmpi-dev
+  nbdkit libnbd-bin libnbd-dev fuse3 e2fsprogs fdisk lvm2 mdadm
   prometheus chromium tmux
+  dpkg-dev file man-db groff zsh bash-completion
 )
+mpi_packages=(openmpi-bin libopenmpi-dev)
+
+tests=1 mpi=0
+for arg in "$@"; do
+  case $arg in
+    --run) tests=0 ;;
+    --mpi) mpi=1 ;;
+    *) echo "usage: scripts/setup.sh [--run] [--mpi]" >&2; exit 2 ;;
+  esac
+done
+packages=("${run_packages[@]}")
+if [ "$tests" -eq 1 ]; then packages+=("${test_packages[@]}"); fi
+if [ "$mpi" -eq 1 ]; then packages+=("${mpi_packages[@]}"); fi
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian machine (scripts/setup.sh), builds iotail with warnings as errors and
-# runs the whole test suite. Usage: scripts/test.sh [build-dir]   (default: build)
+# Sets up a fresh Debian machine (scripts/setup.sh --mpi: every dependency, Open MPI too), builds
+# iotail with warnings as errors and runs the whole test suite. Usage: scripts/test.sh [build-dir]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 
-bash scripts/setup.sh
+bash scripts/setup.sh --mpi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIOTAIL_WERROR=ON
 cmake --build "$build" -j "$(nproc)"
 # Serially: the end-to-end tests time real I/O (rates, intervals, signals) and must not compete

@@ -310,6 +310,12 @@ void JsonRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
   const ScheduleSnapshot& sc = all.schedule;
   fmt::format_to(o, "\"iotail_run\": {{\"mode\": \"{}\", \"description\": \"{}\"",
                  s.mode.rate_limited ? "rate" : "burst", JsonEscape(s.mode.description));
+  const BuildIdentity& b = s.build;
+  fmt::format_to(o,
+                 ", \"build\": {{\"version\": \"{}\", \"commit\": \"{}\", \"tree\": \"{}\", "
+                 "\"compiler\": \"{}\", \"features\": \"{}\"}}",
+                 JsonEscape(b.version), JsonEscape(b.commit), JsonEscape(b.tree),
+                 JsonEscape(b.compiler), JsonEscape(b.features));
   if (s.mode.rate_limited) {
     fmt::format_to(o, ", \"rate_process\": \"{}\", \"rates\": [", s.mode.process);
     const auto checks = RateChecks(s, all);

@@ -93,8 +93,15 @@ struct RankInfo {
   double lost_silence_s = 0;
 };
 
+// The binary that ran, as `iotail --version` says it (cli/build_info.h): iotail_run.build in the
+// JSON summary.
+struct BuildIdentity {
+  std::string version, commit, tree, compiler, features;
+};
+
 struct RunSummary {
   std::string version = "iotail-0.1.0";
+  BuildIdentity build;
   uint64_t timestamp_s = 0;   // Unix time of the run's start
   uint64_t timestamp_ms = 0;  // the same in ms
   std::vector<DiskUtil> disk_util;

@@ -1,0 +1,20 @@
+# Writes the man pages and the completion scripts by running the built binaries, so they come
+# from the same option tables as --help (cli/command_doc.h). Run by the target iotail_docs.
+# Inputs (-D): IOTAIL (the iotail binary), IOTAIL_MPI (iotail-mpi, or empty), OUT (a directory).
+file(MAKE_DIRECTORY ${OUT}/man ${OUT}/completion)
+function(generate output)
+  execute_process(COMMAND ${ARGN} OUTPUT_FILE ${OUT}/${output}.tmp RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "generating ${output}: '${ARGN}' exited with ${rc}")
+  endif()
+  file(RENAME ${OUT}/${output}.tmp ${OUT}/${output})
+endfunction()
+generate(man/iotail.1 ${IOTAIL} --help=man)
+foreach(command run pctiles merge plot)
+  generate(man/iotail-${command}.1 ${IOTAIL} ${command} --help=man)
+endforeach()
+generate(completion/iotail ${IOTAIL} completion bash)
+generate(completion/_iotail ${IOTAIL} completion zsh)
+if(IOTAIL_MPI)
+  generate(man/iotail-mpi.1 ${IOTAIL_MPI} --help=man)
+endif()
