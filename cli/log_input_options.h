@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/command_doc.h"
 #include "cli/commands.h"
 #include "stats/analysis/merger.h"
 
@@ -37,6 +38,16 @@ struct LogInputOptions {
   // note on `err`; a mix of such and other files is a UsageError.
   stats::MergeOptions ToMergeOptions(std::ostream& err, std::string_view command) const;
 };
+
+// The doc (man page, completion) of a log command whose Args hold its LogInputOptions `input` and
+// whose describe(args) gives its own options.
+template <class Args, class Describe>
+CommandDoc LogCommandDoc(std::string_view command, Describe describe) {
+  Args a;
+  boost::program_options::options_description description = describe(a);
+  a.input.AddTo(description);
+  return ProgramOptionsDoc(command, description);
+}
 
 // Prints the recoverable damage (a torn last line) the merger's readers found as they read, so
 // after Merger::Run(), one line each: "iotail COMMAND: warning: ...".

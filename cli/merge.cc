@@ -45,12 +45,7 @@ po::options_description MergeDescription(MergeArgs& a) {
 
 }  // namespace
 
-CommandDoc MergeDoc() {
-  MergeArgs a;
-  po::options_description description = MergeDescription(a);
-  a.input.AddTo(description);
-  return ProgramOptionsDoc("merge", description);
-}
+CommandDoc MergeDoc() { return LogCommandDoc<MergeArgs>("merge", MergeDescription); }
 
 int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   MergeArgs a;

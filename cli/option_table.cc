@@ -124,8 +124,7 @@ std::vector<OptionGroup> AllOptionTables() {
   return {{"What, where and when", CoreOptionTable()},
           {"The engine and its queue", EngineOptionTable()},
           {"How a job does its I/O", IoBehaviourOptionTable()},
-          {"Files and their layout", FileOptionTable()},
-          {"What the writes carry", DataOptionTable()},
+          {"Files, their layout and what the writes carry", FileOptionTable()},
           {"Jobs, groups and fio's switches", JobControlOptionTable()},
           {"Outputs, fio's logs and the metrics endpoint", LogOptionTable()},
           {"fio's options accepted with no effect in iotail", AcceptedOptionTable()}};

@@ -6,8 +6,8 @@
 // did-you-mean suggestions, and docs/run-options.md (OptionsMarkdown; a test keeps that file equal
 // to it). The rows are split by concept across files (run_options.cc: what, where and when;
 // run_options_engine.cc: the engine and its queue; run_options_io.cc: how a job does its I/O
-// beyond that; run_options_files.cc: its files and their layout; run_options_data.cc: what its
-// writes carry; run_options_jobs.cc: jobs, groups and fio's reporting switches;
+// beyond that; run_options_files.cc: its files, their layout and what its writes carry;
+// run_options_jobs.cc: jobs, groups and fio's reporting switches;
 // run_options_logs.cc: outputs, fio's logs and the metrics endpoint; run_options_accepted.cc: fio's
 // options that change nothing in iotail, and why).
 //
@@ -103,7 +103,6 @@ std::span<const OptionDef> CoreOptionTable();         // cli/run_options.cc
 std::span<const OptionDef> EngineOptionTable();       // cli/run_options_engine.cc
 std::span<const OptionDef> IoBehaviourOptionTable();  // cli/run_options_io.cc
 std::span<const OptionDef> FileOptionTable();         // cli/run_options_files.cc
-std::span<const OptionDef> DataOptionTable();         // cli/run_options_data.cc
 std::span<const OptionDef> JobControlOptionTable();   // cli/run_options_jobs.cc
 std::span<const OptionDef> LogOptionTable();          // cli/run_options_logs.cc
 std::span<const OptionDef> AcceptedOptionTable();     // cli/run_options_accepted.cc

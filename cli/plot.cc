@@ -48,12 +48,7 @@ po::options_description PlotDescription(PlotArgs& a) {
 
 }  // namespace
 
-CommandDoc PlotDoc() {
-  PlotArgs a;
-  po::options_description description = PlotDescription(a);
-  a.input.AddTo(description);
-  return ProgramOptionsDoc("plot", description);
-}
+CommandDoc PlotDoc() { return LogCommandDoc<PlotArgs>("plot", PlotDescription); }
 
 int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   PlotArgs a;

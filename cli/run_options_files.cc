@@ -72,6 +72,27 @@ const std::vector<OptionDef>& Table() {
        "first, as fio (root; not restored after)"},
       {"fsync_on_close", kFlag, JobField<&JobSpec::fsync_on_close>,
        "fsync each written file when it is closed (iotail closes them at the job's end)", "0"},
+      {"refill_buffers", kFlag, JobField<&JobSpec::refill_buffers>,
+       "new random data for every write (else each buffer's is made once)", "0"},
+      {"buffer_compress_percentage", kCount, JobField<&JobSpec::buffer_compress_percentage>,
+       "each chunk of a written buffer is (100 - N)% random, then N% the pattern (zeros): about N% "
+       "compressible (refills buffers unless --refill_buffers=0)",
+       "0", Also(), Choices(), OptionScope::kJob, 0, 100},
+      {"buffer_compress_chunk", kSize, JobField<&JobSpec::buffer_compress_chunk>,
+       "the chunk of --buffer_compress_percentage", "512"},
+      {"buffer_pattern", kText,
+       [](RunOptions& o, const OptionValue& v) {
+         o.spec.buffer_pattern = engine::ParseBufferPattern(v.text, v.option);
+       },
+       "write buffers hold this pattern repeated: \"text\", 0x hex bytes, decimal numbers (LE), "
+       "one after another"},
+      {"zero_buffers", kFlag, JobField<&JobSpec::zero_buffers>,
+       "write zeros instead of random data", "0"},
+      {"verify", kText,
+       [](RunOptions& o, const OptionValue& v) { o.spec.verify = engine::ParseVerifyKind(v.text); },
+       "crc32c|md5|0: checksummed blocks, checked when read (and read back)", "0"},
+      {"do_verify", kFlag, JobField<&JobSpec::do_verify>,
+       "with --verify on a write job: read every block back after", "1"},
   };
   return table;
 }

@@ -18,12 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
 
-class BuildInfoTest : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_build_info"); }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using BuildInfoTest = iotail::testing::ScratchDirTest;
 
 TEST_F(BuildInfoTest, VersionNamesCommitTreeCompilerAndFeatures) {
   const CommandResult r = iotail::testing::RunIotail("--version", dir_);

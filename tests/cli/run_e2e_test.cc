@@ -87,12 +87,7 @@ std::map<std::string, uint64_t> TotalIos(const std::string& json) {
   return out;
 }
 
-class RunE2eTest : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_run_e2e"); }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using RunE2eTest = iotail::testing::ScratchDirTest;
 
 TEST_F(RunE2eTest, EveryEngineLogsAddUpToTotalIos) {
   for (const std::string engine : {"io_uring", "libaio", "psync", "null"}) {
