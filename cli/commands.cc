@@ -17,7 +17,7 @@ std::span<const CommandInfo> Commands() {
       {"merge", "align and merge histogram logs into one fio-format histogram log", &MergeCommand,
        &MergeDoc},
       {"compare", "compare two runs' latency percentiles: B - A with confidence, a verdict",
-       &CompareCommand, nullptr},
+       &CompareCommand, &CompareDoc},
       {"plot", "charts of histogram logs: one self-contained HTML report or SVG files",
        &PlotCommand, &PlotDoc},
       {"completion", "print the bash or zsh completion script", &CompletionCommand, &CompletionDoc},

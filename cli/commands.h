@@ -30,6 +30,7 @@ struct CommandDoc;
 CommandDoc RunDoc();
 CommandDoc PctilesDoc();
 CommandDoc MergeDoc();
+CommandDoc CompareDoc();
 CommandDoc PlotDoc();
 CommandDoc CompletionDoc();
 

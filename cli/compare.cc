@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/command_doc.h"
 #include "cli/commands.h"
 #include "cli/compare_inputs.h"
 #include "cli/log_input_options.h"
@@ -97,11 +98,14 @@ struct CompareSettings {
   std::vector<FailOn> fail_on;
 };
 
-std::optional<CompareSettings> ParseCompare(CommandArgs args, std::ostream& out) {
-  CompareSettings s;
+// compare's options, bound to `a`.
+struct CompareArgs {
   std::vector<std::string> percentile_args, fail_on, inputs;
   std::string format = "text", unit = "us", latency = "clat";
   double ci = 95;
+};
+
+po::options_description CompareDescription(CompareArgs& a) {
   po::options_description description(
       "usage: iotail compare [options] A B\n\n"
       "Compares two runs per direction and percentile: B - A, its confidence interval and a\n"
@@ -112,18 +116,29 @@ std::optional<CompareSettings> ParseCompare(CommandArgs args, std::ostream& out)
       "sides: Welch's t over the repetitions' percentiles.\n\noptions");
   // clang-format off
   description.add_options()
-      ("help,h", "show this help")
-      ("percentiles", po::value(&percentile_args),
+      ("help,h", "show this help (--help=man: the iotail-compare(1) page)")
+      ("percentiles", po::value(&a.percentile_args),
        "percentiles to compare: '50:90:99:99.9' (the default)")
-      ("ci", po::value(&ci)->default_value(ci), "confidence level in percent")
-      ("output-format", po::value(&format)->default_value(format), "text or json")
-      ("output-unit", po::value(&unit)->default_value(unit), "latency unit: ns, us or ms")
-      ("latency", po::value(&latency)->default_value(latency),
+      ("ci", po::value(&a.ci)->default_value(a.ci), "confidence level in percent")
+      ("output-format", po::value(&a.format)->default_value(a.format), "text or json")
+      ("output-unit", po::value(&a.unit)->default_value(a.unit), "latency unit: ns, us or ms")
+      ("latency", po::value(&a.latency)->default_value(a.latency),
        "which latency of a JSON summary: clat or lat (histogram logs hold the one they hold)")
-      ("fail-on", po::value(&fail_on),
+      ("fail-on", po::value(&a.fail_on),
        "exit status 3 when B is significantly worse than A by more than a margin:\n"
        "[read|write|trim:]pN:+X% (of A's) or pN:+Xms; may be repeated");
   // clang-format on
+  return description;
+}
+
+std::optional<CompareSettings> ParseCompare(CommandArgs args, std::ostream& out) {
+  CompareSettings s;
+  CompareArgs a;
+  std::vector<std::string>&percentile_args = a.percentile_args, &fail_on = a.fail_on,
+  &inputs = a.inputs;
+  const std::string &format = a.format, &unit = a.unit, &latency = a.latency;
+  const double& ci = a.ci;
+  po::options_description description = CompareDescription(a);
   po::options_description hidden;
   hidden.add_options()("input", po::value(&inputs));
   po::options_description all;
@@ -131,6 +146,10 @@ std::optional<CompareSettings> ParseCompare(CommandArgs args, std::ostream& out)
   po::positional_options_description positional;
   positional.add("input", -1);
   SplitArgs split = SplitAtDashes(args);
+  if (std::find(split.options.begin(), split.options.end(), "--help=man") != split.options.end()) {
+    out << ManPage(ProgramOptionsDoc("compare", description));
+    return std::nullopt;
+  }
   po::variables_map vm;
   po::store(po::command_line_parser(split.options).options(all).positional(positional).run(), vm);
   po::notify(vm);
@@ -221,6 +240,11 @@ void CompareDirection(const CompareSide& a, const CompareSide& b, int d, const C
 }
 
 }  // namespace
+
+CommandDoc CompareDoc() {
+  CompareArgs a;
+  return ProgramOptionsDoc("compare", CompareDescription(a));
+}
 
 int CompareCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   std::optional<CompareSettings> settings = ParseCompare(args, out);

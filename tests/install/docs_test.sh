@@ -15,7 +15,7 @@ done
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-pages=(iotail iotail-run iotail-pctiles iotail-merge iotail-plot)
+pages=(iotail iotail-run iotail-pctiles iotail-merge iotail-compare iotail-plot)
 [ -x "$build/iotail-mpi" ] && pages+=(iotail-mpi)
 for page in "${pages[@]}"; do
   file=$docs/man/$page.1
