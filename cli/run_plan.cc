@@ -198,6 +198,13 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
                     clones, kMaxClones));
   }
   run.groups = PlanGroups(jobs);
+  // fio's exitall is one flag for the whole run, set by any job that names it.
+  const bool exitall = std::any_of(run.specs.begin(), run.specs.end(),
+                                   [](const engine::JobSpec& s) { return s.exitall; });
+  for (size_t j = 0; j < run.specs.size(); ++j) {
+    run.specs[j].exitall = exitall;
+    run.specs[j].report_group = run.groups.groupid[j];
+  }
   run.entries = PlanEntries(jobs, run.groups);
   return run;
 }

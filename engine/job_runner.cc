@@ -385,7 +385,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
       if (specs[k].name == specs[j].wait_for) waits_on[j] = static_cast<int>(k);
     }
   }
-  WorkerThreads threads(workers, stop_flag, job_of_worker, waits_on);
+  WorkerThreads threads(workers, stop_flag, job_of_worker, waits_on, specs);
   threads.WaitPrepared();
   for (size_t w = 0; w < workers.size(); ++w) {
     JobOutcome& job = out.jobs[job_of_worker[w]];

@@ -128,7 +128,14 @@ struct JobSpec {
   uint32_t loops = 1;          // --loops: passes over the region (not time_based)
   uint64_t number_ios = 0;     // --number_ios: end after this many I/Os x loops (0: no limit)
   std::string wait_for;        // --wait_for: start when this earlier job of the group has ended
-  bool end_fsync = false;      // --end_fsync: fsync files at the end
+  // fio's exitall (set for every job once any job sets it, as fio's global flag) and
+  // exitall_on_error: when a clone ends (exitall) or ends with an error (exitall_on_error), the
+  // jobs of exit_what end too: its reporting group (report_group), or every job running with it.
+  bool exitall = false;
+  bool exitall_on_error = false;
+  bool exit_what_group = true;  // --exit_what=group; stonewall and all: every running job
+  int report_group = 0;         // fio's groupid, set when the run is planned
+  bool end_fsync = false;       // --end_fsync: fsync files at the end
   bool fsync_on_close =
       false;  // --fsync_on_close: fsync each written file when closed (at the end)
   // fio's file layout (engine/target.h): how a missing or short file is made.

@@ -139,6 +139,8 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
   return slot;
 }
 
+bool Worker::Failed() const { return engine_error_ != 0 || failed_io_ || !rate_shortfall_.empty(); }
+
 void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
   if (!spec_.cpus_allowed.empty()) {
     cpu_set_t set;
@@ -152,7 +154,8 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   }
   // startdelay: wait for this worker's start, in slices so that a stop request is seen.
-  for (uint64_t now = Clock::NowNs(); now < times.start_ns && !stop.load(); now = Clock::NowNs()) {
+  for (uint64_t now = Clock::NowNs(); now < times.start_ns && !Stopped(stop);
+       now = Clock::NowNs()) {
     const uint64_t slice = std::min<uint64_t>(times.start_ns - now, 10'000'000);
     timespec ts{0, static_cast<long>(slice)};
     nanosleep(&ts, nullptr);
@@ -164,7 +167,7 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
   } else {
     RunClosedLoop(times, stop);
     if (spec_.verify != VerifyKind::kNone && spec_.do_verify && spec_.HasWrites() &&
-        engine_error_ == 0 && !stop.load()) {
+        engine_error_ == 0 && !Stopped(stop)) {
       VerifyPass(stop);
     }
   }
@@ -204,7 +207,7 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
       // Trims are done as they are chosen: nothing in flight, but the job goes on.
       if (trims_in_batch_ == 0 || stopping) break;
       if (trim_failed_ || (times.stop_at_ns != 0 && Clock::NowNs() >= times.stop_at_ns) ||
-          stop.load(std::memory_order_relaxed)) {
+          Stopped(stop)) {
         stopping = true;
       }
       continue;
@@ -229,8 +232,7 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
         Think(stop);
       }
     }
-    if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) ||
-        stop.load(std::memory_order_relaxed)) {
+    if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) || Stopped(stop)) {
       stopping = true;
     }
   }
@@ -277,7 +279,10 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     free_[free_count_++] = c.slot;
     if (res < 0) {
       rec.RecordError(static_cast<int>(-res));
-      if (!spec_.ContinueOnError(slot.dir)) ok = false;
+      if (!spec_.ContinueOnError(slot.dir)) {
+        ok = false;
+        failed_io_ = true;
+      }
       continue;
     }
     if (spec_.verify != VerifyKind::kNone && slot.dir == stats::Direction::kRead &&
@@ -285,6 +290,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
                     slot.file) &&
         !spec_.ContinueOnError(stats::Direction::kRead)) {
       ok = false;
+      failed_io_ = true;
     }
     const uint64_t done = c.done_ns;
     if (done >= record_from_ns) {

@@ -82,6 +82,13 @@ class Worker {
   // The hot loop; returns when done, on an error (unless continue_on_error) or when *stop is set.
   void Run(const WorkerTimes& times, const std::atomic<bool>& stop);
 
+  // fio's exitall: ends the worker as a stop request would (another job it goes with ended); any
+  // thread may call it, before or during Run.
+  void Terminate() { terminate_.store(true, std::memory_order_relaxed); }
+  // Whether the worker ended with an error (fio's td->error: an I/O or engine error that stopped
+  // it, or a rate floor not met); valid once Run has returned.
+  bool Failed() const;
+
   const stats::Recorder& recorder() const { return *recorder_; }
   uint64_t bytes_limit() const { return plan_.bytes_limit; }
   // The first engine-level failure (-errno from Submit/Reap), 0 if none.
@@ -166,6 +173,11 @@ class Worker {
   uint64_t give_up_at_ns_ = 0;  // stopping: when the grace ends (0: not stopping yet)
   uint64_t abandoned_ = 0;      // I/Os given up when the grace ended
   int engine_error_ = 0;
+  std::atomic<bool> terminate_{false};  // Terminate()
+  bool failed_io_ = false;              // an I/O error (or a failed check) stopped the worker
+  bool Stopped(const std::atomic<bool>& stop) const {
+    return stop.load(std::memory_order_relaxed) || terminate_.load(std::memory_order_relaxed);
+  }
   bool asynchronous_ = false;   // the engine's Asynchronous(): record slat
   bool retries_eagain_ = true;  // the engine's RetriesEagain(): resubmit -EAGAIN
   IoStamps redo_stamps_;        // where resubmissions' stamps go (an I/O keeps its first ones)

@@ -52,7 +52,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
     // The run's end first (fio checks runtime before issuing): an I/O due at the very end is not
     // issued after it.
     if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) ||
-        stop.load(std::memory_order_relaxed)) {
+        Stopped(stop)) {
       stopping = true;
     }
     // Issue every due I/O that has a free slot; all of this round's share one submit stamp.
@@ -77,7 +77,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
       if (!SubmitBatch(&in_flight)) return;
     }
     if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) ||
-        stop.load(std::memory_order_relaxed)) {
+        Stopped(stop)) {
       stopping = true;
     }
     const bool issuing =

@@ -131,7 +131,7 @@ void Worker::Think(const std::atomic<bool>& stop) {
   while (Clock::NowNs() < spin_until) {
   }
   const uint64_t until = start + spec_.thinktime_ns;
-  for (uint64_t now = Clock::NowNs(); now < until && !stop.load(std::memory_order_relaxed);
+  for (uint64_t now = Clock::NowNs(); now < until && !Stopped(stop);
        now = Clock::NowNs()) {
     const uint64_t slice = std::min<uint64_t>(until - now, 10'000'000);
     timespec ts{0, static_cast<long>(slice)};
@@ -158,7 +158,7 @@ void Worker::VerifyPass(const std::atomic<bool>& stop) {
   char* buf = buffers_;  // the I/O is over: slot 0's buffer is free (aligned for O_DIRECT)
   verify_start_ns_ = Clock::NowNs();
   for (uint32_t f = 0; f < plan_.fds.size(); ++f) {
-    for (uint64_t off = 0; off + bs <= plan_.region_size && !stop.load(); off += bs) {
+    for (uint64_t off = 0; off + bs <= plan_.region_size && !Stopped(stop); off += bs) {
       const uint64_t at = plan_.region_offset + off;
       const uint64_t start = Clock::NowNs();
       const ssize_t got = pread(plan_.fds[f], buf, bs, static_cast<off_t>(at));

@@ -12,6 +12,7 @@
 #include <exception>
 #include <latch>
 #include <memory>
+#include <span>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -24,9 +25,12 @@ namespace iotail::engine {
 class WorkerThreads {
  public:
   // job_of_worker[w]: worker w's job; waits_on[j]: the job that job j waits for (wait_for), or -1.
+  // specs[j]: job j's exitall rules (JobSpec::exitall, exitall_on_error, exit_what_group).
   WorkerThreads(std::vector<std::unique_ptr<Worker>>& workers, const std::atomic<bool>& stop,
-                std::vector<size_t> job_of_worker, std::vector<int> waits_on)
-      : workers_(workers),
+                std::vector<size_t> job_of_worker, std::vector<int> waits_on,
+                std::span<const JobSpec> specs)
+      : specs_(specs),
+        workers_(workers),
         stop_(stop),
         failures_(workers.size()),
         end_ns_(workers.size(), 0),
@@ -115,12 +119,26 @@ class WorkerThreads {
       }
       record_from_ns_[w] = times.record_from_ns;
       worker.Run(times, stop_);
+      ExitAll(job, worker);
     }
     end_ns_[w] = Clock::NowNs();
     if (running_[job].fetch_sub(1) == 1) running_[job].notify_all();
     worker.ReleaseEngine();
   }
 
+  // fio's exitall/exitall_on_error: a clone of `job` has ended; end the jobs its rule names.
+  void ExitAll(size_t job, const Worker& ended) {
+    const JobSpec& spec = specs_[job];
+    if (!spec.exitall && !(spec.exitall_on_error && ended.Failed())) return;
+    for (size_t w = 0; w < workers_.size(); ++w) {
+      const JobSpec& other = specs_[job_of_worker_[w]];
+      if (!spec.exit_what_group || other.report_group == spec.report_group) {
+        workers_[w]->Terminate();
+      }
+    }
+  }
+
+  std::span<const JobSpec> specs_;
   std::vector<std::unique_ptr<Worker>>& workers_;
   const std::atomic<bool>& stop_;
   std::vector<std::exception_ptr> failures_;

@@ -155,6 +155,7 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the scratch directories")
     ap.add_argument("--timeout", type=int, default=60, help="seconds a tool may take on a file")
     args = ap.parse_args()
+    args.iotail = os.path.abspath(args.iotail)  # each tool runs in its own directory
     if shutil.which("fio") is None:
         print("fio-corpus: fio is not installed: skipped")
         return 77

@@ -282,6 +282,30 @@ TEST_F(FioSemanticsTest, RateFloorMetBetweenCompletionsKeepsEveryJobRunningAsFio
   });
 }
 
+// fio's exitall: once any job sets it, a clone that ends ends the jobs of its reporting group
+// (exit_what=group), or every job running with it (exit_what=all); a job of another group runs on.
+TEST_F(FioSemanticsTest, ExitallEndsTheGroupOrEveryJobAsFio) {
+  const std::string jobs =
+      "--ioengine=null --rw=randread --bs=4k --name=short --size=16m --exitall --name=long "
+      "--size=1g --runtime=2 --time_based --name=other --size=1g --runtime=2 --time_based "
+      "--new_group";
+  for (const std::string what : {"group", "all"}) {
+    SCOPED_TRACE(what);
+    // Before the first --name: every job's (given after a job, it would be that job's only).
+    ExpectBoth("--exit_what=" + what + " " + jobs, 0,
+               [&](const std::vector<Job>& j, const auto& r) {
+                 ASSERT_EQ(j.size(), 3u) << r.out;
+                 EXPECT_LT(j[0].runtime_ms, 1000u) << j[0];
+                 EXPECT_LT(j[1].runtime_ms, 1000u) << j[1];  // ended with `short`
+                 if (what == "group") {
+                   EXPECT_GE(j[2].runtime_ms, 1900u) << j[2];
+                 } else {
+                   EXPECT_LT(j[2].runtime_ms, 1000u) << j[2];
+                 }
+               });
+  }
+}
+
 TEST_F(FioSemanticsTest, RateFloorsAreRefusedWhereFioRefusesThem) {
   // fio's rules: one kind of floor, none above the rate.
   EXPECT_EQ(Run("iotail", "--name=a --size=1m --rate=1m --rate_min=2m").status, 2);
