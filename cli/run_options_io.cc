@@ -5,6 +5,10 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <charconv>
+#include <cstring>
+#include <string_view>
+#include <vector>
 
 #include "cli/option_table.h"
 #include "cli/run_options.h"
@@ -31,6 +35,53 @@ void ParseRateMin(RunOptions& o, const OptionValue& v) {
     } else {
       o.spec.rate_min[d].iops = given[d].iops;
     }
+  }
+}
+
+// `text` split at `sep` (empty parts kept).
+std::vector<std::string_view> Split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  for (size_t at = 0;;) {
+    const size_t end = text.find(sep, at);
+    parts.push_back(text.substr(at, end == std::string_view::npos ? end : end - at));
+    if (end == std::string_view::npos) return parts;
+    at = end + 1;
+  }
+}
+
+// fio's ignore_error=READ,WRITE,VERIFY: per error type a ':'-separated list of errno names
+// (ENOSPC) or numbers; a list given replaces the type's and continues it.
+void ParseIgnoreError(RunOptions& o, const OptionValue& v) {
+  size_t type = 0;
+  for (const std::string_view list : Split(v.text, ',')) {
+    if (type == 3)
+      throw UsageError(fmt::format("--{}: at most 3 lists (READ,WRITE,VERIFY)", v.option));
+    std::vector<int> errors;
+    for (const std::string_view name : Split(list, ':')) {
+      if (name.empty()) continue;
+      int err = 0;
+      if (name[0] == 'E') {
+        for (int e = 1; e < 200 && err == 0; ++e) {
+          const char* n = strerrorname_np(e);
+          if (n != nullptr && name == n) err = e;
+        }
+      } else {
+        const auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), err);
+        if (ec != std::errc() || p != name.data() + name.size() || err <= 0) err = 0;
+      }
+      if (err == 0) {
+        throw UsageError(
+            fmt::format("--{}: unknown error '{}' (an errno name such as EIO, or its "
+                        "number)",
+                        v.option, name));
+      }
+      errors.push_back(err);
+    }
+    if (!errors.empty()) {
+      o.spec.error_lists[type] = std::move(errors);
+      o.spec.continue_on_error[type] = true;
+    }
+    ++type;
   }
 }
 
@@ -84,20 +135,23 @@ const std::vector<OptionDef>& Table() {
       {"continue_on_error",
        kChoice,
        [](RunOptions& o, const OptionValue& v) {
-         o.spec.continue_on_error = {(v.number & 1) != 0, (v.number & 2) != 0};
+         o.spec.continue_on_error = {(v.number & 1) != 0, (v.number & 2) != 0, (v.number & 4) != 0};
        },
-       "count these I/O errors and keep going (verify: iotail has no verify errors to continue "
-       "on)",
+       "count the errors of these types and keep going, as fio: only those of the type's "
+       "--ignore_error list (EIO, EILSEQ unless given); verify: a failed check",
        "none",
        Also(),
        {{"none", 0},
         {"read", 1},
         {"write", 2},
         {"io", 3},
-        {"verify", 0},
-        {"all", 3},
+        {"verify", 4},
+        {"all", 7},
         {"0", 0},
-        {"1", 3}}},
+        {"1", 7}}},
+      {"ignore_error", kText, ParseIgnoreError,
+       "READ,WRITE,VERIFY lists of errnos (ENOSPC:EIO or numbers) that do not stop the job; a "
+       "list given continues its type (as fio)"},
       {"rate_iops", kText,
        [](RunOptions& o, const OptionValue& v) { ParseRate(v.text, v.option, false, o.spec); },
        "open loop at N I/Os per second per clone and direction, or R,W"},

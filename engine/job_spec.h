@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cerrno>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -160,11 +161,20 @@ struct JobSpec {
   bool hipri = false;          // --hipri (io_uring IOPOLL; pvsync2 RWF_HIPRI)
   bool nowait = false;         // --nowait (pvsync2 RWF_NOWAIT: EAGAIN is an I/O error, as fio)
   uint32_t uncached = 0;       // --uncached (pvsync2 RWF_UNCACHED: refused unless --direct=1)
-  // --continue_on_error: count I/O errors and keep going, for reads [0] and writes [1] (fio's
-  // none/0, read, write, io/all/1).
-  std::array<bool, 2> continue_on_error{};
-  bool ContinueOnError(stats::Direction d) const {
-    return continue_on_error[d == stats::Direction::kRead ? 0 : 1];
+  // fio's continue_on_error and ignore_error, per error type: read [0], write [1] (trims too),
+  // verify [2] (a failed check: EILSEQ). An I/O error is counted and the job goes on when its type
+  // is continued and its errno is in the type's list (fio's td_non_fatal_error): by default EIO
+  // and EILSEQ; ignore_error gives a type its list and continues it.
+  std::array<bool, 3> continue_on_error{};
+  std::array<std::vector<int>, 3> error_lists{
+      std::vector<int>{EIO, EILSEQ}, std::vector<int>{EIO, EILSEQ}, std::vector<int>{EIO, EILSEQ}};
+  bool KeepsGoing(stats::Direction d, int err) const {
+    const size_t type = err == EILSEQ ? 2 : d == stats::Direction::kRead ? 0 : 1;
+    if (!continue_on_error[type]) return false;
+    for (const int e : error_lists[type]) {
+      if (e == err) return true;
+    }
+    return false;
   }
   bool allow_destructive = false;  // --allow-destructive: write over a signature/mounted device
 

@@ -279,7 +279,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     free_[free_count_++] = c.slot;
     if (res < 0) {
       rec.RecordError(static_cast<int>(-res));
-      if (!spec_.ContinueOnError(slot.dir)) {
+      if (!spec_.KeepsGoing(slot.dir, static_cast<int>(-res))) {
         ok = false;
         failed_io_ = true;
       }
@@ -288,7 +288,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     if (spec_.verify != VerifyKind::kNone && slot.dir == stats::Direction::kRead &&
         !CheckBlock(buffers_ + static_cast<size_t>(c.slot) * buffer_size_, slot.len, slot.offset,
                     slot.file) &&
-        !spec_.ContinueOnError(stats::Direction::kRead)) {
+        !spec_.KeepsGoing(stats::Direction::kRead, EILSEQ)) {
       ok = false;
       failed_io_ = true;
     }

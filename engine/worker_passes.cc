@@ -116,8 +116,9 @@ void Worker::Trim(const IoChoice& c) {
   }
   const uint64_t done = Clock::NowNs();
   if (rc != 0) {
-    recorder_->RecordError(errno);
-    if (!spec_.ContinueOnError(stats::Direction::kWrite)) trim_failed_ = true;
+    const int err = errno;
+    recorder_->RecordError(err);
+    if (!spec_.KeepsGoing(stats::Direction::kWrite, err)) trim_failed_ = true;
     return;
   }
   if (done >= record_from_ns_) recorder_->RecordClat(stats::Direction::kTrim, done - start, c.bs);
@@ -131,8 +132,7 @@ void Worker::Think(const std::atomic<bool>& stop) {
   while (Clock::NowNs() < spin_until) {
   }
   const uint64_t until = start + spec_.thinktime_ns;
-  for (uint64_t now = Clock::NowNs(); now < until && !Stopped(stop);
-       now = Clock::NowNs()) {
+  for (uint64_t now = Clock::NowNs(); now < until && !Stopped(stop); now = Clock::NowNs()) {
     const uint64_t slice = std::min<uint64_t>(until - now, 10'000'000);
     timespec ts{0, static_cast<long>(slice)};
     nanosleep(&ts, nullptr);
@@ -167,14 +167,17 @@ void Worker::VerifyPass(const std::atomic<bool>& stop) {
         recorder_->RecordClat(stats::Direction::kRead, done - start, bs);
       }
       if (got != static_cast<ssize_t>(bs)) {
-        recorder_->RecordError(got < 0 ? errno : EIO);
+        const int err = got < 0 ? errno : EIO;
+        recorder_->RecordError(err);
         if (verify_failure_.empty()) {
           verify_failure_ = fmt::format("offset {} of file {}: short read back", at, f);
         }
-        if (!spec_.ContinueOnError(stats::Direction::kRead)) return;
+        if (!spec_.KeepsGoing(stats::Direction::kRead, err)) return;
         continue;
       }
-      if (!CheckBlock(buf, bs, at, f) && !spec_.ContinueOnError(stats::Direction::kRead)) return;
+      if (!CheckBlock(buf, bs, at, f) && !spec_.KeepsGoing(stats::Direction::kRead, EILSEQ)) {
+        return;
+      }
     }
   }
 }

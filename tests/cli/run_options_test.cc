@@ -56,7 +56,7 @@ TEST(RunOptionsTest, FioSpellings) {
   EXPECT_EQ(o.spec.rwmixread, 30u);
   ASSERT_EQ(o.spec.bssplit.size(), 2u);
   EXPECT_EQ(o.output_format, OutputFormat::kJson);
-  EXPECT_EQ(o.spec.continue_on_error, (std::array<bool, 2>{false, false}));
+  EXPECT_EQ(o.spec.continue_on_error, (std::array<bool, 3>{false, false, false}));
   EXPECT_EQ(o.percentiles.size(), 17u);
   EXPECT_FALSE(Parse({"--direct=0"}).spec.direct);
 }
