@@ -102,13 +102,21 @@ void ParseRate(std::string_view text, std::string_view option, bool bytes, engin
     set(spec.rate, v);
     return;
   }
-  const std::string_view r = text.substr(0, comma), w = text.substr(comma + 1);
-  if (w.find(',') != std::string_view::npos) {
-    throw UsageError(fmt::format("--{}: expected N or R,W (trim rates are not supported)", option));
+  const std::string_view r = text.substr(0, comma);
+  std::string_view w = text.substr(comma + 1);
+  // fio's third value is the trims' rate: a job with trims refuses it (JobSpec::Validate); for
+  // one without, it changes nothing, as in fio.
+  if (const size_t third = w.find(','); third != std::string_view::npos) {
+    const std::string_view t = w.substr(third + 1);
+    if (t.find(',') != std::string_view::npos) {
+      throw UsageError(fmt::format("--{}: expected N, R,W or R,W,T", option));
+    }
+    if (!t.empty() && one(t) > 0) spec.trim_rate_given = true;
+    w = w.substr(0, third);
   }
   if (!r.empty()) set(spec.rate_dir[0], one(r));
   if (!w.empty()) set(spec.rate_dir[1], one(w));
-  if (!spec.rate_dir[0].Any() && !spec.rate_dir[1].Any()) {
+  if (!spec.rate_dir[0].Any() && !spec.rate_dir[1].Any() && !spec.trim_rate_given) {
     throw UsageError(fmt::format("--{}: expected N or R,W with a rate greater than 0", option));
   }
 }

@@ -182,6 +182,7 @@ struct JobSpec {
   // the load).
   RateLimit rate;                       // --rate_iops=N / --rate=N: each direction (Normalize)
   std::array<RateLimit, 2> rate_dir{};  // --rate_iops=R,W / --rate=R,W: reads [0], writes [1]
+  bool trim_rate_given = false;         // R,W,T: a trims' rate (refused for a job with trims)
   bool rate_poisson = false;            // --rate_process=poisson (default linear)
   // --rate_min / --rate_iops_min: the least each worker must do per direction (reads [0], writes
   // [1]), checked as fio does: from 2 s after the ramp, at completions, over at least ratecycle

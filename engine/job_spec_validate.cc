@@ -234,7 +234,9 @@ void JobSpec::ValidateWorkload() const {
   }
   if (loops == 0) throw UsageError("--loops: must be at least 1");
   if (HasTrims()) {
-    if (RateLimited()) throw UsageError("--rw=trim/randtrim: not with --rate/--rate_iops");
+    if (RateLimited() || trim_rate_given) {
+      throw UsageError("--rw=trim/randtrim: not with --rate/--rate_iops");
+    }
     if (ioengine == EngineKind::kNbd)
       throw UsageError("--rw=trim/randtrim: not with the nbd engine");
     if (verify != VerifyKind::kNone) throw UsageError("--verify: not with trims");

@@ -86,12 +86,14 @@ TEST(CommandDocTest, ProgramOptionsPagesHaveUsageDescriptionAndOptions) {
     ASSERT_EQ(doc.sections.size(), 1u);
     bool quantum = false;
     for (const auto& o : doc.sections[0].options) quantum |= o.names[0] == "--time-quantum";
-    EXPECT_TRUE(quantum) << "the log-input options are part of every log command";
+    // compare reads two runs (REP[,REP...] of FILE[+FILE...]), not a merged set of logs.
+    EXPECT_EQ(quantum, doc.page != "iotail-compare")
+        << "the log-input options are part of every command that merges logs";
   }
 }
 
 TEST_F(BuildInfoTest, HelpManPrintsEachPageItsBinaryDocuments) {
-  for (const std::string command : {"", "run ", "pctiles ", "merge ", "plot "}) {
+  for (const std::string command : {"", "run ", "pctiles ", "merge ", "compare ", "plot "}) {
     const CommandResult r = iotail::testing::RunIotail(command + "--help=man", dir_);
     ASSERT_EQ(r.status, 0) << command << r.err;
     std::string page =

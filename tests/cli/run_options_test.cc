@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cerrno>
 #include <vector>
 
 #include "stats/core/errors.h"
@@ -74,6 +75,28 @@ TEST(RunOptionsTest, ErrorsNameTheOption) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("--direct"), std::string::npos);
   }
+}
+
+// fio's rate=R,W,T: the third value is the trims' (examples/exitwhat.fio gives one to a randrw
+// job); a job with trims refuses any rate, a fourth value is an error.
+TEST(RunOptionsTest, RatesTakeFiosTrimValue) {
+  RunOptions o = Parse({"--filename=f", "--size=1m", "--rw=randrw", "--rate=300,300,300"});
+  EXPECT_EQ(o.spec.rate_dir[0].bytes_per_s, 300);
+  EXPECT_EQ(o.spec.rate_dir[1].bytes_per_s, 300);
+  EXPECT_TRUE(o.spec.trim_rate_given);
+  o.spec.Validate();
+  o = Parse({"--filename=f", "--rw=trim", "--size=1m", "--rate_iops=,,10"});
+  EXPECT_THROW(o.spec.Validate(), stats::UsageError);
+  EXPECT_THROW(Parse({"--rate=1,2,3,4"}), stats::UsageError);
+  // The errno lists of ignore_error continue their types; continue_on_error=1 is every type.
+  o = Parse({"--ignore_error=ENOSPC:5,,EILSEQ"});
+  EXPECT_EQ(o.spec.error_lists[0], (std::vector<int>{ENOSPC, EIO}));
+  EXPECT_EQ(o.spec.continue_on_error, (std::array<bool, 3>{true, false, true}));
+  EXPECT_TRUE(o.spec.KeepsGoing(stats::Direction::kRead, ENOSPC));
+  EXPECT_FALSE(o.spec.KeepsGoing(stats::Direction::kWrite, EIO));
+  EXPECT_EQ(Parse({"--continue_on_error=1"}).spec.continue_on_error,
+            (std::array<bool, 3>{true, true, true}));
+  EXPECT_THROW(Parse({"--ignore_error=ENOPE"}), stats::UsageError);
 }
 
 TEST(RunOptionsTest, WorkloadShapeOptionsWithFiosMeanings) {
