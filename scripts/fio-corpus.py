@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -87,12 +88,20 @@ def run(tool, job, workdir, iotail, timeout):
     path = os.path.join(workdir, "job.fio")
     with open(path, "w") as f:
         f.write(job)
-    argv = (["fio"] if tool == "fio" else [iotail, "run", "--live_format=none"]) + [
+    # fio's jobs as threads (as iotail's workers are): a forked job process is a session of its
+    # own, which a timeout could not end with its parent.
+    argv = (["fio", "--thread"] if tool == "fio" else [iotail, "run", "--live_format=none"]) + [
         "--output-format=json", "job.fio"]
+    # In a session of its own: on a timeout the whole group goes (fio forks a process per job).
+    proc = subprocess.Popen(argv, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
     try:
-        p = subprocess.run(argv, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+        stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return None, f"timed out after {timeout} s"
+    p = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
     if p.returncode != 0:
         lines = [l for l in p.stderr.splitlines() if l.strip()]
         return None, (lines[-1] if lines else f"exit status {p.returncode}")[:200]
