@@ -134,19 +134,15 @@ po::options_description CompareDescription(CompareArgs& a) {
 std::optional<CompareSettings> ParseCompare(CommandArgs args, std::ostream& out) {
   CompareSettings s;
   CompareArgs a;
-  std::vector<std::string>&percentile_args = a.percentile_args, &fail_on = a.fail_on,
-  &inputs = a.inputs;
-  const std::string &format = a.format, &unit = a.unit, &latency = a.latency;
-  const double& ci = a.ci;
   po::options_description description = CompareDescription(a);
   po::options_description hidden;
-  hidden.add_options()("input", po::value(&inputs));
+  hidden.add_options()("input", po::value(&a.inputs));
   po::options_description all;
   all.add(description).add(hidden);
   po::positional_options_description positional;
   positional.add("input", -1);
   SplitArgs split = SplitAtDashes(args);
-  if (std::find(split.options.begin(), split.options.end(), "--help=man") != split.options.end()) {
+  if (split.WantsManPage()) {
     out << ManPage(ProgramOptionsDoc("compare", description));
     return std::nullopt;
   }
@@ -157,34 +153,34 @@ std::optional<CompareSettings> ParseCompare(CommandArgs args, std::ostream& out)
     out << description << '\n';
     return std::nullopt;
   }
-  inputs.insert(inputs.end(), split.after_dashes.begin(), split.after_dashes.end());
-  if (inputs.size() != 2) {
+  a.inputs.insert(a.inputs.end(), split.after_dashes.begin(), split.after_dashes.end());
+  if (a.inputs.size() != 2) {
     throw stats::UsageError(fmt::format(
-        "expected two inputs, A and B, got {} (see iotail compare --help)", inputs.size()));
+        "expected two inputs, A and B, got {} (see iotail compare --help)", a.inputs.size()));
   }
-  s.a = inputs[0];
-  s.b = inputs[1];
-  if (percentile_args.empty()) {
+  s.a = a.inputs[0];
+  s.b = a.inputs[1];
+  if (a.percentile_args.empty()) {
     s.percentiles.assign(std::begin(kDefaultPercentiles), std::end(kDefaultPercentiles));
   } else {
-    s.percentiles = stats::ParsePercentileList(percentile_args, "--percentiles");
+    s.percentiles = stats::ParsePercentileList(a.percentile_args, "--percentiles");
   }
-  if (!(ci >= 50 && ci < 100)) {
+  if (!(a.ci >= 50 && a.ci < 100)) {
     throw stats::UsageError(fmt::format(
-        "--ci: expected a confidence level in percent, at least 50 and below 100, got {}", ci));
+        "--ci: expected a confidence level in percent, at least 50 and below 100, got {}", a.ci));
   }
-  s.confidence = ci / 100;
-  if (format != "text" && format != "json") {
+  s.confidence = a.ci / 100;
+  if (a.format != "text" && a.format != "json") {
     throw stats::UsageError(
-        fmt::format("--output-format: expected text or json, got '{}'", format));
+        fmt::format("--output-format: expected text or json, got '{}'", a.format));
   }
-  s.json = format == "json";
-  s.unit = stats::ParseLatencyUnit(unit, "--output-unit");
-  if (latency != "clat" && latency != "lat") {
-    throw stats::UsageError(fmt::format("--latency: expected clat or lat, got '{}'", latency));
+  s.json = a.format == "json";
+  s.unit = stats::ParseLatencyUnit(a.unit, "--output-unit");
+  if (a.latency != "clat" && a.latency != "lat") {
+    throw stats::UsageError(fmt::format("--latency: expected clat or lat, got '{}'", a.latency));
   }
-  s.latency = latency == "clat" ? SummaryLatency::kClat : SummaryLatency::kLat;
-  for (const std::string& text : fail_on) {
+  s.latency = a.latency == "clat" ? SummaryLatency::kClat : SummaryLatency::kLat;
+  for (const std::string& text : a.fail_on) {
     s.fail_on.push_back(ParseFailOn(text));
     const double p = s.fail_on.back().percentile;
     if (std::find(s.percentiles.begin(), s.percentiles.end(), p) == s.percentiles.end()) {

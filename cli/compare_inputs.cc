@@ -18,18 +18,6 @@ namespace {
 
 using stats::UsageError;
 
-std::vector<std::string> Split(std::string_view text, char separator) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t end = text.find(separator, start);
-    parts.emplace_back(text.substr(start, end == std::string_view::npos ? text.npos : end - start));
-    if (end == std::string_view::npos) break;
-    start = end + 1;
-  }
-  return parts;
-}
-
 // Whether `path` holds JSON (its first non-blank byte is '{'); UsageError when it cannot be read.
 bool IsJson(const std::string& path, std::string_view label) {
   std::ifstream in(path);
@@ -141,8 +129,9 @@ CompareSide LoadCompareSide(std::string_view input, std::string_view label,
   CompareSide side;
   side.input = std::string(input);
   bool have_layout = false;
-  for (const std::string& rep_text : Split(input, ',')) {
-    const std::vector<std::string> files = Split(rep_text, '+');
+  for (const std::string_view rep_text : stats::SplitList(input, ',')) {
+    const std::vector<std::string_view> names = stats::SplitList(rep_text, '+');
+    const std::vector<std::string> files(names.begin(), names.end());
     size_t json = 0;
     for (const std::string& file : files) {
       if (file.empty()) {

@@ -35,7 +35,7 @@ std::optional<po::variables_map> LogInputOptions::Parse(CommandArgs args,
   po::positional_options_description positional;
   positional.add("file", -1);
   const SplitArgs split = SplitAtDashes(args);
-  if (std::find(split.options.begin(), split.options.end(), "--help=man") != split.options.end()) {
+  if (split.WantsManPage()) {
     out << ManPage(ProgramOptionsDoc(args[0], description));
     return std::nullopt;
   }

@@ -3,6 +3,7 @@
 // them with Boost.Program_options and turns the parsed values into a stats::MergeOptions.
 #pragma once
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <optional>
 #include <ostream>
@@ -63,6 +64,10 @@ int64_t ParseQuantumMs(std::string_view text, std::string_view option);
 struct SplitArgs {
   std::vector<std::string> options;
   std::vector<std::string> after_dashes;
+  // Whether the options ask for the command's man page (--help=man).
+  bool WantsManPage() const {
+    return std::find(options.begin(), options.end(), "--help=man") != options.end();
+  }
 };
 SplitArgs SplitAtDashes(CommandArgs args);
 

@@ -13,6 +13,7 @@
 #include "cli/option_table.h"
 #include "cli/run_options.h"
 #include "stats/core/errors.h"
+#include "stats/util/option_text.h"
 
 namespace iotail::cli {
 
@@ -38,26 +39,15 @@ void ParseRateMin(RunOptions& o, const OptionValue& v) {
   }
 }
 
-// `text` split at `sep` (empty parts kept).
-std::vector<std::string_view> Split(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  for (size_t at = 0;;) {
-    const size_t end = text.find(sep, at);
-    parts.push_back(text.substr(at, end == std::string_view::npos ? end : end - at));
-    if (end == std::string_view::npos) return parts;
-    at = end + 1;
-  }
-}
-
 // fio's ignore_error=READ,WRITE,VERIFY: per error type a ':'-separated list of errno names
 // (ENOSPC) or numbers; a list given replaces the type's and continues it.
 void ParseIgnoreError(RunOptions& o, const OptionValue& v) {
   size_t type = 0;
-  for (const std::string_view list : Split(v.text, ',')) {
+  for (const std::string_view list : stats::SplitList(v.text, ',')) {
     if (type == 3)
       throw UsageError(fmt::format("--{}: at most 3 lists (READ,WRITE,VERIFY)", v.option));
     std::vector<int> errors;
-    for (const std::string_view name : Split(list, ':')) {
+    for (const std::string_view name : stats::SplitList(list, ':')) {
       if (name.empty()) continue;
       int err = 0;
       if (name[0] == 'E') {

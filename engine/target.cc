@@ -48,8 +48,8 @@ void CheckRoom(int fd, const std::string& path, uint64_t from, uint64_t want) {
   }
 }
 
-// Writes the file from `from` up to `want` bytes with `content`; stops
-// with stats::Interrupted when *stop is set.
+// Writes the file from `from` up to `want` bytes with `content`; stops with stats::Interrupted
+// when *stop is set.
 void FillFile(int fd, const std::string& path, uint64_t from, uint64_t want,
               const BufferContent& content, const std::atomic<bool>* stop) {
   constexpr size_t kChunk = 1 << 20;
@@ -147,6 +147,7 @@ bool LayOut(const std::string& path, std::optional<uint64_t> size, const TargetO
   return !exists;  // a missing file without a size was refused above
 }
 
+// The block device numbers of the active swap areas (/proc/swaps names their paths).
 std::vector<dev_t> SwapDevices() {
   std::vector<dev_t> out;
   std::ifstream swaps("/proc/swaps");

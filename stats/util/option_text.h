@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace iotail::stats {
 
@@ -27,6 +28,18 @@ void ForEachListItem(std::span<const std::string> args, std::string_view separat
       fn(std::string_view(arg).substr(start, end - start), arg);
       start = end + 1;
     }
+  }
+}
+
+// `text` split at every `separator`, empty items kept ("a,,b" gives "a", "", "b"): views into
+// `text`, for lists whose positions mean something (fio's R,W,V lists, compare's REP,REP).
+inline std::vector<std::string_view> SplitList(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    const size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
   }
 }
 
