@@ -132,28 +132,10 @@ po::options_description CompareDescription(CompareArgs& a) {
 }
 
 std::optional<CompareSettings> ParseCompare(CommandArgs args, std::ostream& out) {
-  CompareSettings s;
   CompareArgs a;
-  po::options_description description = CompareDescription(a);
-  po::options_description hidden;
-  hidden.add_options()("input", po::value(&a.inputs));
-  po::options_description all;
-  all.add(description).add(hidden);
-  po::positional_options_description positional;
-  positional.add("input", -1);
-  SplitArgs split = SplitAtDashes(args);
-  if (split.WantsManPage()) {
-    out << ManPage(ProgramOptionsDoc("compare", description));
-    return std::nullopt;
-  }
-  po::variables_map vm;
-  po::store(po::command_line_parser(split.options).options(all).positional(positional).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    out << description << '\n';
-    return std::nullopt;
-  }
-  a.inputs.insert(a.inputs.end(), split.after_dashes.begin(), split.after_dashes.end());
+  const po::options_description description = CompareDescription(a);
+  if (!ParseWithInputs(args, description, a.inputs, out)) return std::nullopt;  // help
+  CompareSettings s;
   if (a.inputs.size() != 2) {
     throw stats::UsageError(fmt::format(
         "expected two inputs, A and B, got {} (see iotail compare --help)", a.inputs.size()));

@@ -28,12 +28,19 @@ std::optional<po::variables_map> LogInputOptions::Parse(CommandArgs args,
                                                         po::options_description& description,
                                                         std::ostream& out) {
   AddTo(description);
+  return ParseWithInputs(args, description, files, out);
+}
+
+std::optional<po::variables_map> ParseWithInputs(CommandArgs args,
+                                                 const po::options_description& description,
+                                                 std::vector<std::string>& inputs,
+                                                 std::ostream& out) {
   po::options_description hidden;
-  hidden.add_options()("file", po::value(&files)->multitoken());
+  hidden.add_options()("input", po::value(&inputs)->multitoken());
   po::options_description visible_and_hidden;
   visible_and_hidden.add(description).add(hidden);
   po::positional_options_description positional;
-  positional.add("file", -1);
+  positional.add("input", -1);
   const SplitArgs split = SplitAtDashes(args);
   if (split.WantsManPage()) {
     out << ManPage(ProgramOptionsDoc(args[0], description));
@@ -46,7 +53,7 @@ std::optional<po::variables_map> LogInputOptions::Parse(CommandArgs args,
                 .run(),
             vm);
   po::notify(vm);
-  files.insert(files.end(), split.after_dashes.begin(), split.after_dashes.end());
+  inputs.insert(inputs.end(), split.after_dashes.begin(), split.after_dashes.end());
   if (vm.count("help")) {
     out << description << '\n';
     return std::nullopt;

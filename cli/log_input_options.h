@@ -71,4 +71,12 @@ struct SplitArgs {
 };
 SplitArgs SplitAtDashes(CommandArgs args);
 
+// Parses args (args[0] is the command name) against `description` (the command's options, "help"
+// among them) plus positional inputs appended to `inputs`, those after a literal "--" last.
+// Returns the parsed map, or nullopt once `out` has the help (--help) or the man page
+// (--help=man) that was asked for (the command then exits 0).
+std::optional<boost::program_options::variables_map> ParseWithInputs(
+    CommandArgs args, const boost::program_options::options_description& description,
+    std::vector<std::string>& inputs, std::ostream& out);
+
 }  // namespace iotail::cli

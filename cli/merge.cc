@@ -49,32 +49,30 @@ CommandDoc MergeDoc() { return LogCommandDoc<MergeArgs>("merge", MergeDescriptio
 
 int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   MergeArgs a;
-  LogInputOptions& input = a.input;
-  const std::string& output = a.output;
-  const bool& combine = a.combine;
   po::options_description description = MergeDescription(a);
+  LogInputOptions& input = a.input;
   if (!input.Parse(args, description, out)) return 0;  // help
-  if (output.empty()) throw stats::UsageError("--output: the merged log's path is required");
+  if (a.output.empty()) throw stats::UsageError("--output: the merged log's path is required");
   const stats::MergeOptions merge_options = input.ToMergeOptions(err, "merge");
 
   // The merged log is written to a temporary file beside the destination and renamed over it only
   // when complete: a bad input found late leaves an existing file as it was, never half a log.
   std::unique_ptr<stats::OutputFile> file;
   std::FILE* sink = stdout;
-  if (output != "-") {
+  if (a.output != "-") {
     // Opening the output truncates it: it must not be one of the inputs.
     struct stat out_st {};
-    if (::stat(output.c_str(), &out_st) == 0) {
+    if (::stat(a.output.c_str(), &out_st) == 0) {
       for (const std::string& f : input.files) {
         struct stat in_st {};
         if (::stat(f.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
             in_st.st_ino == out_st.st_ino) {
           throw stats::UsageError(fmt::format(
-              "--output: '{}' is also an input ('{}'); refusing to overwrite it", output, f));
+              "--output: '{}' is also an input ('{}'); refusing to overwrite it", a.output, f));
         }
       }
     }
-    file = std::make_unique<stats::OutputFile>(output, "--output");
+    file = std::make_unique<stats::OutputFile>(a.output, "--output");
     sink = file->file();
   }
   stats::Merger merger(input.files, merge_options);
@@ -85,14 +83,14 @@ int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     return 0;
   }
   stats::MergedLogWriter writer(
-      sink, output, merger,
-      combine ? stats::MergedDirections::kCombined : stats::MergedDirections::kEach);
+      sink, a.output, merger,
+      a.combine ? stats::MergedDirections::kCombined : stats::MergedDirections::kEach);
   merger.Run([&](const stats::MergedQuantum& q) { writer.Write(q); });
   writer.Flush();
   if (file) file->Commit();
   PrintMergerWarnings(merger, "merge", err);
   err << fmt::format("iotail merge: {} files, {} records -> '{}' ({})\n", input.files.size(),
-                     merger.records(), output, merger.layout().Describe());
+                     merger.records(), a.output, merger.layout().Describe());
   return 0;
 }
 

@@ -70,6 +70,7 @@ std::string ValueLabel(const OptionDef& def) {
       return "[=" + named + "]";
     }
     case ValueType::kText:
+    case ValueType::kName:
       break;
   }
   return "V";
@@ -199,6 +200,9 @@ OptionValue ParseOptionValue(const OptionDef& def, std::string_view given_as,
       break;
     }
     case ValueType::kText:
+      break;
+    case ValueType::kName:
+      if (text.empty()) throw UsageError(fmt::format("--{}: empty", given_as));
       break;
   }
   return v;

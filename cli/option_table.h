@@ -36,6 +36,7 @@ enum class ValueType {
   kMillis,  // a duration in whole milliseconds, at least 1 ms (bare: seconds); stored in ms
   kChoice,  // one of the row's choices (its value is stored)
   kText,    // free text, or a syntax of its own that the setter parses
+  kName,    // text that may not be empty: a name, a path, a URI (stored as given)
 };
 
 // Where an option applies: to the job it is given for (and, before the first --name or in a
@@ -48,9 +49,9 @@ struct OptionChoice {
   int64_t value;
 };
 
-// A value parsed by its row's type: `text` as given, `number` for every type but kText (a flag's
-// 0/1, a count, bytes, ns, ms, a choice's value); `option` is the name it was given under, for the
-// setter's messages.
+// A value parsed by its row's type: `text` as given, `number` for every type but kText and kName (a
+// flag's 0/1, a count, bytes, ns, ms, a choice's value); `option` is the name it was given under,
+// for the setter's messages.
 struct OptionValue {
   std::string_view option;
   std::string text;
@@ -96,6 +97,33 @@ template <auto Field>
 void RunField(RunOptions& o, const OptionValue& v) {
   detail::Store(o.*Field, v);
 }
+
+// Rows of the commonest kind, a value of one type stored into a plain field of the job's spec or of
+// RunOptions, written as one call: Row<kFlag, &JobSpec::hipri>("hipri", "polled completions") (a
+// flag is off unless a default is given), Row<kCount, &JobSpec::loops>("loops", "passes", "1").
+namespace detail {
+template <class M>
+struct MemberOf;
+template <class T, class C>
+struct MemberOf<T C::*> {
+  using type = C;
+};
+template <auto Field>
+constexpr OptionSetter FieldSetter() {
+  if constexpr (std::is_same_v<typename MemberOf<decltype(Field)>::type, engine::JobSpec>) {
+    return JobField<Field>;
+  } else {
+    return RunField<Field>;
+  }
+}
+}  // namespace detail
+template <ValueType Type, auto Field>
+struct Row : OptionDef {
+  Row(const char* name, const char* help,
+      const char* default_value = Type == ValueType::kFlag ? "0" : "")
+      : OptionDef{name, Type, detail::FieldSetter<Field>(), help, default_value} {}
+};
+
 // For fio's switches that iotail always behaves as if set: the value is checked, nothing stored.
 inline void AcceptOnly(RunOptions&, const OptionValue&) {}
 

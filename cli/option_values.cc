@@ -5,8 +5,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "stats/core/errors.h"
+#include "stats/util/enum_names.h"
 
 namespace iotail::cli {
 
@@ -170,6 +172,46 @@ std::vector<int> ParseCpuList(std::string_view text, std::string_view option) {
     start = comma + 1;
   }
   return cpus;
+}
+
+engine::NumaNodes ParseNumaNodes(std::string_view text, std::string_view option) {
+  engine::NumaNodes n;
+  if (text == "all") {
+    n.all = true;
+  } else {
+    n.nodes = ParseCpuList(text, option);
+  }
+  return n;
+}
+
+engine::NumaMemPolicy ParseNumaMemPolicy(std::string_view text, std::string_view option) {
+  using engine::NumaMemMode;
+  static constexpr stats::EnumName<NumaMemMode> kModes[] = {
+      {NumaMemMode::kDefault, "default"},
+      {NumaMemMode::kPrefer, "prefer"},
+      {NumaMemMode::kBind, "bind"},
+      {NumaMemMode::kInterleave, "interleave"},
+      {NumaMemMode::kLocal, "local"}};
+  const size_t colon = text.find(':');
+  const std::string_view nodes = colon == std::string_view::npos ? "" : text.substr(colon + 1);
+  const std::optional<NumaMemMode> mode = stats::ValueNamed(kModes, text.substr(0, colon));
+  if (!mode) {
+    throw UsageError(fmt::format(
+        "--{}: expected default, prefer:NODE, bind:NODES, interleave:NODES or local, got '{}'",
+        option, text));
+  }
+  engine::NumaMemPolicy p;
+  p.mode = *mode;
+  const bool takes_nodes = *mode != NumaMemMode::kDefault && *mode != NumaMemMode::kLocal;
+  if (takes_nodes == nodes.empty()) {
+    throw UsageError(fmt::format("--{}: {} nodes with {}, got '{}'", option,
+                                 takes_nodes ? "give the" : "no", text.substr(0, colon), text));
+  }
+  if (takes_nodes) p.nodes = ParseNumaNodes(nodes, option);
+  if (*mode == NumaMemMode::kPrefer && (p.nodes.all || p.nodes.nodes.size() != 1)) {
+    throw UsageError(fmt::format("--{}: prefer takes one node, got '{}'", option, nodes));
+  }
+  return p;
 }
 
 }  // namespace iotail::cli

@@ -35,5 +35,9 @@ void ParseRate(std::string_view text, std::string_view option, bool bytes, engin
 uint64_t ParseTimeNs(std::string_view text, std::string_view option);
 bool ParseBool(std::string_view text, std::string_view option);
 std::vector<int> ParseCpuList(std::string_view text, std::string_view option);
+// fio's NUMA node lists (numbers and A-B ranges, or all) and numa_mem_policy
+// (default|prefer:NODE|bind:NODES|interleave:NODES|local). Throw UsageError naming `option`.
+engine::NumaNodes ParseNumaNodes(std::string_view text, std::string_view option);
+engine::NumaMemPolicy ParseNumaMemPolicy(std::string_view text, std::string_view option);
 
 }  // namespace iotail::cli

@@ -153,6 +153,7 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
         t.description = jobs[j].description;  // a group's is its first job's, as fio's
         t.iodepth = jobs[j].spec.iodepth;
         t.samples = samples[entries.entry[j][w]];
+        if (w < o.steady_state.size()) t.steady_state = o.steady_state[w];
       }
       if (w < o.depths.size()) t.depths.Add(o.depths[w]);
       if (w < o.syncs.size()) t.syncs.Merge(o.syncs[w]);

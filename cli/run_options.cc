@@ -185,7 +185,7 @@ const std::vector<OptionDef>& Table() {
        "read|write|randread|randwrite|rw|randrw|trim|randtrim; :N as fio (read:4k skips 4k after "
        "each I/O, read:-8k goes backwards, randread:8 takes a new random offset every 8 I/Os)",
        "read", Also("readwrite")},
-      {"rwmixread", kCount, JobField<&JobSpec::rwmixread>, "% reads in rw/randrw", "50"},
+      Row<kCount, &JobSpec::rwmixread>("rwmixread", "% reads in rw/randrw", "50"),
       {"rwmixwrite", kCount,
        [](RunOptions& o, const OptionValue& v) {
          o.spec.rwmixread = 100 - static_cast<uint32_t>(v.number);
@@ -204,11 +204,11 @@ const std::vector<OptionDef>& Table() {
          PerDirection(v.text, v.option, o.spec, ParseBsSplit);
        },
        "block size shares, e.g. 4k/70:64k/30, or R,W per direction"},
-      {"direct", kFlag, JobField<&JobSpec::direct>, "O_DIRECT", "0"},
+      Row<kFlag, &JobSpec::direct>("direct", "O_DIRECT"),
       {"buffered", kFlag,
        [](RunOptions& o, const OptionValue& v) { o.spec.direct = v.number == 0; },
        "buffered I/O: the inverse of --direct, on the same setting (the later one wins)", "1"},
-      {"numjobs", kCount, JobField<&JobSpec::numjobs>, "clones of the job (worker threads)", "1"},
+      Row<kCount, &JobSpec::numjobs>("numjobs", "clones of the job (worker threads)", "1"),
       {"cpus_allowed", kText,
        [](RunOptions& o, const OptionValue& v) {
          o.spec.cpus_allowed = ParseCpuList(v.text, v.option);
@@ -233,6 +233,17 @@ const std::vector<OptionDef>& Table() {
          }
        },
        "CPUs for the workers as a bitmask (34 or 0x22: CPUs 1 and 5), as --cpus_allowed"},
+      {"numa_cpu_nodes", kText,
+       [](RunOptions& o, const OptionValue& v) {
+         o.spec.numa_cpu_nodes = ParseNumaNodes(v.text, v.option);
+       },
+       "run the workers on these NUMA nodes' CPUs (0,2-3 or all; within --cpus_allowed)"},
+      {"numa_mem_policy", kText,
+       [](RunOptions& o, const OptionValue& v) {
+         o.spec.numa_mem_policy = ParseNumaMemPolicy(v.text, v.option);
+       },
+       "default|prefer:NODE|bind:NODES|interleave:NODES|local: the workers' memory policy "
+       "(set_mempolicy)"},
       {"randseed", kText,
        [](RunOptions& o, const OptionValue& v) {
          uint64_t s = 0;
@@ -245,13 +256,13 @@ const std::vector<OptionDef>& Table() {
        "random seed"},
       {"runtime", kTime, JobField<&JobSpec::runtime_ns>, "run time (3s, 500ms; bare = seconds)",
        "no limit", Also("timeout")},
-      {"time_based", kFlag, JobField<&JobSpec::time_based>,
-       "run for --runtime, looping over the region", "0"},
-      {"io_size", kSize, JobField<&JobSpec::io_size>, "bytes per clone", "one pass over size"},
-      {"ramp_time", kTime, JobField<&JobSpec::ramp_time_ns>, "warm-up time, not recorded", "0"},
-      {"end_fsync", kFlag, JobField<&JobSpec::end_fsync>, "fsync files at the end", "0"},
-      {"allow_destructive", kFlag, JobField<&JobSpec::allow_destructive>,
-       "allow writing over a device or export with a signature (never a mounted one)", "0"},
+      Row<kFlag, &JobSpec::time_based>("time_based", "run for --runtime, looping over the region"),
+      Row<kSize, &JobSpec::io_size>("io_size", "bytes per clone", "one pass over size"),
+      Row<kTime, &JobSpec::ramp_time_ns>("ramp_time", "warm-up time, not recorded", "0"),
+      Row<kFlag, &JobSpec::end_fsync>("end_fsync", "fsync files at the end"),
+      Row<kFlag, &JobSpec::allow_destructive>(
+          "allow_destructive",
+          "allow writing over a device or export with a signature (never a mounted one)"),
       {"start_at", kText,
        [](RunOptions& o, const OptionValue& v) {
          uint64_t ms = 0;

@@ -18,31 +18,20 @@ using engine::FallocateMode;
 using engine::JobSpec;
 using enum ValueType;
 
-void NonEmpty(const OptionValue& v) {
-  if (v.text.empty()) throw UsageError(fmt::format("--{}: empty", v.option));
-}
-
 const std::vector<OptionDef>& Table() {
   static const std::vector<OptionDef> table = {
-      {"directory", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         NonEmpty(v);
-         o.directory = v.text;
-       },
-       "directory of the files (fio's default names NAME.CLONE.FILE there)", "."},
+      Row<kName, &RunOptions::directory>(
+          "directory", "directory of the files (fio's default names NAME.CLONE.FILE there)", "."),
       {"nrfiles", kCount, RunField<&RunOptions::nrfiles>,
        "files per clone when no --filename is given", "1", Also("nr_files"), Choices(),
        OptionScope::kJob, 1, 100000},
-      {"filename_format", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         NonEmpty(v);
-         o.filename_format = v.text;
-       },
-       "names of the files when no --filename is given: $jobname, $jobnum (the clone, from 0), "
-       "$filenum (from 0) replaced, in any case; $clientuid is empty",
-       "$jobname.$jobnum.$filenum"},
-      {"filesize", kSize, RunField<&RunOptions::filesize>, "size of each file",
-       "--size divided among the files"},
+      Row<kName, &RunOptions::filename_format>(
+          "filename_format",
+          "names of the files when no --filename is given: $jobname, $jobnum (the clone, from 0), "
+          "$filenum (from 0) replaced, in any case; $clientuid is empty",
+          "$jobname.$jobnum.$filenum"),
+      Row<kSize, &RunOptions::filesize>("filesize", "size of each file",
+                                        "--size divided among the files"),
       {"fallocate",
        kChoice,
        JobField<&JobSpec::fallocate>,
@@ -57,42 +46,88 @@ const std::vector<OptionDef>& Table() {
         {"truncate", static_cast<int>(FallocateMode::kTruncate)},
         {"none", static_cast<int>(FallocateMode::kNone)},
         {"0", static_cast<int>(FallocateMode::kNone)}}},
-      {"overwrite", kFlag, JobField<&JobSpec::overwrite>,
-       "a write job lays a file it makes out with data first (a job that reads always does; one "
-       "that only writes otherwise just preallocates it)",
-       "0"},
-      {"allow_file_create", kFlag, JobField<&JobSpec::allow_file_create>,
-       "0: a file that does not exist is an error, not made", "1"},
-      {"ioscheduler", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         NonEmpty(v);
-         o.spec.ioscheduler = v.text;
-       },
-       "switch the I/O scheduler of the block device under each file (or the device) to this "
-       "first, as fio (root; not restored after)"},
-      {"fsync_on_close", kFlag, JobField<&JobSpec::fsync_on_close>,
-       "fsync each written file when it is closed (iotail closes them at the job's end)", "0"},
-      {"refill_buffers", kFlag, JobField<&JobSpec::refill_buffers>,
-       "new random data for every write (else each buffer's is made once)", "0"},
+      Row<kFlag, &JobSpec::overwrite>(
+          "overwrite",
+          "a write job lays a file it makes out with data first (a job that reads always does; one "
+          "that only writes otherwise just preallocates it)"),
+      Row<kFlag, &JobSpec::allow_file_create>(
+          "allow_file_create", "0: a file that does not exist is an error, not made", "1"),
+      Row<kName, &JobSpec::ioscheduler>(
+          "ioscheduler",
+          "switch the I/O scheduler of the block device under each file (or the device) to this "
+          "first, as fio (root; not restored after)"),
+      Row<kFlag, &JobSpec::fsync_on_close>(
+          "fsync_on_close",
+          "fsync each written file when it is closed (iotail closes them at the job's end)"),
+      Row<kFlag, &JobSpec::refill_buffers>(
+          "refill_buffers", "new random data for every write (else each buffer's is made once)"),
       {"buffer_compress_percentage", kCount, JobField<&JobSpec::buffer_compress_percentage>,
        "each chunk of a written buffer is (100 - N)% random, then N% the pattern (zeros): about N% "
        "compressible (refills buffers unless --refill_buffers=0)",
        "0", Also(), Choices(), OptionScope::kJob, 0, 100},
-      {"buffer_compress_chunk", kSize, JobField<&JobSpec::buffer_compress_chunk>,
-       "the chunk of --buffer_compress_percentage", "512"},
+      Row<kSize, &JobSpec::buffer_compress_chunk>(
+          "buffer_compress_chunk", "the chunk of --buffer_compress_percentage", "512"),
       {"buffer_pattern", kText,
        [](RunOptions& o, const OptionValue& v) {
          o.spec.buffer_pattern = engine::ParseBufferPattern(v.text, v.option);
        },
        "write buffers hold this pattern repeated: \"text\", 0x hex bytes, decimal numbers (LE), "
        "one after another"},
-      {"zero_buffers", kFlag, JobField<&JobSpec::zero_buffers>,
-       "write zeros instead of random data", "0"},
+      Row<kFlag, &JobSpec::zero_buffers>("zero_buffers", "write zeros instead of random data"),
+      {"dedupe_percentage", kCount,
+       [](RunOptions& o, const OptionValue& v) {
+         o.spec.dedupe.percentage = static_cast<uint32_t>(v.number);
+       },
+       "of the written buffers, N% repeat earlier contents (--dedupe_mode; refills buffers "
+       "unless --refill_buffers=0)",
+       "0", Also(), Choices(), OptionScope::kJob, 0, 100},
+      {"dedupe_mode",
+       kChoice,
+       [](RunOptions& o, const OptionValue& v) { o.spec.dedupe.working_set = v.number == 1; },
+       "repeat: the last new buffer again; working_set: one of --dedupe_working_set_percentage "
+       "of the job's size in distinct buffers",
+       "repeat",
+       Also(),
+       {{"repeat", 0}, {"working_set", 1}}},
+      {"dedupe_working_set_percentage", kCount,
+       [](RunOptions& o, const OptionValue& v) {
+         o.spec.dedupe.working_set_percentage = static_cast<uint32_t>(v.number);
+       },
+       "the working set of --dedupe_mode=working_set, in % of the job's size", "5", Also(),
+       Choices(), OptionScope::kJob, 0, 100},
+      {"dedupe_global", kFlag,
+       [](RunOptions& o, const OptionValue& v) { o.spec.dedupe.global = v.number != 0; },
+       "one working set for every job (their duplicates shared)", "0"},
+      {"zonemode",
+       kChoice,
+       JobField<&JobSpec::zone_mode>,
+       "strided: I/O in one zone (--zonerange) until --zonesize bytes are done there, then "
+       "--zoneskip on; zbd (zoned block devices) is refused; none: no zones",
+       "none",
+       Also(),
+       {{"none", static_cast<int>(engine::ZoneMode::kNone)},
+        {"strided", static_cast<int>(engine::ZoneMode::kStrided)},
+        {"zbd", static_cast<int>(engine::ZoneMode::kZbd)}}},
+      Row<kSize, &JobSpec::zone_size>("zonesize", "bytes done in a zone before moving on", "0"),
+      Row<kSize, &JobSpec::zone_range>("zonerange", "the size of a zone", "--zonesize"),
+      Row<kSize, &JobSpec::zone_skip>("zoneskip", "bytes skipped after each zone", "0"),
       {"verify", kText,
        [](RunOptions& o, const OptionValue& v) { o.spec.verify = engine::ParseVerifyKind(v.text); },
-       "crc32c|md5|0: checksummed blocks, checked when read (and read back)", "0"},
-      {"do_verify", kFlag, JobField<&JobSpec::do_verify>,
-       "with --verify on a write job: read every block back after", "1"},
+       "crc32c|md5|crc64|crc32|crc16|crc7|xxhash|meta|null|0: checksummed blocks, checked when "
+       "read (and read back); meta checks where a block belongs, null nothing",
+       "0"},
+      Row<kCount, &JobSpec::verify_backlog>(
+          "verify_backlog", "read back and check the written blocks every N completed writes", "0"),
+      Row<kCount, &JobSpec::verify_backlog_batch>(
+          "verify_backlog_batch", "of the waiting blocks, check this many at a time (0: all)", "0"),
+      Row<kFlag, &JobSpec::verify_dump>(
+          "verify_dump",
+          "dump a bad block as read and as written (FILE.OFFSET.received/.expected)"),
+      {"verify_fatal", kFlag, AcceptOnly,
+       "accepted: fio 3.33 ends the job at the first bad block either way, and so does iotail",
+       "0"},
+      Row<kFlag, &JobSpec::do_verify>(
+          "do_verify", "with --verify on a write job: read every block back after", "1"),
   };
   return table;
 }

@@ -80,16 +80,31 @@ using enum ValueType;
 
 const std::vector<OptionDef>& Table() {
   static const std::vector<OptionDef> table = {
-      {"thinktime", kTimeUs, JobField<&JobSpec::thinktime_ns>,
-       "stall this long after I/Os complete before issuing more (bare = us)", "0"},
-      {"thinktime_spin", kTimeUs, JobField<&JobSpec::thinktime_spin_ns>,
-       "of the thinktime, spin this long (the rest sleeps; bare = us)", "0"},
-      {"thinktime_blocks", kCount, JobField<&JobSpec::thinktime_blocks>,
-       "stall after this many I/Os", "1"},
-      {"fsync", kCount, JobField<&JobSpec::fsync_every>,
-       "fsync a file after every N writes to it (counted under sync in JSON)", "0"},
-      {"fdatasync", kCount, JobField<&JobSpec::fdatasync_every>,
-       "fdatasync a file after every N writes to it", "0"},
+      Row<kTimeUs, &JobSpec::thinktime_ns>(
+          "thinktime", "stall this long after I/Os complete before issuing more (bare = us)", "0"),
+      Row<kTimeUs, &JobSpec::thinktime_spin_ns>(
+          "thinktime_spin", "of the thinktime, spin this long (the rest sleeps; bare = us)", "0"),
+      Row<kCount, &JobSpec::thinktime_blocks>("thinktime_blocks", "stall after this many I/Os",
+                                              "1"),
+      {"flow", kCount, JobField<&JobSpec::flow>,
+       "weight of this job's clones among the jobs of its --flow_id: they issue I/Os in "
+       "proportion to their weights (0: no flow control)",
+       "0", Also(), Choices(), OptionScope::kJob, 0, 1000},
+      Row<kCount, &JobSpec::flow_id>("flow_id", "the flow this job's --flow weight is in", "0"),
+      Row<kTimeUs, &JobSpec::flow_sleep_ns>("flow_sleep",
+                                            "a clone held back by its flow sleeps this long once "
+                                            "its I/Os have completed (bare = us; 0: it retries)",
+                                            "0"),
+      {"prio", kCount, JobField<&JobSpec::ioprio>,
+       "I/O priority level of each clone's thread, 0 (highest) to 7 (ioprio_set, as ionice)", "",
+       Also(), Choices(), OptionScope::kJob, 0, 7},
+      {"prioclass", kCount, JobField<&JobSpec::ioprio_class>,
+       "I/O priority class of each clone's thread: 1 realtime, 2 best effort, 3 idle", "", Also(),
+       Choices(), OptionScope::kJob, 0, 3},
+      Row<kCount, &JobSpec::fsync_every>(
+          "fsync", "fsync a file after every N writes to it (counted under sync in JSON)", "0"),
+      Row<kCount, &JobSpec::fdatasync_every>("fdatasync",
+                                             "fdatasync a file after every N writes to it", "0"),
       {"sync",
        kChoice,
        JobField<&JobSpec::sync_flags>,
@@ -115,13 +130,16 @@ const std::vector<OptionDef>& Table() {
       {"rate_iops_min", kText, ParseRateMin<false>,
        "end the job clone (EIO) when a direction falls below N IOPS (or R,W), checked as "
        "--rate_min"},
-      {"ratecycle", kCount, JobField<&JobSpec::ratecycle_ms>,
-       "ms over which --rate_min/--rate_iops_min are averaged (at least; checked at completions)",
-       "1000"},
-      {"invalidate", kFlag, JobField<&JobSpec::invalidate>,
-       "drop the region's page cache (buffered I/O) at the start and whenever a loop or a "
-       "time_based run wraps around it",
-       "1"},
+      Row<kCount, &JobSpec::ratecycle_ms>(
+          "ratecycle",
+          "ms over which --rate_min/--rate_iops_min are averaged (at "
+          "least; checked at completions)",
+          "1000"),
+      Row<kFlag, &JobSpec::invalidate>(
+          "invalidate",
+          "drop the region's page cache (buffered I/O) at the start and whenever a loop or a "
+          "time_based run wraps around it",
+          "1"),
       {"continue_on_error",
        kChoice,
        [](RunOptions& o, const OptionValue& v) {

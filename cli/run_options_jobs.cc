@@ -16,6 +16,7 @@
 #include "cli/run_options.h"
 #include "stats/core/errors.h"
 #include "stats/core/percentiles.h"
+#include "stats/core/steady_state.h"
 #include "stats/util/option_text.h"
 
 namespace iotail::cli {
@@ -53,12 +54,14 @@ const std::vector<OptionDef>& Table() {
       {"stonewall", kFlag, RunField<&RunOptions::stonewall>,
        "wait for the jobs before this one to finish; starts a new group", "0",
        Also("wait_for_previous")},
-      {"exitall", kFlag, JobField<&JobSpec::exitall>,
-       "when a clone ends, end the jobs of --exit_what (set by any job, it holds for every job, as "
-       "fio's)",
-       "0"},
-      {"exitall_on_error", kFlag, JobField<&JobSpec::exitall_on_error>,
-       "when a clone of this job ends with an error, end the jobs of --exit_what", "0"},
+      Row<kFlag, &JobSpec::exitall>(
+          "exitall",
+          "when a clone ends, end the jobs of --exit_what (set by any job, it "
+          "holds for every job, as "
+          "fio's)"),
+      Row<kFlag, &JobSpec::exitall_on_error>(
+          "exitall_on_error",
+          "when a clone of this job ends with an error, end the jobs of --exit_what"),
       {"exit_what",
        kChoice,
        JobField<&JobSpec::exit_what_group>,
@@ -67,25 +70,40 @@ const std::vector<OptionDef>& Table() {
        "group",
        Also(),
        {{"group", 1}, {"stonewall", 0}, {"all", 0}}},
-      {"new_group", kFlag, RunField<&RunOptions::new_group>,
-       "start a new reporting group (jobs still run together)", "0"},
-      {"group_reporting", kFlag, RunField<&RunOptions::group_reporting>,
-       "report each reporting group as one job (summed over its jobs)", "0"},
+      Row<kFlag, &RunOptions::new_group>("new_group",
+                                         "start a new reporting group (jobs still run together)"),
+      Row<kFlag, &RunOptions::group_reporting>(
+          "group_reporting", "report each reporting group as one job (summed over its jobs)"),
       {"description", kText, RunField<&RunOptions::description>,
        "text shown with the job's report, as given (`Description  : [TEXT]`, JSON desc, terse's "
        "last field)"},
-      {"wait_for", kText,
+      Row<kName, &JobSpec::wait_for>(
+          "wait_for", "start when the named earlier job has ended (no forward references)"),
+      Row<kTime, &JobSpec::startdelay_ns>(
+          "startdelay", "start this job this long after the others (bare = seconds)", "0"),
+      Row<kCount, &JobSpec::loops>("loops", "passes over the region (not with time_based)", "1"),
+      Row<kSize, &JobSpec::number_ios>(
+          "number_ios",
+          "end the job after N I/Os issued (x loops; ignored with time_based, as fio 3.33)", "0"),
+      {"steadystate", kText,
        [](RunOptions& o, const OptionValue& v) {
-         if (v.text.empty()) throw UsageError(fmt::format("--{}: expected a job name", v.option));
-         o.spec.wait_for = v.text;
+         o.spec.ss = stats::ParseSteadyStateCriterion(v.text, v.option, ParseSize);
        },
-       "start when the named earlier job has ended (no forward references)"},
-      {"startdelay", kTime, JobField<&JobSpec::startdelay_ns>,
-       "start this job this long after the others (bare = seconds)", "0"},
-      {"loops", kCount, JobField<&JobSpec::loops>, "passes over the region (not with time_based)",
-       "1"},
-      {"number_ios", kSize, JobField<&JobSpec::number_ios>,
-       "end the job after N I/Os issued (x loops; ignored with time_based, as fio 3.33)", "0"},
+       "iops|iops_slope|bw|bw_slope|lat|lat_slope:LIMIT, LIMIT a number (IOPS, bytes/s, ns) or "
+       "N% of the window's mean: end the job (the group with group_reporting) once the last "
+       "--ss_dur of measurements stays within it",
+       "iops_slope:0.01%", Also("ss")},
+      {"steadystate_duration", kTime,
+       [](RunOptions& o, const OptionValue& v) {
+         o.spec.ss_dur_ns = static_cast<uint64_t>(v.number) / 1'000'000'000 * 1'000'000'000;
+       },
+       "the rolling window of --steadystate, in whole seconds as fio (0: no detection)", "0",
+       Also("ss_dur")},
+      {"steadystate_ramp_time", kTime, JobField<&JobSpec::ss_ramp_ns>,
+       "measure for --steadystate only after this long (from the recording start)", "0",
+       Also("ss_ramp")},
+      {"steadystate_check_interval", kTime, JobField<&JobSpec::ss_interval_ns>,
+       "measure for --steadystate this often (whole seconds)", "1s", Also("ss_interval")},
       {"cpus_allowed_policy",
        kChoice,
        JobField<&JobSpec::cpus_allowed_split>,
@@ -100,8 +118,8 @@ const std::vector<OptionDef>& Table() {
        "random | zipf:THETA | pareto:H | normal:SIGMA, with an optional :CENTRE 0..1 | "
        "zoned:A/S:... (A% of the I/Os to the next S% of each file) | zoned_abs:A/SIZE:...",
        "random"},
-      {"norandommap", kFlag, JobField<&JobSpec::norandommap>,
-       "random offsets with replacement (default: every block once a pass)", "0"},
+      Row<kFlag, &JobSpec::norandommap>(
+          "norandommap", "random offsets with replacement (default: every block once a pass)"),
       {"blockalign", kText, ParseBlockAlign,
        "random offsets are multiples of this (R,W as fio, one value); not the minimum bs: "
        "norandommap",
@@ -117,8 +135,8 @@ const std::vector<OptionDef>& Table() {
        {{"tausworthe", static_cast<int>(engine::RandomGenerator::kTausworthe)},
         {"lfsr", static_cast<int>(engine::RandomGenerator::kLfsr)},
         {"tausworthe64", static_cast<int>(engine::RandomGenerator::kTausworthe64)}}},
-      {"randrepeat", kFlag, RunField<&RunOptions::randrepeat>,
-       "1: the same random offsets every run; 0: seeded by the time", "1"},
+      Row<kFlag, &RunOptions::randrepeat>(
+          "randrepeat", "1: the same random offsets every run; 0: seeded by the time", "1"),
       // Applied before the job's other options (BuildJob), so that it applies to all its sizes.
       {"kb_base",
        kChoice,

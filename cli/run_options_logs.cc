@@ -67,16 +67,16 @@ const std::vector<OptionDef>& Table() {
        Choices(), OptionScope::kRun},
       {"write_hist_log", kText, JobField<&JobSpec::write_hist_log>,
        "write PREFIX_clat_hist.N.log histogram logs"},
-      {"log_hist_msec", kCount, JobField<&JobSpec::log_hist_msec>,
-       "log period in ms, epoch-aligned", "1000"},
-      {"log_hist_coarseness", kCount, JobField<&JobSpec::log_hist_coarseness>,
-       "0..6: sum 2^c buckets per column", "0"},
-      {"log_hist_groups", kCount, JobField<&JobSpec::log_hist_groups>,
-       "29 or 59 bucket groups per log line (29: fio's, clamped at 17.18 s; 59: every latency "
-       "kept)",
-       "29"},
-      {"log_unix_epoch", kFlag, JobField<&JobSpec::log_unix_epoch>, "log times as Unix epoch ms",
-       "0"},
+      Row<kCount, &JobSpec::log_hist_msec>("log_hist_msec", "log period in ms, epoch-aligned",
+                                           "1000"),
+      Row<kCount, &JobSpec::log_hist_coarseness>("log_hist_coarseness",
+                                                 "0..6: sum 2^c buckets per column", "0"),
+      Row<kCount, &JobSpec::log_hist_groups>(
+          "log_hist_groups",
+          "29 or 59 bucket groups per log line (29: fio's, clamped at 17.18 s; 59: every latency "
+          "kept)",
+          "29"),
+      Row<kFlag, &JobSpec::log_unix_epoch>("log_unix_epoch", "log times as Unix epoch ms"),
       {"output_format", kText, ParseOutputFormats,
        "normal|json|json+|terse, or several: normal,json (json+ adds the latency bins, as fio)",
        "normal", Also(), Choices(), OptionScope::kRun},
@@ -110,8 +110,8 @@ const std::vector<OptionDef>& Table() {
          o.log_avg_msec = static_cast<uint32_t>(v.number);
        },
        "window of the bw/iops/lat logs in ms", "the log period"},
-      {"log_max_value", kFlag, JobField<&JobSpec::log_max_value>,
-       "latency logs: the window's largest latency instead of its mean", "0"},
+      Row<kFlag, &JobSpec::log_max_value>(
+          "log_max_value", "latency logs: the window's largest latency instead of its mean"),
       {"prometheus", kText,
        [](RunOptions& o, const OptionValue& v) {
          if (v.text.empty()) throw UsageError("--prometheus: expected [ADDR:]PORT, e.g. 9100");

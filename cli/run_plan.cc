@@ -137,6 +137,7 @@ void ImpliedAsFio(RunOptions& job) {
       !job.Given("refill_buffers")) {
     spec.refill_buffers = true;
   }
+  if (spec.dedupe.percentage > 0 && !job.Given("refill_buffers")) spec.refill_buffers = true;
 }
 
 // fio's switches that turn measurements off (gtod_reduce, disable_*): accepted, and said once, by
@@ -204,6 +205,7 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
   for (size_t j = 0; j < run.specs.size(); ++j) {
     run.specs[j].exitall = exitall;
     run.specs[j].report_group = run.groups.groupid[j];
+    run.specs[j].ss_group = jobs[j].group_reporting;  // steady state per group, as fio's
   }
   run.entries = PlanEntries(jobs, run.groups);
   return run;

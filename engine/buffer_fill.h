@@ -13,6 +13,14 @@ namespace iotail::engine {
 
 class FastRandom;
 
+// fio's dedupe options (engine/dedupe.h).
+struct DedupeSpec {
+  uint32_t percentage = 0;              // 0: no dedupe
+  bool working_set = false;             // dedupe_mode=working_set (else repeat)
+  uint32_t working_set_percentage = 5;  // of the job's size
+  bool global = false;                  // dedupe_global: one working set for every job
+};
+
 struct BufferContent {
   uint32_t compress_percentage = 0;  // 0: none; 100 is zero_buffers (or the pattern)
   uint32_t compress_chunk = 512;     // bytes per random-then-compressible chunk

@@ -9,12 +9,15 @@
 #include <ctime>
 #include <exception>
 #include <latch>
+#include <map>
+#include <optional>
 #include <thread>
 
 #include "engine/clock.h"
 #include "engine/io/io_engine.h"
 #include "engine/io_scheduler.h"
 #include "engine/nbd_target.h"
+#include "engine/steady_state_monitor.h"
 #include "engine/target.h"
 #include "engine/worker.h"
 #include "engine/worker_threads.h"
@@ -221,6 +224,7 @@ std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Tar
     for (size_t f : files) {
       // The export: each worker's engine opens its own connection; diskless: no file at all.
       plan.fds.push_back(targets.nbd || targets.diskless ? -1 : targets.files[f].fd());
+      plan.paths.push_back(targets.nbd || targets.diskless ? "" : targets.files[f].path());
     }
     const Region region = WorkerRegion(spec, targets, files, w);
     plan.region_offset = region.offset;
@@ -335,6 +339,27 @@ void ProbeEngines(std::span<const JobSpec> specs) {
   }
 }
 
+// end_fsync, fsync_on_close: a writing job's files synced once it has ended.
+void SyncAtTheEnd(std::span<const JobSpec> specs, const std::vector<Targets>& targets) {
+  for (size_t j = 0; j < specs.size(); ++j) {
+    if ((specs[j].end_fsync || specs[j].fsync_on_close) && specs[j].HasWrites()) {
+      for (const Target& t : targets[j].files) t.Sync();
+    }
+  }
+}
+
+// wait_for: the job of this group each job waits for, or -1 (a name of an earlier group's job
+// has ended already).
+std::vector<int> WaitsOn(std::span<const JobSpec> specs) {
+  std::vector<int> waits_on(specs.size(), -1);
+  for (size_t j = 0; j < specs.size(); ++j) {
+    for (size_t k = 0; k < j && !specs[j].wait_for.empty(); ++k) {
+      if (specs[k].name == specs[j].wait_for) waits_on[j] = static_cast<int>(k);
+    }
+  }
+  return waits_on;
+}
+
 }  // namespace
 
 std::vector<stats::Direction> LoggedDirections(const JobSpec& spec) {
@@ -378,14 +403,14 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
     }
   }
 
-  // wait_for: a job of this group named by a later one (other names were earlier groups: done).
-  std::vector<int> waits_on(specs.size(), -1);
-  for (size_t j = 0; j < specs.size(); ++j) {
-    for (size_t k = 0; k < j && !specs[j].wait_for.empty(); ++k) {
-      if (specs[k].name == specs[j].wait_for) waits_on[j] = static_cast<int>(k);
-    }
+  // fio's flow control: the workers of each flow_id share its counters (outliving the threads).
+  std::map<uint32_t, Flow> flows;
+  for (size_t w = 0; w < workers.size(); ++w) {
+    const JobSpec& spec = specs[job_of_worker[w]];
+    if (spec.flow != 0) workers[w]->JoinFlow(&flows[spec.flow_id]);
   }
-  WorkerThreads threads(workers, stop_flag, job_of_worker, waits_on, specs);
+  SteadyStateMonitor steady(specs, workers, job_of_worker);
+  WorkerThreads threads(workers, stop_flag, job_of_worker, WaitsOn(specs), specs);
   threads.WaitPrepared();
   for (size_t w = 0; w < workers.size(); ++w) {
     JobOutcome& job = out.jobs[job_of_worker[w]];
@@ -449,17 +474,18 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
     throw;
   }
   threads.Go(std::move(worker_times), start_mono);
+  steady.Start(threads);
   threads.Join();
+  steady.Stop();
   const uint64_t end_mono = Clock::NowNs();
   clock.Finish(Clock::RealtimeNs());
 
-  for (size_t j = 0; j < specs.size(); ++j) {
-    if ((specs[j].end_fsync || specs[j].fsync_on_close) && specs[j].HasWrites()) {
-      for (const Target& t : targets[j].files) t.Sync();
-    }
-  }
+  SyncAtTheEnd(specs, targets);
   out.output_errors = clock.sink_errors();
   CollectOutcomes(specs, workers, job_of_worker, threads, clock.Totals(), out);
+  for (size_t w = 0; w < workers.size(); ++w) {
+    out.jobs[job_of_worker[w]].steady_state.push_back(steady.ResultOf(w));
+  }
   out.runtime_s =
       end_mono > first_record_ns ? static_cast<double>(end_mono - first_record_ns) / 1e9 : 0;
   out.stopped = stop != nullptr && stop->load();

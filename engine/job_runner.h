@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -29,8 +30,9 @@
 #include "engine/interval_clock.h"
 #include "engine/job_spec.h"
 #include "engine/worker.h"
-#include "stats/record/recorder.h"
 #include "stats/core/sample_stats.h"
+#include "stats/core/steady_state.h"
+#include "stats/record/recorder.h"
 
 namespace iotail::engine {
 
@@ -59,6 +61,9 @@ struct JobOutcome {
   // do_verify read-back: the writes and trims end where the first read-back begins, and the reads
   // are the read-back (from the first worker's to the end), or the whole time if the job also read.
   std::array<double, stats::kDirectionCount> dir_runtime_s{};
+  // --steadystate: per worker, its clone's (or with group_reporting its group's) result; nullopt
+  // without steady-state detection.
+  std::vector<std::optional<stats::SteadyStateResult>> steady_state;
 };
 
 struct RunOutcome {

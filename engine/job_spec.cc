@@ -31,16 +31,25 @@ constexpr stats::EnumName<RwMode> kRwNames[] = {
 
 // fio's names; "uring" is iotail's own alias.
 constexpr stats::EnumName<EngineKind> kEngineNames[] = {
-    {EngineKind::kIoUring, "io_uring"}, {EngineKind::kLibaio, "libaio"},
-    {EngineKind::kPsync, "psync"},      {EngineKind::kNull, "null"},
-    {EngineKind::kNbd, "nbd"},          {EngineKind::kSync, "sync"},
-    {EngineKind::kVsync, "vsync"},      {EngineKind::kPvsync, "pvsync"},
-    {EngineKind::kPvsync2, "pvsync2"},  {EngineKind::kPosixAio, "posixaio"},
-    {EngineKind::kMmap, "mmap"},        {EngineKind::kIoUring, "uring"},
+    {EngineKind::kIoUring, "io_uring"},
+    {EngineKind::kLibaio, "libaio"},
+    {EngineKind::kPsync, "psync"},
+    {EngineKind::kNull, "null"},
+    {EngineKind::kNbd, "nbd"},
+    {EngineKind::kSync, "sync"},
+    {EngineKind::kVsync, "vsync"},
+    {EngineKind::kPvsync, "pvsync"},
+    {EngineKind::kPvsync2, "pvsync2"},
+    {EngineKind::kPosixAio, "posixaio"},
+    {EngineKind::kMmap, "mmap"},
+    {EngineKind::kFalloc, "falloc"},
+    {EngineKind::kFtruncate, "ftruncate"},
+    {EngineKind::kIoUring, "uring"},
 };
 
 constexpr const char* kSupportedEngines =
-    "sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, nbd";
+    "sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, falloc, ftruncate, "
+    "null, nbd";
 
 // fio's other engines (fio 3.33's, with those of its later releases and the best-known external
 // ones): named as fio's engines that iotail does not run, rather than as unknown names.
@@ -54,8 +63,6 @@ constexpr std::string_view kFioOnlyEngines[] = {
     "rados",
     "rbd",
     "e4defrag",
-    "falloc",
-    "ftruncate",
     "filecreate",
     "filestat",
     "filedelete",

@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "engine/buffer_fill.h"
+#include "engine/numa.h"
 #include "engine/random_distribution.h"
 #include "engine/target.h"
 #include "engine/verify.h"
 #include "stats/core/direction.h"
 #include "stats/core/histogram_layout.h"
+#include "stats/core/steady_state.h"
 
 namespace iotail::engine {
 
@@ -38,12 +40,14 @@ enum class EngineKind {
   kPsync,
   kNull,
   kNbd,
-  kSync,      // read(2)/write(2) after lseek(2)
-  kVsync,     // readv(2)/writev(2) after lseek(2)
-  kPvsync,    // preadv(2)/pwritev(2)
-  kPvsync2,   // preadv2(2)/pwritev2(2) with RWF_* flags (hipri, nowait)
-  kPosixAio,  // glibc's aio_read(3)/aio_write(3)
-  kMmap,      // memcpy to and from the file mapped with mmap(2)
+  kSync,       // read(2)/write(2) after lseek(2)
+  kVsync,      // readv(2)/writev(2) after lseek(2)
+  kPvsync,     // preadv(2)/pwritev(2)
+  kPvsync2,    // preadv2(2)/pwritev2(2) with RWF_* flags (hipri, nowait)
+  kPosixAio,   // glibc's aio_read(3)/aio_write(3)
+  kMmap,       // memcpy to and from the file mapped with mmap(2)
+  kFalloc,     // fallocate(2) over each I/O's range (engine/io/engine_fileop.cc)
+  kFtruncate,  // ftruncate(2) to each write's offset
 };
 // fio's random_generator. iotail draws offsets with its own generators whichever is named (so the
 // offsets are not fio's); what the name changes is fio's coverage rule: tausworthe and
@@ -51,6 +55,9 @@ enum class EngineKind {
 // free blocks; none with norandommap), lfsr visits every block once a pass with no map, even with
 // norandommap, and does not trim I/Os of mixed sizes (as fio's LFSR).
 enum class RandomGenerator { kTausworthe, kLfsr, kTausworthe64 };
+
+// fio's zonemode: none, strided (engine/zone_stride.h), zbd (zoned block devices: refused).
+enum class ZoneMode { kNone, kStrided, kZbd };
 
 // A rate limit: I/Os per second or bytes per second (0 = none). At most one of the two is set.
 struct RateLimit {
@@ -112,12 +119,18 @@ struct JobSpec {
   RandomGenerator random_generator = RandomGenerator::kTausworthe;  // --random_generator
   VerifyKind verify = VerifyKind::kNone;  // --verify: checksummed blocks (engine/verify.h)
   bool do_verify = true;                  // --do_verify: read the written blocks back after
-  bool zero_buffers = false;              // --zero_buffers: write zeros (default random data)
-  bool refill_buffers = false;            // --refill_buffers: new random data for every write
+  // --verify_backlog: once N written blocks wait, read back and check the oldest
+  // verify_backlog_batch (0: all) of them; at the end, what is left (each block once).
+  bool verify_dump = false;  // --verify_dump: a bad block as read and as written, to files
+  uint64_t verify_backlog = 0;
+  uint64_t verify_backlog_batch = 0;
+  bool zero_buffers = false;    // --zero_buffers: write zeros (default random data)
+  bool refill_buffers = false;  // --refill_buffers: new random data for every write
   // --buffer_compress_percentage/_chunk, --buffer_pattern (engine/buffer_fill.h), zero_buffers.
   uint32_t buffer_compress_percentage = 0;
   uint32_t buffer_compress_chunk = 512;
   std::string buffer_pattern;
+  DedupeSpec dedupe;  // --dedupe_percentage and its options (engine/dedupe.h)
   BufferContent Content() const {
     return {buffer_compress_percentage, buffer_compress_chunk, buffer_pattern, zero_buffers};
   }
@@ -136,7 +149,16 @@ struct JobSpec {
   bool exitall_on_error = false;
   bool exit_what_group = true;  // --exit_what=group; stonewall and all: every running job
   int report_group = 0;         // fio's groupid, set when the run is planned
-  bool end_fsync = false;       // --end_fsync: fsync files at the end
+  // fio's steadystate (ss), ss_dur, ss_ramp and ss_interval: every ss_interval after ss_ramp (from
+  // the job's recording start) the job's rates are measured; once the last ss_dur of them meet the
+  // criterion (stats/core/steady_state.h) the job ends. With ss_group (group_reporting) the
+  // measurements are those of its reporting group, which ends as one.
+  stats::SteadyStateCriterion ss;
+  uint64_t ss_dur_ns = 0;  // 0: no steady-state detection
+  uint64_t ss_ramp_ns = 0;
+  uint64_t ss_interval_ns = 1'000'000'000;
+  bool ss_group = false;
+  bool end_fsync = false;  // --end_fsync: fsync files at the end
   bool fsync_on_close =
       false;  // --fsync_on_close: fsync each written file when closed (at the end)
   // fio's file layout (engine/target.h): how a missing or short file is made.
@@ -154,6 +176,27 @@ struct JobSpec {
   uint64_t thinktime_ns = 0;       // --thinktime: stall after each thinktime_blocks I/Os
   uint64_t thinktime_spin_ns = 0;  // --thinktime_spin: of which spent spinning
   uint32_t thinktime_blocks = 1;   // --thinktime_blocks
+  // fio's flow control (engine/flow_control.h): each clone's weight among the jobs of its flow_id
+  // (0: none), and how long a held-back clone sleeps once its I/Os have completed (0: it yields).
+  // fio's zonemode, zonesize, zonerange (0: zonesize), zoneskip (engine/zone_stride.h); zbd is
+  // refused by Validate.
+  ZoneMode zone_mode = ZoneMode::kNone;
+  uint64_t zone_size = 0;
+  uint64_t zone_range = 0;
+  uint64_t zone_skip = 0;
+  uint64_t ZoneRange() const { return zone_range != 0 ? zone_range : zone_size; }
+  ZoneMode Zones() const { return zone_mode; }
+  uint32_t flow = 0;
+  // fio's prio and prioclass: the I/O priority of each clone's thread (ioprio_set; class 0 or unset
+  // with a level is best effort, as fio's); -1: not set.
+  int ioprio = -1;
+  // fio's numa_cpu_nodes (the clones run on those nodes' CPUs, within cpus_allowed if given) and
+  // numa_mem_policy (set on each clone's thread before its buffers are allocated).
+  NumaNodes numa_cpu_nodes;
+  NumaMemPolicy numa_mem_policy;
+  int ioprio_class = -1;
+  uint32_t flow_id = 0;
+  uint64_t flow_sleep_ns = 0;
   // --ioengine: psync unless given, as fio (cli/run_plan.cc: the default benchmark takes the best
   // engine available, a --uri nbd).
   EngineKind ioengine = EngineKind::kPsync;
@@ -222,7 +265,8 @@ struct JobSpec {
   bool Synchronous() const {
     return ioengine == EngineKind::kPsync || ioengine == EngineKind::kSync ||
            ioengine == EngineKind::kVsync || ioengine == EngineKind::kPvsync ||
-           ioengine == EngineKind::kPvsync2 || ioengine == EngineKind::kMmap;
+           ioengine == EngineKind::kPvsync2 || ioengine == EngineKind::kMmap ||
+           ioengine == EngineKind::kFalloc || ioengine == EngineKind::kFtruncate;
   }
   // The POSIX_FADV_* advice given for the job's files (fio's fadvise_hint), -1 for none.
   int FadviseAdvice() const;

@@ -223,6 +223,32 @@ void JobSpec::ValidateRates() const {
 
 // Validate: queue, batches, trims, verify, offsets, think time and CPUs.
 void JobSpec::ValidateWorkload() const {
+  if (Zones() == ZoneMode::kZbd) {
+    throw UsageError(
+        "--zonemode=zbd: not supported (zoned block devices, and fio's zone emulation on other "
+        "targets, are not built yet); zonemode=strided is");
+  }
+  if (Zones() == ZoneMode::kNone && zone_size != 0) {
+    throw UsageError("--zonesize: not with --zonemode=none, its default (fio refuses it too)");
+  }
+  if (Zones() == ZoneMode::kStrided) {
+    if (zone_size == 0) throw UsageError("--zonesize: must be given with --zonemode=strided");
+    if (ZoneRange() < MaxBlockSize()) {
+      throw UsageError("--zonerange: a zone must hold the largest block (--bs)");
+    }
+  }
+  if (flow != 0 && RateLimited()) {
+    throw UsageError("--flow: not with a rate (iotail holds back the closed loop only)");
+  }
+  if (ss_dur_ns != 0) {
+    constexpr uint64_t kSecond = 1'000'000'000;
+    if (ss_interval_ns == 0 || ss_interval_ns % kSecond != 0) {
+      throw UsageError("--ss_interval: a whole number of seconds, at least 1");
+    }
+    if (ss_dur_ns < ss_interval_ns) {
+      throw UsageError("--ss_dur: at least one --ss_interval (the window holds whole intervals)");
+    }
+  }
   if (iodepth_batch_submit > iodepth) {
     throw UsageError("--iodepth_batch_submit: at most --iodepth");
   }
@@ -241,6 +267,10 @@ void JobSpec::ValidateWorkload() const {
       throw UsageError("--rw=trim/randtrim: not with the nbd engine");
     if (verify != VerifyKind::kNone) throw UsageError("--verify: not with trims");
   }
+  if (verify == VerifyKind::kNone && (verify_backlog != 0 || verify_dump)) {
+    throw UsageError(fmt::format("--{}: only with --verify",
+                                 verify_backlog != 0 ? "verify_backlog" : "verify_dump"));
+  }
   if (verify != VerifyKind::kNone) {
     if (MinBlockSize() != MaxBlockSize() || MinBlockSize() < kVerifyHeaderBytes) {
       throw UsageError(fmt::format(
@@ -251,14 +281,19 @@ void JobSpec::ValidateWorkload() const {
     if (HasReads() && HasWrites()) {
       throw UsageError("--verify: a write job, or a read job over blocks written with --verify");
     }
-    if (ioengine == EngineKind::kNull) {
-      throw UsageError("--verify: not with --ioengine=null (it transfers no data)");
+    if (ioengine == EngineKind::kNull || ioengine == EngineKind::kFalloc ||
+        ioengine == EngineKind::kFtruncate) {
+      throw UsageError(fmt::format("--verify: not with --ioengine={} (it transfers no data)",
+                                   EngineKindName(ioengine)));
     }
-    if (HasWrites() && (time_based || (IsRandom() && NoRandomMap()) || rw_modifier != 0 ||
-                        random_distribution.kind != DistributionKind::kRandom)) {
+    // Without a backlog the read-back reads the whole region; with one, what was written.
+    if (HasWrites() && verify_backlog == 0 &&
+        (time_based || (IsRandom() && NoRandomMap()) || rw_modifier != 0 ||
+         random_distribution.kind != DistributionKind::kRandom)) {
       throw UsageError(
           "--verify: the writes must cover every block once (not time_based, norandommap, a "
-          "skewed random_distribution or rw=...:N)");
+          "skewed random_distribution or rw=...:N), unless --verify_backlog reads back what was "
+          "written");
     }
   }
   if (rw_modifier != 0 && !IsRandom() && rw_modifier % static_cast<int64_t>(MinBlockSize()) != 0) {

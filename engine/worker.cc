@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <system_error>
 
 #include "engine/clock.h"
+#include "stats/core/errors.h"
 #include "stats/core/fio_numbers.h"
 
 namespace iotail::engine {
@@ -28,18 +30,57 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
       plan_(std::move(plan)),
       engine_(std::move(engine)),
       recorder_(std::make_unique<stats::Recorder>()),
-      pattern_(spec,
-               PatternRegion{static_cast<uint32_t>(plan_.fds.size()), plan_.region_offset,
-                             plan_.region_size, plan_.file_end},
+      pattern_(spec, PatternOf(spec, plan_),
                spec.randseed + 0x9e3779b97f4a7c15ull * (plan_.index + 1)),
-      has_floor_(spec.rate_min[0].Any() || spec.rate_min[1].Any()) {}
+      has_floor_(spec.rate_min[0].Any() || spec.rate_min[1].Any()) {
+  if (Strided(spec, plan_)) {
+    const uint64_t file_end =
+        plan_.region_offset + (plan_.file_end ? plan_.file_end : plan_.region_size);
+    stride_.emplace(spec.zone_size, spec.ZoneRange(), spec.zone_skip, plan_.region_offset,
+                    file_end);
+  }
+}
+
+// fio's zonemode=strided, which fio drops for a job with more than one file.
+bool Worker::Strided(const JobSpec& spec, const WorkerPlan& plan) {
+  return spec.Zones() == ZoneMode::kStrided && plan.fds.size() == 1;
+}
+
+// The region the access pattern runs over: the worker's, or one zone.
+PatternRegion Worker::PatternOf(const JobSpec& spec, const WorkerPlan& plan) {
+  if (Strided(spec, plan)) return PatternRegion{1, 0, spec.ZoneRange(), spec.ZoneRange()};
+  return PatternRegion{static_cast<uint32_t>(plan.fds.size()), plan.region_offset, plan.region_size,
+                       plan.file_end};
+}
 
 Worker::~Worker() {
   engine_.reset();  // first: I/Os still in flight after an engine failure target the buffers
   std::free(buffers_);
+  std::free(backlog_buffer_);
 }
 
 void Worker::Prepare(const std::atomic<bool>* stop) {
+  ApplyNumaMemPolicy(spec_.numa_mem_policy);
+  if (spec_.numa_cpu_nodes.Given()) {
+    numa_cpus_ = NumaCpus(spec_.numa_cpu_nodes);
+    const auto& allowed = spec_.cpus_allowed;
+    if (!allowed.empty() && std::none_of(numa_cpus_.begin(), numa_cpus_.end(), [&](int c) {
+          return std::find(allowed.begin(), allowed.end(), c) != allowed.end();
+        })) {
+      throw stats::UsageError("--numa_cpu_nodes: none of its CPUs is in --cpus_allowed");
+    }
+  }
+  if (spec_.ioprio >= 0 || spec_.ioprio_class >= 0) {
+    // On the worker's own thread (who 0 with IOPRIO_WHO_PROCESS is the calling thread), as fio.
+    constexpr int kWhoProcess = 1, kClassShift = 13, kClassBestEffort = 2;
+    const int cls = spec_.ioprio_class > 0 ? spec_.ioprio_class : kClassBestEffort;
+    const int value = (cls << kClassShift) | std::max(spec_.ioprio, 0);
+    if (syscall(SYS_ioprio_set, kWhoProcess, 0, value) != 0) {
+      throw std::system_error(
+          errno, std::generic_category(),
+          fmt::format("ioprio_set (--prioclass={} --prio={})", cls, std::max(spec_.ioprio, 0)));
+    }
+  }
   const uint32_t depth = spec_.iodepth;
   writes_since_sync_.assign(plan_.fds.size(), 0);
   is_block_.assign(plan_.fds.size(), false);
@@ -57,6 +98,22 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
     content_.Fill(buffers_ + static_cast<size_t>(s) * buffer_size_, buffer_size_, rng);
   }
   refill_ = FastRandom(spec_.randseed ^ ~static_cast<uint64_t>(plan_.index));
+  if (spec_.dedupe.percentage != 0) {
+    // The working set: a share of the job's size in pages of the smallest write, as fio's.
+    const uint64_t pages = plan_.region_size * spec_.dedupe.working_set_percentage / 100 /
+                           std::max<uint32_t>(spec_.MinBlockSize(), 1);
+    const uint64_t ws_seed =
+        spec_.dedupe.global ? 0x5eedded0ull
+                            : spec_.randseed ^ 0xded0ull ^ std::hash<std::string>{}(spec_.name);
+    dedupe_.emplace(spec_.dedupe, pages, spec_.randseed ^ 0xd0d0ull * (plan_.index + 1), ws_seed);
+  }
+  if (spec_.verify_backlog != 0) {
+    backlog_.reserve(spec_.verify_backlog);
+    backlog_buffer_ = static_cast<char*>(std::aligned_alloc(4096, buffer_size_));
+    if (backlog_buffer_ == nullptr) {
+      throw std::system_error(ENOMEM, std::generic_category(), "verify_backlog buffer");
+    }
+  }
   slots_.assign(depth, Slot{});
   free_.resize(depth);
   for (uint32_t i = 0; i < depth; ++i) free_[i] = depth - 1 - i;
@@ -103,9 +160,14 @@ void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_li
   QueueRedo();
   new_in_batch_ = 0;
   trims_in_batch_ = 0;
+  flow_held_ = false;
   while (issue_new && free_count_ > 0 && (bytes_limit == 0 || issued_bytes < bytes_limit) &&
          trims_in_batch_ < spec_.iodepth && NextLoopIfDone()) {
-    const IoChoice c = pattern_.Next();
+    if (!flow_.MayIssue()) {
+      flow_held_ = true;
+      break;
+    }
+    const IoChoice c = stride_ ? stride_->Next(pattern_) : pattern_.Next();
     issued_bytes += c.bs;
     loop_bytes_ += c.bs;
     ++issued_ios_;
@@ -132,7 +194,11 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
     FillVerifiedBlock(buffer, c.bs, c.offset, c.file, spec_.randseed, spec_.verify);
   } else if (spec_.refill_buffers && c.dir == stats::Direction::kWrite && !content_.Fixed()) {
     // fio's refill_buffers: new data for every write (no two writes alike).
-    content_.Fill(buffer, c.bs, refill_);
+    if (dedupe_) {
+      dedupe_->Fill(content_, buffer, c.bs, refill_);
+    } else {
+      content_.Fill(buffer, c.bs, refill_);
+    }
   }
   batch_[batch_count_++] = IoRequest{s, c.dir, c.file, c.offset, c.bs, buffer, &slot.stamps};
   ++new_in_batch_;
@@ -142,14 +208,25 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
 bool Worker::Failed() const { return engine_error_ != 0 || failed_io_ || !rate_shortfall_.empty(); }
 
 void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
-  if (!spec_.cpus_allowed.empty()) {
+  if (!spec_.cpus_allowed.empty() || !numa_cpus_.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    if (spec_.cpus_allowed_split) {
+    if (spec_.cpus_allowed_split && !spec_.cpus_allowed.empty()) {
       const size_t n = spec_.cpus_allowed.size();
       CPU_SET(spec_.cpus_allowed[static_cast<size_t>(plan_.index) % n], &set);
     } else {
       for (int cpu : spec_.cpus_allowed) CPU_SET(cpu, &set);
+    }
+    if (!numa_cpus_.empty()) {
+      // numa_cpu_nodes: its nodes' CPUs, within cpus_allowed when that is given too.
+      cpu_set_t nodes;
+      CPU_ZERO(&nodes);
+      for (int cpu : numa_cpus_) CPU_SET(cpu, &nodes);
+      if (spec_.cpus_allowed.empty()) {
+        set = nodes;
+      } else {
+        CPU_AND(&set, &set, &nodes);
+      }
     }
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   }
@@ -172,6 +249,7 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
     }
   }
   cpu_ = SampleCpu().Since(before);
+  flow_.Leave();
 }
 
 stats::CpuUsage Worker::SampleCpu() {
@@ -204,6 +282,15 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
     FillBatch(!stopping, issued_bytes, plan_.bytes_limit);
     if (batch_count_ > 0 && !SubmitBatch(&in_flight)) return;
     if (in_flight == 0) {
+      if (flow_held_ && !stopping) {
+        // Held back by its flow: wait for the other jobs of the flow, then try again.
+        if ((times.stop_at_ns != 0 && Clock::NowNs() >= times.stop_at_ns) || Stopped(stop)) {
+          stopping = true;
+        } else {
+          FlowWait();
+        }
+        continue;
+      }
       // Trims are done as they are chosen: nothing in flight, but the job goes on.
       if (trims_in_batch_ == 0 || stopping) break;
       if (trim_failed_ || (times.stop_at_ns != 0 && Clock::NowNs() >= times.stop_at_ns) ||
@@ -308,6 +395,13 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
         rec.RecordLat(slot.dir, done > slot.intended_ns ? done - slot.intended_ns : 0);
       } else if (async) {
         rec.RecordLat(slot.dir, done - st.start_ns);
+      }
+    }
+    if (spec_.verify_backlog != 0 && slot.dir == stats::Direction::kWrite) {
+      backlog_.push_back(Written{slot.file, slot.offset, slot.len});
+      if (backlog_.size() >= spec_.verify_backlog && !VerifyBacklog()) {
+        ok = false;
+        failed_io_ = true;
       }
     }
     const uint32_t sync_every = spec_.fsync_every != 0 ? spec_.fsync_every : spec_.fdatasync_every;

@@ -32,13 +32,17 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/dedupe.h"
+#include "engine/flow_control.h"
 #include "engine/io/io_engine.h"
 #include "engine/io_pattern.h"
 #include "engine/job_spec.h"
 #include "engine/rate_schedule.h"
+#include "engine/zone_stride.h"
 #include "stats/core/sample_stats.h"
 #include "stats/record/cpu_usage.h"
 #include "stats/record/io_depths.h"
@@ -47,8 +51,9 @@
 namespace iotail::engine {
 
 struct WorkerPlan {
-  int index = 0;         // 0-based worker number
-  std::vector<int> fds;  // this worker's files
+  int index = 0;                   // 0-based worker number
+  std::vector<int> fds;            // this worker's files
+  std::vector<std::string> paths;  // their names (verify_dump names its files after them)
   uint64_t region_offset = 0;
   uint64_t region_size = 0;  // bytes per file
   uint64_t file_end = 0;     // bytes from the region's start to its files' end (0: region_size)
@@ -85,6 +90,9 @@ class Worker {
   // fio's exitall: ends the worker as a stop request would (another job it goes with ended); any
   // thread may call it, before or during Run.
   void Terminate() { terminate_.store(true, std::memory_order_relaxed); }
+  // fio's flow: joins `flow` with the job's weight (JobSpec::flow); before any worker runs. The
+  // worker leaves it when its Run returns.
+  void JoinFlow(Flow* flow) { flow_ = FlowShare(flow, spec_.flow); }
   // Whether the worker ended with an error (fio's td->error: an I/O or engine error that stopped
   // it, or a rate floor not met); valid once Run has returned.
   bool Failed() const;
@@ -122,6 +130,8 @@ class Worker {
   void ReleaseEngine() { engine_.reset(); }
 
  private:
+  static bool Strided(const JobSpec& spec, const WorkerPlan& plan);
+  static PatternRegion PatternOf(const JobSpec& spec, const WorkerPlan& plan);
   struct Slot {
     IoStamps stamps;       // written by the engine when the I/O is first submitted
     uint64_t intended_ns;  // intended start (open loop); 0 in the closed loop
@@ -156,9 +166,11 @@ class Worker {
   std::unique_ptr<IoEngine> engine_;
   std::unique_ptr<stats::Recorder> recorder_;
   IoPattern pattern_;
+  std::optional<ZoneStride> stride_;  // zonemode=strided
   char* buffers_ = nullptr;
-  FastRandom refill_{0};   // --refill_buffers: the writes' data
-  BufferContent content_;  // what the buffers hold (fio's buffer options)
+  FastRandom refill_{0};                // --refill_buffers: the writes' data
+  std::optional<DedupeFiller> dedupe_;  // --dedupe_percentage
+  BufferContent content_;               // what the buffers hold (fio's buffer options)
   uint32_t buffer_size_ = 0;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;  // free slot stack
@@ -191,6 +203,17 @@ class Worker {
   stats::SampleStats syncs_;
   // --thinktime: I/Os completed since the last stall.
   uint32_t since_think_ = 0;
+  std::vector<int> numa_cpus_;  // numa_cpu_nodes' CPUs (Prepare)
+  // verify_backlog: the writes completed since the last backlog check, and the read-back buffer.
+  struct Written {
+    uint32_t file;
+    uint64_t offset;
+    uint32_t len;
+  };
+  std::vector<Written> backlog_;
+  char* backlog_buffer_ = nullptr;
+  FlowShare flow_;          // fio's flow control (none unless JoinFlow)
+  bool flow_held_ = false;  // the last FillBatch stopped because the flow held it back
   void SyncFile(uint32_t file);
   void Trim(const IoChoice& c);
   std::vector<bool> is_block_;  // per file: a block device (BLKDISCARD) or a file (punch hole)
@@ -205,6 +228,11 @@ class Worker {
   uint64_t verify_start_ns_ = 0;
   std::string verify_failure_;
   void Think(const std::atomic<bool>& stop);
+  // Held back by the flow with nothing in flight: sleeps flow_sleep (or yields).
+  void FlowWait();
+  bool VerifyBacklog();
+  void DumpBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file);
+  bool ReadBack(uint32_t file, uint64_t at, uint32_t len, char* buf);
 
   // fio's loops: before each new I/O, whether the job issues one. A loop ends when its pass over
   // the region is over or (not time_based) it has issued fio's size; the job then goes on over a

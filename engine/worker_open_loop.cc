@@ -51,8 +51,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
   for (;;) {
     // The run's end first (fio checks runtime before issuing): an I/O due at the very end is not
     // issued after it.
-    if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) ||
-        Stopped(stop)) {
+    if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) || Stopped(stop)) {
       stopping = true;
     }
     // Issue every due I/O that has a free slot; all of this round's share one submit stamp.
@@ -65,7 +64,9 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
       RateSchedule& schedule = NextDue(&dir);
       next_due = schedule.next_ns();
       if (next_due > now || !NextLoopIfDone()) break;
-      const IoChoice c = plan_.per_direction ? pattern_.Next(dir) : pattern_.Next();
+      const IoChoice c = stride_ ? stride_->Next(pattern_, plan_.per_direction ? &dir : nullptr)
+                         : plan_.per_direction ? pattern_.Next(dir)
+                                               : pattern_.Next();
       schedule.Advance(c.bs);
       QueueNew(c, next_due);
       if (now >= times.record_from_ns) rec.RecordIssue(now - next_due, kLateThresholdNs);
@@ -76,8 +77,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
     if (batch_count_ > 0) {
       if (!SubmitBatch(&in_flight)) return;
     }
-    if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) ||
-        Stopped(stop)) {
+    if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) || Stopped(stop)) {
       stopping = true;
     }
     const bool issuing =

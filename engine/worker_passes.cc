@@ -14,9 +14,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "engine/clock.h"
 #include "engine/worker.h"
@@ -31,8 +35,10 @@ bool Worker::NextLoopIfDone() {
     issue_over_ = true;
     return false;
   }
-  const bool loop_over = pattern_.PassDone() || (!spec_.time_based && plan_.loop_bytes != 0 &&
-                                                 loop_bytes_ >= plan_.loop_bytes);
+  // In zones the pattern restarts within them (ZoneStride): only the bytes end a loop.
+  const bool loop_over =
+      (!stride_ && pattern_.PassDone()) ||
+      (!spec_.time_based && plan_.loop_bytes != 0 && loop_bytes_ >= plan_.loop_bytes);
   if (!loop_over) return true;
   ++loops_done_;
   if (!spec_.time_based && spec_.io_size == 0 && loops_done_ >= spec_.loops) {
@@ -139,6 +145,16 @@ void Worker::Think(const std::atomic<bool>& stop) {
   }
 }
 
+void Worker::FlowWait() {
+  if (spec_.flow_sleep_ns == 0) {
+    sched_yield();  // fio retries at once
+    return;
+  }
+  timespec ts{static_cast<time_t>(spec_.flow_sleep_ns / 1'000'000'000),
+              static_cast<long>(spec_.flow_sleep_ns % 1'000'000'000)};
+  nanosleep(&ts, nullptr);
+}
+
 bool Worker::CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file) {
   char why[64];
   ++verified_blocks_;
@@ -147,39 +163,87 @@ bool Worker::CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t
   if (verify_failure_.empty()) {
     verify_failure_ = fmt::format("offset {} of file {}: {}", offset, file, why);
   }
+  if (spec_.verify_dump) DumpBlock(buf, len, offset, file);
   return false;
+}
+
+// fio's verify_dump: the block as read and as it was written, in the current directory as
+// BASENAME.OFFSET.received and .expected (a failure path: it may allocate).
+void Worker::DumpBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file) {
+  const std::string& path = file < plan_.paths.size() ? plan_.paths[file] : std::string();
+  const size_t slash = path.rfind('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::vector<char> expected(len);
+  FillVerifiedBlock(expected.data(), len, offset, file, spec_.randseed, spec_.verify);
+  for (const auto& [what, data] :
+       {std::pair{"received", buf},
+        std::pair{"expected", static_cast<const char*>(expected.data())}}) {
+    const std::string name = fmt::format("{}.{}.{}", base, offset, what);
+    if (std::FILE* f = std::fopen(name.c_str(), "wb")) {
+      const bool ok = std::fwrite(data, 1, len, f) == len;
+      if (std::fclose(f) == 0 && ok) {
+        verify_failure_ += fmt::format("; {} data dumped as {}", what, name);
+      }
+    }
+  }
 }
 
 // fio's do_verify: once the writes are done, every block of the region is read back (pread) and
 // checked. As fio, the read-backs are the job's reads: each is recorded in the read direction
 // (clat from around the call, so its lat too), and the pass's time is the reads' runtime.
 void Worker::VerifyPass(const std::atomic<bool>& stop) {
-  const uint32_t bs = spec_.MinBlockSize();
   char* buf = buffers_;  // the I/O is over: slot 0's buffer is free (aligned for O_DIRECT)
+  if (spec_.verify_backlog != 0) {
+    // What the backlog has not verified yet (fio keeps only that much to verify at the end).
+    for (const Written& w : backlog_) {
+      if (Stopped(stop) || !ReadBack(w.file, w.offset, w.len, buf)) return;
+    }
+    backlog_.clear();
+    return;
+  }
+  const uint32_t bs = spec_.MinBlockSize();
   verify_start_ns_ = Clock::NowNs();
   for (uint32_t f = 0; f < plan_.fds.size(); ++f) {
     for (uint64_t off = 0; off + bs <= plan_.region_size && !Stopped(stop); off += bs) {
-      const uint64_t at = plan_.region_offset + off;
-      const uint64_t start = Clock::NowNs();
-      const ssize_t got = pread(plan_.fds[f], buf, bs, static_cast<off_t>(at));
-      const uint64_t done = Clock::NowNs();
-      if (got == static_cast<ssize_t>(bs) && done >= record_from_ns_) {
-        recorder_->RecordClat(stats::Direction::kRead, done - start, bs);
-      }
-      if (got != static_cast<ssize_t>(bs)) {
-        const int err = got < 0 ? errno : EIO;
-        recorder_->RecordError(err);
-        if (verify_failure_.empty()) {
-          verify_failure_ = fmt::format("offset {} of file {}: short read back", at, f);
-        }
-        if (!spec_.KeepsGoing(stats::Direction::kRead, err)) return;
-        continue;
-      }
-      if (!CheckBlock(buf, bs, at, f) && !spec_.KeepsGoing(stats::Direction::kRead, EILSEQ)) {
-        return;
-      }
+      if (!ReadBack(f, plan_.region_offset + off, bs, buf)) return;
     }
   }
+}
+
+// fio's verify_backlog: once that many written blocks wait, verify_backlog_batch of them (the
+// oldest; all by default) are read back and checked; the others wait for the next time, or the
+// end, so that every written block is read back once.
+bool Worker::VerifyBacklog() {
+  const size_t batch = spec_.verify_backlog_batch != 0
+                           ? std::min<size_t>(spec_.verify_backlog_batch, backlog_.size())
+                           : backlog_.size();
+  bool ok = true;
+  size_t done = 0;
+  for (; done < batch && ok; ++done) {
+    ok = ReadBack(backlog_[done].file, backlog_[done].offset, backlog_[done].len, backlog_buffer_);
+  }
+  backlog_.erase(backlog_.begin(), backlog_.begin() + static_cast<std::ptrdiff_t>(done));
+  return ok;
+}
+
+// One block read back (pread) into buf and checked, recorded as a read; false when the job must
+// stop (an error or a bad block it does not continue past).
+bool Worker::ReadBack(uint32_t f, uint64_t at, uint32_t len, char* buf) {
+  const uint64_t start = Clock::NowNs();
+  const ssize_t got = pread(plan_.fds[f], buf, len, static_cast<off_t>(at));
+  const uint64_t done = Clock::NowNs();
+  if (got == static_cast<ssize_t>(len) && done >= record_from_ns_) {
+    recorder_->RecordClat(stats::Direction::kRead, done - start, len);
+  }
+  if (got != static_cast<ssize_t>(len)) {
+    const int err = got < 0 ? errno : EIO;
+    recorder_->RecordError(err);
+    if (verify_failure_.empty()) {
+      verify_failure_ = fmt::format("offset {} of file {}: short read back", at, f);
+    }
+    return spec_.KeepsGoing(stats::Direction::kRead, err);
+  }
+  return CheckBlock(buf, len, at, f) || spec_.KeepsGoing(stats::Direction::kRead, EILSEQ);
 }
 
 // fio's fsync=N / fdatasync=N: the file is synced, synchronously, after every N writes to it.

@@ -33,8 +33,8 @@ class WorkerThreads {
         workers_(workers),
         stop_(stop),
         failures_(workers.size()),
-        end_ns_(workers.size(), 0),
-        record_from_ns_(workers.size(), 0),
+        end_ns_(workers.size()),
+        record_from_ns_(workers.size()),
         job_of_worker_(std::move(job_of_worker)),
         waits_on_(std::move(waits_on)),
         running_(waits_on_.size()),
@@ -92,9 +92,12 @@ class WorkerThreads {
     }
     joined_ = true;
   }
-  // When worker w's Run returned, and when it began to record (Clock::NowNs()); valid after Join().
-  uint64_t end_ns(size_t w) const { return end_ns_[w]; }
-  uint64_t record_from_ns(size_t w) const { return record_from_ns_[w]; }
+  // When worker w's Run returned, and when it began to record (Clock::NowNs()); final after Join(),
+  // and readable from any thread before (0 until the worker ended, or started).
+  uint64_t end_ns(size_t w) const { return end_ns_[w].load(std::memory_order_acquire); }
+  uint64_t record_from_ns(size_t w) const {
+    return record_from_ns_[w].load(std::memory_order_acquire);
+  }
 
  private:
   void Body(size_t w) {
@@ -117,11 +120,11 @@ class WorkerThreads {
         times.record_from_ns += waited;
         if (times.stop_at_ns != 0) times.stop_at_ns += waited;
       }
-      record_from_ns_[w] = times.record_from_ns;
+      record_from_ns_[w].store(times.record_from_ns, std::memory_order_release);
       worker.Run(times, stop_);
       ExitAll(job, worker);
     }
-    end_ns_[w] = Clock::NowNs();
+    end_ns_[w].store(Clock::NowNs(), std::memory_order_release);
     if (running_[job].fetch_sub(1) == 1) running_[job].notify_all();
     worker.ReleaseEngine();
   }
@@ -142,8 +145,8 @@ class WorkerThreads {
   std::vector<std::unique_ptr<Worker>>& workers_;
   const std::atomic<bool>& stop_;
   std::vector<std::exception_ptr> failures_;
-  std::vector<uint64_t> end_ns_;
-  std::vector<uint64_t> record_from_ns_;
+  std::vector<std::atomic<uint64_t>> end_ns_;          // 0 until the worker ended
+  std::vector<std::atomic<uint64_t>> record_from_ns_;  // 0 until it started
   std::vector<size_t> job_of_worker_;
   std::vector<int> waits_on_;
   std::vector<std::atomic<int>> running_;  // per job: workers not yet ended

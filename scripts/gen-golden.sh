@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Regenerates the golden fio data under tests/data/fio/<case>/ from real fio runs.
 #
-# Each case directory holds the fio job file (job.fio), the histogram logs fio wrote
-# (hist_clat_hist*.log), fio's --output-format=json+ output (fio.json) and, under pctiles/, the
-# runs of fio's own fio-histo-log-pctiles.py on those logs: NAME.args (the arguments, one per line,
-# file names relative to the case directory), NAME.stdout, NAME.rc (exit status) and NAME.stderr
-# (the last line of stderr: the exception, if the script crashed). tests/data/fio/README.md lists
-# the fio and Python versions and which inputs make the script fail.
+# Each case directory holds the fio job file (job.fio, the case's input, kept), the histogram logs
+# fio wrote (hist_clat_hist*.log), fio's --output-format=json+ output (fio.json) and, under
+# pctiles/, the runs of fio's own fio-histo-log-pctiles.py on those logs: NAME.args (the arguments,
+# one per line, file names relative to the case directory), NAME.stdout, NAME.rc (exit status)
+# and NAME.stderr (the last line of stderr: the exception, if the script crashed).
+# tests/data/fio/README.md lists the fio and Python versions and which inputs make the script fail.
 #
 # The data differs from run to run (real I/O timings); the tests read whatever is checked in.
 # Runs take about 25 s. Targets and scratch files live in a temporary directory (in /dev/shm when
@@ -34,25 +34,16 @@ fi
 zcat "$PCTILES_GZ" >"$work/fio-histo-log-pctiles.py"
 mkdir -p "$out"
 
-# The [global] section shared by every case: short time-based runs on a small file.
-common_global='[global]
-filename=target.dat
-size=32m
-bs=4k
-time_based
-runtime=2
-write_hist_log=hist
-log_hist_msec=250
-'
-
-# run_case NAME [LOGS...]: runs the job file on stdin in a scratch directory, copies the results
-# into tests/data/fio/NAME (replacing what was there) and runs the script there with the two
-# option sets every case is run with, on LOGS (default: every histogram log of the case).
+# run_case NAME [LOGS...]: runs the case's checked-in job file, tests/data/fio/NAME/job.fio (a
+# short time-based run on a small scratch file, writing histogram logs "hist" every 250 ms), in a
+# scratch directory, copies the results into tests/data/fio/NAME (replacing all but the job file)
+# and runs the script there with the two option sets every case is run with, on LOGS (default:
+# every histogram log of the case).
 run_case() {
   local name=$1 dir="$work/$1"
   shift
   mkdir -p "$dir"
-  cat >"$dir/job.fio"
+  cp "$out/$name/job.fio" "$dir/job.fio"
   echo "gen-golden: fio case $name" >&2
   (cd "$dir" && "$FIO" job.fio --output-format=json+ --output=fio.json >/dev/null)
   rm -rf "${out:?}/$name"
@@ -113,12 +104,7 @@ cases=("$@")
 for c in "${cases[@]}"; do
   case "$c" in
     basic)  # One job, random reads: the script's home ground.
-      run_case basic <<EOF
-$common_global
-[reader]
-rw=randread
-ioengine=psync
-EOF
+      run_case basic
       run_pctiles basic msec --output-unit msec --percentiles 0 25 50 75 99.99 100 \
         -- hist_clat_hist.1.log
       run_pctiles basic unsorted --percentiles 99 50 0 -- hist_clat_hist.1.log
@@ -127,40 +113,17 @@ EOF
       run_pctiles basic fio2 --fio-version 2 -- hist_clat_hist.1.log
       ;;
     randrw)  # Three jobs of mixed reads and writes through io_uring, one log per job.
-      run_case randrw <<EOF
-$common_global
-[mixed]
-rw=randrw
-ioengine=io_uring
-iodepth=8
-numjobs=3
-EOF
+      run_case randrw
       run_pctiles randrw one-file -- hist_clat_hist.2.log
       run_pctiles randrw msec5 --output-unit msec --time-quantum 5 -- $(logs_of randrw)
       ;;
     coarse)  # log_hist_coarseness 2 (464 columns) and 6 (29 columns); group_reporting, so fio.json
       # holds the two jobs' summed histogram and its percentiles.
-      run_case coarse hist_clat_hist.1.log <<EOF
-$common_global
-rw=randrw
-ioengine=psync
-group_reporting=1
-[coarse2]
-log_hist_coarseness=2
-[coarse6]
-log_hist_coarseness=6
-EOF
+      run_case coarse hist_clat_hist.1.log
       run_pctiles coarse coarse6 -- hist_clat_hist.2.log
       ;;
     trim)  # Trims through the falloc engine (ddir 2): a pure randtrim job and a trimwrite job.
-      run_case trim <<EOF
-$common_global
-ioengine=falloc
-[randtrim]
-rw=randtrim
-[trimwrite]
-rw=trimwrite
-EOF
+      run_case trim
       run_pctiles trim trimwrite -- hist_clat_hist.2.log
       # The pure-trim log with ddir 2 rewritten as 0 is what iotail must match on the original.
       mkdir -p "$work/trim-derived"
@@ -170,14 +133,7 @@ EOF
         hist_clat_hist.1.log
       ;;
     perjob0)  # per_job_logs=0: two jobs appended to one file, the time jumps back between them.
-      run_case perjob0 <<EOF
-$common_global
-per_job_logs=0
-[mixed]
-rw=randrw
-ioengine=psync
-numjobs=2
-EOF
+      run_case perjob0
       # The same file split into one file per job (where a direction's time goes back) is what
       # iotail must match on the original.
       mkdir -p "$work/perjob0-derived"
@@ -190,34 +146,13 @@ EOF
         "job0.log job1.log" --percentiles 50 90 99 99.9 --time-quantum 2 --output-unit usec
       ;;
     epoch)  # log_unix_epoch=1: Unix-epoch ms time stamps, two jobs of mixed I/O.
-      run_case epoch <<EOF
-$common_global
-log_unix_epoch=1
-[mixed]
-rw=randrw
-ioengine=psync
-numjobs=2
-EOF
+      run_case epoch
       run_pctiles epoch log-hist-msec --log-hist-msec 250 -- $(logs_of epoch)
       run_pctiles epoch log-hist-msec-one --log-hist-msec 250 -- hist_clat_hist.1.log
       run_pctiles epoch one-file -- hist_clat_hist.2.log
       ;;
     burst)  # Bursts of 40 I/Os then 700 ms idle, 100 ms log period: duplicate-timestamp bursts.
-      run_case burst <<EOF
-$common_global
-runtime=3
-log_hist_msec=100
-[bursty]
-rw=randrw
-ioengine=psync
-thinktime=700000
-thinktime_blocks=40
-[bursty-reads]
-rw=randread
-ioengine=psync
-thinktime=450000
-thinktime_blocks=30
-EOF
+      run_case burst
       run_pctiles burst reads-only -- hist_clat_hist.2.log
       ;;
     *)

@@ -33,6 +33,8 @@ std::unique_ptr<IoEngine> ConstructEngine(EngineKind kind) {
     {EngineKind::kPvsync2, MakePvsync2Engine},
     {EngineKind::kPosixAio, MakePosixAioEngine},
     {EngineKind::kMmap, MakeMmapEngine},
+    {EngineKind::kFalloc, MakeFallocEngine},
+    {EngineKind::kFtruncate, MakeFtruncateEngine},
     {EngineKind::kNull, MakeNullEngine}
   };
   for (const auto& [k, make] : kMakers) {
@@ -80,7 +82,7 @@ std::vector<EngineKind> AvailableEngines() {
   for (EngineKind k :
        {EngineKind::kIoUring, EngineKind::kLibaio, EngineKind::kPsync, EngineKind::kPvsync,
         EngineKind::kPvsync2, EngineKind::kSync, EngineKind::kVsync, EngineKind::kPosixAio,
-        EngineKind::kMmap, EngineKind::kNull}) {
+        EngineKind::kMmap, EngineKind::kFalloc, EngineKind::kFtruncate, EngineKind::kNull}) {
     if (ProbeEngine(k).empty()) out.push_back(k);
   }
   return out;

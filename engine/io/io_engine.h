@@ -130,8 +130,10 @@ std::unique_ptr<IoEngine> MakeSyncEngine();  // engine_sync.cc: sync, vsync, pvs
 std::unique_ptr<IoEngine> MakeVsyncEngine();
 std::unique_ptr<IoEngine> MakePvsyncEngine();
 std::unique_ptr<IoEngine> MakePvsync2Engine();
-std::unique_ptr<IoEngine> MakePosixAioEngine();  // engine_posixaio.cc
-std::unique_ptr<IoEngine> MakeMmapEngine();      // engine_mmap.cc
+std::unique_ptr<IoEngine> MakePosixAioEngine();   // engine_posixaio.cc
+std::unique_ptr<IoEngine> MakeMmapEngine();       // engine_mmap.cc
+std::unique_ptr<IoEngine> MakeFallocEngine();     // engine_fileop.cc
+std::unique_ptr<IoEngine> MakeFtruncateEngine();  // engine_fileop.cc
 std::unique_ptr<IoEngine> MakeNullEngine();
 std::unique_ptr<IoEngine> MakeNbdEngine();
 

@@ -85,6 +85,15 @@ struct RecorderSnapshot {
   void Add(const RecorderSnapshot& other);
 };
 
+// A cheap reading of a recorder (no histogram copied): completions and bytes over every direction,
+// and the sum and count of their completion latencies.
+struct RecorderProgress {
+  uint64_t ios = 0;
+  uint64_t bytes = 0;
+  uint64_t clat_sum_ns = 0;
+  uint64_t clat_n = 0;
+};
+
 class Recorder {
  public:
   Recorder() = default;
@@ -124,6 +133,17 @@ class Recorder {
     RecorderSnapshot s;
     Snapshot(s);
     return s;
+  }
+  // Any thread. The counts alone, with relaxed loads (as Snapshot's).
+  RecorderProgress Progress() const {
+    RecorderProgress p;
+    for (const Dir& d : dirs_) {
+      p.ios += Load(d.ios);
+      p.bytes += Load(d.bytes);
+      p.clat_sum_ns += Load(d.clat.sum_ns);
+      p.clat_n += Load(d.clat.n);
+    }
+    return p;
   }
 
  private:

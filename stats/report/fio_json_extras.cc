@@ -70,6 +70,23 @@ void JsonSyncField(JsonOut o, const SampleStats& syncs) {
                  syncs.Stddev(), syncs.n);
 }
 
+void JsonSteadyState(JsonOut o, const SteadyStateResult& ss) {
+  const auto array = [](const std::vector<uint64_t>& v) {
+    return fmt::format("{}", fmt::join(v, ", "));
+  };
+  fmt::format_to(o,
+                 "\"steadystate\": {{\"ss\": \"{}\", \"duration\": {}, \"attained\": {}, "
+                 "\"criterion\": \"{:f}{}\", \"max_deviation\": {:.6f}, \"slope\": {:.6f}, "
+                 "\"data\": {{\"bw_mean\": {}, \"iops_mean\": {}, ",
+                 ss.criterion.Describe(), ss.duration_s, ss.attained ? 1 : 0,
+                 static_cast<float>(ss.figure), ss.criterion.percent ? "%" : "", ss.max_deviation,
+                 ss.slope, ss.BwMean(), ss.IopsMean());
+  if (ss.criterion.metric == SteadyMetric::kLat) {
+    fmt::format_to(o, "\"lat_mean\": {}, \"lat\": [{}], ", ss.LatMean(), array(ss.lat));
+  }
+  fmt::format_to(o, "\"iops\": [{}], \"bw\": [{}]}}}}", array(ss.iops), array(ss.bw));
+}
+
 void JsonDiskUtil(JsonOut o, const std::vector<DiskUtil>& disks) {
   fmt::format_to(o, "\"disk_util\": [");
   for (size_t i = 0; i < disks.size(); ++i) {

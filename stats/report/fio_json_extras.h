@@ -32,6 +32,10 @@ void JsonDepthAndLatencyFields(JsonOut o, const JobTotals& job);
 // `"sync": {...}` (no separators): the fsync/fdatasync calls and their latencies.
 void JsonSyncField(JsonOut o, const SampleStats& syncs);
 
+// `"steadystate": {...}` as fio writes it (ss, duration, attained, criterion, max_deviation, slope,
+// data with bw_mean, iops_mean, iops and bw; lat_mean and lat for a lat criterion, as newer fio).
+void JsonSteadyState(JsonOut o, const SteadyStateResult& ss);
+
 // `, "iotail_ci": {"confidence": 95, "clat_ns": {"50.000000": [lo, hi], ...}}`: per percentile of
 // the summary the 95% order-statistic interval (stats/core/percentile_ci.h) from the histogram, in
 // ns, the bucket edges included; null for an open upper bound. `lat_hist`, when not empty (the

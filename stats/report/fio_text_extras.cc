@@ -177,6 +177,20 @@ void TextDepthLines(std::string& out, const JobTotals& job) {
                  job.iodepth);
 }
 
+void TextSteadyStateLine(std::string& out, const SteadyStateResult& ss) {
+  const double kib = static_cast<double>(ss.BwMean() / 1024);
+  const char* what = ss.criterion.metric == SteadyMetric::kIops ? "iops"
+                     : ss.criterion.metric == SteadyMetric::kBw ? "bw"
+                                                                : "lat";
+  fmt::format_to(std::back_inserter(out),
+                 "  steadystate  : attained={}, bw={}/s ({}/s), iops={}, {}{}={:.3f}{}\n",
+                 ss.attained ? "yes" : "no", FioNumber(kib * 1024, FioUnits::kBinaryBytes),
+                 FioNumber(kib * 1000, FioUnits::kDecimalBytes),
+                 FioNumber(static_cast<double>(ss.IopsMean()), FioUnits::kCount), what,
+                 ss.criterion.slope ? " slope" : " mean dev", ss.figure,
+                 ss.criterion.percent ? "%" : "");
+}
+
 void TextRunStatusGroups(std::string& out, const RunSummary& s) {
   auto o = std::back_inserter(out);
   std::map<int, std::vector<const JobTotals*>> groups;

@@ -45,6 +45,10 @@ void TextSyncLines(std::string& out, const SampleStats& syncs);
 // `     issued rwts: ...` and `     latency   : ...` for one job.
 void TextDepthLines(std::string& out, const JobTotals& job);
 
+// fio's "  steadystate  : attained=yes, bw=4001KiB/s (4001kB/s), iops=1000, iops mean dev=0.400%"
+// (its bandwidth in KiB twice, the second with decimal unit names, as fio 3.33 prints it).
+void TextSteadyStateLine(std::string& out, const SteadyStateResult& ss);
+
 // `Run status group N (all jobs):` sections, one per reporting group.
 void TextRunStatusGroups(std::string& out, const RunSummary& s);
 

@@ -155,6 +155,10 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
   JsonDepthAndLatencyFields(o, job);
   if (!job.description.empty())
     fmt::format_to(o, ", \"desc\": \"{}\"", JsonEscape(job.description));
+  if (job.steady_state) {
+    fmt::format_to(o, ", ");
+    JsonSteadyState(o, *job.steady_state);
+  }
   fmt::format_to(o, ", ");
   fmt::format_to(o, "\"iotail_errors\": {{\"total\": {}, \"by_errno\": {{", t.TotalErrors());
   bool first = true;
@@ -430,6 +434,7 @@ void TextJob(std::string& out, const JobTotals& job, const RunSummary& s) {
   fmt::format_to(o, "  cpu          : usr={:.2f}%, sys={:.2f}%, ctx={}, majf={}, minf={}\n",
                  cpu.UsrPct(), cpu.SysPct(), cpu.ctx, cpu.majf, cpu.minf);
   TextDepthLines(out, job);
+  if (job.steady_state) TextSteadyStateLine(out, *job.steady_state);
   TextErrors(o, job.totals);
 }
 

@@ -29,11 +29,13 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "stats/core/sla.h"
+#include "stats/core/steady_state.h"
 #include "stats/record/cpu_usage.h"
 #include "stats/record/io_depths.h"
 #include "stats/record/recorder.h"
@@ -57,6 +59,7 @@ struct JobTotals {
   SampleStats syncs;        // fsync/fdatasync calls and their latencies (ns): fio's "sync"
   uint32_t members = 1;     // the clones it sums (fio's jobs=N: numjobs with group_reporting)
   std::string description;  // fio's description (text "Description", JSON "desc", terse's last)
+  std::optional<SteadyStateResult> steady_state;  // --steadystate: JSON "steadystate", text line
 };
 
 // One device's /proc/diskstats over the run, as fio's disk_util (ticks in ms).

@@ -236,4 +236,29 @@ TEST_F(RunFileLayoutTest, CompressibleBuffersAreChunkedAsFio) {
   }
 }
 
+// dedupe_percentage=50: about half the written blocks repeat earlier ones, so a 16 MiB file of
+// 4,096 blocks holds about 2,048 distinct ones (fio 3.33: 2,030), in both dedupe modes (fio's
+// working set is made of the first new buffers); 100: every block the same.
+TEST_F(RunFileLayoutTest, DedupePercentageRepeatsThatShareOfBlocksAsFio) {
+  const std::string base =
+      "--ioengine=psync --name=d --filename=f --rw=write --bs=4k --size=16m --fallocate=none ";
+  for (const std::string dedupe :
+       {"--dedupe_percentage=50",
+        "--dedupe_percentage=50 --dedupe_mode=working_set --dedupe_working_set_percentage=10"}) {
+    for (const char* tool : {"iotail", "fio"}) {
+      if (std::string(tool) == "fio" && !HaveFio()) continue;
+      SCOPED_TRACE(std::string(tool) + " " + dedupe);
+      ASSERT_EQ(Run(tool, base + dedupe).status, 0);
+      const FileFacts f = Facts(dir_ / tool / "f");
+      // Binomial: 2,048 +- 3 sigma (32).
+      EXPECT_GT(f.distinct_blocks, 1950u) << f;
+      EXPECT_LT(f.distinct_blocks, 2150u) << f;
+      fs::remove_all(dir_ / tool);
+    }
+  }
+  ASSERT_EQ(Run("iotail", base + "--dedupe_percentage=100").status, 0);
+  EXPECT_EQ(Facts(dir_ / "iotail" / "f").distinct_blocks, 1u);
+  EXPECT_EQ(Run("iotail", base + "--dedupe_percentage=101").status, 2);
+}
+
 }  // namespace

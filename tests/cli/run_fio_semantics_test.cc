@@ -7,6 +7,7 @@
 // own directory when fio is installed (skips with the reason otherwise) and compares total_ios and
 // io_bytes per direction, or checks iotail against fio's rule where the figures are timing-bound.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdint>
@@ -18,102 +19,16 @@
 #include <vector>
 
 #include "cli_test_util.h"
+#include "fio_semantics_fixture.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 using iotail::testing::CommandResult;
-
-struct Job {
-  std::string name;
-  int error = 0;
-  uint64_t reads = 0, read_bytes = 0, writes = 0, write_bytes = 0;
-  uint64_t runtime_ms = 0;  // job_runtime
-  bool operator==(const Job&) const = default;
-};
-
-std::ostream& operator<<(std::ostream& os, const Job& j) {
-  return os << j.name << " (error " << j.error << "): " << j.reads << " reads, " << j.read_bytes
-            << " B; " << j.writes << " writes, " << j.write_bytes << " B; " << j.runtime_ms
-            << " ms";
-}
-
-std::vector<Job> Jobs(const std::string& out) {
-  std::vector<Job> jobs;
-  const size_t brace = out.find('{');
-  if (brace == std::string::npos) return jobs;
-  const json j = json::parse(out.substr(brace), nullptr, false);
-  if (j.is_discarded()) return jobs;
-  for (const json& x : j["jobs"]) {
-    jobs.push_back({x["jobname"].get<std::string>(), x["error"].get<int>(),
-                    x["read"]["total_ios"].get<uint64_t>(), x["read"]["io_bytes"].get<uint64_t>(),
-                    x["write"]["total_ios"].get<uint64_t>(), x["write"]["io_bytes"].get<uint64_t>(),
-                    x["job_runtime"].get<uint64_t>()});
-  }
-  return jobs;
-}
-
-bool HaveFio() { return iotail::testing::Capture("command -v fio >/dev/null").status == 0; }
-
-class FioSemanticsTest : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = iotail::testing::MakeScratchDir("iotail_fio_semantics"); }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Runs `tool` (fio or iotail) with ARGS in its own directory (files named there are the tool's
-  // own), JSON summary on stdout.
-  CommandResult Run(const std::string& tool, const std::string& args,
-                    const std::string& prefix = "") {
-    const fs::path d = dir_ / tool;
-    fs::create_directories(d);
-    const std::string bin =
-        tool == "fio" ? "fio" : std::string(IOTAIL_BINARY) + " run --live_format=none";
-    return iotail::testing::RunShell(
-        "cd " + d.string() + " && " + prefix + bin + " --output-format=json " + args, d);
-  }
-  // Both tools on ARGS: their jobs, which must have run (exit status 0).
-  std::pair<std::vector<Job>, std::vector<Job>> Both(const std::string& args) {
-    const CommandResult fio = Run("fio", args);
-    EXPECT_EQ(fio.status, 0) << fio.err;
-    const CommandResult ours = Run("iotail", args);
-    EXPECT_EQ(ours.status, 0) << ours.err;
-    return {Jobs(fio.out), Jobs(ours.out)};
-  }
-  // Runs iotail, then fio (where installed), on ARGS: each must exit with `status`, and its jobs
-  // pass check(jobs, result).
-  template <class Check>
-  void ExpectBoth(const std::string& args, int status, Check check) {
-    for (const std::string tool : {"iotail", "fio"}) {
-      if (tool == "fio" && !HaveFio()) GTEST_SKIP() << "fio not installed (iotail checked alone)";
-      SCOPED_TRACE(tool);
-      const CommandResult r = Run(tool, args);
-      EXPECT_EQ(r.status, status) << r.err;
-      check(Jobs(r.out), r);
-    }
-  }
-  // The counts of both must be equal (runtimes aside).
-  void ExpectSameCounts(const std::string& args) {
-    SCOPED_TRACE(args);
-    auto [fio, ours] = Both(args);
-    ASSERT_FALSE(fio.empty());
-    for (auto* jobs : {&fio, &ours}) {
-      for (Job& j : *jobs) j.runtime_ms = 0;
-    }
-    EXPECT_EQ(ours, fio);
-  }
-  // Only the bytes (random block sizes make the I/O counts differ).
-  void ExpectSameBytes(const std::string& args) {
-    SCOPED_TRACE(args);
-    auto [fio, ours] = Both(args);
-    ASSERT_FALSE(fio.empty());
-    for (auto* jobs : {&fio, &ours}) {
-      for (Job& j : *jobs) j.runtime_ms = j.reads = j.writes = 0;
-    }
-    EXPECT_EQ(ours, fio);
-  }
-  fs::path dir_;
-};
+using iotail::testing::FioSemanticsTest;
+using iotail::testing::HaveFio;
+using iotail::testing::Job;
+using iotail::testing::Jobs;
 
 // fio's loop_cache_invalidate: a buffered time_based job drops the region's page cache each time
 // it wraps around it, so it keeps measuring the device; iotail dropped it once and then measured
@@ -339,6 +254,77 @@ TEST_F(FioSemanticsTest, NumberIosOffsetIncrementAndBlockAlignAsFio) {
       EXPECT_EQ(block != zeros, written) << "at " << off;
     }
   }
+}
+
+// verify_backlog=16: the writes are read back 16 at a time as they complete, each block once in
+// all (fio keeps only the rest for the end), with fio's other checksums; the reads are the job's.
+TEST_F(FioSemanticsTest, VerifyBacklogReadsEachBlockBackOnceAsFio) {
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  for (const char* kind : {"crc64", "xxhash", "crc32c"}) {
+    SCOPED_TRACE(kind);
+    ExpectSameCounts(std::string("--name=w --ioengine=psync --filename=f --rw=randwrite --bs=4k ") +
+                     "--size=1m --verify_backlog=16 --verify=" + kind);
+    ExpectSameCounts(std::string("--name=w --ioengine=psync --filename=f --rw=write --bs=4k ") +
+                     "--size=1m --verify_backlog=10 --verify_backlog_batch=5 --verify=" + kind);
+  }
+}
+
+// verify_dump: a bad block is written out as read and as it should be, named as fio names them.
+TEST_F(FioSemanticsTest, VerifyDumpWritesTheBadBlockOut) {
+  const std::string job = "--name=v --ioengine=psync --filename=f --rw=read --bs=4k --size=64k ";
+  ASSERT_EQ(Run("iotail",
+                "--name=w --ioengine=psync --filename=f --rw=write --bs=4k --size=64k "
+                "--verify=crc32c")
+                .status,
+            0);
+  {
+    std::fstream f(dir_ / "iotail" / "f", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(5 * 4096 + 100);
+    f.write("CORRUPT", 7);
+  }
+  const auto r = Run("iotail", job + "--verify=crc32c --verify_dump=1");
+  EXPECT_EQ(r.status, 1) << r.err;
+  const fs::path received = dir_ / "iotail" / "f.20480.received";
+  const fs::path expected = dir_ / "iotail" / "f.20480.expected";
+  ASSERT_TRUE(fs::exists(received)) << r.err;
+  ASSERT_TRUE(fs::exists(expected)) << r.err;
+  const std::string got = iotail::testing::ReadFile(received);
+  const std::string want = iotail::testing::ReadFile(expected);
+  ASSERT_EQ(got.size(), 4096u);
+  ASSERT_EQ(want.size(), 4096u);
+  EXPECT_EQ(got.substr(100, 7), "CORRUPT");
+  EXPECT_NE(want.substr(100, 7), "CORRUPT");
+  EXPECT_EQ(got.substr(0, 100), want.substr(0, 100));
+  EXPECT_NE(r.err.find("received data dumped as f.20480.received"), std::string::npos) << r.err;
+  EXPECT_EQ(Run("iotail", job + "--verify_dump=1").status, 2);  // only with --verify
+}
+
+// fio's falloc and ftruncate engines: no data moves, the file's allocation or size changes; the
+// I/Os count as fio counts them, and the file ends as fio leaves it.
+TEST_F(FioSemanticsTest, FallocAndFtruncateEnginesAsFio) {
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  const std::string falloc =
+      "--name=a --ioengine=falloc --filename=f --bs=64k --size=1m --fallocate=none --rw=write";
+  ExpectSameCounts(falloc);
+  for (const std::string tool : {"fio", "iotail"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((dir_ / tool / "f").c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 1 << 20) << tool;
+    EXPECT_GE(st.st_blocks * 512, 1 << 20) << tool;  // allocated, not written
+  }
+  const std::string truncate =
+      "--name=t --ioengine=ftruncate --filename=g --bs=4k --size=64k --fallocate=none --rw=write";
+  ExpectSameCounts(truncate);
+  for (const std::string tool : {"fio", "iotail"}) {
+    EXPECT_EQ(fs::file_size(dir_ / tool / "g"), 60u << 10) << tool;  // the last write's offset
+  }
+  // Reads are fallocate(KEEP_SIZE) for falloc, an error (EINVAL) for ftruncate, in both.
+  ExpectSameCounts("--name=r --ioengine=falloc --filename=f --bs=64k --size=1m --rw=read");
+  EXPECT_EQ(Run("iotail",
+                "--name=w --ioengine=falloc --filename=f --size=64k --rw=write "
+                "--verify=crc32c")
+                .status,
+            2);
 }
 
 }  // namespace

@@ -230,7 +230,7 @@ TEST_F(RunJobsTest, DirectoryNrfilesFilenameListsAndFilesizeMakeFiosFiles) {
 }
 
 TEST_F(RunJobsTest, VerifyWritesChecksummedBlocksAndFindsACorruptOne) {
-  for (const std::string kind : {"crc32c", "md5"}) {
+  for (const std::string kind : {"crc32c", "md5", "crc64", "crc32", "crc16", "crc7", "xxhash"}) {
     SCOPED_TRACE(kind);
     // A write job reads every block back after its writes (do_verify, fio's default).
     CommandResult r = Run("iotail", "--name=w --rw=randwrite --size=256k --verify=" + kind);

@@ -224,7 +224,7 @@ TEST(EngineKindTest, FiosSynchronousEnginesRunAtDepthOneWithANote) {
 
 TEST(EngineKindTest, ParsesFiosNamesOfTheEnginesIotailRuns) {
   for (const char* name : {"sync", "psync", "vsync", "pvsync", "pvsync2", "io_uring", "libaio",
-                           "posixaio", "mmap", "null", "nbd"}) {
+                           "posixaio", "mmap", "falloc", "ftruncate", "null", "nbd"}) {
     EXPECT_EQ(EngineKindName(ParseEngineKind(name)), name);
   }
 }
@@ -241,7 +241,7 @@ std::string Refusal(const std::string& text) {
 
 TEST(EngineKindTest, RefusesFiosOtherEnginesByName) {
   for (const char* name :
-       {"rdma", "http", "net", "rbd", "sg", "io_uring_cmd", "falloc", "ftruncate", "filecreate",
+       {"rdma", "http", "net", "rbd", "sg", "io_uring_cmd", "dirstat", "filedelete", "filecreate",
         "filestat", "e4defrag", "dev-dax", "libpmem", "splice", "cpuio", "xnvme"}) {
     const std::string why = Refusal(name);
     EXPECT_NE(why.find(std::string("--ioengine=") + name), std::string::npos) << why;

@@ -1,5 +1,5 @@
-// Verified blocks (fio's verify=crc32c|md5): the checksums against their published test vectors,
-// and a block that is corrupt, torn or misplaced caught with the reason.
+// Verified blocks (fio's verify kinds iotail computes): the checksums against their published test
+// vectors, and a block that is corrupt, torn or misplaced caught with the reason; meta and null.
 #include "engine/verify.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "stats/core/errors.h"
 
 namespace iotail::engine {
 namespace {
@@ -32,10 +34,21 @@ TEST(VerifyTest, ChecksumsMatchTheirTestVectors) {
       "12345678901234567890123456789012345678901234567890123456789012345678901234567890";
   Md5(long_text.data(), long_text.size(), d);  // RFC 1321's last test: two blocks plus padding
   EXPECT_EQ(Hex(d, 16), "57edf4a22be3c955ac49da2e2107b67a");
+  // The catalogue's check values (CRC-64/XZ, CRC-32/ISO-HDLC, CRC-16/ARC, CRC-7/MMC) and XXH32's.
+  EXPECT_EQ(Crc64("123456789", 9), 0x995DC9BBDF1939FAull);
+  EXPECT_EQ(Crc32("123456789", 9), 0xCBF43926u);
+  EXPECT_EQ(Crc16("123456789", 9), 0xBB3Du);
+  EXPECT_EQ(Crc7("123456789", 9), 0x75u);
+  EXPECT_EQ(Xxh32("", 0), 0x02CC5D05u);
+  EXPECT_EQ(Xxh32("abc", 3), 0x32D153FFu);
+  const std::string text = "Nobody inspects the spammish repetition";  // 39 bytes: all paths
+  EXPECT_EQ(Xxh32(text.data(), text.size()), 0xE2293B2Fu);
 }
 
 TEST(VerifyTest, BlocksRoundTripAndCorruptionIsCaught) {
-  for (VerifyKind kind : {VerifyKind::kCrc32c, VerifyKind::kMd5}) {
+  for (VerifyKind kind :
+       {VerifyKind::kCrc32c, VerifyKind::kMd5, VerifyKind::kCrc64, VerifyKind::kCrc32,
+        VerifyKind::kCrc16, VerifyKind::kCrc7, VerifyKind::kXxhash}) {
     SCOPED_TRACE(VerifyKindName(kind));
     for (uint32_t len : {48u, 512u, 4096u, 65536u}) {
       std::vector<char> block(len);
@@ -58,6 +71,22 @@ TEST(VerifyTest, BlocksRoundTripAndCorruptionIsCaught) {
       EXPECT_NE(std::string(why).find("magic"), std::string::npos);
     }
   }
+}
+
+// fio's verify=meta checks the header (where the block belongs) but not the data; verify=null only
+// pretends.
+TEST(VerifyTest, MetaChecksTheHeaderAloneAndNullNothing) {
+  std::vector<char> block(4096);
+  char why[64];
+  FillVerifiedBlock(block.data(), 4096, 8192, 1, 42, VerifyKind::kMeta);
+  block[4000] ^= 1;
+  EXPECT_TRUE(CheckVerifiedBlock(block.data(), 4096, 8192, 1, VerifyKind::kMeta, why)) << why;
+  EXPECT_FALSE(CheckVerifiedBlock(block.data(), 4096, 4096, 1, VerifyKind::kMeta, why));
+  std::memset(block.data(), 0, block.size());
+  EXPECT_TRUE(CheckVerifiedBlock(block.data(), 4096, 8192, 1, VerifyKind::kNull, why));
+  EXPECT_EQ(ParseVerifyKind("crc32c-intel"), VerifyKind::kCrc32c);
+  EXPECT_EQ(ParseVerifyKind("xxhash"), VerifyKind::kXxhash);
+  EXPECT_THROW(ParseVerifyKind("sha256"), stats::UsageError);
 }
 
 TEST(VerifyTest, TheStoredChecksumIsThatOfTheBlockWithItsFieldZeroed) {
