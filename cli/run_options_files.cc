@@ -100,7 +100,10 @@ const std::vector<OptionDef>& Table() {
        "one working set for every job (their duplicates shared)", "0"},
       {"zonemode",
        kChoice,
-       JobField<&JobSpec::zone_mode>,
+       [](RunOptions& o, const OptionValue& v) {
+         o.spec.zone_mode = static_cast<engine::ZoneMode>(v.number);
+         if (o.spec.zone_mode == engine::ZoneMode::kZbd) throw UsageError(engine::kZbdRefusal);
+       },
        "strided: I/O in one zone (--zonerange) until --zonesize bytes are done there, then "
        "--zoneskip on; zbd (zoned block devices) is refused; none: no zones",
        "none",

@@ -112,6 +112,8 @@ const std::vector<OptionDef>& Table() {
        "window of the bw/iops/lat logs in ms", "the log period"},
       Row<kFlag, &JobSpec::log_max_value>(
           "log_max_value", "latency logs: the window's largest latency instead of its mean"),
+      Row<kFlag, &JobSpec::log_offset>(
+          "log_offset", "bw/iops/lat logs: an offset column (0, as in fio's windowed logs)"),
       {"prometheus", kText,
        [](RunOptions& o, const OptionValue& v) {
          if (v.text.empty()) throw UsageError("--prometheus: expected [ADDR:]PORT, e.g. 9100");

@@ -61,8 +61,8 @@ std::string FormatFilename(std::string format, const std::string& jobname, uint3
 
 // fio's files: a named job without a target uses NAME.CLONE.FILE (--filename_format; nrfiles per
 // clone, each clone its own), in --directory when given; a --filename list is every clone's.
-// Either way --size is a clone's total, divided among its files, unless --filesize gives each
-// file's.
+// Either way --size is a clone's total, divided among its files; --filesize gives each file's
+// length, and without --size the I/O per file too (fio: the I/O per file is the smaller).
 void NameTargets(RunOptions& job) {
   engine::JobSpec& spec = job.spec;
   if (!spec.uri.empty()) return;
@@ -87,7 +87,9 @@ void NameTargets(RunOptions& job) {
     }
   }
   if (job.filesize != 0) {
-    spec.size = job.filesize;
+    const uint64_t per_file = job.Given("size") && spec.size != 0 ? spec.size / files : 0;
+    spec.file_size = job.filesize;
+    spec.size = per_file != 0 ? std::min(per_file, job.filesize) : job.filesize;
   } else if (files > 1 && spec.size != 0) {
     spec.size = spec.size / files;
   }

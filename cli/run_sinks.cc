@@ -74,6 +74,7 @@ std::unique_ptr<stats::ValueLogSink> ValueLogs(const engine::JobSpec& spec, size
   o.iops_prefix = spec.write_iops_log;
   o.lat_prefix = spec.write_lat_log;
   o.max_value = spec.log_max_value;
+  o.log_offset = spec.log_offset;
   o.workers = static_cast<int>(spec.numjobs);
   o.first_number = first_number;
   o.first_delta = first_delta;

@@ -58,6 +58,9 @@ enum class RandomGenerator { kTausworthe, kLfsr, kTausworthe64 };
 
 // fio's zonemode: none, strided (engine/zone_stride.h), zbd (zoned block devices: refused).
 enum class ZoneMode { kNone, kStrided, kZbd };
+inline constexpr const char* kZbdRefusal =
+    "--zonemode=zbd: not supported (zoned block devices, and fio's zone emulation on other "
+    "targets, are not built yet); zonemode=strided is";
 
 // A rate limit: I/Os per second or bytes per second (0 = none). At most one of the two is set.
 struct RateLimit {
@@ -81,6 +84,7 @@ struct JobSpec {
   uint64_t nbd_timeout_ns = 10'000'000'000;
   std::string uri;            // --uri: NBD server (--ioengine=nbd), no filenames
   uint64_t size = 0;          // --size: bytes per file; 0 = existing file/device size
+  uint64_t file_size = 0;     // --filesize: each file's length when longer than size (0: size)
   uint64_t offset = 0;        // --offset: start of the region in each file
   double size_percent = 0;    // --size=N%: of each file's size (0: not given)
   double offset_percent = 0;  // --offset=N%: of each file's size, aligned to the bs
@@ -120,7 +124,8 @@ struct JobSpec {
   VerifyKind verify = VerifyKind::kNone;  // --verify: checksummed blocks (engine/verify.h)
   bool do_verify = true;                  // --do_verify: read the written blocks back after
   // --verify_backlog: once N written blocks wait, read back and check the oldest
-  // verify_backlog_batch (0: all) of them; at the end, what is left (each block once).
+  // verify_backlog_batch (0: all) of them; at the end, what is left (each block once). Only with
+  // do_verify, as fio.
   bool verify_dump = false;  // --verify_dump: a bad block as read and as written, to files
   uint64_t verify_backlog = 0;
   uint64_t verify_backlog_batch = 0;
@@ -248,6 +253,7 @@ struct JobSpec {
   std::string write_iops_log;  // --write_iops_log=PREFIX: PREFIX_iops.N.log
   std::string write_lat_log;   // --write_lat_log=PREFIX: PREFIX_{slat,clat,lat}.N.log (ns)
   bool log_max_value = false;  // --log_max_value: a window's largest latency, not its mean
+  bool log_offset = false;     // --log_offset: the value logs' offset column (0: windowed)
   bool HasValueLogs() const {
     return !write_bw_log.empty() || !write_iops_log.empty() || !write_lat_log.empty();
   }

@@ -224,9 +224,7 @@ void JobSpec::ValidateRates() const {
 // Validate: queue, batches, trims, verify, offsets, think time and CPUs.
 void JobSpec::ValidateWorkload() const {
   if (Zones() == ZoneMode::kZbd) {
-    throw UsageError(
-        "--zonemode=zbd: not supported (zoned block devices, and fio's zone emulation on other "
-        "targets, are not built yet); zonemode=strided is");
+    throw UsageError(kZbdRefusal);
   }
   if (Zones() == ZoneMode::kNone && zone_size != 0) {
     throw UsageError("--zonesize: not with --zonemode=none, its default (fio refuses it too)");

@@ -104,7 +104,10 @@ void Preallocate(int fd, const std::string& path, uint64_t want, FallocateMode m
 // on failure leaves it as it was (removed if created, its old size if extended).
 bool LayOut(const std::string& path, std::optional<uint64_t> size, const TargetOptions& options) {
   // Create or extend the file (buffered), so reads hit written blocks.
-  const uint64_t want = options.size == 0 ? 0 : options.offset + options.size;
+  const uint64_t want = options.size == 0 ? 0
+                        : options.file_size != 0
+                            ? std::max(options.file_size, options.offset + options.size)
+                            : options.offset + options.size;
   const bool exists = size.has_value();
   const uint64_t have = size.value_or(0);
   if (!exists && want == 0) {
@@ -360,7 +363,9 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
     if (fstat(fd_, &now) != 0) ThrowErrno(fmt::format("fstat '{}'", path_));
     capacity_ = static_cast<uint64_t>(now.st_size);
     // A file laid out without data (a write job) may be shorter: its writes extend it.
-    if (!options.fill && write) capacity_ = std::max(capacity_, options.offset + options.size);
+    if (!options.fill && write) {
+      capacity_ = std::max({capacity_, options.offset + options.size, options.file_size});
+    }
   }
   // fio's invalidate (its default): start from a cold page cache; and its fadvise_hint. Both are
   // hints whose failure changes nothing else, as in fio.

@@ -32,6 +32,7 @@ struct TargetOptions {
   bool direct = false;
   uint64_t size = 0;  // bytes wanted from offset; 0 = everything after offset
   uint64_t offset = 0;
+  uint64_t file_size = 0;  // the file's whole length (fio's filesize); 0: offset + size
   bool allow_destructive = false;
   const std::atomic<bool>* stop = nullptr;  // set: laying out a file stops (stats::Interrupted)
   int sync_flags = 0;       // O_SYNC or O_DSYNC (fio's sync=), added to the open flags

@@ -397,8 +397,8 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
         rec.RecordLat(slot.dir, done - st.start_ns);
       }
     }
-    if (spec_.verify_backlog != 0 && slot.dir == stats::Direction::kWrite) {
-      backlog_.push_back(Written{slot.file, slot.offset, slot.len});
+    if (spec_.verify_backlog != 0 && spec_.do_verify && slot.dir == stats::Direction::kWrite) {
+      QueueWritten(Written{slot.file, slot.offset, slot.len});
       if (backlog_.size() >= spec_.verify_backlog && !VerifyBacklog()) {
         ok = false;
         failed_io_ = true;

@@ -231,6 +231,7 @@ class Worker {
   // Held back by the flow with nothing in flight: sleeps flow_sleep (or yields).
   void FlowWait();
   bool VerifyBacklog();
+  void QueueWritten(const Written& w);
   void DumpBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file);
   bool ReadBack(uint32_t file, uint64_t at, uint32_t len, char* buf);
 

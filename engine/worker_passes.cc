@@ -210,6 +210,18 @@ void Worker::VerifyPass(const std::atomic<bool>& stop) {
   }
 }
 
+// A completed write joins the blocks waiting for verify_backlog. Without a random map (sequential
+// jobs, norandommap) a block written again replaces the waiting one it overlaps, as fio's sorted
+// verify list does; with one, no block is written twice a pass.
+void Worker::QueueWritten(const Written& w) {
+  if (!spec_.IsRandom() || spec_.NoRandomMap()) {
+    std::erase_if(backlog_, [&](const Written& b) {
+      return b.file == w.file && b.offset < w.offset + w.len && w.offset < b.offset + b.len;
+    });
+  }
+  backlog_.push_back(w);
+}
+
 // fio's verify_backlog: once that many written blocks wait, verify_backlog_batch of them (the
 // oldest; all by default) are read back and checked; the others wait for the next time, or the
 // end, so that every written block is read back once.

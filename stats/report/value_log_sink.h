@@ -1,7 +1,8 @@
 // ValueLogSink: the interval sink that writes fio's bandwidth, IOPS and latency logs, windowed as
 // fio writes them with log_avg_msec: one line per worker, direction and window,
-// `time, value, ddir, 0, 0` (fio's "time (ms), value, data direction, block size, offset" with
-// block size and offset 0, as fio writes them when windowed), read by fio2gnuplot,
+// `time, value, ddir, 0, 0` (fio 3.33's "time (ms), value, data direction, block size, priority"
+// with block size 0, as fio writes them when windowed; with log_offset an offset column before the
+// priority, 0 too), read by fio2gnuplot,
 // fio_generate_plots and fiologparser.py.
 //
 // The windows are the interval clock's (the log period, epoch-aligned like the histogram logs and
@@ -33,6 +34,7 @@ struct ValueLogSinkOptions {
   std::string iops_prefix;  // PREFIX_iops.N.log ("" = none)
   std::string lat_prefix;   // PREFIX_{slat,clat,lat}.N.log ("" = none)
   bool max_value = false;   // log_max_value: the window's largest latency instead of the mean
+  bool log_offset = false;  // log_offset: an offset column (0 in a window, as fio's)
   int workers = 1;          // files for this many workers...
   int first_number = 1;     // ...numbered N = first_number .. (fio's thread numbers)
   size_t first_delta = 0;   // the first of them is deltas[first_delta]

@@ -215,12 +215,19 @@ TEST_F(JobFileCorpusTest, TyposAndUnsupportedOptionsAreClearErrors) {
   EXPECT_NE(r.err.find(typo + ":4: unknown option '--iodepht', did you mean --iodepth?"),
             std::string::npos)
       << r.err;
-  const std::string fio_only = Write("fio-only.fio", "[a]\nioengine=null\nsize=1m\nzonemode=zbd\n");
+  const std::string fio_only =
+      Write("fio-only.fio", "[a]\nioengine=null\nsize=1m\ncmdprio_percentage=20\n");
   r = Run("iotail", fio_only);
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(fio_only + ":4: '--zonemode' is a fio option that iotail does not support"),
+  EXPECT_NE(r.err.find(fio_only +
+                       ":4: '--cmdprio_percentage' is a fio option that iotail does not support"),
             std::string::npos)
       << r.err;
+  // A value iotail lacks of an option it has: refused at its line, by name.
+  const std::string zbd = Write("zbd.fio", "[a]\nioengine=null\nsize=1m\nzonemode=zbd\n");
+  r = Run("iotail", zbd);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(zbd + ":4: --zonemode=zbd: not supported"), std::string::npos) << r.err;
   r = Run("iotail", "--name=a --rw=randred");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("got 'randred', did you mean randread?"), std::string::npos) << r.err;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 
 namespace {
 
+namespace fs = std::filesystem;
 using iotail::testing::FioSemanticsTest;
 using iotail::testing::HaveFio;
 using iotail::testing::Job;
@@ -77,10 +79,17 @@ TEST_F(FioSemanticsTest, PrioAndPrioclassSetEachClonesThreadAsFio) {
   std::vector<std::string> theirs;
   for (const std::string tool : {"iotail", "fio"}) {
     if (tool == "fio" && !HaveFio()) GTEST_SKIP() << "fio not installed (iotail checked alone)";
+    // One log per thread (-ff: LOG.TID), so that no call is split across threads' lines.
     const std::string log = (dir_ / (tool + ".strace")).string();
-    const auto r = Run(tool, jobs, "strace -f -e trace=ioprio_set -o " + log + " ");
+    const auto r = Run(tool, jobs, "strace -ff -e trace=ioprio_set -o " + log + " ");
     ASSERT_EQ(r.status, 0) << r.err;
-    std::vector<std::string> calls = IoprioCalls(iotail::testing::ReadFile(log));
+    std::string all;
+    for (const auto& e : fs::directory_iterator(dir_)) {
+      if (e.path().filename().string().starts_with(tool + ".strace.")) {
+        all += iotail::testing::ReadFile(e.path());
+      }
+    }
+    std::vector<std::string> calls = IoprioCalls(all);
     std::sort(calls.begin(), calls.end());
     if (tool == "iotail") {
       EXPECT_EQ(

@@ -107,6 +107,23 @@ TEST_F(RunValueLogsTest, WindowedLogsHoldTheRunsRatesAndLatencies) {
   }
 }
 
+// log_offset adds fio's offset column before the priority: "time, value, ddir, 0, 0, 0" in a
+// windowed log, as fio 3.33 writes it (without: "time, value, ddir, 0, 0").
+TEST_F(RunValueLogsTest, LogOffsetAddsFiosOffsetColumn) {
+  for (const bool offset : {false, true}) {
+    const CommandResult r =
+        Iotail(std::string("--name=x --ioengine=null --size=64m --rw=read --rate_iops=100 ") +
+               "--runtime=1 --time_based --log_avg_msec=250 --write_bw_log=o --log_offset=" +
+               (offset ? "1" : "0"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::ifstream in(dir_ / "o_bw.1.log");
+    std::string line;
+    ASSERT_TRUE(std::getline(in, line));
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), offset ? 5 : 4) << line;
+    EXPECT_TRUE(line.ends_with(offset ? ", 0, 0, 0" : ", 0, 0")) << line;
+  }
+}
+
 TEST_F(RunValueLogsTest, Fio2gnuplotReadsThemAsTheRunsRate) {
   if (iotail::testing::Capture("command -v fio2gnuplot").status != 0) {
     GTEST_SKIP() << "fio2gnuplot not installed (Debian package fio)";
