@@ -272,9 +272,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
   for (unsigned t = 0; t < threads_; ++t) buffers.emplace_back(slots * stride);
   std::vector<std::vector<SlotState>> touched(threads_,
                                               std::vector<SlotState>(slots, SlotState::kPristine));
-  // The batch's sums, written whole by each flush (in parallel, which faults its pages in), and
-  // one empty row for the directions that the input does not have.
-  const LargeBuffer merged(kBatchQuanta * kDirectionCount * stride);
+  // One empty row for the directions that the input does not have.
   const std::vector<double> empty(buckets, 0.0);
   for (ThreadReader& t : readers_) {
     t.counts.assign(buckets, 0.0);
@@ -285,8 +283,10 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
 
   int64_t w0 = NextPendingQuantum();
   int64_t emitted = w0;  // next quantum to emit
-  // A batch of consecutive quanta: their slots in the window (or none), summed over the
-  // threads' buffers in parallel (each bucket in thread order: the same sums on every run).
+  // A batch of consecutive quanta: their slots in the window, summed over the threads' buffers
+  // in parallel, in place: the other threads' slots are added, in thread order, to that of the
+  // first thread that touched the slot (the same sums as into zeros, on every run). No buffer of
+  // its own: a separate one for the sums cost as many page faults as the window's slots.
   std::vector<MergedQuantum> batch;
   std::vector<int64_t> batch_slot;  // the quantum's index in the window
   batch.reserve(kBatchQuanta);
@@ -295,19 +295,21 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
     if (batch.empty()) return;
     ParallelFor(batch.size(), threads_, [&](size_t b, unsigned) {
       for (int d = 0; d < kDirectionCount; ++d) {
-        if (!has_direction_[d]) {
-          batch[b].counts[d] = empty;
-          batch[b].bytes[d] = 0;
-          continue;
-        }
-        double* out = merged.get() + (b * kDirectionCount + static_cast<size_t>(d)) * stride;
-        std::fill(out, out + stride, 0.0);
+        batch[b].counts[d] = empty;
+        batch[b].bytes[d] = 0;
+        if (!has_direction_[d]) continue;
         const size_t slot = static_cast<size_t>(batch_slot[b]) * kDirectionCount + d;
+        double* out = nullptr;
         for (unsigned t = 0; t < threads_; ++t) {
           if (touched[t][slot] != SlotState::kTouched) continue;
-          const double* in = buffers[t].get() + slot * stride;
+          double* in = buffers[t].get() + slot * stride;
+          if (out == nullptr) {
+            out = in;
+            continue;
+          }
           for (size_t i = 0; i < stride; ++i) out[i] += in[i];
         }
+        if (out == nullptr) continue;  // no record of this direction covers the quantum
         batch[b].counts[d] = std::span<const double>(out, buckets);
         batch[b].bytes[d] = out[buckets];
       }
