@@ -37,9 +37,11 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options)
   // and the second open would wait for a writer forever. And the same file named twice (or
   // through another path) would count each of its I/Os twice.
   std::map<std::pair<dev_t, ino_t>, size_t> seen;
+  uint64_t input_bytes = 0;
   for (size_t i = 0; i < files_.size(); ++i) {
     struct stat st {};
     if (::stat(files_[i].c_str(), &st) != 0) continue;  // the scan reports it, naming the file
+    input_bytes += S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
     if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
       throw UsageError(fmt::format(
           "'{}' is a pipe or socket: histogram logs are read twice, give a regular file",
@@ -52,6 +54,12 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options)
                                    files_[it->second], files_[i]));
     }
   }
+
+  // Lanes are threads_ (the sums' order), workers the threads that run them: by default one more
+  // per kBytesPerWorker of input, so a small input runs its lanes on the caller's thread alone.
+  workers_ = options_.threads != 0 ? threads_
+                                   : static_cast<unsigned>(std::clamp<uint64_t>(
+                                         1 + input_bytes / kBytesPerWorker, 1, threads_));
 
   // Guess the segments of large files from their ends; if the guess cannot be used, scan.
   try {
@@ -78,7 +86,7 @@ void Merger::BuildSources(bool guess) {
   {
     std::vector<std::vector<char>> scan_buffers(threads_);
     guess = guess && options_.guess_segments;
-    ParallelFor(files_.size(), threads_, [&](size_t i, unsigned t) {
+    ParallelFor(files_.size(), workers_, [&](size_t i, unsigned t) {
       if (guess) {
         if (auto g = GuessLogSegment(files_[i], scan_buffers[t])) {
           segments[i] = {g->segment};
@@ -129,7 +137,7 @@ void Merger::BuildSources(bool guess) {
   // Read each source's first record (this validates it, detects its layout and gives its
   // interval), then let the file go: the source keeps the position before that record.
   std::vector<std::optional<HistogramLayout>> layouts(sources_.size());
-  ParallelFor(sources_.size(), threads_, [&](size_t i, unsigned t) {
+  ParallelFor(sources_.size(), workers_, [&](size_t i, unsigned t) {
     Source& s = sources_[i];
     ThreadReader& thread = readers_[t];
     thread.reader.Open(files_[s.file],
@@ -293,7 +301,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
   batch_slot.reserve(kBatchQuanta);
   auto flush = [&]() {
     if (batch.empty()) return;
-    ParallelFor(batch.size(), threads_, [&](size_t b, unsigned) {
+    ParallelFor(batch.size(), workers_, [&](size_t b, unsigned) {
       for (int d = 0; d < kDirectionCount; ++d) {
         batch[b].counts[d] = empty;
         batch[b].bytes[d] = 0;
@@ -354,7 +362,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
       }
     }
     const std::vector<std::vector<WindowTask>> tasks = PlanWindow(w1);
-    ParallelFor(threads_, threads_, [&](size_t t, unsigned) {
+    ParallelFor(threads_, workers_, [&](size_t t, unsigned) {
       SlotState* touched_of = touched[t].data();
       for (const WindowTask& task : tasks[t]) {
         if (task.whole_segment) {
