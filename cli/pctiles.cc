@@ -212,7 +212,8 @@ std::optional<PctilesSettings> ParsePctiles(CommandArgs args, std::ostream& out)
 // Every quantum's rows, batch by batch: the figures (and the all-directions sums) computed in
 // parallel, then the SLA checks and the rows in time order. SLA targets are checked on every
 // direction present (and on all combined), whichever rows are shown; a shown row carries the
-// verdict of its own direction.
+// verdict of its own direction. The all-directions sums are made only when a combined row is
+// shown or targets are checked (each is a histogram's worth of memory per quantum of a batch).
 void IntervalRows(stats::Merger& merger, const PctilesSettings& s, stats::SlaChecker& sla,
                   stats::PctilesReport& report) {
   const auto& layout = merger.layout();
@@ -221,8 +222,11 @@ void IntervalRows(stats::Merger& merger, const PctilesSettings& s, stats::SlaChe
     std::array<std::optional<stats::IntervalStats>, stats::kDirectionCount> each;
     std::optional<stats::IntervalStats> all;
   };
+  const bool combine = s.selection.combined || !sla.empty();
   std::vector<QuantumRows> rows(stats::Merger::kBatchQuanta);
-  for (QuantumRows& r : rows) r.combined.assign(layout.size(), 0.0);
+  if (combine) {
+    for (QuantumRows& r : rows) r.combined.assign(layout.size(), 0.0);
+  }
   merger.RunBatches([&](std::span<const stats::MergedQuantum> batch) {
     stats::ParallelFor(batch.size(), merger.threads(), [&](size_t i, unsigned) {
       const stats::MergedQuantum& q = batch[i];
@@ -249,6 +253,7 @@ void IntervalRows(stats::Merger& merger, const PctilesSettings& s, stats::SlaChe
         const auto verdict = sla.Check(q.start_ms, stats::DirectionName(dir), q.counts[d], layout);
         if (r.each[d]) report.Row(q.start_ms, stats::DirectionName(dir), *r.each[d], verdict);
       }
+      if (!combine) continue;
       const auto verdict = sla.Check(q.start_ms, "all", r.combined, layout);
       if (r.all) report.Row(q.start_ms, "all", *r.all, verdict);
     }

@@ -37,9 +37,11 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options)
   // and the second open would wait for a writer forever. And the same file named twice (or
   // through another path) would count each of its I/Os twice.
   std::map<std::pair<dev_t, ino_t>, size_t> seen;
+  uint64_t input_bytes = 0;
   for (size_t i = 0; i < files_.size(); ++i) {
     struct stat st {};
     if (::stat(files_[i].c_str(), &st) != 0) continue;  // the scan reports it, naming the file
+    input_bytes += S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
     if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
       throw UsageError(fmt::format(
           "'{}' is a pipe or socket: histogram logs are read twice, give a regular file",
@@ -52,6 +54,12 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options)
                                    files_[it->second], files_[i]));
     }
   }
+
+  // Lanes are threads_ (the sums' order), workers the threads that run them: by default one more
+  // per kBytesPerWorker of input, so a small input runs its lanes on the caller's thread alone.
+  workers_ = options_.threads != 0 ? threads_
+                                   : static_cast<unsigned>(std::clamp<uint64_t>(
+                                         1 + input_bytes / kBytesPerWorker, 1, threads_));
 
   // Guess the segments of large files from their ends; if the guess cannot be used, scan.
   try {
@@ -78,7 +86,7 @@ void Merger::BuildSources(bool guess) {
   {
     std::vector<std::vector<char>> scan_buffers(threads_);
     guess = guess && options_.guess_segments;
-    ParallelFor(files_.size(), threads_, [&](size_t i, unsigned t) {
+    ParallelFor(files_.size(), workers_, [&](size_t i, unsigned t) {
       if (guess) {
         if (auto g = GuessLogSegment(files_[i], scan_buffers[t])) {
           segments[i] = {g->segment};
@@ -129,7 +137,7 @@ void Merger::BuildSources(bool guess) {
   // Read each source's first record (this validates it, detects its layout and gives its
   // interval), then let the file go: the source keeps the position before that record.
   std::vector<std::optional<HistogramLayout>> layouts(sources_.size());
-  ParallelFor(sources_.size(), threads_, [&](size_t i, unsigned t) {
+  ParallelFor(sources_.size(), workers_, [&](size_t i, unsigned t) {
     Source& s = sources_[i];
     ThreadReader& thread = readers_[t];
     thread.reader.Open(files_[s.file],
@@ -272,9 +280,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
   for (unsigned t = 0; t < threads_; ++t) buffers.emplace_back(slots * stride);
   std::vector<std::vector<SlotState>> touched(threads_,
                                               std::vector<SlotState>(slots, SlotState::kPristine));
-  // The batch's sums, written whole by each flush (in parallel, which faults its pages in), and
-  // one empty row for the directions that the input does not have.
-  const LargeBuffer merged(kBatchQuanta * kDirectionCount * stride);
+  // One empty row for the directions that the input does not have.
   const std::vector<double> empty(buckets, 0.0);
   for (ThreadReader& t : readers_) {
     t.counts.assign(buckets, 0.0);
@@ -285,29 +291,33 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
 
   int64_t w0 = NextPendingQuantum();
   int64_t emitted = w0;  // next quantum to emit
-  // A batch of consecutive quanta: their slots in the window (or none), summed over the
-  // threads' buffers in parallel (each bucket in thread order: the same sums on every run).
+  // A batch of consecutive quanta: their slots in the window, summed over the threads' buffers
+  // in parallel, in place: the other threads' slots are added, in thread order, to that of the
+  // first thread that touched the slot (the same sums as into zeros, on every run). No buffer of
+  // its own: a separate one for the sums cost as many page faults as the window's slots.
   std::vector<MergedQuantum> batch;
   std::vector<int64_t> batch_slot;  // the quantum's index in the window
   batch.reserve(kBatchQuanta);
   batch_slot.reserve(kBatchQuanta);
   auto flush = [&]() {
     if (batch.empty()) return;
-    ParallelFor(batch.size(), threads_, [&](size_t b, unsigned) {
+    ParallelFor(batch.size(), workers_, [&](size_t b, unsigned) {
       for (int d = 0; d < kDirectionCount; ++d) {
-        if (!has_direction_[d]) {
-          batch[b].counts[d] = empty;
-          batch[b].bytes[d] = 0;
-          continue;
-        }
-        double* out = merged.get() + (b * kDirectionCount + static_cast<size_t>(d)) * stride;
-        std::fill(out, out + stride, 0.0);
+        batch[b].counts[d] = empty;
+        batch[b].bytes[d] = 0;
+        if (!has_direction_[d]) continue;
         const size_t slot = static_cast<size_t>(batch_slot[b]) * kDirectionCount + d;
+        double* out = nullptr;
         for (unsigned t = 0; t < threads_; ++t) {
           if (touched[t][slot] != SlotState::kTouched) continue;
-          const double* in = buffers[t].get() + slot * stride;
+          double* in = buffers[t].get() + slot * stride;
+          if (out == nullptr) {
+            out = in;
+            continue;
+          }
           for (size_t i = 0; i < stride; ++i) out[i] += in[i];
         }
+        if (out == nullptr) continue;  // no record of this direction covers the quantum
         batch[b].counts[d] = std::span<const double>(out, buckets);
         batch[b].bytes[d] = out[buckets];
       }
@@ -352,7 +362,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
       }
     }
     const std::vector<std::vector<WindowTask>> tasks = PlanWindow(w1);
-    ParallelFor(threads_, threads_, [&](size_t t, unsigned) {
+    ParallelFor(threads_, workers_, [&](size_t t, unsigned) {
       SlotState* touched_of = touched[t].data();
       for (const WindowTask& task : tasks[t]) {
         if (task.whole_segment) {

@@ -6,8 +6,9 @@
 // is found in the first window, before anything is emitted, and the files are then scanned and
 // the merge starts again) and direction, each a
 // strictly time-ordered run of records. A window of quanta is filled by all sources in parallel
-// (one accumulation buffer per thread, the sources of a file's job segment g always on thread
-// g % threads, so that fractional sums are added in the same order on every run), summed, and
+// (one accumulation buffer per lane, the sources of a file's job segment g always on lane
+// g % lanes, so that fractional sums are added in the same order on every run; the lanes are the
+// resolved thread count, run by fewer threads for a small input: see threads()), summed, and
 // handed to the sink one quantum at a time; then the next window. Every quantum that a record
 // covers is emitted, from the first to the last, empty ones (records of zero I/Os) included; the
 // quanta of a gap (no record covers them: see RecordStart in aligner.h) are not, so the output
@@ -53,8 +54,10 @@ struct MergeOptions {
   std::optional<int64_t> log_hist_msec;
   // Undo the alternating sums of `fio --client` logs.
   bool undo_client_sums = false;
-  // Worker threads for parsing; 0 means one per core. At most 4 per core and 256 in all (each
-  // holds at most one file open).
+  // Threads for parsing; 0 means one per core. At most 4 per core and 256 in all (each holds at
+  // most one file open). With 0, a small input runs on fewer (Merger::kBytesPerWorker) with the
+  // same sums: what is added in which order depends on the count resolved here, not on how many
+  // threads run it.
   unsigned threads = 0;
   // Bytes for the per-thread window buffers (about).
   size_t memory_budget = size_t{192} << 20;
@@ -97,8 +100,11 @@ class Merger {
   // The threads' sums are added per quantum in parallel too, each in a fixed order.
   static constexpr size_t kBatchQuanta = 64;
   void RunBatches(const std::function<void(std::span<const MergedQuantum>)>& sink);
-  // The worker threads in use (MergeOptions::threads resolved).
-  unsigned threads() const { return threads_; }
+  // The threads that run the work (MergeOptions::threads resolved, then, by default, one per
+  // kBytesPerWorker of input at most): below that, a thread's start, wake-ups and joins (and, on a
+  // busy machine, its wait for a core) cost more than its share of the work saves.
+  static constexpr uint64_t kBytesPerWorker = uint64_t{64} << 20;
+  unsigned threads() const { return workers_; }
 
   // After Run(): the exact whole-run histogram of direction d (integer counts, before alignment).
   const Histogram& Total(Direction d) const { return totals_[DirectionIndex(d)]; }
@@ -158,7 +164,8 @@ class Merger {
   uint64_t records_ = 0;
   bool bytes_known_ = true;
   size_t scanned_files_ = 0;
-  unsigned threads_ = 1;
+  unsigned threads_ = 1;  // lanes: the sources of segment g are lane g % threads_'s
+  unsigned workers_ = 1;  // threads running the lanes (at most threads_)
 };
 
 }  // namespace iotail::stats

@@ -42,29 +42,32 @@ void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState*
   if (s.shift == 0 && first == last && first >= w0 && first < w1) {
     // The whole record in one quantum of the window (weight 1, most records): added straight from
     // the reader's sparse view, the same sums as below without the copy. Its zeros add nothing.
+    // The I/Os are added as integers: a line counts at most kMaxIntervalCount (below 2^53), so
+    // the sum of its counts as doubles was exact, the same number, through a chain of slower adds.
     double* out = cell(first);
     const uint64_t* in = r.counts.data();
-    double ios = 0;
+    uint64_t ios = 0;
     if (count) {
       ++thread.records;
       auto totals = thread.totals[dir].mutable_counts();
       for (const uint32_t i : r.nonzero) {
         thread.AddToTotal(totals[i], in[i], r);
         out[i] += static_cast<double>(in[i]);
-        ios += static_cast<double>(in[i]);
+        ios += in[i];
       }
     } else {
       for (const uint32_t i : r.nonzero) {
         out[i] += static_cast<double>(in[i]);
-        ios += static_cast<double>(in[i]);
+        ios += in[i];
       }
     }
-    out[buckets] += ios * bs;
+    out[buckets] += static_cast<double>(ios) * bs;
     return;
   }
   thread.Take(r, s.shift, s.direction, count);
-  double ios = 0;
-  for (size_t j = 0; j < thread.nonzero; ++j) ios += thread.nonzero_count[j];
+  uint64_t record_ios = 0;  // exact, as above (coarsening adds buckets: the same total)
+  for (const uint32_t i : r.nonzero) record_ios += r.counts[i];
+  const auto ios = static_cast<double>(record_ios);
   aligner.Split(s.start, s.end, w0, w1 - 1, [&](int64_t k, double weight) {
     double* out = cell(k);
     const uint32_t* index = thread.nonzero_index.data();

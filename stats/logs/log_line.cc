@@ -146,7 +146,10 @@ void LogLineParser::SetLayout(const HistogramLayout& layout) {
 
 // counts_ is zero but where nonzero_ lists (the canonical parse writes only non-zero counts).
 void LogLineParser::ClearCounts() {
-  for (size_t j = 0; j < nonzero_count_; ++j) counts_[nonzero_[j]] = 0;
+  // Through locals: a store to counts_ could alias the members, which were reloaded every time.
+  uint64_t* counts = counts_.data();
+  const uint32_t* index = nonzero_.data();
+  for (size_t j = 0, n = nonzero_count_; j < n; ++j) counts[index[j]] = 0;
   nonzero_count_ = 0;
 }
 

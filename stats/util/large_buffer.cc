@@ -2,18 +2,40 @@
 
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <new>
 #include <utility>
 
 namespace iotail::stats {
+namespace {
 
-LargeBuffer::LargeBuffer(size_t doubles) : size_(doubles), bytes_(doubles * sizeof(double)) {
+// The huge page size of x86-64 and arm64 (4 KiB base pages): a mapping that starts on this
+// boundary is backed by huge pages from its first byte.
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kPage = 4096;
+
+}  // namespace
+
+LargeBuffer::LargeBuffer(size_t doubles)
+    : size_(doubles), bytes_((doubles * sizeof(double) + kPage - 1) / kPage * kPage) {
   if (bytes_ == 0) return;
-  void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // Map a huge page more and trim both ends so that the buffer starts on a huge-page boundary:
+  // mmap places it anywhere, and the small pages of a partial first huge page (up to 512 of them,
+  // each a page fault) cost more than the huge pages after it.
+  const size_t mapped = bytes_ >= kHugePage ? bytes_ + kHugePage : bytes_;
+  void* p = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
+  auto* begin = static_cast<char*>(p);
+  if (mapped != bytes_) {
+    const auto address = reinterpret_cast<uintptr_t>(begin);
+    const size_t head = (kHugePage - address % kHugePage) % kHugePage;
+    if (head > 0) ::munmap(begin, head);
+    ::munmap(begin + head + bytes_, kHugePage - head);
+    begin += head;
+  }
   // Advice only: without transparent huge pages the buffer works the same, with small pages.
-  ::madvise(p, bytes_, MADV_HUGEPAGE);
-  data_ = static_cast<double*>(p);
+  ::madvise(begin, bytes_, MADV_HUGEPAGE);
+  data_ = reinterpret_cast<double*>(begin);
 }
 
 LargeBuffer::~LargeBuffer() {

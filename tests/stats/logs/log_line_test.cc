@@ -2,11 +2,13 @@
 // parses, and every damage a line can hold, named with its file and line as a reader reports it.
 #include "stats/logs/log_line.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -245,6 +247,62 @@ TEST(LogLineParserTest, QuickDirectionLookPassesWhatItCannotRead) {
     for (int d = 0; d < kDirectionCount; ++d) {
       EXPECT_TRUE(LogLineMayBeOfDirection(odd, static_cast<Direction>(d))) << odd << " " << d;
     }
+  }
+}
+
+TEST(LogLineParserTest, FastParseAgreesWithTheCarefulOneOnAnyDamage) {
+  // The fast parse accepts what the careful one accepts, with the same counts, and leaves the rest
+  // to it. A line with a leading blank always takes the careful parse: the same line without it
+  // must give the same counts or the same error, whatever bytes a mutation put where (across the
+  // fast parse's 64-byte blocks too), and whatever the line before it left behind.
+  std::mt19937_64 random(23);
+  const std::string bytes = "0123456789, \t-x\x80\xff";
+  auto outcome = [](LogLineParser& parser, const std::string& line) -> std::string {
+    try {
+      parser.Parse(line, LogLineEnd::kNewline, {"f.log", 1});
+    } catch (const LogFormatError& e) {
+      return std::string("error: ") + e.what();
+    }
+    std::string counts;
+    for (size_t i = 0; i < parser.counts().size(); ++i) {
+      if (parser.counts()[i] != 0) counts += fmt::format("{}={} ", i, parser.counts()[i]);
+    }
+    return counts;
+  };
+  LogLineParser fast, careful;
+  for (int round = 0; round < 3000; ++round) {
+    const int coarseness = static_cast<int>(random() % 3);
+    const size_t buckets = kFio3Buckets >> coarseness;
+    fast.SetLayout(HistogramLayout::Fio3(coarseness));
+    careful.SetLayout(HistogramLayout::Fio3(coarseness));
+    std::map<size_t, uint64_t> counts;
+    for (int k = static_cast<int>(random() % 40); k > 0; --k) {
+      const uint64_t digits = 1 + random() % 16;
+      uint64_t value = random() % 10;
+      for (uint64_t d = 1; d < digits; ++d) value = value * 10 + random() % 10;
+      counts[random() % buckets] = value % 1'000'000'000'000'000;
+    }
+    std::string line = Bare(Line(static_cast<int64_t>(random() % 100000), 0, counts, buckets));
+    const int mutations = static_cast<int>(random() % 3);
+    for (int m = 0; m < mutations; ++m) {
+      const size_t at = random() % line.size();
+      switch (random() % 4) {
+        case 0:
+          line[at] = bytes[random() % bytes.size()];
+          break;
+        case 1:
+          line.erase(at, 1);
+          break;
+        case 2:
+          line.insert(at, 1, bytes[random() % bytes.size()]);
+          break;
+        default:
+          line.insert(at, random() % 2 ? ", 0" : "000000000000000");
+          break;
+      }
+    }
+    if (line.empty() || line.find_first_not_of(" \t") == std::string::npos) continue;
+    EXPECT_EQ(outcome(fast, line), outcome(careful, " " + line)) << "round " << round;
   }
 }
 
