@@ -16,9 +16,9 @@ namespace {
 
 // iotail's own options: not fio's, and documented as iotail's.
 const std::set<std::string_view> kIotailOwn = {
-    "help",        "uri", "allow_destructive", "start_at",   "status_interval",
-    "live_format", "sla", "log_hist_groups",   "prometheus", "prometheus_linger",
-    "nbd_timeout"};
+    "help",        "uri",      "allow_destructive", "start_at",   "status_interval",
+    "live_format", "sla",      "log_hist_groups",   "prometheus", "prometheus_linger",
+    "nbd_timeout", "nbd_path", "nbd_conns"};
 
 TEST(OptionTableTest, NamesAndAliasesAreUniqueAndFiosUnlessIotailsOwn) {
   std::set<std::string_view> seen;
