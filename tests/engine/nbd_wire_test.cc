@@ -30,13 +30,13 @@ struct FakeSink {
 };
 
 std::vector<char> Reply(uint64_t handle, uint32_t error, const std::string& data = "") {
-  std::vector<char> r(wire::kSimpleReplySize);
-  auto* p = reinterpret_cast<unsigned char*>(r.data());
-  wire::Put32(p, wire::kSimpleReplyMagic);
-  wire::Put32(p + 4, error);
-  wire::Put64(p + 8, handle);
-  r.insert(r.end(), data.begin(), data.end());
-  return r;
+  unsigned char head[wire::kSimpleReplySize];
+  wire::Put32(head, wire::kSimpleReplyMagic);
+  wire::Put32(head + 4, error);
+  wire::Put64(head + 8, handle);
+  std::string r(reinterpret_cast<const char*>(head), sizeof head);
+  r += data;
+  return std::vector<char>(r.begin(), r.end());
 }
 
 TEST(NbdWireTest, RequestHeaderIsTheProtocolsBigEndianLayout) {
