@@ -159,7 +159,9 @@ class NbdDirectEngine final : public IoEngine {
       Slot& s = e->slots_[handle];
       s.busy = false;
       --e->conns_[conn].in_flight;
-      const int64_t result = nbd_error != 0 ? -wire::ErrnoOfNbdError(nbd_error) : s.len;
+      const int64_t result = nbd_error != 0
+                                 ? -static_cast<int64_t>(wire::ErrnoOfNbdError(nbd_error))
+                                 : static_cast<int64_t>(s.len);
       e->Push(static_cast<uint32_t>(handle), result, e->now_);
     }
   };
