@@ -219,6 +219,7 @@ class NbdEngine final : public IoEngine {
         return;
       }
       for (int fd : fds) ::close(fd);
+      why_not_direct_ = why_not;
       if (setup.nbd_path == NbdPath::kDirect) {
         throw stats::UsageError(fmt::format(
             "--nbd_path=direct: cannot serve '{}': {} (--nbd_path=auto falls back to libnbd)",
@@ -243,7 +244,10 @@ class NbdEngine final : public IoEngine {
                   uint64_t timeout_ns) override {
     return path_->ReapTimeout(out, min_complete, timeout_ns);
   }
-  std::string Describe() const override { return path_ ? path_->Describe() : "nbd"; }
+  std::string Describe() const override {
+    const std::string d = path_ ? path_->Describe() : "nbd";
+    return why_not_direct_.empty() ? d : d + " (not direct: " + why_not_direct_ + ")";
+  }
   bool Asynchronous() const override { return true; }
   bool CanAbandon() const override { return true; }
   void Abandon() override {
@@ -252,6 +256,7 @@ class NbdEngine final : public IoEngine {
 
  private:
   std::unique_ptr<IoEngine> path_;
+  std::string why_not_direct_;  // why --nbd_path=auto fell back to libnbd
 };
 
 }  // namespace
