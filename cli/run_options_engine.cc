@@ -46,8 +46,8 @@ const std::vector<OptionDef>& Table() {
         {"libnbd", static_cast<int64_t>(engine::NbdPath::kLibnbd)},
         {"direct", static_cast<int64_t>(engine::NbdPath::kDirect)}}},
       {"nbd_conns", kCount, JobField<&JobSpec::nbd_conns>,
-       "nbd: connections per job clone, I/Os spread over them (more than one with writes needs a "
-       "server that advertises multi-conn)",
+       "nbd: connections per job clone, I/Os spread over them (at most --iodepth are opened; more "
+       "than one with writes needs a server that advertises multi-conn)",
        "1", Also(), Choices(), OptionScope::kJob, 1, 64},
       {"ioengine", kText,
        [](RunOptions& o, const OptionValue& v) {

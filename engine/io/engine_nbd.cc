@@ -200,7 +200,8 @@ class NbdEngine final : public IoEngine {
  public:
   void Prepare(const EngineSetup& setup) override {
     const NbdLimits limits{setup.nbd_timeout_ns, setup.stop};
-    const uint32_t conns = std::max<uint32_t>(setup.nbd_conns, 1);
+    // Slot i goes to connection i % conns: more connections than slots would stay idle.
+    const uint32_t conns = std::clamp<uint32_t>(setup.nbd_conns, 1, std::max(setup.depth, 1u));
     if (setup.nbd_path != NbdPath::kLibnbd) {
       std::string why_not;
       std::vector<int> fds;
