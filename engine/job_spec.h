@@ -69,6 +69,10 @@ struct RateLimit {
   bool Any() const { return iops > 0 || bytes_per_s > 0; }
 };
 
+// --nbd_path: the nbd engine's data path (engine/io/engine_nbd.cc): iotail's own transmission
+// phase where it can serve the connection (auto) or always (direct, else refused), or libnbd's.
+enum class NbdPath { kAuto, kLibnbd, kDirect };
+
 struct BlockSizeShare {
   uint32_t bs = 4096;
   uint32_t percent = 100;  // share of I/Os with this size (bssplit)
@@ -82,6 +86,10 @@ struct JobSpec {
   bool files_per_clone = false;
   // --nbd_timeout: how long connecting to the NBD server and its handshake may take (0: no limit)
   uint64_t nbd_timeout_ns = 10'000'000'000;
+  NbdPath nbd_path = NbdPath::kAuto;  // --nbd_path
+  // --nbd_conns: connections per worker (slot i on connection i % N); more than one with writes
+  // needs a server that advertises multi-conn (checked by ProbeNbdExport)
+  uint32_t nbd_conns = 1;
   std::string uri;            // --uri: NBD server (--ioengine=nbd), no filenames
   uint64_t size = 0;          // --size: bytes per file; 0 = existing file/device size
   uint64_t file_size = 0;     // --filesize: each file's length when longer than size (0: size)

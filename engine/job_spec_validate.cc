@@ -174,6 +174,7 @@ void JobSpec::ValidateEngine() const {
     return;
   }
   if (!uri.empty()) throw UsageError("--uri: only with --ioengine=nbd");
+  if (nbd_conns > 1) throw UsageError("--nbd_conns: only with --ioengine=nbd");
 }
 
 // Validate: rates and rate floors.

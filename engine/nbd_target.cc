@@ -206,6 +206,13 @@ NbdExport ProbeNbdExport(const JobSpec& spec, const std::atomic<bool>* stop) {
         spec.MaxBlockSize(), spec.uri, e.size,
         spec.offset != 0 ? fmt::format(" ({} after --offset)", room) : ""));
   }
+  if (spec.nbd_conns > 1 && !e.multi_conn && spec.HasWrites()) {
+    throw stats::UsageError(fmt::format(
+        "--nbd_conns={}: the server at '{}' does not advertise multi-conn, so writes over several "
+        "connections are not guaranteed to be seen by the others; use --nbd_conns=1 (reads only "
+        "may use more)",
+        spec.nbd_conns, spec.uri));
+  }
   if (spec.HasWrites()) {
     if (e.read_only) {
       throw stats::UsageError(

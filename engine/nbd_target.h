@@ -16,8 +16,11 @@
 // or --offset), a block must fit in the export (UsageError naming --bs and both sizes), writes
 // need a writable export, and writing to an export whose first MiB carries a filesystem,
 // partition table or other signature needs --allow-destructive (as for devices); that first MiB is
-// read under the same limits. Both throw UsageError("--ioengine: nbd ... not built in") when
-// iotail was built without libnbd.
+// read under the same limits. With --nbd_conns above 1, a job that writes needs a server that
+// advertises multi-conn (UsageError naming --nbd_conns). Both throw
+// UsageError("--ioengine: nbd ... not built in") when iotail was built without libnbd.
+// Both are libnbd's on every --nbd_path: the engine's direct path connects on its own
+// (engine/io/nbd_handshake.h), because a libnbd handle's socket may not be used behind its back.
 #pragma once
 
 #include <atomic>

@@ -133,6 +133,8 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
   setup.fadvise = spec_.FadviseAdvice();
   setup.uri = spec_.uri;
   setup.nbd_timeout_ns = spec_.nbd_timeout_ns;
+  setup.nbd_path = spec_.nbd_path;
+  setup.nbd_conns = spec_.nbd_conns;
   setup.stop = stop;
   engine_->Prepare(setup);
   asynchronous_ = engine_->Asynchronous();

@@ -6,12 +6,13 @@
 #  (2) null engine, QD1 and QD32, every latency recorded by iotail, against fio's null engine with
 #      defaults and with gtod_reduce=1 (which records no latency).
 #  (3) nbd engine, 4 KiB random reads at QD16 against one `nbdkit memory` server on a private Unix
-#      socket (started here, -t 32), iotail's nbd engine against fio's; the server's CPU is not
-#      counted for either.
+#      socket (started here, -t 32), iotail's nbd engine (its default path: direct) against fio's
+#      and against iotail's libnbd path; the server's CPU is not counted for either.
 # BENCH_CASES=loop,null,nbd (default all) picks the cases.
 # CPU per I/O is the child's user and system time from getrusage(RUSAGE_CHILDREN) divided by the
 # I/Os completed (total_ios of the JSON summary), so it includes setup.
 # Needs root (losetup). Leaves no loop device, file or server behind.
+# Each case runs REPETITIONS times, the tools alternating, and the table shows each tool's median.
 # Usage: scripts/bench-vs-fio.sh [IOTAIL_BINARY] [SECONDS_PER_RUN] [REPETITIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -101,8 +102,11 @@ for qd in (1, 32) if "null" in selected else ():
                    ("fio gtod_reduce=1", fio_cmd("null", qd, nullfile, ["--size=64m", "--gtod_reduce=1"]))]))
 
 if "nbd" in selected:
+    # iotail's default path (direct on this plain Unix socket), against fio's nbd engine and
+    # against iotail's own libnbd path (--nbd_path=libnbd, what iotail did before).
     cases.append(("nbd QD16 unix", iotail_cmd("nbd", 16, uri),
-                  [("fio nbd", fio_cmd("nbd", 16, uri))]))
+                  [("fio nbd", fio_cmd("nbd", 16, uri)),
+                   ("iotail libnbd", iotail_cmd("nbd", 16, uri, ["--nbd_path=libnbd"]))]))
 
 print(f"# {secs}s per run, {reps} alternating repetitions, median shown; CPU in ns per I/O")
 print(f"{'case':<20} {'tool':<18} {'IOPS':>12} {'usr ns/IO':>10} {'sys ns/IO':>10} "

@@ -1,52 +1,65 @@
-// The nbd engine: network block devices through libnbd's asynchronous API, one connection (handle)
-// per worker, no kernel module.
+// The nbd engine: network block devices over their own sockets, no kernel module. Prepare()
+// connects --nbd_conns connections per worker and picks the data path (--nbd_path,
+// engine/io/engine_nbd_paths.h): `direct` takes iotail's own handshake and transmission phase
+// (engine/io/nbd_handshake.h, engine/io/engine_nbd_direct.cc) and refuses a URI or a server it
+// cannot serve (UsageError naming --nbd_path and why); `libnbd` takes libnbd for everything;
+// `auto` (the default) is direct where it can serve and libnbd otherwise (TLS, other URI forms, a
+// server without NBD_OPT_GO). The engine then forwards every call to the path it chose.
 //
-// Submit() issues nbd_aio_pread/nbd_aio_pwrite per request (libnbd writes the request to the socket
-// at once when it can, else queues it for the next notify_write), stamping right before and right
-// after each call. Completions come back through a callback that libnbd runs inside
-// nbd_aio_notify_read (on the worker's thread, handle locked): it stamps the completion, writes
-// {slot, bytes or -errno, stamp} into a fixed ring sized to the queue depth and returns 1, which
-// retires the command, so nothing allocates per I/O (libnbd's own command structures aside). Reap()
-// drains the ring and, while fewer than min_complete are there, polls the handle's socket in the
-// direction libnbd asks for and lets its state machine run. Polls are bounded (100 ms): a Reap may
-// return none so that the worker sees a stop request. A connection that dies (server killed,
-// socket closed) fails the in-flight commands through the same callback (counted per errno) and
-// every call after that returns -ENOTCONN, an engine failure that stops the worker at once. A
-// server that stops answering is left by Abandon(): the worker of a stopping run calls it once its
-// grace has passed, and nbd_close drops what is in flight (libnbd runs no completion callback from
-// nbd_close, and touches no buffer after it).
-// Read buffers are not pre-zeroed by libnbd (nbd_set_pread_initialize false).
+// The libnbd path: libnbd's asynchronous API, one handle per connection. Submit() issues
+// nbd_aio_pread/nbd_aio_pwrite per request (libnbd writes the request to the socket at once when
+// it can, else queues it for the next notify_write), stamping right before and right after each
+// call. Completions come back through a callback that libnbd runs inside nbd_aio_notify_read (on
+// the worker's thread, handle locked): it stamps the completion, writes {slot, bytes or -errno,
+// stamp} into a fixed ring sized to the queue depth and returns 1, which retires the command, so
+// nothing allocates per I/O (libnbd's own command structures aside). Reap() drains the ring and,
+// while fewer than min_complete are there, polls the handles' sockets in the directions libnbd asks
+// for and lets their state machines run. Polls are bounded (100 ms): a Reap may return none so that
+// the worker sees a stop request. A connection that dies (server killed, socket closed) fails the
+// in-flight commands through the same callback (counted per errno) and every call after that
+// returns -ENOTCONN, an engine failure that stops the worker at once. A server that stops
+// answering is left by Abandon(): the worker of a stopping run calls it once its grace has passed,
+// and nbd_close drops what is in flight (libnbd runs no completion callback from nbd_close, and
+// touches no buffer after it). Read buffers are not pre-zeroed by libnbd (nbd_set_pread_initialize
+// false).
 #include "engine/io/io_engine.h"
 
 #if IOTAIL_HAVE_LIBNBD
 #include <fmt/format.h>
 #include <poll.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
+#include <string>
 #include <system_error>
 #include <vector>
 
 #include "engine/clock.h"
+#include "engine/io/engine_nbd_paths.h"
+#include "engine/io/nbd_handshake.h"
 #include "engine/libnbd_loader.h"
 #include "engine/nbd_target.h"
+#include "stats/core/errors.h"
 
 namespace iotail::engine {
 
 namespace {
 
-class NbdEngine final : public IoEngine {
+class NbdLibnbdEngine final : public IoEngine {
  public:
-  ~NbdEngine() override {
-    if (h_ != nullptr) Nbd().close(h_);  // drops what is still in flight (no callback runs)
-  }
-
-  void Prepare(const EngineSetup& setup) override {
-    h_ = ConnectNbd(setup.uri, NbdLimits{setup.nbd_timeout_ns, setup.stop});
+  NbdLibnbdEngine(std::vector<nbd_handle*> handles, const EngineSetup& setup)
+      : hs_(std::move(handles)), polls_(hs_.size()) {
     ctx_.resize(setup.depth);
-    for (uint32_t i = 0; i < setup.depth; ++i) ctx_[i] = Context{this, i, 0};
+    for (uint32_t i = 0; i < setup.depth; ++i) {
+      ctx_[i] = Context{this, i, 0, hs_[i % hs_.size()]};
+    }
     done_.resize(setup.depth);
   }
+  ~NbdLibnbdEngine() override { Close(); }  // drops what is still in flight (no callback runs)
+
+  void Prepare(const EngineSetup&) override {}  // connected by MakeNbdEngine's Prepare
 
   int Submit(std::span<const IoRequest> requests) override {
     if (dead_) return -ENOTCONN;
@@ -54,11 +67,11 @@ class NbdEngine final : public IoEngine {
       Context& c = ctx_[r.slot];
       c.len = r.len;
       const nbd_completion_callback cb{
-          .callback = &NbdEngine::OnComplete, .user_data = &c, .free = nullptr};
+          .callback = &NbdLibnbdEngine::OnComplete, .user_data = &c, .free = nullptr};
       const uint64_t start = Clock::NowNs();
       const int64_t cookie = r.dir == stats::Direction::kRead
-                                 ? Nbd().aio_pread(h_, r.buf, r.len, r.offset, cb, 0)
-                                 : Nbd().aio_pwrite(h_, r.buf, r.len, r.offset, cb, 0);
+                                 ? Nbd().aio_pread(c.h, r.buf, r.len, r.offset, cb, 0)
+                                 : Nbd().aio_pwrite(c.h, r.buf, r.len, r.offset, cb, 0);
       const uint64_t issued = Clock::NowNs();
       r.stamps->start_ns = start;
       r.stamps->issued_ns = issued;
@@ -80,13 +93,14 @@ class NbdEngine final : public IoEngine {
     return Wait(out, min_complete, timeout_ns < kMaxWaitNs ? timeout_ns : kMaxWaitNs);
   }
 
-  std::string Describe() const override { return "nbd(libnbd async, one connection per job)"; }
+  std::string Describe() const override {
+    return "nbd(libnbd async, " + std::to_string(hs_.size()) + " connection(s) per worker)";
+  }
   bool Asynchronous() const override { return true; }
   bool CanAbandon() const override { return true; }
 
   void Abandon() override {
-    if (h_ != nullptr) Nbd().close(h_);
-    h_ = nullptr;
+    Close();
     dead_ = true;
     count_ = 0;
   }
@@ -95,10 +109,18 @@ class NbdEngine final : public IoEngine {
   static constexpr uint64_t kMaxWaitNs = 100'000'000;  // a Reap returns within 100 ms
 
   struct Context {
-    NbdEngine* engine;
+    NbdLibnbdEngine* engine;
     uint32_t slot;
     uint32_t len;
+    nbd_handle* h;  // the slot's connection
   };
+
+  void Close() {
+    for (nbd_handle*& h : hs_) {
+      if (h != nullptr) Nbd().close(h);
+      h = nullptr;
+    }
+  }
 
   // libnbd's completion callback: runs inside nbd_aio_notify_* (or nbd_close) on this thread.
   static int OnComplete(void* user_data, int* error) {
@@ -113,7 +135,9 @@ class NbdEngine final : public IoEngine {
   }
 
   bool CheckDead() {
-    if (!dead_ && (Nbd().aio_is_dead(h_) || Nbd().aio_is_closed(h_))) dead_ = true;
+    for (nbd_handle* h : hs_) {
+      if (!dead_ && (Nbd().aio_is_dead(h) || Nbd().aio_is_closed(h))) dead_ = true;
+    }
     return dead_;
   }
 
@@ -127,23 +151,28 @@ class NbdEngine final : public IoEngine {
       const bool must_wait = count_ < min_complete;
       if (must_wait && polled && now >= deadline) break;
       const uint64_t left = must_wait && deadline > now ? deadline - now : 0;
-      const unsigned dir = Nbd().aio_get_direction(h_);
-      pollfd p{Nbd().aio_get_fd(h_), 0, 0};
-      if (dir & LIBNBD_AIO_DIRECTION_READ) p.events |= POLLIN;
-      if (dir & LIBNBD_AIO_DIRECTION_WRITE) p.events |= POLLOUT;
+      for (size_t i = 0; i < hs_.size(); ++i) {
+        const unsigned dir = Nbd().aio_get_direction(hs_[i]);
+        polls_[i] = pollfd{Nbd().aio_get_fd(hs_[i]), 0, 0};
+        if (dir & LIBNBD_AIO_DIRECTION_READ) polls_[i].events |= POLLIN;
+        if (dir & LIBNBD_AIO_DIRECTION_WRITE) polls_[i].events |= POLLOUT;
+      }
       const timespec ts{static_cast<time_t>(left / 1'000'000'000u),
                         static_cast<long>(left % 1'000'000'000u)};
-      const int rc = ppoll(&p, 1, &ts, nullptr);
+      const int rc = ppoll(polls_.data(), polls_.size(), &ts, nullptr);
       polled = true;
       if (rc < 0) {
         if (errno == EINTR) break;
         return Drain(out, -errno);
       }
       if (rc == 0) continue;
-      int nrc = 0;
-      if (p.revents & (POLLIN | POLLHUP | POLLERR)) nrc = Nbd().aio_notify_read(h_);
-      if (nrc == 0 && (p.revents & POLLOUT)) nrc = Nbd().aio_notify_write(h_);
-      if (nrc == -1) CheckDead();
+      for (size_t i = 0; i < hs_.size(); ++i) {
+        const short revents = polls_[i].revents;
+        int nrc = 0;
+        if (revents & (POLLIN | POLLHUP | POLLERR)) nrc = Nbd().aio_notify_read(hs_[i]);
+        if (nrc == 0 && (revents & POLLOUT)) nrc = Nbd().aio_notify_write(hs_[i]);
+        if (nrc == -1) CheckDead();
+      }
     }
     return Drain(out, dead_ ? -ENOTCONN : 0);
   }
@@ -158,14 +187,85 @@ class NbdEngine final : public IoEngine {
     return static_cast<int>(n);
   }
 
-  nbd_handle* h_ = nullptr;
+  std::vector<nbd_handle*> hs_;
+  std::vector<pollfd> polls_;
   std::vector<Context> ctx_;
   std::vector<IoCompletion> done_;
   size_t count_ = 0;
   bool dead_ = false;
 };
 
+// Connects and chooses the data path in Prepare(), then forwards every call to it.
+class NbdEngine final : public IoEngine {
+ public:
+  void Prepare(const EngineSetup& setup) override {
+    const NbdLimits limits{setup.nbd_timeout_ns, setup.stop};
+    // Slot i goes to connection i % conns: more connections than slots would stay idle.
+    const uint32_t conns = std::clamp<uint32_t>(setup.nbd_conns, 1, std::max(setup.depth, 1u));
+    if (setup.nbd_path != NbdPath::kLibnbd) {
+      std::string why_not;
+      std::vector<int> fds;
+      try {
+        for (uint32_t i = 0; i < conns && why_not.empty(); ++i) {
+          DirectNbdConnection c = ConnectNbdDirect(setup.uri, limits);
+          if (c.fd >= 0) fds.push_back(c.fd);
+          why_not = c.why_not;
+        }
+      } catch (...) {
+        for (int fd : fds) ::close(fd);
+        throw;
+      }
+      if (why_not.empty()) {
+        path_ = MakeNbdDirectEngine(std::move(fds), setup);
+        return;
+      }
+      for (int fd : fds) ::close(fd);
+      why_not_direct_ = why_not;
+      if (setup.nbd_path == NbdPath::kDirect) {
+        throw stats::UsageError(fmt::format(
+            "--nbd_path=direct: cannot serve '{}': {} (--nbd_path=auto falls back to libnbd)",
+            setup.uri, why_not));
+      }
+    }
+    std::vector<nbd_handle*> handles;
+    try {
+      for (uint32_t i = 0; i < conns; ++i) handles.push_back(ConnectNbd(setup.uri, limits));
+    } catch (...) {
+      for (nbd_handle* h : handles) Nbd().close(h);
+      throw;
+    }
+    path_ = MakeNbdLibnbdEngine(std::move(handles), setup);
+  }
+
+  int Submit(std::span<const IoRequest> requests) override { return path_->Submit(requests); }
+  int Reap(std::span<IoCompletion> out, uint32_t min_complete) override {
+    return path_->Reap(out, min_complete);
+  }
+  int ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete,
+                  uint64_t timeout_ns) override {
+    return path_->ReapTimeout(out, min_complete, timeout_ns);
+  }
+  std::string Describe() const override {
+    const std::string d = path_ ? path_->Describe() : "nbd";
+    return why_not_direct_.empty() ? d : d + " (not direct: " + why_not_direct_ + ")";
+  }
+  bool Asynchronous() const override { return true; }
+  bool CanAbandon() const override { return true; }
+  void Abandon() override {
+    if (path_) path_->Abandon();
+  }
+
+ private:
+  std::unique_ptr<IoEngine> path_;
+  std::string why_not_direct_;  // why --nbd_path=auto fell back to libnbd
+};
+
 }  // namespace
+
+std::unique_ptr<IoEngine> MakeNbdLibnbdEngine(std::vector<nbd_handle*> handles,
+                                              const EngineSetup& setup) {
+  return std::make_unique<NbdLibnbdEngine>(std::move(handles), setup);
+}
 
 std::unique_ptr<IoEngine> MakeNbdEngine() { return std::make_unique<NbdEngine>(); }
 

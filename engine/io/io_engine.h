@@ -76,6 +76,8 @@ struct EngineSetup {
   // nbd: how long connecting and the handshake may take (0: no limit), and the flag that, once set
   // while Prepare() waits for the server, makes it give up (stats::Interrupted).
   uint64_t nbd_timeout_ns = 0;
+  NbdPath nbd_path = NbdPath::kAuto;  // nbd: the data path (engine/io/engine_nbd.cc)
+  uint32_t nbd_conns = 1;             // nbd: connections (slot i on connection i % nbd_conns)
   const std::atomic<bool>* stop = nullptr;
 };
 

@@ -16,9 +16,9 @@ namespace {
 
 // iotail's own options: not fio's, and documented as iotail's.
 const std::set<std::string_view> kIotailOwn = {
-    "help",        "uri", "allow_destructive", "start_at",   "status_interval",
-    "live_format", "sla", "log_hist_groups",   "prometheus", "prometheus_linger",
-    "nbd_timeout"};
+    "help",        "uri",      "allow_destructive", "start_at",   "status_interval",
+    "live_format", "sla",      "log_hist_groups",   "prometheus", "prometheus_linger",
+    "nbd_timeout", "nbd_path", "nbd_conns"};
 // fio's names from releases after 3.33 (whose option list the test reads).
 const std::set<std::string_view> kNewerFio = {"steadystate_check_interval", "ss_interval"};
 

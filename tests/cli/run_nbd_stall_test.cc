@@ -10,7 +10,8 @@
 // - A block size larger than the export is refused naming both sizes; --hipri with the nbd engine
 //   or without O_DIRECT is refused, and on a file the kernel cannot poll (an export on FUSE) the
 //   run's end says polled I/O needs a block device with poll queues.
-// Each test runs a few seconds; servers, listeners and runs are stopped by their owners.
+// The tests that connect run on both data paths (--nbd_path=libnbd and direct). Each test runs a
+// few seconds; servers, listeners and runs are stopped by their owners.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -28,6 +29,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "cli_test_util.h"
@@ -139,9 +141,10 @@ class RunNbdStallTest : public ::testing::Test {
     EXPECT_EQ(server_.Start(plugin), "");
     return "";
   }
-  // Starts `iotail run ARGS` (its stdout and stderr into DIR/iotail.log).
+  // Starts `iotail run ARGS` on path_ (its stdout and stderr into DIR/iotail.log).
   void Spawn(ChildProcess& run, const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {IOTAIL_BINARY, "run", "--live_format=none"};
+    std::vector<std::string> argv = {IOTAIL_BINARY, "run", "--live_format=none",
+                                     "--nbd_path=" + path_};
     argv.insert(argv.end(), args.begin(), args.end());
     ASSERT_EQ(run.Spawn(argv, log(), SIGKILL), "");
   }
@@ -175,12 +178,23 @@ class RunNbdStallTest : public ::testing::Test {
   }
 
   fs::path dir_;
-  std::string prefix_;  // of the histogram logs
-  fs::path summary_;    // the JSON summary
+  std::string prefix_;         // of the histogram logs
+  fs::path summary_;           // the JSON summary
+  std::string path_ = "auto";  // --nbd_path
   NbdServer server_;
 };
 
-TEST_F(RunNbdStallTest, RuntimeEndsARunWhoseServerStoppedAnswering) {
+// The tests that connect, once per data path.
+class RunNbdStallPathTest : public RunNbdStallTest,
+                            public ::testing::WithParamInterface<const char*> {
+ protected:
+  void SetUp() override {
+    RunNbdStallTest::SetUp();
+    path_ = GetParam();
+  }
+};
+
+TEST_P(RunNbdStallPathTest, RuntimeEndsARunWhoseServerStoppedAnswering) {
   if (const std::string why = StartServer(kStalledReads); !why.empty()) GTEST_SKIP() << why;
   ChildProcess run;
   // Writes complete at once, reads never: the four slots soon hold reads that will not end.
@@ -195,7 +209,7 @@ TEST_F(RunNbdStallTest, RuntimeEndsARunWhoseServerStoppedAnswering) {
   ExpectReadsGivenUp(summary_, prefix_);
 }
 
-TEST_F(RunNbdStallTest, RuntimeEndsARateLimitedRunWhoseServerStoppedAnswering) {
+TEST_P(RunNbdStallPathTest, RuntimeEndsARateLimitedRunWhoseServerStoppedAnswering) {
   if (const std::string why = StartServer(kStalledReads); !why.empty()) GTEST_SKIP() << why;
   ChildProcess run;
   Spawn(run, {"--ioengine=nbd", "--uri=" + server_.uri(), "--rw=randread", "--bs=4k", "--iodepth=4",
@@ -206,11 +220,18 @@ TEST_F(RunNbdStallTest, RuntimeEndsARateLimitedRunWhoseServerStoppedAnswering) {
   ExpectReadsGivenUp(summary_, "");
 }
 
-class RunNbdStallSignalTest : public RunNbdStallTest, public ::testing::WithParamInterface<int> {};
+class RunNbdStallSignalTest : public RunNbdStallTest,
+                              public ::testing::WithParamInterface<std::tuple<int, const char*>> {
+ protected:
+  void SetUp() override {
+    RunNbdStallTest::SetUp();
+    path_ = std::get<1>(GetParam());
+  }
+};
 
 TEST_P(RunNbdStallSignalTest, SignalEndsARunWhoseServerStoppedAnswering) {
   if (const std::string why = StartServer(kStalledReads); !why.empty()) GTEST_SKIP() << why;
-  const int sig = GetParam();
+  const int sig = std::get<0>(GetParam());
   ChildProcess run;
   SpawnRandrw(run, "60s");
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
@@ -232,12 +253,15 @@ TEST_P(RunNbdStallSignalTest, SignalEndsARunWhoseServerStoppedAnswering) {
   EXPECT_EQ(j["iotail_run"]["interrupted"], true);
 }
 
-INSTANTIATE_TEST_SUITE_P(Signals, RunNbdStallSignalTest, ::testing::Values(SIGINT, SIGTERM),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           return std::string("SIG") + sigabbrev_np(info.param);
+INSTANTIATE_TEST_SUITE_P(Signals, RunNbdStallSignalTest,
+                         ::testing::Combine(::testing::Values(SIGINT, SIGTERM),
+                                            ::testing::Values("libnbd", "direct")),
+                         [](const auto& info) {
+                           return std::string("SIG") + sigabbrev_np(std::get<0>(info.param)) + "_" +
+                                  std::get<1>(info.param);
                          });
 
-TEST_F(RunNbdStallTest, SignatureCheckOfAServerThatDoesNotAnswerReadsTimesOut) {
+TEST_P(RunNbdStallPathTest, SignatureCheckOfAServerThatDoesNotAnswerReadsTimesOut) {
   // Writing needs the first MiB read for signatures first: that read is bounded too.
   if (const std::string why = StartServer(kStalledReads); !why.empty()) GTEST_SKIP() << why;
   ChildProcess run;
@@ -250,7 +274,7 @@ TEST_F(RunNbdStallTest, SignatureCheckOfAServerThatDoesNotAnswerReadsTimesOut) {
   EXPECT_NE(out.find("--nbd_timeout"), std::string::npos) << out;
 }
 
-TEST_F(RunNbdStallTest, SilentServerTimesOutNamingTheUri) {
+TEST_P(RunNbdStallPathTest, SilentServerTimesOutNamingTheUri) {
   for (const auto kind : {SilentListener::Kind::kUnix, SilentListener::Kind::kTcp}) {
     SilentListener listener(kind);
     ASSERT_FALSE(listener.uri().empty()) << std::strerror(errno);
@@ -268,7 +292,7 @@ TEST_F(RunNbdStallTest, SilentServerTimesOutNamingTheUri) {
   }
 }
 
-TEST_F(RunNbdStallTest, SigintWhileConnectingToASilentServerExits130NamingTheUri) {
+TEST_P(RunNbdStallPathTest, SigintWhileConnectingToASilentServerExits130NamingTheUri) {
   SilentListener listener(SilentListener::Kind::kUnix);
   ASSERT_FALSE(listener.uri().empty()) << std::strerror(errno);
   ChildProcess run;
@@ -283,6 +307,8 @@ TEST_F(RunNbdStallTest, SigintWhileConnectingToASilentServerExits130NamingTheUri
   EXPECT_EQ(run.status(), 130) << Log();
   EXPECT_NE(Log().find(listener.uri()), std::string::npos) << Log();
 }
+
+INSTANTIATE_TEST_SUITE_P(Paths, RunNbdStallPathTest, ::testing::Values("libnbd", "direct"));
 
 TEST_F(RunNbdStallTest, BlockSizeLargerThanTheExportSaysBoth) {
   if (const std::string why = StartServer("memory 1M"); !why.empty()) GTEST_SKIP() << why;

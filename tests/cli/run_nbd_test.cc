@@ -1,6 +1,7 @@
 // The nbd engine beyond latency: what the server says of its export is checked before the run,
 // every mode works over it (fixed size, histogram logs, SLA gates), and writing over a filesystem
-// on an export needs --allow-destructive, as on a device.
+// on an export needs --allow-destructive, as on a device. Each test runs on both data paths
+// (--nbd_path=libnbd and direct); --nbd_conns and the fallback of --nbd_path=auto are tested too.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,7 +19,7 @@ namespace fs = std::filesystem;
 using iotail::testing::NbdServer;
 using nlohmann::json;
 
-class RunNbdTest : public ::testing::Test {
+class RunNbdTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
     if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
@@ -28,13 +29,15 @@ class RunNbdTest : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
   iotail::testing::CommandResult Run(const NbdServer& server, const std::string& args) {
-    return iotail::testing::RunIotail(
-        "run --ioengine=nbd --uri='" + server.uri() + "' --live_format=none " + args, dir_);
+    return iotail::testing::RunIotail("run --ioengine=nbd --uri='" + server.uri() +
+                                          "' --live_format=none --nbd_path=" + GetParam() + " " +
+                                          args,
+                                      dir_);
   }
   fs::path dir_;
 };
 
-TEST_F(RunNbdTest, BlockSizesTheServerCannotTakeAreRefusedBeforeTheRun) {
+TEST_P(RunNbdTest, BlockSizesTheServerCannotTakeAreRefusedBeforeTheRun) {
   NbdServer server;
   ASSERT_EQ(server.Start("--filter=blocksize-policy memory 64M blocksize-minimum=4096 "
                          "blocksize-preferred=4096 blocksize-maximum=65536"),
@@ -50,7 +53,7 @@ TEST_F(RunNbdTest, BlockSizesTheServerCannotTakeAreRefusedBeforeTheRun) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
-TEST_F(RunNbdTest, FixedSizeRunWithLogsAndSlaGates) {
+TEST_P(RunNbdTest, FixedSizeRunWithLogsAndSlaGates) {
   NbdServer server;
   ASSERT_EQ(server.Start("memory 64M"), "");
   const std::string prefix = (dir_ / "n").string();
@@ -81,7 +84,7 @@ TEST_F(RunNbdTest, FixedSizeRunWithLogsAndSlaGates) {
   EXPECT_EQ(logged, 32u);
 }
 
-TEST_F(RunNbdTest, WritingOverAFilesystemOnAnExportNeedsTheFlag) {
+TEST_P(RunNbdTest, WritingOverAFilesystemOnAnExportNeedsTheFlag) {
   const fs::path image = dir_ / "image";
   std::ofstream(image).close();
   fs::resize_file(image, 16 << 20);
@@ -103,7 +106,7 @@ TEST_F(RunNbdTest, WritingOverAFilesystemOnAnExportNeedsTheFlag) {
 // (EIO and EILSEQ unless ignore_error gives one). A server failing 10% of the reads with ENOSPC
 // stops a continue_on_error=read job at its first error; ignore_error=ENOSPC (the read list)
 // keeps it going, every failure counted.
-TEST_F(RunNbdTest, ContinueOnErrorGoesOnOnlyPastTheListedErrnosAsFio) {
+TEST_P(RunNbdTest, ContinueOnErrorGoesOnOnlyPastTheListedErrnosAsFio) {
   NbdServer server;
   ASSERT_EQ(server.Start("--log=null --filter=error memory 16M error-pread-rate=10% error=ENOSPC"),
             "");
@@ -118,6 +121,64 @@ TEST_F(RunNbdTest, ContinueOnErrorGoesOnOnlyPastTheListedErrnosAsFio) {
   EXPECT_GT(errors, 30) << going.out;                            // about 10% of 1,024
   EXPECT_GT(b["jobs"][0]["read"]["total_ios"].get<int>(), 800);  // the job did its pass
   EXPECT_EQ(Run(server, job + "--ignore_error=EFOO").status, 2);
+}
+
+TEST_P(RunNbdTest, SeveralConnectionsShareTheQueue) {
+  NbdServer server;
+  const fs::path log = dir_ / "connections.log";
+  ASSERT_EQ(server.Start("--filter=log memory 64M logfile=" + log.string()), "");
+  const auto r = Run(server,
+                     "--rw=randrw --bs=4k --size=4m --iodepth=8 --nbd_conns=4 "
+                     "--allow-destructive --output-format=json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(j["jobs"][0]["read"]["io_bytes"].get<uint64_t>() +
+                j["jobs"][0]["write"]["io_bytes"].get<uint64_t>(),
+            4u << 20);
+  // The probe's connection and the worker's four.
+  const std::string text = iotail::testing::ReadWholeFile(log);
+  size_t connects = 0;
+  for (size_t at = text.find("Connect"); at != std::string::npos;
+       at = text.find("Connect", at + 1)) {
+    ++connects;
+  }
+  EXPECT_EQ(connects, 5u) << text;
+}
+
+TEST_P(RunNbdTest, SeveralConnectionsWritingNeedMultiConn) {
+  NbdServer server;
+  ASSERT_EQ(server.Start("--filter=multi-conn memory 64M multi-conn-mode=disable"), "");
+  auto r = Run(server, "--rw=randwrite --bs=4k --size=1m --nbd_conns=2 --allow-destructive");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--nbd_conns=2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("multi-conn"), std::string::npos) << r.err;
+  r = Run(server, "--rw=randread --bs=4k --size=1m --nbd_conns=2");  // reads may
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, RunNbdTest, ::testing::Values("libnbd", "direct"));
+
+// A URI the direct path does not parse (a percent-escape in the export name): --nbd_path=direct
+// refuses it naming the option, auto falls back to libnbd and runs.
+TEST(RunNbdPathTest, AutoFallsBackToLibnbdWhereDirectCannotServe) {
+  if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+  const fs::path dir = iotail::testing::MakeScratchDir("iotail_nbd_path");
+  NbdServer server;
+  ASSERT_EQ(server.Start("memory 16M"), "");
+  const std::string uri = "nbd+unix:///a%62?socket=" + server.socket().string();
+  auto run = [&](const std::string& path) {
+    return iotail::testing::RunIotail("run --ioengine=nbd --uri='" + uri +
+                                          "' --live_format=none --rw=randread --bs=4k --size=1m "
+                                          "--nbd_path=" +
+                                          path,
+                                      dir);
+  };
+  auto r = run("direct");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--nbd_path=direct"), std::string::npos) << r.err;
+  r = run("auto");
+  EXPECT_EQ(r.status, 0) << r.err;
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -154,8 +154,10 @@ INSTANTIATE_TEST_SUITE_P(Engines, RunOracleFuseTest,
                                   std::to_string(info.param.iodepth);
                          });
 
-class RunOracleNbdTest : public RunOracleTest {
+// Once per data path (--nbd_path=libnbd and direct).
+class RunOracleNbdTest : public RunOracleTest, public ::testing::WithParamInterface<const char*> {
  protected:
+  std::string Path() const { return std::string(" --nbd_path=") + GetParam(); }
   void SetUp() override {
     RunOracleTest::SetUp();
     if (const std::string why = NbdServer::Unavailable(); !why.empty()) GTEST_SKIP() << why;
@@ -163,7 +165,7 @@ class RunOracleNbdTest : public RunOracleTest {
 
   // 4 KiB random reads for 2 s on the nbd engine, plus ARGS.
   IotailRun RunNbd(const NbdServer& server, const std::string& args) {
-    return RunIotail("--ioengine=nbd --uri=" + Quote(server.uri()) +
+    return RunIotail("--ioengine=nbd --uri=" + Quote(server.uri()) + Path() +
                          " --rw=randread --bs=4k --runtime=2s --time_based " + args + kOutput,
                      dir_);
   }
@@ -185,7 +187,7 @@ class RunOracleNbdTest : public RunOracleTest {
   }
 };
 
-TEST_F(RunOracleNbdTest, Qd1ClatIsTheServersDelay) {
+TEST_P(RunOracleNbdTest, Qd1ClatIsTheServersDelay) {
   const json read = DelayedReads("--iodepth=1");
   ASSERT_FALSE(read.is_null());
   const json& clat = read.at("clat_ns");
@@ -194,7 +196,7 @@ TEST_F(RunOracleNbdTest, Qd1ClatIsTheServersDelay) {
   EXPECT_LE(Pct(clat, "50.000000"), kMaxP50Ns);
 }
 
-TEST_F(RunOracleNbdTest, Qd8ReadsOverlapSoIopsIsEightOverTheDelay) {
+TEST_P(RunOracleNbdTest, Qd8ReadsOverlapSoIopsIsEightOverTheDelay) {
   const json read = DelayedReads("--iodepth=8");
   ASSERT_FALSE(read.is_null());
   const json& clat = read.at("clat_ns");
@@ -205,7 +207,7 @@ TEST_F(RunOracleNbdTest, Qd8ReadsOverlapSoIopsIsEightOverTheDelay) {
   EXPECT_GE(read.at("iops").get<double>(), 0.85 * 8 / (static_cast<double>(p50) * 1e-9));
 }
 
-TEST_F(RunOracleNbdTest, RateTheTargetKeepsUpWithHasLatCloseToClat) {
+TEST_P(RunOracleNbdTest, RateTheTargetKeepsUpWithHasLatCloseToClat) {
   const json read = DelayedReads("--rate_iops=100 --iodepth=8");
   ASSERT_FALSE(read.is_null());
   ASSERT_GT(read.at("clat_ns").at("N").get<int64_t>(), 0);
@@ -216,7 +218,7 @@ TEST_F(RunOracleNbdTest, RateTheTargetKeepsUpWithHasLatCloseToClat) {
   EXPECT_LE(lat50 - clat50, std::max<int64_t>(clat50 / 10, 500'000)) << lat50 << " " << clat50;
 }
 
-TEST_F(RunOracleNbdTest, RateTheTargetCannotKeepUpWithCountsTheWaitInLat) {
+TEST_P(RunOracleNbdTest, RateTheTargetCannotKeepUpWithCountsTheWaitInLat) {
   // 400 reads/s asked, 200/s possible at 5 ms each and depth 1: each read starts later than
   // scheduled by a lag that grows through the run, and lat counts it.
   const fs::path prefix = dir_ / "h";
@@ -239,7 +241,7 @@ TEST_F(RunOracleNbdTest, RateTheTargetCannotKeepUpWithCountsTheWaitInLat) {
   EXPECT_GT(top.back(), top.front());
 }
 
-TEST_F(RunOracleNbdTest, InjectedEioIsCountedAtTheInjectedRate) {
+TEST_P(RunOracleNbdTest, InjectedEioIsCountedAtTheInjectedRate) {
   NbdServer server;
   ASSERT_EQ(server.Start("--log=null --filter=error memory 64M error-pread-rate=5% error=EIO"), "");
   const IotailRun run = RunNbd(server, "--iodepth=8 --continue_on_error=all");
@@ -268,13 +270,13 @@ TEST_F(RunOracleTest, RefusedConnectionIsAnErrorNamingTheUri) {
   EXPECT_LT(run.seconds, 10.0);
 }
 
-TEST_F(RunOracleNbdTest, ServerDyingMidRunEndsTheRunWithItsLogs) {
+TEST_P(RunOracleNbdTest, ServerDyingMidRunEndsTheRunWithItsLogs) {
   NbdServer server;
   ASSERT_EQ(server.Start("--filter=delay memory 64M rdelay=1ms"), "");
   const fs::path prefix = dir_ / "h";
   const auto start = Clock::now();
   auto pending = std::async(std::launch::async, [&] {
-    return RunIotail("--ioengine=nbd --uri=" + Quote(server.uri()) +
+    return RunIotail("--ioengine=nbd --uri=" + Quote(server.uri()) + Path() +
                          " --rw=randread --bs=4k --iodepth=8 --runtime=10s --time_based "
                          "--write_hist_log=" +
                          prefix.string() + kOutput,
@@ -297,5 +299,7 @@ TEST_F(RunOracleNbdTest, ServerDyingMidRunEndsTheRunWithItsLogs) {
   ASSERT_TRUE(fs::exists(log));
   EXPECT_GT(fs::file_size(log), 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Paths, RunOracleNbdTest, ::testing::Values("libnbd", "direct"));
 
 }  // namespace
