@@ -22,7 +22,7 @@ void NonEmpty(const OptionValue& v) {
   if (v.text.empty()) throw UsageError(fmt::format("--{}: empty", v.option));
 }
 
-const std::vector<OptionDef>& Table() {
+const std::vector<OptionDef>& FileRows() {
   static const std::vector<OptionDef> table = {
       {"directory", kText,
        [](RunOptions& o, const OptionValue& v) {
@@ -99,6 +99,6 @@ const std::vector<OptionDef>& Table() {
 
 }  // namespace
 
-std::span<const OptionDef> FileOptionTable() { return Table(); }
+std::span<const OptionDef> FileOptionTable() { return FileRows(); }
 
 }  // namespace iotail::cli
