@@ -51,8 +51,9 @@ void SweepReport::Step(const SweepStep& step) {
                            step.target_iops > 0 ? 100 * step.achieved_iops / step.target_iops : 0);
   }
   out_ << fmt::format("{:<8} {:>10.0f} {:>10.0f} {:>10.1f} {:>9} {:>9} {:>9} {:>9} {:>8}  {}\n",
-                      step.phase, step.rate, step.target_iops, step.achieved_iops, MsCell(step.p50_ns),
-                      MsCell(step.p99_ns), MsCell(step.p999_ns), MsCell(step.max_ns), step.late_ios, verdict);
+                      step.phase, step.rate, step.target_iops, step.achieved_iops,
+                      MsCell(step.p50_ns), MsCell(step.p99_ns), MsCell(step.p999_ns),
+                      MsCell(step.max_ns), step.late_ios, verdict);
   out_.flush();
 }
 

@@ -239,14 +239,14 @@ void PrometheusMetrics::Render(uint64_t end_ns) {
   }
   Meta(o, "iotail_schedule_issued_total", "counter", "I/Os issued on a rate-limited schedule.");
   for (const Job& job : jobs_) {
-    fmt::format_to(o, "iotail_schedule_issued_total{{jobname=\"{}\"}} {}\n", LabelEscape(job.spec.name),
-                   job.issued);
+    fmt::format_to(o, "iotail_schedule_issued_total{{jobname=\"{}\"}} {}\n",
+                   LabelEscape(job.spec.name), job.issued);
   }
   Meta(o, "iotail_schedule_late_total", "counter",
        "I/Os issued late on a rate-limited schedule (the target could not keep up).");
   for (const Job& job : jobs_) {
-    fmt::format_to(o, "iotail_schedule_late_total{{jobname=\"{}\"}} {}\n", LabelEscape(job.spec.name),
-                   job.late);
+    fmt::format_to(o, "iotail_schedule_late_total{{jobname=\"{}\"}} {}\n",
+                   LabelEscape(job.spec.name), job.late);
   }
   Meta(o, "iotail_schedule_lag_max_seconds", "gauge",
        "Largest delay of an I/O behind its intended start, over the run.");

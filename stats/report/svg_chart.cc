@@ -319,7 +319,8 @@ std::string RenderSvg(const HeatMap& map) {
   fmt::format_to(o, "</g>\n");
   // Colour key: log scale from 1 to the largest cell.
   const double kx = kLeft + kPlotW + 20;
-  fmt::format_to(o, "<text x=\"{}\" y=\"{}\">{}</text>\n", kx, kTop + 4, XmlEscape(map.count_label));
+  fmt::format_to(o, "<text x=\"{}\" y=\"{}\">{}</text>\n", kx, kTop + 4,
+                 XmlEscape(map.count_label));
   for (int i = 0; i < 10; ++i) {
     fmt::format_to(o, "<rect x=\"{}\" y=\"{:.1f}\" width=\"16\" height=\"{:.1f}\" fill=\"{}\"/>\n",
                    kx, kTop + 14 + (9 - i) * 18.0, 18.0, Colour(i / 9.0));
