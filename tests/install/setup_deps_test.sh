@@ -45,7 +45,9 @@ check() {
   fi
 }
 cache_value() { sed -n "s|^$1:[A-Z]*=||p" "$build/CMakeCache.txt" | head -1; }
-config_file() { find "$1" -maxdepth 1 \( -name '*Config.cmake' -o -name '*-config.cmake' \) | head -1; }
+config_file() {
+  find "$1" -maxdepth 1 \( -name '*Config.cmake' -o -name '*-config.cmake' \) | head -1
+}
 
 cmake_files=$(find "$src" -name CMakeLists.txt -not -path '*/tests/*' -not -path '*/build*')
 # find_package(...) and pkg_check_modules(...) calls, each on one line.
@@ -79,7 +81,8 @@ while read -r call; do
       fi
     done
   else
-    for module in $(sed -E 's/^[A-Za-z_0-9]+//; s/\b(REQUIRED|QUIET|IMPORTED_TARGET|GLOBAL|NO_CMAKE_PATH|NO_CMAKE_ENVIRONMENT_PATH)\b//g' <<<"$args"); do
+    keywords='REQUIRED|QUIET|IMPORTED_TARGET|GLOBAL|NO_CMAKE_PATH|NO_CMAKE_ENVIRONMENT_PATH'
+    for module in $(sed -E "s/^[A-Za-z_0-9]+//; s/\b($keywords)\b//g" <<<"$args"); do
       module=${module%%[<>=]*}
       file=$(pkg-config --path "$module" 2>/dev/null || true)
       if [ -z "$file" ]; then
@@ -96,4 +99,5 @@ if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"
   exit 1
 fi
-echo "all $checked REQUIRED find_package and pkg_check_modules calls: their packages come from scripts/setup.sh --run"
+echo "all $checked REQUIRED find_package and pkg_check_modules calls: their packages come" \
+  "from scripts/setup.sh --run"
