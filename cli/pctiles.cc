@@ -23,6 +23,7 @@ namespace iotail::cli {
 namespace {
 
 constexpr std::string_view kCompatPrefix = "--compat";
+
 // Which rows to print: per direction and/or all selected directions combined ("all").
 struct DirectionSelection {
   std::array<bool, stats::kDirectionCount> each{};
