@@ -11,6 +11,10 @@ namespace iotail::cli {
 
 using CommandArgs = std::span<char* const>;
 
+// Exit status of `iotail run` and `iotail pctiles` when an SLA target was violated (1: system
+// error, 2: bad input).
+inline constexpr int kExitSlaViolated = 3;
+
 int PctilesCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 int MergeCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err);

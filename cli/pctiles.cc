@@ -23,8 +23,6 @@ namespace iotail::cli {
 namespace {
 
 constexpr std::string_view kCompatPrefix = "--compat";
-// Exit status when an SLA target was violated (1: system error, 2: bad input).
-constexpr int kExitSlaViolated = 3;
 
 // Which rows to print: per direction and/or all selected directions combined ("all").
 struct DirectionSelection {

@@ -24,7 +24,7 @@ namespace {
 
 using stats::UsageError;
 
-constexpr const char* kUsage =
+constexpr const char* kCompatUsage =
     "usage: iotail pctiles --compat fio-histo-log-pctiles [-h] [--fio-version {2,3}]\n"
     "         [--bucket-groups BUCKET_GROUPS] [--bucket-bits BUCKET_BITS]\n"
     "         [--percentiles PCTILES_WANTED [PCTILES_WANTED ...]]\n"
@@ -202,7 +202,7 @@ int PctilesCompatCommand(CommandArgs args, std::ostream& out, std::ostream& err)
     std::optional<std::string> inline_value;
     if (arg.starts_with("--") && eq != std::string_view::npos) inline_value = arg.substr(eq + 1);
     if (name == "--help") {
-      out << kUsage << kHelp;
+      out << kCompatUsage << kHelp;
       return 0;
     }
     // Values of this option: one (or, for --percentiles, all that follow up to an option or --).

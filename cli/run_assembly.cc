@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "cli/build_info.h"
+#include "cli/commands.h"
 #include "engine/clock.h"
 #include "stats/core/errors.h"
 #include "stats/report/terse_summary.h"
@@ -19,8 +20,6 @@
 namespace iotail::cli {
 
 namespace {
-
-constexpr int kExitSlaViolated = 3;
 
 // --start_at more than a second ahead: when the run starts, so a long wait is not mistaken for a
 // hang (Ctrl-C during the wait stops it: nothing runs).

@@ -17,7 +17,7 @@ void MeasuredAnyway(RunOptions& o, const OptionValue& v) {
   if (v.number != 0) o.measured_anyway.emplace_back(v.option);
 }
 
-const std::vector<OptionDef>& Table() {
+const std::vector<OptionDef>& AcceptedRows() {
   static const std::vector<OptionDef> table = {
       {"thread", kFlag, AcceptOnly, "accepted: iotail's workers are always threads", "1"},
       {"fixedbufs", kFlag, AcceptOnly,
@@ -62,6 +62,6 @@ const std::vector<OptionDef>& Table() {
 
 }  // namespace
 
-std::span<const OptionDef> AcceptedOptionTable() { return Table(); }
+std::span<const OptionDef> AcceptedOptionTable() { return AcceptedRows(); }
 
 }  // namespace iotail::cli

@@ -16,7 +16,7 @@ namespace {
 using engine::JobSpec;
 using enum ValueType;
 
-const std::vector<OptionDef>& Table() {
+const std::vector<OptionDef>& EngineRows() {
   static const std::vector<OptionDef> table = {
       Row<kCount, &JobSpec::iodepth>("iodepth", "I/Os in flight per clone", "1"),
       {"iodepth_batch_submit", kCount, JobField<&JobSpec::iodepth_batch_submit>,
@@ -72,6 +72,6 @@ const std::vector<OptionDef>& Table() {
 
 }  // namespace
 
-std::span<const OptionDef> EngineOptionTable() { return Table(); }
+std::span<const OptionDef> EngineOptionTable() { return EngineRows(); }
 
 }  // namespace iotail::cli

@@ -18,7 +18,7 @@ using engine::FallocateMode;
 using engine::JobSpec;
 using enum ValueType;
 
-const std::vector<OptionDef>& Table() {
+const std::vector<OptionDef>& FileRows() {
   static const std::vector<OptionDef> table = {
       Row<kName, &RunOptions::directory>(
           "directory", "directory of the files (fio's default names NAME.CLONE.FILE there)", "."),
@@ -137,6 +137,6 @@ const std::vector<OptionDef>& Table() {
 
 }  // namespace
 
-std::span<const OptionDef> FileOptionTable() { return Table(); }
+std::span<const OptionDef> FileOptionTable() { return FileRows(); }
 
 }  // namespace iotail::cli

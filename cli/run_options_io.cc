@@ -78,7 +78,7 @@ void ParseIgnoreError(RunOptions& o, const OptionValue& v) {
 using engine::JobSpec;
 using enum ValueType;
 
-const std::vector<OptionDef>& Table() {
+const std::vector<OptionDef>& IoBehaviourRows() {
   static const std::vector<OptionDef> table = {
       Row<kTimeUs, &JobSpec::thinktime_ns>(
           "thinktime", "stall this long after I/Os complete before issuing more (bare = us)", "0"),
@@ -188,6 +188,6 @@ const std::vector<OptionDef>& Table() {
 
 }  // namespace
 
-std::span<const OptionDef> IoBehaviourOptionTable() { return Table(); }
+std::span<const OptionDef> IoBehaviourOptionTable() { return IoBehaviourRows(); }
 
 }  // namespace iotail::cli

@@ -49,7 +49,7 @@ void ParseBlockAlign(RunOptions& o, const OptionValue& v) {
 using engine::JobSpec;
 using enum ValueType;
 
-const std::vector<OptionDef>& Table() {
+const std::vector<OptionDef>& JobControlRows() {
   static const std::vector<OptionDef> table = {
       {"stonewall", kFlag, RunField<&RunOptions::stonewall>,
        "wait for the jobs before this one to finish; starts a new group", "0",
@@ -258,7 +258,7 @@ RunOptions BuildJob(const std::vector<const std::vector<Setting>*>& layers) {
 
 }  // namespace
 
-std::span<const OptionDef> JobControlOptionTable() { return Table(); }
+std::span<const OptionDef> JobControlOptionTable() { return JobControlRows(); }
 
 bool IsRunLevelOption(std::string_view name) {
   const OptionDef* def = FindRunOption(name);

@@ -43,7 +43,7 @@ void ParseOutputFormats(RunOptions& o, const OptionValue& v) {
 using engine::JobSpec;
 using enum ValueType;
 
-const std::vector<OptionDef>& Table() {
+const std::vector<OptionDef>& LogRows() {
   static const std::vector<OptionDef> table = {
       {"status_interval", kMillis, RunField<&RunOptions::status_interval_ms>, "a live line every T",
        "the log period", Also("eta_newline"), Choices(), OptionScope::kRun},
@@ -130,7 +130,7 @@ const std::vector<OptionDef>& Table() {
 
 }  // namespace
 
-std::span<const OptionDef> LogOptionTable() { return Table(); }
+std::span<const OptionDef> LogOptionTable() { return LogRows(); }
 
 std::string SettleLogPeriod(RunOptions& o) {
   engine::JobSpec& spec = o.spec;

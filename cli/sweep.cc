@@ -50,7 +50,7 @@ struct SweepSettings {
   int retries = 1;  // --retries: runs again of a step that fails on latency alone
 };
 
-constexpr std::string_view kUsage =
+constexpr std::string_view kSweepUsage =
     "usage: iotail sweep --sla TARGET [sweep options] [iotail run options]\n\n"
     "Finds the highest rate (IOPS, open loop, latency from each I/O's intended start) at which\n"
     "every --sla target holds over a whole step: an exponential probe, a bisection, a confirming\n"
@@ -226,12 +226,12 @@ int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   bool help = false;
   const SweepSettings s = TakeSweepOptions(args, rest, &help);
   if (help) {
-    out << kUsage;
+    out << kSweepUsage;
     return 0;
   }
   RunPlan plan = ParseRunPlan(rest);
   if (plan.run.help != 0) {
-    out << kUsage;
+    out << kSweepUsage;
     return 0;
   }
   if (!plan.named_jobs && plan.jobs[0].spec.filenames.empty() && plan.jobs[0].spec.uri.empty()) {

@@ -10,7 +10,7 @@
 namespace iotail::cli {
 namespace {
 
-std::string Ms(double ns) { return std::isfinite(ns) ? fmt::format("{:.3f}", ns / 1e6) : "-"; }
+std::string MsCell(double ns) { return std::isfinite(ns) ? fmt::format("{:.3f}", ns / 1e6) : "-"; }
 std::string JsonMs(double ns) {
   return std::isfinite(ns) ? fmt::format("{:.6f}", ns / 1e6) : "null";
 }
@@ -51,8 +51,9 @@ void SweepReport::Step(const SweepStep& step) {
                            step.target_iops > 0 ? 100 * step.achieved_iops / step.target_iops : 0);
   }
   out_ << fmt::format("{:<8} {:>10.0f} {:>10.0f} {:>10.1f} {:>9} {:>9} {:>9} {:>9} {:>8}  {}\n",
-                      step.phase, step.rate, step.target_iops, step.achieved_iops, Ms(step.p50_ns),
-                      Ms(step.p99_ns), Ms(step.p999_ns), Ms(step.max_ns), step.late_ios, verdict);
+                      step.phase, step.rate, step.target_iops, step.achieved_iops,
+                      MsCell(step.p50_ns), MsCell(step.p99_ns), MsCell(step.p999_ns),
+                      MsCell(step.max_ns), step.late_ios, verdict);
   out_.flush();
 }
 

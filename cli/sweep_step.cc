@@ -37,7 +37,7 @@ RunPlan StepPlan(const RunPlan& base, double rate, const SweepStepSettings& sett
   return plan;
 }
 
-std::string Ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+std::string MsWithUnit(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
 }  // namespace
 
@@ -101,7 +101,7 @@ SweepStep RunSweepStep(const RunPlan& base, double rate, const std::vector<stats
   for (size_t i = 0; i < sla.size(); ++i) {
     const stats::SlaChecker::Result& r = checker.results()[i];
     if (r.violated == 0) continue;
-    step.violations.push_back(fmt::format("{} ({})", sla[i].text, Ms(r.worst_ns)));
+    step.violations.push_back(fmt::format("{} ({})", sla[i].text, MsWithUnit(r.worst_ns)));
   }
   return step;
 }

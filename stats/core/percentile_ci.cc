@@ -8,7 +8,7 @@ namespace iotail::stats {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNoBound = std::numeric_limits<double>::quiet_NaN();
 // The exact binomial is summed over mean +- kWindowSd standard deviations while that is at most
 // kMaxExactTerms terms.
 constexpr double kWindowSd = 12;
@@ -120,7 +120,7 @@ std::vector<PercentileInterval> PercentileIntervals(std::span<const Count> count
   out.reserve(percentiles.size());
   for (double p : percentiles) {
     if (n == 0) {
-      out.push_back({kNaN, kNaN, 0});
+      out.push_back({kNoBound, kNoBound, 0});
       continue;
     }
     const RankInterval r = OrderStatisticRanks(n, p, confidence);

@@ -10,7 +10,7 @@
 namespace iotail::stats {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 
 CompareVerdict VerdictOf(double lower, double upper) {
   if (lower > 0) return CompareVerdict::kSlower;
@@ -51,7 +51,7 @@ PercentileComparison CompareHistograms(std::span<const uint64_t> a, std::span<co
   const PercentileInterval ia = PercentileIntervals(a, layout, p, each)[0];
   const PercentileInterval ib = PercentileIntervals(b, layout, p, each)[0];
   if (std::isnan(ia.lower_ns) || std::isnan(ib.lower_ns)) {
-    c.lower_ns = c.upper_ns = kNaN;
+    c.lower_ns = c.upper_ns = kNoValue;
     return c;
   }
   c.lower_ns = ib.lower_ns - ia.upper_ns;
@@ -64,7 +64,7 @@ PercentileComparison CompareRepetitions(std::span<const double> a, std::span<con
                                         double confidence) {
   PercentileComparison c;
   if (a.size() < 2 || b.size() < 2) {
-    c.a_ns = c.b_ns = c.diff_ns = c.lower_ns = c.upper_ns = kNaN;
+    c.a_ns = c.b_ns = c.diff_ns = c.lower_ns = c.upper_ns = kNoValue;
     return c;
   }
   const MeanVariance ma = Moments(a), mb = Moments(b);

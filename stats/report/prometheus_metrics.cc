@@ -42,7 +42,7 @@ const std::vector<uint16_t>& SlotOfBucket() {
   return slots;
 }
 
-std::string Escape(const std::string& v) {
+std::string LabelEscape(const std::string& v) {
   std::string out;
   for (char c : v) {
     if (c == '\\' || c == '"') out.push_back('\\');
@@ -55,9 +55,9 @@ std::string Escape(const std::string& v) {
   return out;
 }
 
-using Out = std::back_insert_iterator<fmt::memory_buffer>;
+using BufferOut = std::back_insert_iterator<fmt::memory_buffer>;
 
-void Meta(Out o, const char* name, const char* type, const char* help) {
+void Meta(BufferOut o, const char* name, const char* type, const char* help) {
   fmt::format_to(o, "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 
@@ -140,11 +140,11 @@ void PrometheusMetrics::OnInterval(const IntervalInfo& info,
 
 void PrometheusMetrics::Render(uint64_t end_ns) {
   fmt::memory_buffer buf;
-  Out o = std::back_inserter(buf);
+  BufferOut o = std::back_inserter(buf);
   const auto& edges = LatencyEdgesNs();
 
   Meta(o, "iotail_build_info", "gauge", "iotail's version (always 1).");
-  fmt::format_to(o, "iotail_build_info{{version=\"{}\"}} 1\n", Escape(version_));
+  fmt::format_to(o, "iotail_build_info{{version=\"{}\"}} 1\n", LabelEscape(version_));
   if (run_start_ns_ != 0) {  // known from the first interval on
     Meta(o, "iotail_run_start_time_seconds", "gauge",
          "When the run's recording started (Unix epoch seconds).");
@@ -161,7 +161,7 @@ void PrometheusMetrics::Render(uint64_t end_ns) {
     for (const Job& job : jobs_) {
       for (Direction d : job.spec.directions) {
         fn(job, job.dirs[DirectionIndex(d)],
-           fmt::format("jobname=\"{}\",ddir=\"{}\"", Escape(job.spec.name), DirectionName(d)));
+           fmt::format("jobname=\"{}\",ddir=\"{}\"", LabelEscape(job.spec.name), DirectionName(d)));
       }
     }
   };
@@ -175,7 +175,7 @@ void PrometheusMetrics::Render(uint64_t end_ns) {
   });
   Meta(o, "iotail_io_errors_total", "counter", "I/Os that completed with an error.");
   for (const Job& job : jobs_) {
-    fmt::format_to(o, "iotail_io_errors_total{{jobname=\"{}\"}} {}\n", Escape(job.spec.name),
+    fmt::format_to(o, "iotail_io_errors_total{{jobname=\"{}\"}} {}\n", LabelEscape(job.spec.name),
                    job.errors);
   }
 
@@ -239,25 +239,25 @@ void PrometheusMetrics::Render(uint64_t end_ns) {
   }
   Meta(o, "iotail_schedule_issued_total", "counter", "I/Os issued on a rate-limited schedule.");
   for (const Job& job : jobs_) {
-    fmt::format_to(o, "iotail_schedule_issued_total{{jobname=\"{}\"}} {}\n", Escape(job.spec.name),
-                   job.issued);
+    fmt::format_to(o, "iotail_schedule_issued_total{{jobname=\"{}\"}} {}\n",
+                   LabelEscape(job.spec.name), job.issued);
   }
   Meta(o, "iotail_schedule_late_total", "counter",
        "I/Os issued late on a rate-limited schedule (the target could not keep up).");
   for (const Job& job : jobs_) {
-    fmt::format_to(o, "iotail_schedule_late_total{{jobname=\"{}\"}} {}\n", Escape(job.spec.name),
-                   job.late);
+    fmt::format_to(o, "iotail_schedule_late_total{{jobname=\"{}\"}} {}\n",
+                   LabelEscape(job.spec.name), job.late);
   }
   Meta(o, "iotail_schedule_lag_max_seconds", "gauge",
        "Largest delay of an I/O behind its intended start, over the run.");
   for (const Job& job : jobs_) {
     fmt::format_to(o, "iotail_schedule_lag_max_seconds{{jobname=\"{}\"}} {}\n",
-                   Escape(job.spec.name), job.max_lag_s);
+                   LabelEscape(job.spec.name), job.max_lag_s);
   }
   Meta(o, "iotail_io_in_flight", "gauge",
        "I/Os submitted and not yet completed, at the end of the last closed interval.");
   for (const Job& job : jobs_) {
-    fmt::format_to(o, "iotail_io_in_flight{{jobname=\"{}\"}} {}\n", Escape(job.spec.name),
+    fmt::format_to(o, "iotail_io_in_flight{{jobname=\"{}\"}} {}\n", LabelEscape(job.spec.name),
                    job.in_flight);
   }
   auto text = std::make_shared<const std::string>(buf.data(), buf.size());

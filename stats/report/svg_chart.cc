@@ -18,7 +18,7 @@ constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBo
 constexpr std::array<const char*, 8> kColours = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                                  "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 
-std::string Escape(const std::string& s) {
+std::string XmlEscape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
@@ -116,7 +116,7 @@ void Frame(Out o, const std::string& title, const ChartAxis& x, const ChartAxis&
                  "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"12\">\n"
                  "<title>{2}</title>\n<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n"
                  "<text x=\"{3}\" y=\"24\" font-size=\"16\" font-weight=\"bold\">{2}</text>\n",
-                 kWidth, kHeight, Escape(title), kLeft);
+                 kWidth, kHeight, XmlEscape(title), kLeft);
   // Grid and ticks.
   fmt::format_to(o, "<g class=\"axis x\" stroke=\"#ddd\">\n");
   for (double t : Ticks(x.kind, sx.lo, sx.hi)) {
@@ -126,7 +126,7 @@ void Frame(Out o, const std::string& title, const ChartAxis& x, const ChartAxis&
     fmt::format_to(o,
                    "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" stroke=\"none\" "
                    "fill=\"#333\">{}</text>\n",
-                   px, kTop + kPlotH + 16, Escape(FormatAxisValue(t, x.unit)));
+                   px, kTop + kPlotH + 16, XmlEscape(FormatAxisValue(t, x.unit)));
   }
   fmt::format_to(o, "</g>\n<g class=\"axis y\" stroke=\"#ddd\">\n");
   for (double t : Ticks(y.kind, sy.lo, sy.hi)) {
@@ -136,7 +136,7 @@ void Frame(Out o, const std::string& title, const ChartAxis& x, const ChartAxis&
     fmt::format_to(o,
                    "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" stroke=\"none\" "
                    "fill=\"#333\">{}</text>\n",
-                   kLeft - 6, py + 4, Escape(FormatAxisValue(t, y.unit)));
+                   kLeft - 6, py + 4, XmlEscape(FormatAxisValue(t, y.unit)));
   }
   fmt::format_to(o, "</g>\n");
   fmt::format_to(o,
@@ -144,11 +144,11 @@ void Frame(Out o, const std::string& title, const ChartAxis& x, const ChartAxis&
                  "stroke=\"#888\"/>\n",
                  kLeft, kTop, kPlotW, kPlotH);
   fmt::format_to(o, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                 kLeft + kPlotW / 2, kHeight - 14, Escape(x.label));
+                 kLeft + kPlotW / 2, kHeight - 14, XmlEscape(x.label));
   fmt::format_to(o,
                  "<text transform=\"translate(18,{}) rotate(-90)\" text-anchor=\"middle\">{}"
                  "</text>\n",
-                 kTop + kPlotH / 2, Escape(y.label));
+                 kTop + kPlotH / 2, XmlEscape(y.label));
 }
 
 void LegendEntry(Out o, int i, const std::string& colour, const std::string& name, bool dashed) {
@@ -158,7 +158,7 @@ void LegendEntry(Out o, int i, const std::string& colour, const std::string& nam
                  "stroke-width=\"2\"{4}/>\n<text x=\"{5}\" y=\"{6}\">{7}</text>\n",
                  kLeft + kPlotW + 12, kLeft + kPlotW + 36, y, colour,
                  dashed ? " stroke-dasharray=\"6 3\"" : "", kLeft + kPlotW + 42, y + 4,
-                 Escape(name));
+                 XmlEscape(name));
 }
 
 // Viridis, five stops.
@@ -240,7 +240,7 @@ std::string RenderSvg(const LineChart& chart) {
     fmt::format_to(o,
                    "<g class=\"series\" data-name=\"{}\" fill=\"none\" stroke=\"{}\" "
                    "stroke-width=\"1.6\"{}>\n",
-                   Escape(s.name), colour, s.dashed ? " stroke-dasharray=\"6 3\"" : "");
+                   XmlEscape(s.name), colour, s.dashed ? " stroke-dasharray=\"6 3\"" : "");
     std::string points;
     size_t drawn = 0;
     auto flush = [&] {
@@ -302,7 +302,7 @@ std::string RenderSvg(const HeatMap& map) {
   Frame(o, map.title, map.x, y, sx, sy);
   double max_count = 0;
   for (double c : map.counts) max_count = std::max(max_count, c);
-  fmt::format_to(o, "<g class=\"cells\" data-name=\"{}\">\n", Escape(map.count_label));
+  fmt::format_to(o, "<g class=\"cells\" data-name=\"{}\">\n", XmlEscape(map.count_label));
   for (size_t r = 0; r < rows; ++r) {
     const double y0 = sy(map.y_edges[r + 1]), y1 = sy(map.y_edges[r]);
     for (size_t c = 0; c < cols; ++c) {
@@ -319,7 +319,8 @@ std::string RenderSvg(const HeatMap& map) {
   fmt::format_to(o, "</g>\n");
   // Colour key: log scale from 1 to the largest cell.
   const double kx = kLeft + kPlotW + 20;
-  fmt::format_to(o, "<text x=\"{}\" y=\"{}\">{}</text>\n", kx, kTop + 4, Escape(map.count_label));
+  fmt::format_to(o, "<text x=\"{}\" y=\"{}\">{}</text>\n", kx, kTop + 4,
+                 XmlEscape(map.count_label));
   for (int i = 0; i < 10; ++i) {
     fmt::format_to(o, "<rect x=\"{}\" y=\"{:.1f}\" width=\"16\" height=\"{:.1f}\" fill=\"{}\"/>\n",
                    kx, kTop + 14 + (9 - i) * 18.0, 18.0, Colour(i / 9.0));
