@@ -45,6 +45,11 @@ enum class ValueType {
 enum class OptionScope { kJob, kRun };
 
 struct OptionChoice {
+  constexpr OptionChoice(const char* n, int64_t v) : name(n), value(v) {}
+  // An enumerator as the stored value: {"direct", engine::NbdPath::kDirect}.
+  template <class E>
+  requires std::is_enum_v<E>
+  constexpr OptionChoice(const char* n, E e) : name(n), value(static_cast<int64_t>(e)) {}
   const char* name;
   int64_t value;
 };
@@ -120,8 +125,15 @@ constexpr OptionSetter FieldSetter() {
 template <ValueType Type, auto Field>
 struct Row : OptionDef {
   Row(const char* name, const char* help,
-      const char* default_value = Type == ValueType::kFlag ? "0" : "")
-      : OptionDef{name, Type, detail::FieldSetter<Field>(), help, default_value} {}
+      const char* default_value = Type == ValueType::kFlag ? "0" : "",
+      std::vector<OptionChoice> choices = {})
+      : OptionDef{name,
+                  Type,
+                  detail::FieldSetter<Field>(),
+                  help,
+                  default_value,
+                  {},
+                  std::move(choices)} {}
 };
 
 // For fio's switches that iotail always behaves as if set: the value is checked, nothing stored.

@@ -33,17 +33,15 @@ const std::vector<OptionDef>& EngineRows() {
       Row<kTime, &JobSpec::nbd_timeout_ns>(
           "nbd_timeout",
           "nbd: how long connecting to the server and its handshake may take (0: no limit)", "10s"),
-      {"nbd_path",
-       kChoice,
-       JobField<&JobSpec::nbd_path>,
-       "nbd: the data path: direct (iotail's own transmission phase, many requests per system "
-       "call; plain nbd:// and nbd+unix:// without TLS), libnbd, or auto (direct where it can "
-       "serve, else libnbd)",
-       "auto",
-       Also(),
-       {{"auto", static_cast<int64_t>(engine::NbdPath::kAuto)},
-        {"libnbd", static_cast<int64_t>(engine::NbdPath::kLibnbd)},
-        {"direct", static_cast<int64_t>(engine::NbdPath::kDirect)}}},
+      Row<kChoice, &JobSpec::nbd_path>(
+          "nbd_path",
+          "nbd: the data path: direct (iotail's own transmission phase, many requests per system "
+          "call; plain nbd:// and nbd+unix:// without TLS), libnbd, or auto (direct where it can "
+          "serve, else libnbd)",
+          "auto",
+          {{"auto", engine::NbdPath::kAuto},
+           {"libnbd", engine::NbdPath::kLibnbd},
+           {"direct", engine::NbdPath::kDirect}}),
       {"nbd_conns", kCount, JobField<&JobSpec::nbd_conns>,
        "nbd: connections per job clone, I/Os spread over them (at most --iodepth are opened; more "
        "than one with writes needs a server that advertises multi-conn)",

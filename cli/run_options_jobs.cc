@@ -62,14 +62,12 @@ const std::vector<OptionDef>& JobControlRows() {
       Row<kFlag, &JobSpec::exitall_on_error>(
           "exitall_on_error",
           "when a clone of this job ends with an error, end the jobs of --exit_what"),
-      {"exit_what",
-       kChoice,
-       JobField<&JobSpec::exit_what_group>,
-       "what --exitall ends: group (its reporting group) or stonewall|all (every job running with "
-       "it)",
-       "group",
-       Also(),
-       {{"group", 1}, {"stonewall", 0}, {"all", 0}}},
+      Row<kChoice, &JobSpec::exit_what_group>("exit_what",
+                                              "what --exitall ends: group (its reporting group) or "
+                                              "stonewall|all (every job running with "
+                                              "it)",
+                                              "group",
+                                              {{"group", 1}, {"stonewall", 0}, {"all", 0}}),
       Row<kFlag, &RunOptions::new_group>("new_group",
                                          "start a new reporting group (jobs still run together)"),
       Row<kFlag, &RunOptions::group_reporting>(
@@ -104,13 +102,10 @@ const std::vector<OptionDef>& JobControlRows() {
        Also("ss_ramp")},
       {"steadystate_check_interval", kTime, JobField<&JobSpec::ss_interval_ns>,
        "measure for --steadystate this often (whole seconds)", "1s", Also("ss_interval")},
-      {"cpus_allowed_policy",
-       kChoice,
-       JobField<&JobSpec::cpus_allowed_split>,
-       "shared: every worker on all the CPUs; split: worker i on CPU i mod n",
-       "shared",
-       Also(),
-       {{"shared", 0}, {"split", 1}}},
+      Row<kChoice, &JobSpec::cpus_allowed_split>(
+          "cpus_allowed_policy",
+          "shared: every worker on all the CPUs; split: worker i on CPU i mod n", "shared",
+          {{"shared", 0}, {"split", 1}}),
       {"random_distribution", kText,
        [](RunOptions& o, const OptionValue& v) {
          o.spec.random_distribution = engine::ParseDistribution(v.text, ParseSize);
@@ -124,17 +119,15 @@ const std::vector<OptionDef>& JobControlRows() {
        "random offsets are multiples of this (R,W as fio, one value); not the minimum bs: "
        "norandommap",
        "the minimum bs", Also("ba")},
-      {"random_generator",
-       kChoice,
-       JobField<&JobSpec::random_generator>,
-       "tausworthe, tausworthe64: fio's random map (every block once a pass); lfsr: every block "
-       "once a pass even with norandommap, mixed sizes untrimmed. iotail's own generator either "
-       "way: offsets are not fio's",
-       "tausworthe",
-       Also(),
-       {{"tausworthe", static_cast<int>(engine::RandomGenerator::kTausworthe)},
-        {"lfsr", static_cast<int>(engine::RandomGenerator::kLfsr)},
-        {"tausworthe64", static_cast<int>(engine::RandomGenerator::kTausworthe64)}}},
+      Row<kChoice, &JobSpec::random_generator>(
+          "random_generator",
+          "tausworthe, tausworthe64: fio's random map (every block once a pass); lfsr: every block "
+          "once a pass even with norandommap, mixed sizes untrimmed. iotail's own generator either "
+          "way: offsets are not fio's",
+          "tausworthe",
+          {{"tausworthe", engine::RandomGenerator::kTausworthe},
+           {"lfsr", engine::RandomGenerator::kLfsr},
+           {"tausworthe64", engine::RandomGenerator::kTausworthe64}}),
       Row<kFlag, &RunOptions::randrepeat>(
           "randrepeat", "1: the same random offsets every run; 0: seeded by the time", "1"),
       // Applied before the job's other options (BuildJob), so that it applies to all its sizes.

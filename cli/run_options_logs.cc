@@ -27,10 +27,10 @@ void ParseOutputFormats(RunOptions& o, const OptionValue& v) {
                                     "",
                                     "",
                                     {},
-                                    {{"normal", static_cast<int>(OutputFormat::kNormal)},
-                                     {"json", static_cast<int>(OutputFormat::kJson)},
-                                     {"json+", static_cast<int>(OutputFormat::kJsonPlus)},
-                                     {"terse", static_cast<int>(OutputFormat::kTerse)}}};
+                                    {{"normal", OutputFormat::kNormal},
+                                     {"json", OutputFormat::kJson},
+                                     {"json+", OutputFormat::kJsonPlus},
+                                     {"terse", OutputFormat::kTerse}}};
   o.output_formats.clear();
   const std::string args[] = {v.text};
   stats::ForEachListItem(args, ",", [&](std::string_view one, const std::string&) {
@@ -53,9 +53,9 @@ const std::vector<OptionDef>& LogRows() {
        "live lines on stderr",
        "text",
        Also(),
-       {{"text", static_cast<int>(stats::LiveFormat::kText)},
-        {"json", static_cast<int>(stats::LiveFormat::kJson)},
-        {"none", static_cast<int>(stats::LiveFormat::kNone)}},
+       {{"text", stats::LiveFormat::kText},
+        {"json", stats::LiveFormat::kJson},
+        {"none", stats::LiveFormat::kNone}},
        OptionScope::kRun},
       {"sla", kText,
        [](RunOptions& o, const OptionValue& v) {

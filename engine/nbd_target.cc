@@ -34,7 +34,6 @@ std::string NbdError(int err) {
   return why;
 }
 
-constexpr uint64_t kPollSliceNs = 50'000'000;  // a stop request is seen within 50 ms
 
 // Lets libnbd's state machine run on `h` (polling its socket in the direction it asks for) until
 // done() is true. Throws stats::Interrupted once *limits.stop is set, std::system_error(ETIMEDOUT)
@@ -55,7 +54,7 @@ void RunUntil(nbd_handle* h, Done done, const NbdLimits& limits, const std::stri
           fmt::format("--uri: {} '{}': the server did not answer within {:g} s (--nbd_timeout)",
                       failed, uri, static_cast<double>(limits.timeout_ns) / 1e9));
     }
-    uint64_t slice = kPollSliceNs;
+    uint64_t slice = kNbdPollSliceNs;
     if (limits.timeout_ns != 0) slice = std::min(slice, limits.timeout_ns - (now - start));
     const unsigned dir = Nbd().aio_get_direction(h);
     pollfd p{Nbd().aio_get_fd(h), 0, 0};  // no socket yet (fd -1): poll just waits

@@ -42,6 +42,9 @@ struct NbdExport {
   bool multi_conn = false;
 };
 
+// Waits on a server's socket are polled in slices of this, so a stop request is seen within it.
+inline constexpr uint64_t kNbdPollSliceNs = 50'000'000;
+
 // How long connecting to a server may take, and what ends the wait early.
 struct NbdLimits {
   uint64_t timeout_ns = 0;                  // the connection and handshake (0: no limit)

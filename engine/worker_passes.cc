@@ -222,10 +222,16 @@ void Worker::QueueWritten(const Written& w) {
   backlog_.push_back(w);
 }
 
-// fio's verify_backlog: once that many written blocks wait, verify_backlog_batch of them (the
-// oldest; all by default) are read back and checked; the others wait for the next time, or the
-// end, so that every written block is read back once.
+// fio's verify_backlog: once that many written blocks wait, verify_backlog_batch of them (all by
+// default; the oldest, or without a random map the lowest offsets, as fio's sorted list) are read
+// back and checked; the others wait for the next time, or the end.
 bool Worker::VerifyBacklog() {
+  if (!spec_.IsRandom() || spec_.NoRandomMap()) {
+    // fio keeps these in a tree by file and offset, and verifies from its lowest end.
+    std::sort(backlog_.begin(), backlog_.end(), [](const Written& a, const Written& b) {
+      return a.file != b.file ? a.file < b.file : a.offset < b.offset;
+    });
+  }
   const size_t batch = spec_.verify_backlog_batch != 0
                            ? std::min<size_t>(spec_.verify_backlog_batch, backlog_.size())
                            : backlog_.size();

@@ -121,10 +121,7 @@ class IoUringEngine final : public IoEngine {
     const uint64_t issued = Clock::NowNs();
     // -EAGAIN/-EBUSY: the SQEs stay queued and go with the next enter (in Reap).
     if (rc < 0 && rc != -EAGAIN && rc != -EBUSY) return rc;
-    for (const IoRequest& r : requests) {
-      r.stamps->start_ns = start;
-      r.stamps->issued_ns = issued;
-    }
+    StampBatch(requests, start, issued);
     return static_cast<int>(requests.size());
   }
 

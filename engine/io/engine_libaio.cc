@@ -64,10 +64,7 @@ class LibaioEngine final : public IoEngine {
       }
     }
     const uint64_t issued = Clock::NowNs();
-    for (const IoRequest& r : requests) {
-      r.stamps->start_ns = start;
-      r.stamps->issued_ns = issued;
-    }
+    StampBatch(requests, start, issued);
     return static_cast<int>(requests.size());
   }
   int Reap(std::span<IoCompletion> out, uint32_t min_complete) override {

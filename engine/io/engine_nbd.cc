@@ -47,7 +47,7 @@ namespace iotail::engine {
 
 namespace {
 
-class NbdLibnbdEngine final : public IoEngine {
+class NbdLibnbdEngine final : public BoundedWaitEngine {
  public:
   NbdLibnbdEngine(std::vector<nbd_handle*> handles, const EngineSetup& setup)
       : hs_(std::move(handles)), polls_(hs_.size()) {
@@ -84,15 +84,6 @@ class NbdLibnbdEngine final : public IoEngine {
     return static_cast<int>(requests.size());
   }
 
-  int Reap(std::span<IoCompletion> out, uint32_t min_complete) override {
-    return Wait(out, min_complete, kMaxWaitNs);
-  }
-
-  int ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete,
-                  uint64_t timeout_ns) override {
-    return Wait(out, min_complete, timeout_ns < kMaxWaitNs ? timeout_ns : kMaxWaitNs);
-  }
-
   std::string Describe() const override {
     return "nbd(libnbd async, " + std::to_string(hs_.size()) + " connection(s) per worker)";
   }
@@ -106,8 +97,6 @@ class NbdLibnbdEngine final : public IoEngine {
   }
 
  private:
-  static constexpr uint64_t kMaxWaitNs = 100'000'000;  // a Reap returns within 100 ms
-
   struct Context {
     NbdLibnbdEngine* engine;
     uint32_t slot;
@@ -130,10 +119,6 @@ class NbdLibnbdEngine final : public IoEngine {
     return 1;  // retire the command
   }
 
-  void Push(uint32_t slot, int64_t result, uint64_t done_ns) {
-    if (count_ < done_.size()) done_[count_++] = IoCompletion{slot, result, done_ns};
-  }
-
   bool CheckDead() {
     for (nbd_handle* h : hs_) {
       if (!dead_ && (Nbd().aio_is_dead(h) || Nbd().aio_is_closed(h))) dead_ = true;
@@ -142,7 +127,7 @@ class NbdLibnbdEngine final : public IoEngine {
   }
 
   // Moves ready completions to `out`; waits (up to `timeout_ns`) while fewer than `min_complete`.
-  int Wait(std::span<IoCompletion> out, uint32_t min_complete, uint64_t timeout_ns) {
+  int Wait(std::span<IoCompletion> out, uint32_t min_complete, uint64_t timeout_ns) override {
     const uint64_t deadline = Clock::MonotonicNs() + timeout_ns;
     bool polled = false;
     while (count_ < min_complete || !polled) {
@@ -177,21 +162,9 @@ class NbdLibnbdEngine final : public IoEngine {
     return Drain(out, dead_ ? -ENOTCONN : 0);
   }
 
-  // Returns what the ring holds (up to out.size()), or `error` (< 0) when it holds nothing.
-  int Drain(std::span<IoCompletion> out, int error) {
-    if (count_ == 0 && error < 0) return error;
-    const size_t n = count_ < out.size() ? count_ : out.size();
-    for (size_t i = 0; i < n; ++i) out[i] = done_[i];
-    for (size_t i = n; i < count_; ++i) done_[i - n] = done_[i];
-    count_ -= n;
-    return static_cast<int>(n);
-  }
-
   std::vector<nbd_handle*> hs_;
   std::vector<pollfd> polls_;
   std::vector<Context> ctx_;
-  std::vector<IoCompletion> done_;
-  size_t count_ = 0;
   bool dead_ = false;
 };
 

@@ -39,10 +39,11 @@ namespace {
 
 namespace wire = nbd_wire;
 
-class NbdDirectEngine final : public IoEngine {
+class NbdDirectEngine final : public BoundedWaitEngine {
  public:
   NbdDirectEngine(std::vector<int> fds, const EngineSetup& setup)
-      : conns_(fds.size()), slots_(setup.depth), done_(setup.depth) {
+      : conns_(fds.size()), slots_(setup.depth) {
+    done_.resize(setup.depth);
     headers_.resize(static_cast<size_t>(setup.depth) * wire::kRequestSize);
     recv_buffer_.resize(kRecvBufferSize);
     polls_.resize(fds.size());
@@ -93,20 +94,8 @@ class NbdDirectEngine final : public IoEngine {
       if (c.head < c.count && !Flush(c)) Fail();
     }
     const uint64_t issued = Clock::NowNs();
-    for (const IoRequest& r : requests) {
-      r.stamps->start_ns = start;
-      r.stamps->issued_ns = issued;
-    }
+    StampBatch(requests, start, issued);
     return static_cast<int>(requests.size());
-  }
-
-  int Reap(std::span<IoCompletion> out, uint32_t min_complete) override {
-    return Wait(out, min_complete, kMaxWaitNs);
-  }
-
-  int ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete,
-                  uint64_t timeout_ns) override {
-    return Wait(out, min_complete, timeout_ns < kMaxWaitNs ? timeout_ns : kMaxWaitNs);
   }
 
   std::string Describe() const override {
@@ -126,7 +115,6 @@ class NbdDirectEngine final : public IoEngine {
   }
 
  private:
-  static constexpr uint64_t kMaxWaitNs = 100'000'000;  // a Reap returns within 100 ms
   static constexpr size_t kRecvBufferSize = 256 << 10;
   static constexpr size_t kStraightRecv = 64 << 10;  // data left of a read worth receiving in place
 
@@ -165,10 +153,6 @@ class NbdDirectEngine final : public IoEngine {
       e->Push(static_cast<uint32_t>(handle), result, e->now_);
     }
   };
-
-  void Push(uint32_t slot, int64_t result, uint64_t done_ns) {
-    if (count_ < done_.size()) done_[count_++] = IoCompletion{slot, result, done_ns};
-  }
 
   // The connection is lost: every I/O in flight fails with ENOTCONN.
   void Fail() {
@@ -248,7 +232,7 @@ class NbdDirectEngine final : public IoEngine {
   }
 
   // Moves ready completions to `out`; waits (up to `timeout_ns`) while fewer than `min_complete`.
-  int Wait(std::span<IoCompletion> out, uint32_t min_complete, uint64_t timeout_ns) {
+  int Wait(std::span<IoCompletion> out, uint32_t min_complete, uint64_t timeout_ns) override {
     if (count_ > 0 && count_ >= min_complete) return Drain(out, 0);
     const uint64_t deadline = Clock::MonotonicNs() + timeout_ns;
     bool first = true;
@@ -283,23 +267,11 @@ class NbdDirectEngine final : public IoEngine {
     return Drain(out, dead_ ? -ENOTCONN : 0);
   }
 
-  // Returns what the ring holds (up to out.size()), or `error` (< 0) when it holds nothing.
-  int Drain(std::span<IoCompletion> out, int error) {
-    if (count_ == 0 && error < 0) return error;
-    const size_t n = count_ < out.size() ? count_ : out.size();
-    for (size_t i = 0; i < n; ++i) out[i] = done_[i];
-    for (size_t i = n; i < count_; ++i) done_[i - n] = done_[i];
-    count_ -= n;
-    return static_cast<int>(n);
-  }
-
   std::vector<Conn> conns_;
   std::vector<Slot> slots_;
-  std::vector<IoCompletion> done_;
   std::vector<unsigned char> headers_;  // slot i's request header at i * 28
   std::vector<char> recv_buffer_;
   std::vector<pollfd> polls_;
-  size_t count_ = 0;
   uint64_t now_ = 0;  // the stamp of the last recv
   bool blocking_ = false;
   bool dead_ = false;

@@ -110,6 +110,50 @@ class IoEngine {
   // the engine takes no more requests (Submit and Reap return -ENOTCONN). Completions already
   // seen and not yet reaped are lost with them: reap those first. Only when CanAbandon().
   virtual void Abandon() {}
+
+ protected:
+  // Stamps every request of a batch handed over in one call: started at `start`, the call
+  // returned at `issued`.
+  static void StampBatch(std::span<const IoRequest> requests, uint64_t start, uint64_t issued) {
+    for (const IoRequest& r : requests) {
+      r.stamps->start_ns = start;
+      r.stamps->issued_ns = issued;
+    }
+  }
+};
+
+// An engine whose completions are waited for in bounded slices (the nbd engines: a server may
+// stop answering): Reap and ReapTimeout wait at most kMaxWaitNs, through the engine's Wait.
+class BoundedWaitEngine : public IoEngine {
+ public:
+  static constexpr uint64_t kMaxWaitNs = 100'000'000;  // a Reap returns within 100 ms
+  int Reap(std::span<IoCompletion> out, uint32_t min_complete) override {
+    return Wait(out, min_complete, kMaxWaitNs);
+  }
+  int ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete,
+                  uint64_t timeout_ns) override {
+    return Wait(out, min_complete, timeout_ns < kMaxWaitNs ? timeout_ns : kMaxWaitNs);
+  }
+
+ protected:
+  // Up to out.size() completions, waiting at most timeout_ns for min_complete of them.
+  virtual int Wait(std::span<IoCompletion> out, uint32_t min_complete, uint64_t timeout_ns) = 0;
+
+  // The completions seen and not yet reaped: a fixed ring (sized in Prepare), filled by Push.
+  void Push(uint32_t slot, int64_t result, uint64_t done_ns) {
+    if (count_ < done_.size()) done_[count_++] = IoCompletion{slot, result, done_ns};
+  }
+  // Returns what the ring holds (up to out.size()), or `error` (< 0) when it holds nothing.
+  int Drain(std::span<IoCompletion> out, int error) {
+    if (count_ == 0 && error < 0) return error;
+    const size_t n = count_ < out.size() ? count_ : out.size();
+    for (size_t i = 0; i < n; ++i) out[i] = done_[i];
+    for (size_t i = n; i < count_; ++i) done_[i - n] = done_[i];
+    count_ -= n;
+    return static_cast<int>(n);
+  }
+  std::vector<IoCompletion> done_;
+  size_t count_ = 0;
 };
 
 // Throws UsageError naming --ioengine (with the engines that are available) if `kind` cannot run

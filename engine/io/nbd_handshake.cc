@@ -44,7 +44,6 @@ constexpr uint32_t kRepErrTlsReqd = 0x80000005;
 constexpr uint16_t kFlagFixedNewstyle = 1;
 constexpr uint16_t kFlagNoZeroes = 2;
 constexpr uint32_t kMaxReplyData = 1 << 16;  // more is not a reply to NBD_OPT_GO
-constexpr uint64_t kPollSliceNs = 50'000'000;
 
 // A socket being set up: closed unless released.
 struct Socket {
@@ -74,7 +73,7 @@ class Deadline {
                         "(--nbd_timeout)",
                         uri_, static_cast<double>(limits_.timeout_ns) / 1e9));
       }
-      uint64_t slice = kPollSliceNs;
+      uint64_t slice = kNbdPollSliceNs;
       if (limits_.timeout_ns != 0) slice = std::min(slice, limits_.timeout_ns - elapsed);
       pollfd p{fd, events, 0};
       const timespec ts{0, static_cast<long>(slice)};
@@ -90,39 +89,32 @@ class Deadline {
   }
 
   // Reads or writes exactly `len` bytes of the handshake.
-  void Read(int fd, void* buf, size_t len) const {
+  void Read(int fd, void* buf, size_t len) const { Transfer(fd, buf, len, false); }
+  void Write(int fd, const void* buf, size_t len) const {
+    Transfer(fd, const_cast<void*>(buf), len, true);
+  }
+
+ private:
+  // All of buf sent or received, waiting (bounded, as Wait) while the socket is not ready.
+  void Transfer(int fd, void* buf, size_t len, bool write) const {
     auto* p = static_cast<char*>(buf);
     while (len > 0) {
-      const ssize_t n = ::recv(fd, p, len, 0);
-      if (n == 0) Fail(ECONNRESET, "the server closed the connection during the handshake");
-      if (n < 0) {
-        if (errno == EAGAIN || errno == EINTR) {
-          Wait(fd, POLLIN);
-          continue;
-        }
-        Fail(errno, "reading the handshake");
+      const ssize_t n = write ? ::send(fd, p, len, MSG_NOSIGNAL) : ::recv(fd, p, len, 0);
+      if (n == 0 && !write) {
+        Fail(ECONNRESET, "the server closed the connection during the handshake");
       }
-      p += n;
-      len -= static_cast<size_t>(n);
-    }
-  }
-  void Write(int fd, const void* buf, size_t len) const {
-    const auto* p = static_cast<const char*>(buf);
-    while (len > 0) {
-      const ssize_t n = ::send(fd, p, len, MSG_NOSIGNAL);
       if (n < 0) {
         if (errno == EAGAIN || errno == EINTR) {
-          Wait(fd, POLLOUT);
+          Wait(fd, write ? POLLOUT : POLLIN);
           continue;
         }
-        Fail(errno, "writing the handshake");
+        Fail(errno, write ? "writing the handshake" : "reading the handshake");
       }
       p += n;
       len -= static_cast<size_t>(n);
     }
   }
 
- private:
   const std::string& uri_;
   NbdLimits limits_;
   uint64_t start_;

@@ -237,29 +237,24 @@ void PrometheusMetrics::Render(uint64_t end_ns) {
                      k < job.spec.rate_iops.size() ? job.spec.rate_iops[k] : 0.0);
     });
   }
-  Meta(o, "iotail_schedule_issued_total", "counter", "I/Os issued on a rate-limited schedule.");
-  for (const Job& job : jobs_) {
-    fmt::format_to(o, "iotail_schedule_issued_total{{jobname=\"{}\"}} {}\n",
-                   LabelEscape(job.spec.name), job.issued);
-  }
-  Meta(o, "iotail_schedule_late_total", "counter",
-       "I/Os issued late on a rate-limited schedule (the target could not keep up).");
-  for (const Job& job : jobs_) {
-    fmt::format_to(o, "iotail_schedule_late_total{{jobname=\"{}\"}} {}\n",
-                   LabelEscape(job.spec.name), job.late);
-  }
-  Meta(o, "iotail_schedule_lag_max_seconds", "gauge",
-       "Largest delay of an I/O behind its intended start, over the run.");
-  for (const Job& job : jobs_) {
-    fmt::format_to(o, "iotail_schedule_lag_max_seconds{{jobname=\"{}\"}} {}\n",
-                   LabelEscape(job.spec.name), job.max_lag_s);
-  }
-  Meta(o, "iotail_io_in_flight", "gauge",
-       "I/Os submitted and not yet completed, at the end of the last closed interval.");
-  for (const Job& job : jobs_) {
-    fmt::format_to(o, "iotail_io_in_flight{{jobname=\"{}\"}} {}\n", LabelEscape(job.spec.name),
-                   job.in_flight);
-  }
+  // One line per job: name{jobname="..."} value.
+  const auto per_job = [&](const char* name, const char* type, const char* help, auto value) {
+    Meta(o, name, type, help);
+    for (const Job& job : jobs_) {
+      fmt::format_to(o, "{}{{jobname=\"{}\"}} {}\n", name, LabelEscape(job.spec.name), value(job));
+    }
+  };
+  per_job("iotail_schedule_issued_total", "counter", "I/Os issued on a rate-limited schedule.",
+          [](const Job& j) { return j.issued; });
+  per_job("iotail_schedule_late_total", "counter",
+          "I/Os issued late on a rate-limited schedule (the target could not keep up).",
+          [](const Job& j) { return j.late; });
+  per_job("iotail_schedule_lag_max_seconds", "gauge",
+          "Largest delay of an I/O behind its intended start, over the run.",
+          [](const Job& j) { return j.max_lag_s; });
+  per_job("iotail_io_in_flight", "gauge",
+          "I/Os submitted and not yet completed, at the end of the last closed interval.",
+          [](const Job& j) { return j.in_flight; });
   auto text = std::make_shared<const std::string>(buf.data(), buf.size());
   std::lock_guard lock(mutex_);
   text_ = std::move(text);

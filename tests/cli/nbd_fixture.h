@@ -19,8 +19,10 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -141,6 +143,17 @@ class ChildProcess {
   pid_t pid_ = -1;
   int status_ = -1;
 };
+
+// A Unix stream socket bound to `path` (not listening yet), or -1.
+inline int BindUnixSocket(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+  if (fd >= 0) ::close(fd);
+  return -1;
+}
 
 // A fresh directory /tmp/iotail-nbd-XXXXXX (short, so socket paths stay under 108 bytes).
 inline std::filesystem::path MakeShortTempDir() {

@@ -43,12 +43,9 @@ TEST_F(FioSemanticsTest, FlowsApartAndEndedPartnersDoNotHoldBack) {
   const std::string args =
       "--ioengine=null --bs=4k --rw=read --name=a --size=64m --flow=1 --flow_id=1 --name=b "
       "--size=4000k --flow=1 --flow_id=1 --name=c --size=16m --flow=5 --flow_id=2";
-  ExpectBoth(args, 0, [](const std::vector<Job>& j, const auto& r) {
-    ASSERT_EQ(j.size(), 3u) << r.out;
-    EXPECT_EQ(j[0].reads, 16384u) << j[0];
-    EXPECT_EQ(j[1].reads, 1000u) << j[1];
-    EXPECT_EQ(j[2].reads, 4096u) << j[2];
-  });
+  // fio: a 16,384 reads, b 1,000, c 4,096 (each its size).
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  ExpectSameCounts(args);
 }
 
 TEST_F(FioSemanticsTest, FlowIsRefusedWithARate) {

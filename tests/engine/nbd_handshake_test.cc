@@ -28,11 +28,8 @@ class MuteSocket {
   MuteSocket() {
     dir_ = iotail::testing::MakeShortTempDir();
     const std::string path = (dir_ / "sock").string();
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd_, 4) == 0) {
+    fd_ = iotail::testing::BindUnixSocket(path);
+    if (fd_ >= 0 && ::listen(fd_, 4) == 0) {
       uri_ = "nbd+unix:///?socket=" + path;
     }
   }
