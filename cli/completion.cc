@@ -135,7 +135,10 @@ std::string ZshArguments(const CommandDoc& doc) {
   for (const OptionSection& s : doc.sections) {
     for (const OptionDoc& o : s.options) {
       std::string help = o.help.substr(0, o.help.find(". "));
-      if (help.size() > 70) help = help.substr(0, 67) + "...";
+      if (help.size() > 70) {
+        help.resize(67);  // (not substr + "...": GCC 12's -Warray-bounds misfires on it at -O2)
+        help += "...";
+      }
       const std::string action = o.words.empty() ? "_files" : fmt::format("({})", Join(o.words));
       for (const std::string& name : o.names) {
         if (o.value.empty()) {
