@@ -86,7 +86,7 @@ std::optional<stats::SteadyStateResult> SteadyStateMonitor::ResultOf(size_t w) c
 }
 
 void SteadyStateMonitor::Body() {
-  // Wakes at the earliest due measurement, and every 50 ms while a unit has not begun to record.
+  // Wakes at the earliest due measurement, and at least every 50 ms (to see units start and end).
   constexpr uint64_t kPollNs = 50'000'000;
   std::unique_lock lock(mu_);
   while (!stopping_) {

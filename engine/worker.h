@@ -232,6 +232,7 @@ class Worker {
   void FlowWait();
   bool VerifyBacklog();
   void QueueWritten(const Written& w);
+  bool VerifyListSorted() const;
   void DumpBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file);
   bool ReadBack(uint32_t file, uint64_t at, uint32_t len, char* buf);
 

@@ -210,11 +210,15 @@ void Worker::VerifyPass(const std::atomic<bool>& stop) {
   }
 }
 
-// A completed write joins the blocks waiting for verify_backlog. Without a random map (sequential
-// jobs, norandommap) a block written again replaces the waiting one it overlaps, as fio's sorted
-// verify list does; with one, no block is written twice a pass.
+// Whether fio would keep the written blocks in its tree by file and offset (no random map:
+// sequential jobs, norandommap) rather than in a list in write order.
+bool Worker::VerifyListSorted() const { return !spec_.IsRandom() || spec_.NoRandomMap(); }
+
+// A completed write joins the blocks waiting for verify_backlog. Without a random map a block
+// written again replaces the waiting one it overlaps, as fio's sorted verify list does; with one,
+// no block is written twice a pass.
 void Worker::QueueWritten(const Written& w) {
-  if (!spec_.IsRandom() || spec_.NoRandomMap()) {
+  if (VerifyListSorted()) {
     std::erase_if(backlog_, [&](const Written& b) {
       return b.file == w.file && b.offset < w.offset + w.len && w.offset < b.offset + b.len;
     });
@@ -226,7 +230,7 @@ void Worker::QueueWritten(const Written& w) {
 // default; the oldest, or without a random map the lowest offsets, as fio's sorted list) are read
 // back and checked; the others wait for the next time, or the end.
 bool Worker::VerifyBacklog() {
-  if (!spec_.IsRandom() || spec_.NoRandomMap()) {
+  if (VerifyListSorted()) {
     // fio keeps these in a tree by file and offset, and verifies from its lowest end.
     std::sort(backlog_.begin(), backlog_.end(), [](const Written& a, const Written& b) {
       return a.file != b.file ? a.file < b.file : a.offset < b.offset;
