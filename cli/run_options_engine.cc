@@ -50,7 +50,8 @@ const std::vector<OptionDef>& EngineRows() {
        [](RunOptions& o, const OptionValue& v) {
          o.spec.ioengine = engine::ParseEngineKind(v.text);
        },
-       "sync|psync|vsync|pvsync|pvsync2|io_uring|libaio|posixaio|mmap|falloc|ftruncate|null|nbd "
+       "sync|psync|vsync|pvsync|pvsync2|io_uring|libaio|posixaio|mmap|falloc|ftruncate|e4defrag|"
+       "null|nbd "
        "(sync ones at depth 1)",
        "psync, as fio (nbd with --uri; the default benchmark: best available)"},
       Row<kFlag, &JobSpec::sqthread_poll>("sqthread_poll",
@@ -60,6 +61,14 @@ const std::vector<OptionDef>& EngineRows() {
       Row<kFlag, &JobSpec::nowait>(
           "nowait",
           "pvsync2: RWF_NOWAIT (an I/O that would block fails with EAGAIN, an error as in fio)"),
+      Row<kName, &JobSpec::e4defrag_donor>(
+          "donorname",
+          "e4defrag: the donor file whose blocks each write moves into the target (in --directory; "
+          "required; other engines ignore it, as fio's)"),
+      Row<kFlag, &JobSpec::e4defrag_inplace>(
+          "inplace",
+          "e4defrag: allocate the donor's blocks before each move and free them after it, instead "
+          "of once for the whole file"),
       Row<kCount, &JobSpec::uncached>(
           "uncached",
           "pvsync2: RWF_UNCACHED, refused (Linux never had it; ignored with --direct=1, as fio)",

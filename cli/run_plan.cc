@@ -71,6 +71,7 @@ void NameTargets(RunOptions& job) {
                ? name
                : (std::filesystem::path(job.directory) / name).string();
   };
+  if (!spec.e4defrag_donor.empty()) spec.e4defrag_donor = in_directory(spec.e4defrag_donor);
   uint64_t files = spec.filenames.size();
   if (!spec.filenames.empty()) {
     for (std::string& f : spec.filenames) f = in_directory(f);

@@ -129,11 +129,10 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   t.count = t.nbd ? 1 : spec.filenames.size();
   if (t.diskless) return t;
   TargetOptions topt;
-  // Trims destroy data as writes do: the same access and the same guard. fio's falloc and
-  // ftruncate engines change the file whatever the direction: they open it for writing.
-  const bool changes =
-      spec.ioengine == EngineKind::kFalloc || spec.ioengine == EngineKind::kFtruncate;
-  topt.access = spec.HasWrites() || spec.HasTrims() || changes ? Access::kReadWrite : Access::kRead;
+  // Trims destroy data as writes do: the same access and the same guard. fio's falloc, ftruncate
+  // and e4defrag engines change the file whatever the direction: they open it for writing.
+  topt.access = spec.HasWrites() || spec.HasTrims() || spec.ChangesFilesOnly() ? Access::kReadWrite
+                                                                               : Access::kRead;
   topt.direct = spec.direct;
   topt.size = spec.size;
   topt.file_size = spec.file_size;

@@ -44,12 +44,13 @@ constexpr stats::EnumName<EngineKind> kEngineNames[] = {
     {EngineKind::kMmap, "mmap"},
     {EngineKind::kFalloc, "falloc"},
     {EngineKind::kFtruncate, "ftruncate"},
+    {EngineKind::kE4defrag, "e4defrag"},
     {EngineKind::kIoUring, "uring"},
 };
 
 constexpr const char* kSupportedEngines =
     "sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, falloc, ftruncate, "
-    "null, nbd";
+    "e4defrag, null, nbd";
 
 // fio's other engines (fio 3.33's, with those of its later releases and the best-known external
 // ones): named as fio's engines that iotail does not run, rather than as unknown names.
@@ -62,7 +63,6 @@ constexpr std::string_view kFioOnlyEngines[] = {
     "rdma",
     "rados",
     "rbd",
-    "e4defrag",
     "filecreate",
     "filestat",
     "filedelete",
@@ -184,16 +184,25 @@ std::string JobSpec::Normalize() {
     if (HasWrites()) rate_dir[1] = rate;
     rate = RateLimit{};
   }
-  if (!Synchronous() || iodepth <= 1) return "";
+  std::string notes;
+  // fio turns time_based off without a runtime, with a warning (an error only with its
+  // --warnings-fatal): the job runs to its size.
+  if (time_based && runtime_ns == 0) {
+    time_based = false;
+    notes = fmt::format("note: job '{}': --time_based needs a --runtime; off, as fio turns it off",
+                        name);
+  }
+  if (!Synchronous() || iodepth <= 1) return notes;
   const uint32_t asked = iodepth;
   iodepth = 1;
   iodepth_batch_submit = 1;
   iodepth_batch_complete_min = 1;
   iodepth_batch_complete_max = 0;
-  return fmt::format(
-      "note: --ioengine={} is synchronous (one I/O at a time per job): --iodepth={} runs as "
-      "--iodepth=1; use --numjobs for concurrency",
-      EngineKindName(ioengine), asked);
+  if (!notes.empty()) notes += "\n";
+  return notes + fmt::format(
+                     "note: --ioengine={} is synchronous (one I/O at a time per job): --iodepth={} "
+                     "runs as --iodepth=1; use --numjobs for concurrency",
+                     EngineKindName(ioengine), asked);
 }
 
 int JobSpec::FadviseAdvice() const {

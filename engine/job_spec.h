@@ -48,6 +48,7 @@ enum class EngineKind {
   kMmap,       // memcpy to and from the file mapped with mmap(2)
   kFalloc,     // fallocate(2) over each I/O's range (engine/io/engine_fileop.cc)
   kFtruncate,  // ftruncate(2) to each write's offset
+  kE4defrag,   // ext4's EXT4_IOC_MOVE_EXT from a donor file (engine/io/engine_e4defrag.cc)
 };
 // fio's random_generator. iotail draws offsets with its own generators whichever is named (so the
 // offsets are not fio's); what the name changes is fio's coverage rule: tausworthe and
@@ -217,6 +218,10 @@ struct JobSpec {
   bool hipri = false;          // --hipri (io_uring IOPOLL; pvsync2 RWF_HIPRI)
   bool nowait = false;         // --nowait (pvsync2 RWF_NOWAIT: EAGAIN is an I/O error, as fio)
   uint32_t uncached = 0;       // --uncached (pvsync2 RWF_UNCACHED: refused unless --direct=1)
+  // e4defrag: the donor file (--donorname, in --directory) and --inplace (allocate and free the
+  // donor's space around each move instead of once).
+  std::string e4defrag_donor;
+  bool e4defrag_inplace = false;
   // fio's continue_on_error and ignore_error, per error type: read [0], write [1] (trims too),
   // verify [2] (a failed check: EILSEQ). An I/O error is counted and the job goes on when its type
   // is continued and its errno is in the type's list (fio's td_non_fatal_error): by default EIO
@@ -280,7 +285,14 @@ struct JobSpec {
     return ioengine == EngineKind::kPsync || ioengine == EngineKind::kSync ||
            ioengine == EngineKind::kVsync || ioengine == EngineKind::kPvsync ||
            ioengine == EngineKind::kPvsync2 || ioengine == EngineKind::kMmap ||
-           ioengine == EngineKind::kFalloc || ioengine == EngineKind::kFtruncate;
+           ioengine == EngineKind::kFalloc || ioengine == EngineKind::kFtruncate ||
+           ioengine == EngineKind::kE4defrag;
+  }
+  // fio's engines that change the file whatever the direction (falloc, ftruncate, e4defrag): they
+  // open it for writing, and they transfer no data (no verify).
+  bool ChangesFilesOnly() const {
+    return ioengine == EngineKind::kFalloc || ioengine == EngineKind::kFtruncate ||
+           ioengine == EngineKind::kE4defrag;
   }
   // The POSIX_FADV_* advice given for the job's files (fio's fadvise_hint), -1 for none.
   int FadviseAdvice() const;

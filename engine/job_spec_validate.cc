@@ -85,7 +85,6 @@ void JobSpec::ValidateSizes() const {
   if (rwmixread > 100) throw UsageError("--rwmixread: expected 0..100");
   if (iodepth == 0 || iodepth > 65536) throw UsageError("--iodepth: expected 1..65536");
   if (numjobs == 0 || numjobs > 4096) throw UsageError("--numjobs: expected 1..4096");
-  if (time_based && runtime_ns == 0) throw UsageError("--time_based: needs --runtime");
   if (size != 0 && size < MaxBlockSize()) {
     throw UsageError("--size: smaller than the largest block size");
   }
@@ -157,6 +156,9 @@ void JobSpec::ValidateEngine() const {
           "multiples of the page size ({} bytes), as fio",
           page));
     }
+  }
+  if (ioengine == EngineKind::kE4defrag && e4defrag_donor.empty()) {
+    throw UsageError("--donorname: --ioengine=e4defrag needs a donor file, as fio's");
   }
   if (sqthread_poll && ioengine != EngineKind::kIoUring) {
     throw UsageError("--sqthread_poll: only with --ioengine=io_uring");
@@ -280,8 +282,7 @@ void JobSpec::ValidateWorkload() const {
     if (HasReads() && HasWrites()) {
       throw UsageError("--verify: a write job, or a read job over blocks written with --verify");
     }
-    if (ioengine == EngineKind::kNull || ioengine == EngineKind::kFalloc ||
-        ioengine == EngineKind::kFtruncate) {
+    if (ioengine == EngineKind::kNull || ChangesFilesOnly()) {
       throw UsageError(fmt::format("--verify: not with --ioengine={} (it transfers no data)",
                                    EngineKindName(ioengine)));
     }

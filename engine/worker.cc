@@ -135,6 +135,11 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
   setup.nbd_timeout_ns = spec_.nbd_timeout_ns;
   setup.nbd_path = spec_.nbd_path;
   setup.nbd_conns = spec_.nbd_conns;
+  setup.donor_path = spec_.e4defrag_donor;
+  setup.donor_inplace = spec_.e4defrag_inplace;
+  setup.donor_offset = spec_.offset;
+  const uint64_t file_end = spec_.file_size != 0 ? spec_.file_size : spec_.size;
+  setup.donor_len = file_end > spec_.offset ? file_end - spec_.offset : 0;
   setup.stop = stop;
   engine_->Prepare(setup);
   asynchronous_ = engine_->Asynchronous();

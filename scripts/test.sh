@@ -6,7 +6,10 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 
 bash scripts/setup.sh --mpi
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIOTAIL_WERROR=ON
+# Ninja for a new build directory (setup.sh installs it); an existing one keeps its generator.
+generator=()
+if [ ! -e "$build/CMakeCache.txt" ]; then generator=(-G Ninja); fi
+cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIOTAIL_WERROR=ON
 cmake --build "$build" -j "$(nproc)"
 # Serially: the end-to-end tests time real I/O (rates, intervals, signals) and must not compete
 # with each other for the two cores of a CI machine; the whole suite takes about a minute.

@@ -35,6 +35,7 @@ std::unique_ptr<IoEngine> ConstructEngine(EngineKind kind) {
     {EngineKind::kMmap, MakeMmapEngine},
     {EngineKind::kFalloc, MakeFallocEngine},
     {EngineKind::kFtruncate, MakeFtruncateEngine},
+    {EngineKind::kE4defrag, MakeE4defragEngine},
     {EngineKind::kNull, MakeNullEngine}
   };
   for (const auto& [k, make] : kMakers) {
@@ -82,7 +83,8 @@ std::vector<EngineKind> AvailableEngines() {
   for (EngineKind k :
        {EngineKind::kIoUring, EngineKind::kLibaio, EngineKind::kPsync, EngineKind::kPvsync,
         EngineKind::kPvsync2, EngineKind::kSync, EngineKind::kVsync, EngineKind::kPosixAio,
-        EngineKind::kMmap, EngineKind::kFalloc, EngineKind::kFtruncate, EngineKind::kNull}) {
+        EngineKind::kMmap, EngineKind::kFalloc, EngineKind::kFtruncate, EngineKind::kE4defrag,
+        EngineKind::kNull}) {
     if (ProbeEngine(k).empty()) out.push_back(k);
   }
   return out;

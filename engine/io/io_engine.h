@@ -78,6 +78,12 @@ struct EngineSetup {
   uint64_t nbd_timeout_ns = 0;
   NbdPath nbd_path = NbdPath::kAuto;  // nbd: the data path (engine/io/engine_nbd.cc)
   uint32_t nbd_conns = 1;             // nbd: connections (slot i on connection i % nbd_conns)
+  // e4defrag: the donor file (empty: a probe, nothing opened), inplace, and the range preallocated
+  // in it once when not inplace (fio's: from the job's offset to the end of its file size).
+  std::string donor_path;
+  bool donor_inplace = false;
+  uint64_t donor_offset = 0;
+  uint64_t donor_len = 0;
   const std::atomic<bool>* stop = nullptr;
 };
 
@@ -180,6 +186,7 @@ std::unique_ptr<IoEngine> MakePosixAioEngine();   // engine_posixaio.cc
 std::unique_ptr<IoEngine> MakeMmapEngine();       // engine_mmap.cc
 std::unique_ptr<IoEngine> MakeFallocEngine();     // engine_fileop.cc
 std::unique_ptr<IoEngine> MakeFtruncateEngine();  // engine_fileop.cc
+std::unique_ptr<IoEngine> MakeE4defragEngine();   // engine_e4defrag.cc
 std::unique_ptr<IoEngine> MakeNullEngine();
 std::unique_ptr<IoEngine> MakeNbdEngine();
 

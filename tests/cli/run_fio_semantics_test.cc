@@ -327,4 +327,12 @@ TEST_F(FioSemanticsTest, FallocAndFtruncateEnginesAsFio) {
             2);
 }
 
+// time_based without a runtime: fio warns and turns it off, so the job runs to its size (iotail
+// used to refuse the job; fio's examples/e4defrag2.fio has one).
+TEST_F(FioSemanticsTest, TimeBasedWithoutARuntimeRunsToTheSizeAsFio) {
+  ExpectSameCounts("--name=t --filename=f --size=1m --bs=64k --rw=write --time_based");
+  const CommandResult r = Run("iotail", "--name=t --filename=f --size=1m --bs=64k --time_based");
+  EXPECT_NE(r.err.find("--time_based needs a --runtime"), std::string::npos) << r.err;
+}
+
 }  // namespace

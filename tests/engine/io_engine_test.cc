@@ -242,7 +242,7 @@ std::string Refusal(const std::string& text) {
 TEST(EngineKindTest, RefusesFiosOtherEnginesByName) {
   for (const char* name :
        {"rdma", "http", "net", "rbd", "sg", "io_uring_cmd", "dirstat", "filedelete", "filecreate",
-        "filestat", "e4defrag", "dev-dax", "libpmem", "splice", "cpuio", "xnvme"}) {
+        "filestat", "dev-dax", "libpmem", "splice", "cpuio", "xnvme"}) {
     const std::string why = Refusal(name);
     EXPECT_NE(why.find(std::string("--ioengine=") + name), std::string::npos) << why;
     EXPECT_NE(why.find(std::string("does not support fio's ") + name + " engine"),
