@@ -54,6 +54,24 @@ const std::vector<OptionDef>& FileRows() {
           "ioscheduler",
           "switch the I/O scheduler of the block device under each file (or the device) to this "
           "first, as fio (root; not restored after)"),
+      Row<kFlag, &JobSpec::create_on_open>(
+          "create_on_open",
+          "create a file when it is first opened, not before the run (with the file and directory "
+          "operation engines only: iotail opens the others' files before the run)"),
+      {"openfiles", kCount, JobField<&JobSpec::openfiles>,
+       "files of a clone open at once (0: all; fewer than its files only with the file and "
+       "directory operation engines)",
+       "0", Also(), Choices(), OptionScope::kJob, 0, 100000},
+      Row<kFlag, &JobSpec::unlink>(
+          "unlink",
+          "remove the job's files (dircreate/dirstat/dirdelete: directories) once it ends"),
+      Row<kChoice, &JobSpec::stat_type>(
+          "stat_type",
+          "filestat and dirstat: the call timed: stat, lstat, or statx (after realpath, as fio)",
+          "stat",
+          {{"stat", engine::StatType::kStat},
+           {"lstat", engine::StatType::kLstat},
+           {"statx", engine::StatType::kStatx}}),
       Row<kFlag, &JobSpec::fsync_on_close>(
           "fsync_on_close",
           "fsync each written file when it is closed (iotail closes them at the job's end)"),

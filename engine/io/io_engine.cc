@@ -35,6 +35,12 @@ std::unique_ptr<IoEngine> ConstructEngine(EngineKind kind) {
     {EngineKind::kMmap, MakeMmapEngine},
     {EngineKind::kFalloc, MakeFallocEngine},
     {EngineKind::kFtruncate, MakeFtruncateEngine},
+    {EngineKind::kFileCreate, [] { return MakeFileOperationEngine(EngineKind::kFileCreate); }},
+    {EngineKind::kFileStat, [] { return MakeFileOperationEngine(EngineKind::kFileStat); }},
+    {EngineKind::kFileDelete, [] { return MakeFileOperationEngine(EngineKind::kFileDelete); }},
+    {EngineKind::kDirCreate, [] { return MakeFileOperationEngine(EngineKind::kDirCreate); }},
+    {EngineKind::kDirStat, [] { return MakeFileOperationEngine(EngineKind::kDirStat); }},
+    {EngineKind::kDirDelete, [] { return MakeFileOperationEngine(EngineKind::kDirDelete); }},
     {EngineKind::kNull, MakeNullEngine}
   };
   for (const auto& [k, make] : kMakers) {
@@ -82,7 +88,9 @@ std::vector<EngineKind> AvailableEngines() {
   for (EngineKind k :
        {EngineKind::kIoUring, EngineKind::kLibaio, EngineKind::kPsync, EngineKind::kPvsync,
         EngineKind::kPvsync2, EngineKind::kSync, EngineKind::kVsync, EngineKind::kPosixAio,
-        EngineKind::kMmap, EngineKind::kFalloc, EngineKind::kFtruncate, EngineKind::kNull}) {
+        EngineKind::kMmap, EngineKind::kFalloc, EngineKind::kFtruncate, EngineKind::kFileCreate,
+        EngineKind::kFileStat, EngineKind::kFileDelete, EngineKind::kDirCreate,
+        EngineKind::kDirStat, EngineKind::kDirDelete, EngineKind::kNull}) {
     if (ProbeEngine(k).empty()) out.push_back(k);
   }
   return out;
