@@ -50,8 +50,9 @@ const std::vector<OptionDef>& EngineRows() {
        [](RunOptions& o, const OptionValue& v) {
          o.spec.ioengine = engine::ParseEngineKind(v.text);
        },
-       "sync|psync|vsync|pvsync|pvsync2|io_uring|libaio|posixaio|mmap|falloc|ftruncate|null|nbd "
-       "(sync ones at depth 1)",
+       "sync|psync|vsync|pvsync|pvsync2|io_uring|libaio|posixaio|mmap|falloc|ftruncate|"
+       "filecreate|filestat|filedelete|dircreate|dirstat|dirdelete|null|nbd (sync ones at depth 1; "
+       "the file and directory operations time each file's create, stat or delete)",
        "psync, as fio (nbd with --uri; the default benchmark: best available)"},
       Row<kFlag, &JobSpec::sqthread_poll>("sqthread_poll",
                                           "io_uring: kernel submission thread (SQPOLL)"),
