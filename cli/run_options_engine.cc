@@ -51,8 +51,8 @@ const std::vector<OptionDef>& EngineRows() {
          o.spec.ioengine = engine::ParseEngineKind(v.text);
        },
        "sync|psync|vsync|pvsync|pvsync2|io_uring|libaio|posixaio|mmap|falloc|ftruncate|e4defrag|"
-       "null|nbd "
-       "(sync ones at depth 1)",
+       "filecreate|filestat|filedelete|dircreate|dirstat|dirdelete|null|nbd (sync ones at depth 1; "
+       "the file and directory operations time each file's create, stat or delete)",
        "psync, as fio (nbd with --uri; the default benchmark: best available)"},
       Row<kFlag, &JobSpec::sqthread_poll>("sqthread_poll",
                                           "io_uring: kernel submission thread (SQPOLL)"),

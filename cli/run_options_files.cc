@@ -1,7 +1,8 @@
 // fio's options for a job's files and their layout: where they are (directory), how many and what
 // they are called (nrfiles, filename_format), how big (filesize), how a missing or short one is
 // made (fallocate, overwrite, allow_file_create; engine/target.h) and whether it is synced when
-// closed (fsync_on_close).
+// closed (fsync_on_close); and, in a table of their own, when files are created and opened
+// (create_on_open, openfiles), the file and directory operation engines' stat_type, and unlink.
 #include <fmt/format.h>
 
 #include "cli/option_table.h"
@@ -133,8 +134,35 @@ const std::vector<OptionDef>& FileRows() {
   return table;
 }
 
+// When a job's files are created and opened, which operation the file and directory operation
+// engines time, and what is removed at the end.
+const std::vector<OptionDef>& OpenRows() {
+  static const std::vector<OptionDef> table = {
+      Row<kFlag, &JobSpec::create_on_open>(
+          "create_on_open",
+          "create a file when it is first opened, not before the run (with the file and directory "
+          "operation engines only: iotail opens the others' files before the run)"),
+      {"openfiles", kCount, JobField<&JobSpec::openfiles>,
+       "files of a clone open at once (0: all; fewer than its files only with the file and "
+       "directory operation engines)",
+       "0", Also(), Choices(), OptionScope::kJob, 0, 100000},
+      Row<kFlag, &JobSpec::unlink>(
+          "unlink",
+          "remove the job's files (dircreate/dirstat/dirdelete: directories) once it ends"),
+      Row<kChoice, &JobSpec::stat_type>(
+          "stat_type",
+          "filestat and dirstat: the call timed: stat, lstat, or statx (after realpath, as fio)",
+          "stat",
+          {{"stat", engine::StatType::kStat},
+           {"lstat", engine::StatType::kLstat},
+           {"statx", engine::StatType::kStatx}}),
+  };
+  return table;
+}
+
 }  // namespace
 
 std::span<const OptionDef> FileOptionTable() { return FileRows(); }
+std::span<const OptionDef> OpenOptionTable() { return OpenRows(); }
 
 }  // namespace iotail::cli

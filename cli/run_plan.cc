@@ -141,6 +141,7 @@ void ImpliedAsFio(RunOptions& job) {
     spec.refill_buffers = true;
   }
   if (spec.dedupe.percentage > 0 && !job.Given("refill_buffers")) spec.refill_buffers = true;
+  spec.stat_type_given = job.Given("stat_type");  // an engine option: refused with other engines
 }
 
 // fio's switches that turn measurements off (gtod_reduce, disable_*): accepted, and said once, by

@@ -45,12 +45,18 @@ constexpr stats::EnumName<EngineKind> kEngineNames[] = {
     {EngineKind::kFalloc, "falloc"},
     {EngineKind::kFtruncate, "ftruncate"},
     {EngineKind::kE4defrag, "e4defrag"},
+    {EngineKind::kFileCreate, "filecreate"},
+    {EngineKind::kFileStat, "filestat"},
+    {EngineKind::kFileDelete, "filedelete"},
+    {EngineKind::kDirCreate, "dircreate"},
+    {EngineKind::kDirStat, "dirstat"},
+    {EngineKind::kDirDelete, "dirdelete"},
     {EngineKind::kIoUring, "uring"},
 };
 
 constexpr const char* kSupportedEngines =
     "sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, falloc, ftruncate, "
-    "e4defrag, null, nbd";
+    "e4defrag, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, null, nbd";
 
 // fio's other engines (fio 3.33's, with those of its later releases and the best-known external
 // ones): named as fio's engines that iotail does not run, rather than as unknown names.
@@ -63,12 +69,6 @@ constexpr std::string_view kFioOnlyEngines[] = {
     "rdma",
     "rados",
     "rbd",
-    "filecreate",
-    "filestat",
-    "filedelete",
-    "dircreate",
-    "dirstat",
-    "dirdelete",
     "exec",
     "gfapi",
     "gfapi_async",

@@ -49,7 +49,17 @@ enum class EngineKind {
   kFalloc,     // fallocate(2) over each I/O's range (engine/io/engine_fileop.cc)
   kFtruncate,  // ftruncate(2) to each write's offset
   kE4defrag,   // ext4's EXT4_IOC_MOVE_EXT from a donor file (engine/io/engine_e4defrag.cc)
+  // fio's file and directory operation engines (engine/io/engine_fileop.cc): the measured
+  // operation is the file's "open", once per file per pass; their I/Os move nothing.
+  kFileCreate,  // open(2) with O_CREAT
+  kFileStat,    // stat(2), lstat(2) or statx(2) (--stat_type)
+  kFileDelete,  // unlink(2)
+  kDirCreate,   // mkdir(2)
+  kDirStat,     // stat(2), lstat(2) or statx(2) of a directory
+  kDirDelete,   // rmdir(2)
 };
+// The filestat and dirstat engines' --stat_type: which call they time.
+enum class StatType { kStat, kLstat, kStatx };
 // fio's random_generator. iotail draws offsets with its own generators whichever is named (so the
 // offsets are not fio's); what the name changes is fio's coverage rule: tausworthe and
 // tausworthe64 keep fio's random map (every block once a pass, I/Os of mixed sizes trimmed to the
@@ -175,6 +185,16 @@ struct JobSpec {
   bool end_fsync = false;  // --end_fsync: fsync files at the end
   bool fsync_on_close =
       false;  // --fsync_on_close: fsync each written file when closed (at the end)
+  // fio's create_on_open: a file is not laid out before the run but created when it is opened
+  // (only the file and directory operation engines: the others' files are opened before the run).
+  bool create_on_open = false;
+  // fio's openfiles: how many of a clone's files may be open at once (0: all of them). Only the
+  // file and directory operation engines take fewer than their files (the others keep every file
+  // open for the whole run).
+  uint32_t openfiles = 0;
+  bool unlink = false;  // --unlink: remove the job's files (directories) once it has ended
+  StatType stat_type = StatType::kStat;  // --stat_type (filestat, dirstat)
+  bool stat_type_given = false;          // --stat_type was given (refused with other engines)
   // fio's file layout (engine/target.h): how a missing or short file is made.
   FallocateMode fallocate = FallocateMode::kNative;  // --fallocate
   bool overwrite = false;         // --overwrite: a write job lays its files out with data too
@@ -286,13 +306,26 @@ struct JobSpec {
            ioengine == EngineKind::kVsync || ioengine == EngineKind::kPvsync ||
            ioengine == EngineKind::kPvsync2 || ioengine == EngineKind::kMmap ||
            ioengine == EngineKind::kFalloc || ioengine == EngineKind::kFtruncate ||
-           ioengine == EngineKind::kE4defrag;
+           ioengine == EngineKind::kE4defrag || FileOperations();
   }
   // fio's engines that change the file whatever the direction (falloc, ftruncate, e4defrag): they
   // open it for writing, and they transfer no data (no verify).
   bool ChangesFilesOnly() const {
     return ioengine == EngineKind::kFalloc || ioengine == EngineKind::kFtruncate ||
            ioengine == EngineKind::kE4defrag;
+  }
+  // fio's file and directory operation engines (filecreate, filestat, filedelete, dircreate,
+  // dirstat, dirdelete: its FIO_FAKEIO | FIO_NOSTATS engines): each file's operation is timed
+  // (as a completion latency of the job's direction, once per file per pass); the I/Os are
+  // counted, move nothing and have no latency.
+  bool FileOperations() const {
+    return ioengine == EngineKind::kFileCreate || ioengine == EngineKind::kFileStat ||
+           ioengine == EngineKind::kFileDelete || OnDirectories();
+  }
+  // dircreate, dirstat, dirdelete: the job's "files" are directories.
+  bool OnDirectories() const {
+    return ioengine == EngineKind::kDirCreate || ioengine == EngineKind::kDirStat ||
+           ioengine == EngineKind::kDirDelete;
   }
   // The POSIX_FADV_* advice given for the job's files (fio's fadvise_hint), -1 for none.
   int FadviseAdvice() const;
@@ -329,6 +362,7 @@ struct JobSpec {
   void ValidateRates() const;
   void ValidateWorkload() const;
   void ValidateTargets() const;
+  void ValidateFileOperations() const;
 
  public:
   // Settles what depends on the engine: a synchronous engine does one I/O at a time, so iodepth > 1

@@ -43,6 +43,7 @@ void JobSpec::Validate() const {
   ValidateEngine();
   ValidateRates();
   ValidateWorkload();
+  ValidateFileOperations();
   if (ioengine != EngineKind::kNbd) ValidateTargets();  // the export at --uri is the target
 }
 
@@ -177,6 +178,49 @@ void JobSpec::ValidateEngine() const {
   }
   if (!uri.empty()) throw UsageError("--uri: only with --ioengine=nbd");
   if (nbd_conns > 1) throw UsageError("--nbd_conns: only with --ioengine=nbd");
+}
+
+// Validate: the file and directory operation engines, and fio's options about opening files.
+void JobSpec::ValidateFileOperations() const {
+  const std::string engine = EngineKindName(ioengine);
+  if (stat_type_given && ioengine != EngineKind::kFileStat && ioengine != EngineKind::kDirStat) {
+    throw UsageError(fmt::format(
+        "--stat_type: an option of the filestat and dirstat engines (fio's), not of {}", engine));
+  }
+  if (!FileOperations()) {
+    // The other engines' files are opened (and laid out) before the run and stay open.
+    if (create_on_open) {
+      throw UsageError(fmt::format(
+          "--create_on_open=1: iotail supports it with the file and directory operation engines "
+          "(filecreate, filestat, filedelete, dircreate, dirstat, dirdelete) only; --ioengine={} "
+          "lays its files out and opens them before the run, where fio would create each when it "
+          "is first opened",
+          engine));
+    }
+    const uint64_t per_clone =
+        files_per_clone ? (filenames.size() + numjobs - 1) / numjobs : filenames.size();
+    if (openfiles != 0 && openfiles < per_clone) {
+      throw UsageError(fmt::format(
+          "--openfiles={}: iotail keeps every file of a clone open ({} here) with --ioengine={}, "
+          "where fio would service them {} at a time; only the file and directory operation "
+          "engines take fewer",
+          openfiles, per_clone, engine, openfiles));
+    }
+    return;
+  }
+  if (HasTrims()) throw UsageError(fmt::format("--rw: no trims with --ioengine={}", engine));
+  if (verify != VerifyKind::kNone) {
+    throw UsageError(fmt::format("--verify: not with --ioengine={} (it moves no data)", engine));
+  }
+  if (fsync_every != 0 || fdatasync_every != 0 || end_fsync || fsync_on_close) {
+    throw UsageError(fmt::format(
+        "--fsync/--fdatasync/--end_fsync/--fsync_on_close: not with --ioengine={} (it keeps no "
+        "file open)",
+        engine));
+  }
+  if (!ioscheduler.empty()) {
+    throw UsageError(fmt::format("--ioscheduler: not with --ioengine={}", engine));
+  }
 }
 
 // Validate: rates and rate floors.

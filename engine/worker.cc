@@ -141,7 +141,13 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
   const uint64_t file_end = spec_.file_size != 0 ? spec_.file_size : spec_.size;
   setup.donor_len = file_end > spec_.offset ? file_end - spec_.offset : 0;
   setup.stop = stop;
+  setup.paths = plan_.paths;
+  setup.stat_type = spec_.stat_type;
   engine_->Prepare(setup);
+  operates_on_files_ = engine_->OperatesOnFiles();
+  operated_.assign(plan_.fds.size(), 0);
+  operation_dir_ =
+      spec_.HasReads() || !spec_.HasWrites() ? stats::Direction::kRead : stats::Direction::kWrite;
   asynchronous_ = engine_->Asynchronous();
   retries_eagain_ = engine_->RetriesEagain();
   can_abandon_ = engine_->CanAbandon();
@@ -175,6 +181,7 @@ void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_li
       break;
     }
     const IoChoice c = stride_ ? stride_->Next(pattern_) : pattern_.Next();
+    if (operates_on_files_ && !operated_[c.file] && !OperateOnce(c.file)) break;
     issued_bytes += c.bs;
     loop_bytes_ += c.bs;
     ++issued_ios_;
@@ -394,14 +401,18 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
         ++done_ios_[d];
       }
       const IoStamps& st = slot.stamps;
-      rec.RecordClat(slot.dir, done - st.issued_ns, slot.len);
-      if (async) rec.RecordSlat(slot.dir, st.issued_ns - st.start_ns);
-      // lat: from the intended start (open loop), or from the start when that differs from the
-      // issue (asynchronous engines); a synchronous engine's lat is its clat, recorded once.
-      if (slot.intended_ns != 0) {
-        rec.RecordLat(slot.dir, done > slot.intended_ns ? done - slot.intended_ns : 0);
-      } else if (async) {
-        rec.RecordLat(slot.dir, done - st.start_ns);
+      if (operates_on_files_) {
+        rec.RecordUntimed(slot.dir, slot.len);  // fio's FIO_NOSTATS: the file operation is timed
+      } else {
+        rec.RecordClat(slot.dir, done - st.issued_ns, slot.len);
+        if (async) rec.RecordSlat(slot.dir, st.issued_ns - st.start_ns);
+        // lat: from the intended start (open loop), or from the start when that differs from the
+        // issue (asynchronous engines); a synchronous engine's lat is its clat, recorded once.
+        if (slot.intended_ns != 0) {
+          rec.RecordLat(slot.dir, done > slot.intended_ns ? done - slot.intended_ns : 0);
+        } else if (async) {
+          rec.RecordLat(slot.dir, done - st.start_ns);
+        }
       }
     }
     if (spec_.verify_backlog != 0 && spec_.do_verify && slot.dir == stats::Direction::kWrite) {

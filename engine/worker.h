@@ -241,6 +241,14 @@ class Worker {
   // new pass (time_based, io_size, loops left; the region's page cache dropped with invalidate)
   // or ends. number_ios ends it too (not time_based, as fio 3.33).
   bool NextLoopIfDone();
+  // fio's file and directory operation engines (IoEngine::OperatesOnFiles): before file `file`'s
+  // first I/O of a pass, its operation, timed and recorded as a completion latency of
+  // operation_dir_ (fio's: reads if the job reads, else writes). False when it failed: the error
+  // is counted and the worker issues no more (fio's job error).
+  bool OperateOnce(uint32_t file);
+  bool operates_on_files_ = false;
+  std::vector<uint8_t> operated_;  // per file: operated on in this pass
+  stats::Direction operation_dir_ = stats::Direction::kRead;
   void InvalidateRegion();
   bool issue_over_ = false;
   uint64_t loop_bytes_ = 0;  // bytes issued in this loop

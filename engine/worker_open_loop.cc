@@ -67,6 +67,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
       const IoChoice c = stride_ ? stride_->Next(pattern_, plan_.per_direction ? &dir : nullptr)
                          : plan_.per_direction ? pattern_.Next(dir)
                                                : pattern_.Next();
+      if (operates_on_files_ && !operated_[c.file] && !OperateOnce(c.file)) break;
       schedule.Advance(c.bs);
       QueueNew(c, next_due);
       if (now >= times.record_from_ns) rec.RecordIssue(now - next_due, kLateThresholdNs);

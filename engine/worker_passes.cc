@@ -49,6 +49,24 @@ bool Worker::NextLoopIfDone() {
   loop_bytes_ = 0;
   ++restarts_;
   if (plan_.invalidate) InvalidateRegion();
+  // fio closes every file at the end of a loop and opens it again in the next: the file and
+  // directory operation engines operate on each file once more.
+  std::fill(operated_.begin(), operated_.end(), 0);
+  return true;
+}
+
+bool Worker::OperateOnce(uint32_t file) {
+  operated_[file] = 1;
+  const int64_t r = engine_->OperateOn(file);
+  if (r < 0) {
+    recorder_->RecordError(static_cast<int>(-r));
+    failed_io_ = true;
+    issue_over_ = true;
+    return false;
+  }
+  if (Clock::NowNs() >= record_from_ns_) {
+    recorder_->RecordOperation(operation_dir_, static_cast<uint64_t>(r));
+  }
   return true;
 }
 

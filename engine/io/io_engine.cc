@@ -36,6 +36,12 @@ std::unique_ptr<IoEngine> ConstructEngine(EngineKind kind) {
     {EngineKind::kFalloc, MakeFallocEngine},
     {EngineKind::kFtruncate, MakeFtruncateEngine},
     {EngineKind::kE4defrag, MakeE4defragEngine},
+    {EngineKind::kFileCreate, [] { return MakeFileOperationEngine(EngineKind::kFileCreate); }},
+    {EngineKind::kFileStat, [] { return MakeFileOperationEngine(EngineKind::kFileStat); }},
+    {EngineKind::kFileDelete, [] { return MakeFileOperationEngine(EngineKind::kFileDelete); }},
+    {EngineKind::kDirCreate, [] { return MakeFileOperationEngine(EngineKind::kDirCreate); }},
+    {EngineKind::kDirStat, [] { return MakeFileOperationEngine(EngineKind::kDirStat); }},
+    {EngineKind::kDirDelete, [] { return MakeFileOperationEngine(EngineKind::kDirDelete); }},
     {EngineKind::kNull, MakeNullEngine}
   };
   for (const auto& [k, make] : kMakers) {
@@ -84,7 +90,8 @@ std::vector<EngineKind> AvailableEngines() {
        {EngineKind::kIoUring, EngineKind::kLibaio, EngineKind::kPsync, EngineKind::kPvsync,
         EngineKind::kPvsync2, EngineKind::kSync, EngineKind::kVsync, EngineKind::kPosixAio,
         EngineKind::kMmap, EngineKind::kFalloc, EngineKind::kFtruncate, EngineKind::kE4defrag,
-        EngineKind::kNull}) {
+        EngineKind::kFileCreate, EngineKind::kFileStat, EngineKind::kFileDelete,
+        EngineKind::kDirCreate, EngineKind::kDirStat, EngineKind::kDirDelete, EngineKind::kNull}) {
     if (ProbeEngine(k).empty()) out.push_back(k);
   }
   return out;

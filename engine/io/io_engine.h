@@ -27,6 +27,7 @@
 #pragma once
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -72,6 +73,10 @@ struct EngineSetup {
   // none), which engines that open the files again (sync, vsync, posixaio) give their own.
   bool random_access = false;
   int fadvise = -1;
+  // The file and directory operation engines: each file's path (fds are then -1), and the call
+  // filestat and dirstat time.
+  std::vector<std::string> paths;
+  StatType stat_type = StatType::kStat;
   std::string uri;  // nbd: the server's URI (fds is then empty)
   // nbd: how long connecting and the handshake may take (0: no limit), and the flag that, once set
   // while Prepare() waits for the server, makes it give up (stats::Interrupted).
@@ -116,6 +121,15 @@ class IoEngine {
   // the engine takes no more requests (Submit and Reap return -ENOTCONN). Completions already
   // seen and not yet reaped are lost with them: reap those first. Only when CanAbandon().
   virtual void Abandon() {}
+  // True for fio's file and directory operation engines (JobSpec::FileOperations): their I/Os
+  // move nothing and complete inside Submit(), to be counted without a latency; what is timed is
+  // each file's operation, OperateOn(file), which the worker calls once per file per pass before
+  // the file's first I/O of that pass (where fio opens the file).
+  virtual bool OperatesOnFiles() const { return false; }
+  // Performs file `file`'s operation (create, stat or delete the file or directory at
+  // EngineSetup::paths[file]); returns how long the system call took in ns, or -errno. Neither
+  // allocates nor throws.
+  virtual int64_t OperateOn(uint32_t /*file*/) { return -EOPNOTSUPP; }
 
  protected:
   // Stamps every request of a batch handed over in one call: started at `start`, the call
@@ -187,6 +201,8 @@ std::unique_ptr<IoEngine> MakeMmapEngine();       // engine_mmap.cc
 std::unique_ptr<IoEngine> MakeFallocEngine();     // engine_fileop.cc
 std::unique_ptr<IoEngine> MakeFtruncateEngine();  // engine_fileop.cc
 std::unique_ptr<IoEngine> MakeE4defragEngine();   // engine_e4defrag.cc
+// engine_fileop.cc: filecreate, filestat, filedelete, dircreate, dirstat, dirdelete.
+std::unique_ptr<IoEngine> MakeFileOperationEngine(EngineKind kind);
 std::unique_ptr<IoEngine> MakeNullEngine();
 std::unique_ptr<IoEngine> MakeNbdEngine();
 

@@ -53,9 +53,11 @@ struct LatencySnapshot {
 };
 
 // A plain copy of one direction's counters. Every completed I/O counts in ios, bytes and clat
-// (issue to completion). slat (start of submission to its return) is recorded by the asynchronous
-// engines only; lat is start (closed loop) or intended start (open loop) to completion, recorded
-// in the open loop and by asynchronous engines (a synchronous engine's lat is its clat: n == 0).
+// (issue to completion), except with the file and directory operation engines: their I/Os count
+// in ios and bytes only, and clat holds one sample per file operation (fio's FIO_NOSTATS). slat
+// (start of submission to its return) is recorded by the asynchronous engines only; lat is start
+// (closed loop) or intended start (open loop) to completion, recorded in the open loop and by
+// asynchronous engines (a synchronous engine's lat is its clat: n == 0).
 struct DirectionSnapshot {
   LatencySnapshot clat, slat, lat;
   uint64_t ios = 0;
@@ -107,6 +109,16 @@ class Recorder {
     Store(dir.bytes, Load(dir.bytes) + bytes);
     dir.clat.Record(clat_ns);
   }
+  // Writer only. A completion of `bytes` in direction d counted without a latency (fio's
+  // FIO_NOSTATS engines: the file and directory operations, whose I/Os move nothing).
+  void RecordUntimed(Direction d, uint64_t bytes) {
+    Dir& dir = dirs_[DirectionIndex(d)];
+    Bump(dir.ios);
+    Store(dir.bytes, Load(dir.bytes) + bytes);
+  }
+  // Writer only. A completion latency that is no I/O of its own: a file or directory operation
+  // (create, stat, delete) of those engines, counted in direction d's clat as fio does.
+  void RecordOperation(Direction d, uint64_t ns) { dirs_[DirectionIndex(d)].clat.Record(ns); }
   // Writer only. Submission latency of the same I/O (asynchronous engines).
   void RecordSlat(Direction d, uint64_t slat_ns) { dirs_[DirectionIndex(d)].slat.Record(slat_ns); }
   // Writer only. Total latency of the same I/O: from its start (closed loop) or its intended start

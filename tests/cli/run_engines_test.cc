@@ -222,8 +222,7 @@ TEST_F(RunEnginesTest, TheDefaultBenchmarkKeepsTheBestEngineAvailable) {
 TEST_F(RunEnginesTest, FiosOtherEnginesAreRefusedByName) {
   const std::string target = " --filename=" + (dir_ / "x").string() + " --size=64k";
   for (const std::string engine :
-       {"rdma", "http", "net", "rbd", "sg", "io_uring_cmd", "dirstat", "filedelete", "filecreate",
-        "filestat", "dev-dax", "libpmem"}) {
+       {"rdma", "http", "net", "rbd", "sg", "io_uring_cmd", "dev-dax", "libpmem"}) {
     const CommandResult r = Iotail("--name=t --ioengine=" + engine + target);
     EXPECT_EQ(r.status, 2) << engine;
     EXPECT_NE(r.err.find("--ioengine=" + engine + ": iotail does not support fio's " + engine +

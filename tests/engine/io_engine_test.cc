@@ -240,9 +240,8 @@ std::string Refusal(const std::string& text) {
 }
 
 TEST(EngineKindTest, RefusesFiosOtherEnginesByName) {
-  for (const char* name :
-       {"rdma", "http", "net", "rbd", "sg", "io_uring_cmd", "dirstat", "filedelete", "filecreate",
-        "filestat", "dev-dax", "libpmem", "splice", "cpuio", "xnvme"}) {
+  for (const char* name : {"rdma", "http", "net", "rbd", "sg", "io_uring_cmd", "dev-dax", "libpmem",
+                           "splice", "cpuio", "xnvme"}) {
     const std::string why = Refusal(name);
     EXPECT_NE(why.find(std::string("--ioengine=") + name), std::string::npos) << why;
     EXPECT_NE(why.find(std::string("does not support fio's ") + name + " engine"),

@@ -46,6 +46,23 @@ TEST(RecorderTest, DeltasAreExactAndCumulativeAddsUp) {
   EXPECT_EQ(sampler.cumulative().TotalErrors(), 2u);
 }
 
+// fio's file and directory operation engines: I/Os counted without a latency, operations timed
+// without an I/O.
+TEST(RecorderTest, UntimedIosAndOperationsCountApart) {
+  Recorder rec;
+  rec.RecordUntimed(Direction::kWrite, 4096);
+  rec.RecordUntimed(Direction::kWrite, 4096);
+  rec.RecordOperation(Direction::kWrite, 1500);
+  const RecorderSnapshot s = rec.Snapshot();
+  EXPECT_EQ(s.dirs[1].ios, 2u);
+  EXPECT_EQ(s.dirs[1].bytes, 8192u);
+  EXPECT_EQ(s.dirs[1].clat.n, 1u);
+  EXPECT_EQ(s.dirs[1].clat.sum_ns, 1500u);
+  EXPECT_EQ(Sum(s.dirs[1].clat.hist), 1u);
+  EXPECT_EQ(s.dirs[1].lat.n, 0u);
+  EXPECT_EQ(s.dirs[0].ios, 0u);
+}
+
 TEST(RecorderTest, InFlightIsALevelNotACount) {
   Recorder rec;
   RecorderSampler sampler(rec);

@@ -1,0 +1,205 @@
+// A job's targets (engine/job_targets.h).
+#include "engine/job_targets.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
+
+#include "engine/io_scheduler.h"
+#include "engine/nbd_target.h"
+#include "stats/core/errors.h"
+
+namespace iotail::engine {
+
+std::vector<size_t> FilesOf(const JobSpec& spec, size_t files, uint32_t w) {
+  std::vector<size_t> out;
+  if (!spec.files_per_clone) {
+    for (size_t f = 0; f < files; ++f) out.push_back(f);
+  } else if (spec.numjobs >= files) {
+    out.push_back(w % files);
+  } else {
+    for (size_t f = w; f < files; f += spec.numjobs) out.push_back(f);
+  }
+  return out;
+}
+
+namespace {
+
+// fio's get_start_offset for clone `clone` on a file of `capacity` bytes: offset (or its
+// percentage) plus clone x offset_increment (or its percentage), aligned up to the minimum block
+// size when a percentage is involved.
+uint64_t CloneOffset(const JobSpec& spec, uint64_t capacity, uint32_t clone) {
+  bool align = false;
+  uint64_t increment = spec.offset_increment;
+  if (spec.offset_increment_percent > 0) {
+    increment =
+        static_cast<uint64_t>(static_cast<double>(capacity) * spec.offset_increment_percent / 100);
+    align = true;
+  }
+  uint64_t offset = spec.offset;
+  if (spec.offset_percent > 0) {
+    offset = static_cast<uint64_t>(static_cast<double>(capacity) * spec.offset_percent / 100);
+    align = true;
+  }
+  offset += increment * clone;
+  if (align) {
+    const uint64_t unit = spec.MinBlockSize();
+    offset = (offset + unit - 1) / unit * unit;
+  }
+  return offset;
+}
+
+// What fio prepares for its file and directory operation engines: filecreate and dircreate
+// nothing (fio's diskless engines); dirstat and dirdelete each directory (mkdir 0700, one that
+// exists kept); filestat and filedelete their files laid out as any job's (with create_on_open,
+// nothing), then closed: the operations work on paths. Files alone: fio refuses a device.
+void PrepareFileOperations(const JobSpec& spec, const TargetOptions& topt, Targets& t,
+                           JobOutcome& out) {
+  const EngineKind e = spec.ioengine;
+  t.by_path = true;
+  const bool lays_out =
+      (e == EngineKind::kFileStat || e == EngineKind::kFileDelete) && !spec.create_on_open;
+  t.diskless = !lays_out;
+  for (const std::string& path : spec.filenames) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+      throw stats::UsageError(fmt::format(
+          "--ioengine={}: '{}' is not a regular file or a directory (fio: \"only files are "
+          "supported\")",
+          EngineKindName(e), path));
+    }
+    if (e == EngineKind::kDirStat || e == EngineKind::kDirDelete) {
+      if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+        throw std::system_error(errno, std::generic_category(),
+                                fmt::format("mkdir '{}' (--ioengine={})", path, EngineKindName(e)));
+      }
+    } else if (lays_out) {
+      const Target target(path, topt);
+      if (target.created()) out.created_files.push_back(path);
+      t.capacity.push_back(target.capacity());
+    }
+  }
+}
+
+}  // namespace
+
+Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool>* stop) {
+  Targets t;
+  t.nbd = spec.ioengine == EngineKind::kNbd;
+  t.diskless = spec.ioengine == EngineKind::kNull;
+  t.count = t.nbd ? 1 : spec.filenames.size();
+  if (t.diskless) return t;
+  TargetOptions topt;
+  // Trims destroy data as writes do: the same access and the same guard. fio's falloc, ftruncate
+  // and e4defrag engines change the file whatever the direction: they open it for writing.
+  topt.access = spec.HasWrites() || spec.HasTrims() || spec.ChangesFilesOnly() ? Access::kReadWrite
+                                                                                : Access::kRead;
+  topt.direct = spec.direct;
+  topt.size = spec.size;
+  topt.file_size = spec.file_size;
+  topt.allow_destructive = spec.allow_destructive;
+  topt.stop = stop;
+  topt.sync_flags = spec.sync_flags;
+  topt.invalidate = spec.invalidate && !spec.direct;
+  topt.fadvise = spec.FadviseAdvice();
+  // fio's extend_file: a job that reads (or writes with overwrite) lays its files out with data;
+  // a job that only writes just preallocates them.
+  topt.fallocate = spec.fallocate;
+  topt.fill = spec.HasReads() || (spec.HasWrites() && spec.overwrite);
+  topt.content = spec.Content();
+  topt.allow_create = spec.allow_file_create;
+  if (spec.FileOperations()) {
+    PrepareFileOperations(spec, topt, t, out);
+    return t;
+  }
+  t.files.reserve(spec.filenames.size());
+  for (size_t f = 0; f < spec.filenames.size(); ++f) {
+    // The last clone that uses this file starts furthest in (offset_increment in bytes; a
+    // percentage needs the file's size, so such a file must exist).
+    uint32_t last_clone = 0;
+    for (uint32_t w = 0; w < spec.numjobs; ++w) {
+      for (size_t g : FilesOf(spec, spec.filenames.size(), w)) {
+        if (g == f) last_clone = w;
+      }
+    }
+    topt.offset = spec.offset + spec.offset_increment * last_clone;
+    const std::string& path = spec.filenames[f];
+    t.files.emplace_back(path, topt);
+    if (t.files.back().created()) out.created_files.push_back(path);
+    if (!spec.ioscheduler.empty()) {
+      if (const std::string note = SwitchIoScheduler(path, spec.ioscheduler); !note.empty()) {
+        std::fprintf(stderr, "iotail run: note: %s\n", note.c_str());
+      }
+    }
+    t.capacity.push_back(t.files.back().capacity());
+  }
+  if (t.nbd) {
+    const uint64_t capacity = ProbeNbdExport(spec, stop).size;
+    const uint64_t last = spec.offset + spec.offset_increment * (spec.numjobs - 1);
+    if (last >= capacity || (spec.size != 0 && spec.size > capacity - last)) {
+      throw stats::UsageError(
+          fmt::format("--size/--offset: the export at '{}' has only {} bytes", spec.uri, capacity));
+    }
+    t.capacity.push_back(capacity);
+  }
+  return t;
+}
+
+Region WorkerRegion(const JobSpec& spec, const Targets& targets, const std::vector<size_t>& files,
+                    uint32_t w) {
+  const uint32_t unit = spec.MinBlockSize();
+  Region r;
+  if (targets.diskless) {
+    r.offset = CloneOffset(spec, 0, w);
+    r.size = r.file_end = spec.size / unit * unit;
+    // fio's filecreate and dircreate take a file without a size as one block long; its other
+    // diskless operations need a size.
+    const EngineKind e = spec.ioengine;
+    if (spec.size == 0 && (e == EngineKind::kFileCreate || e == EngineKind::kDirCreate)) {
+      r.size = r.file_end = unit;
+    } else if (spec.size == 0 && spec.FileOperations()) {
+      throw stats::UsageError(fmt::format(
+          "--size: --ioengine={} needs --size or --filesize (fio: \"you need to specify size=\")",
+          EngineKindName(e)));
+    }
+  } else {
+    uint64_t smallest = UINT64_MAX;
+    for (size_t f : files) smallest = std::min(smallest, targets.capacity[targets.nbd ? 0 : f]);
+    r.offset = CloneOffset(spec, smallest, w);
+    uint64_t size = spec.size;
+    if (spec.size_percent > 0) {
+      size = static_cast<uint64_t>(static_cast<double>(smallest) * spec.size_percent / 100);
+    }
+    const uint64_t after = smallest > r.offset ? smallest - r.offset : 0;
+    if (size == 0 || size > after) size = after;
+    r.size = size / unit * unit;
+    r.file_end = after;
+  }
+  if (r.size < spec.MaxBlockSize()) {
+    throw stats::UsageError(
+        fmt::format("--size: the region ({} bytes{}) is smaller than --bs", r.size,
+                    w > 0 ? fmt::format(" of clone {}, from offset {}", w, r.offset) : ""));
+  }
+  return r;
+}
+
+void RemoveJobFiles(const JobSpec& spec) {
+  if (!spec.unlink || spec.ioengine == EngineKind::kNbd || spec.ioengine == EngineKind::kNull) {
+    return;
+  }
+  const bool directories = spec.OnDirectories();
+  for (const std::string& path : spec.filenames) {
+    struct stat st {};
+    if (lstat(path.c_str(), &st) != 0) continue;  // already gone (filedelete, dirdelete)
+    if (directories ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) {
+      (void)(directories ? rmdir(path.c_str()) : unlink(path.c_str()));
+    }
+  }
+}
+
+}  // namespace iotail::engine
