@@ -121,9 +121,20 @@ void ParseFilenames(RunOptions& o, const OptionValue& v) {
   }
 }
 
-// A size or "N%" of each file's size, into the bytes or the percentage (the other cleared).
-template <uint64_t engine::JobSpec::*Bytes, double engine::JobSpec::*Percent>
+// A size or "N%" of each file's size, into the bytes or the percentage (the other cleared), or
+// with Zones fio's "Nz", N zones of --zonesize (the others cleared).
+template <uint64_t engine::JobSpec::*Bytes, double engine::JobSpec::*Percent,
+          uint32_t RunOptions::*Zones = nullptr>
 void SizeOrPercent(RunOptions& o, const OptionValue& v) {
+  if constexpr (Zones != nullptr) {
+    o.*Zones = 0;
+    if (const std::optional<uint32_t> zones = ParseZoneCount(v.text, v.option)) {
+      o.*Zones = *zones;
+      o.spec.*Bytes = 0;
+      o.spec.*Percent = 0;
+      return;
+    }
+  }
   if (v.text.ends_with('%')) {
     o.spec.*Percent = ParsePercent(v.text, v.option);
     o.spec.*Bytes = 0;
@@ -173,14 +184,20 @@ const std::vector<OptionDef>& Table() {
       {"name", kText, JobField<&JobSpec::name>, "job name; each --name starts a job"},
       {"filename", kText, ParseFilenames,
        "target file(s) or block device(s), ':'-separated ('\\:' for a colon)"},
-      {"size", kText, SizeOrPercent<&JobSpec::size, &JobSpec::size_percent>,
-       "bytes per clone, divided among its files (or N% of each); created if missing",
+      {"size", kText,
+       SizeOrPercent<&JobSpec::size, &JobSpec::size_percent, &RunOptions::size_zones>,
+       "bytes per clone, divided among its files (or N% of each, or Nz: N zones of --zonesize); "
+       "created if missing",
        "the whole file or device"},
-      {"offset", kText, SizeOrPercent<&JobSpec::offset, &JobSpec::offset_percent>,
-       "start offset in each file (or N% of it)", "0"},
+      {"offset", kText,
+       SizeOrPercent<&JobSpec::offset, &JobSpec::offset_percent, &RunOptions::offset_zones>,
+       "start offset in each file (or N% of it, or Nz: N zones)", "0"},
       {"offset_increment", kText,
-       SizeOrPercent<&JobSpec::offset_increment, &JobSpec::offset_increment_percent>,
-       "clone i starts at offset + i x this (or N% of the file; then aligned up to the bs)", "0"},
+       SizeOrPercent<&JobSpec::offset_increment, &JobSpec::offset_increment_percent,
+                     &RunOptions::offset_increment_zones>,
+       "clone i starts at offset + i x this (or N% of the file, then aligned up to the bs; or Nz: "
+       "N zones)",
+       "0"},
       {"rw", kText, [](RunOptions& o, const OptionValue& v) { ParseRw(v.text, v.option, o); },
        "read|write|randread|randwrite|rw|randrw|trim|randtrim; :N as fio (read:4k skips 4k after "
        "each I/O, read:-8k goes backwards, randread:8 takes a new random offset every 8 I/Os)",
@@ -257,7 +274,17 @@ const std::vector<OptionDef>& Table() {
       {"runtime", kTime, JobField<&JobSpec::runtime_ns>, "run time (3s, 500ms; bare = seconds)",
        "no limit", Also("timeout")},
       Row<kFlag, &JobSpec::time_based>("time_based", "run for --runtime, looping over the region"),
-      Row<kSize, &JobSpec::io_size>("io_size", "bytes per clone", "one pass over size"),
+      {"io_size", kText,
+       [](RunOptions& o, const OptionValue& v) {
+         o.io_size_zones = 0;
+         if (const std::optional<uint32_t> zones = ParseZoneCount(v.text, v.option)) {
+           o.io_size_zones = *zones;
+           o.spec.io_size = 0;
+         } else {
+           o.spec.io_size = ParseSize(v.text, v.option);
+         }
+       },
+       "bytes per clone (or Nz: N zones of --zonesize)", "one pass over size"},
       Row<kTime, &JobSpec::ramp_time_ns>("ramp_time", "warm-up time, not recorded", "0"),
       Row<kFlag, &JobSpec::end_fsync>("end_fsync", "fsync files at the end"),
       Row<kFlag, &JobSpec::allow_destructive>(

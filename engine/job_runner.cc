@@ -17,6 +17,7 @@
 #include "engine/io/io_engine.h"
 #include "engine/io_scheduler.h"
 #include "engine/nbd_target.h"
+#include "engine/job_targets.h"
 #include "engine/steady_state_monitor.h"
 #include "engine/target.h"
 #include "engine/worker.h"
@@ -70,151 +71,6 @@ void PlanRate(const JobSpec& spec, WorkerPlan& plan, uint32_t jobs) {
   }
 }
 
-// The targets of a run (files and devices, or the NBD export, or nothing for the null engine) and
-// what each worker's region is measured against.
-struct Targets {
-  std::vector<Target> files;  // empty for the nbd and null engines
-  bool nbd = false;
-  // The null engine opens nothing (fio's null engine is diskless): each of its files is --size
-  // bytes past the worker's offset, as fio takes it.
-  bool diskless = false;
-  size_t count = 0;                // files (1 for the export)
-  std::vector<uint64_t> capacity;  // bytes of each file (or of the export)
-};
-
-// Which files of the job worker w does its I/O over (indices into the job's file list): all of
-// them, or with files_per_clone its own (fio's NAME.w.k: index k * numjobs + w).
-std::vector<size_t> FilesOf(const JobSpec& spec, size_t files, uint32_t w) {
-  std::vector<size_t> out;
-  if (!spec.files_per_clone) {
-    for (size_t f = 0; f < files; ++f) out.push_back(f);
-  } else if (spec.numjobs >= files) {
-    out.push_back(w % files);
-  } else {
-    for (size_t f = w; f < files; f += spec.numjobs) out.push_back(f);
-  }
-  return out;
-}
-
-// fio's get_start_offset for clone `clone` on a file of `capacity` bytes: offset (or its
-// percentage) plus clone x offset_increment (or its percentage), aligned up to the minimum block
-// size when a percentage is involved.
-uint64_t CloneOffset(const JobSpec& spec, uint64_t capacity, uint32_t clone) {
-  bool align = false;
-  uint64_t increment = spec.offset_increment;
-  if (spec.offset_increment_percent > 0) {
-    increment =
-        static_cast<uint64_t>(static_cast<double>(capacity) * spec.offset_increment_percent / 100);
-    align = true;
-  }
-  uint64_t offset = spec.offset;
-  if (spec.offset_percent > 0) {
-    offset = static_cast<uint64_t>(static_cast<double>(capacity) * spec.offset_percent / 100);
-    align = true;
-  }
-  offset += increment * clone;
-  if (align) {
-    const uint64_t unit = spec.MinBlockSize();
-    offset = (offset + unit - 1) / unit * unit;
-  }
-  return offset;
-}
-
-// Opens (creates or safety-checks) every target. A file is laid out to the end of the last region
-// in it (--size from the last clone's offset that uses it).
-Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool>* stop) {
-  Targets t;
-  t.nbd = spec.ioengine == EngineKind::kNbd;
-  t.diskless = spec.ioengine == EngineKind::kNull;
-  t.count = t.nbd ? 1 : spec.filenames.size();
-  if (t.diskless) return t;
-  TargetOptions topt;
-  // Trims destroy data as writes do: the same access and the same guard. fio's falloc and
-  // ftruncate engines change the file whatever the direction: they open it for writing.
-  const bool changes =
-      spec.ioengine == EngineKind::kFalloc || spec.ioengine == EngineKind::kFtruncate;
-  topt.access = spec.HasWrites() || spec.HasTrims() || changes ? Access::kReadWrite : Access::kRead;
-  topt.direct = spec.direct;
-  topt.size = spec.size;
-  topt.file_size = spec.file_size;
-  topt.allow_destructive = spec.allow_destructive;
-  topt.stop = stop;
-  topt.sync_flags = spec.sync_flags;
-  topt.invalidate = spec.invalidate && !spec.direct;
-  topt.fadvise = spec.FadviseAdvice();
-  // fio's extend_file: a job that reads (or writes with overwrite) lays its files out with data;
-  // a job that only writes just preallocates them.
-  topt.fallocate = spec.fallocate;
-  topt.fill = spec.HasReads() || (spec.HasWrites() && spec.overwrite);
-  topt.content = spec.Content();
-  topt.allow_create = spec.allow_file_create;
-  t.files.reserve(spec.filenames.size());
-  for (size_t f = 0; f < spec.filenames.size(); ++f) {
-    // The last clone that uses this file starts furthest in (offset_increment in bytes; a
-    // percentage needs the file's size, so such a file must exist).
-    uint32_t last_clone = 0;
-    for (uint32_t w = 0; w < spec.numjobs; ++w) {
-      for (size_t g : FilesOf(spec, spec.filenames.size(), w)) {
-        if (g == f) last_clone = w;
-      }
-    }
-    topt.offset = spec.offset + spec.offset_increment * last_clone;
-    const std::string& path = spec.filenames[f];
-    t.files.emplace_back(path, topt);
-    if (t.files.back().created()) out.created_files.push_back(path);
-    if (!spec.ioscheduler.empty()) {
-      if (const std::string note = SwitchIoScheduler(path, spec.ioscheduler); !note.empty()) {
-        std::fprintf(stderr, "iotail run: note: %s\n", note.c_str());
-      }
-    }
-    t.capacity.push_back(t.files.back().capacity());
-  }
-  if (t.nbd) {
-    const uint64_t capacity = ProbeNbdExport(spec, stop).size;
-    const uint64_t last = spec.offset + spec.offset_increment * (spec.numjobs - 1);
-    if (last >= capacity || (spec.size != 0 && spec.size > capacity - last)) {
-      throw stats::UsageError(
-          fmt::format("--size/--offset: the export at '{}' has only {} bytes", spec.uri, capacity));
-    }
-    t.capacity.push_back(capacity);
-  }
-  return t;
-}
-
-// Worker w's region: its offset (fio's get_start_offset on the smallest of its files), its size
-// in whole minimum blocks (--size, its percentage, or what the smallest file has after the
-// offset), and how far its files reach past the offset.
-struct Region {
-  uint64_t offset = 0, size = 0, file_end = 0;
-};
-Region WorkerRegion(const JobSpec& spec, const Targets& targets, const std::vector<size_t>& files,
-                    uint32_t w) {
-  const uint32_t unit = spec.MinBlockSize();
-  Region r;
-  if (targets.diskless) {
-    r.offset = CloneOffset(spec, 0, w);
-    r.size = r.file_end = spec.size / unit * unit;
-  } else {
-    uint64_t smallest = UINT64_MAX;
-    for (size_t f : files) smallest = std::min(smallest, targets.capacity[targets.nbd ? 0 : f]);
-    r.offset = CloneOffset(spec, smallest, w);
-    uint64_t size = spec.size;
-    if (spec.size_percent > 0) {
-      size = static_cast<uint64_t>(static_cast<double>(smallest) * spec.size_percent / 100);
-    }
-    const uint64_t after = smallest > r.offset ? smallest - r.offset : 0;
-    if (size == 0 || size > after) size = after;
-    r.size = size / unit * unit;
-    r.file_end = after;
-  }
-  if (r.size < spec.MaxBlockSize()) {
-    throw stats::UsageError(
-        fmt::format("--size: the region ({} bytes{}) is smaller than --bs", r.size,
-                    w > 0 ? fmt::format(" of clone {}, from offset {}", w, r.offset) : ""));
-  }
-  return r;
-}
-
 // One worker per job: its files (all of them, or with files_per_clone its own), its region, its
 // byte budget and its share of the rate, each with its own engine instance.
 std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Targets& targets,
@@ -231,6 +87,10 @@ std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Tar
       plan.paths.push_back(targets.nbd || targets.diskless ? "" : targets.files[f].path());
     }
     const Region region = WorkerRegion(spec, targets, files, w);
+    if (!targets.zones.empty()) {
+      plan.zones = targets.zones[files.front()];
+      plan.zoned_file_size = targets.capacity[files.front()];
+    }
     plan.region_offset = region.offset;
     plan.region_size = region.size;
     plan.file_end = region.file_end;
@@ -300,6 +160,7 @@ void CollectOutcomes(std::span<const JobSpec> specs,
       job.rate_shortfalls.push_back(workers[w]->rate_shortfall());
     }
     job.abandoned_ios += workers[w]->abandoned();
+    job.zone_resets.push_back(workers[w]->zone_resets());
     if (job.verify_failure.empty()) job.verify_failure = workers[w]->verify_failure();
     if (workers[w]->engine_error() != 0 && job.engine_error == 0) {
       job.engine_error = workers[w]->engine_error();
@@ -390,6 +251,10 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   Clock::Init();
   ProbeEngines(specs);
 
+  // zonemode=zbd: the files' emulated zones, the caller's for the whole run (fio keeps them from
+  // one group to the next) or this call's own.
+  ZoneRegistry own_zones;
+  ZoneRegistry& zones = options.zones != nullptr ? *options.zones : own_zones;
   RunOutcome out;
   out.clock_source = std::string(Clock::SourceName());
   out.jobs.resize(specs.size());
@@ -400,7 +265,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   for (size_t j = 0; j < specs.size(); ++j) {
     JobOutcome& job = out.jobs[j];
     job.first_worker = first_worker + static_cast<int>(workers.size());
-    targets.push_back(OpenTargets(specs[j], job, stop));
+    targets.push_back(OpenTargets(specs[j], job, stop, zones));
     for (auto& w : BuildWorkers(specs[j], targets.back(), job)) {
       workers.push_back(std::move(w));
       job_of_worker.push_back(j);

@@ -39,6 +39,10 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
     stride_.emplace(spec.zone_size, spec.ZoneRange(), spec.zone_skip, plan_.region_offset,
                     file_end);
   }
+  if (plan_.zones) {
+    zbd_.emplace(spec, plan_.zones, plan_.region_offset, plan_.region_size,
+                 plan_.zoned_file_size);
+  }
 }
 
 // fio's zonemode=strided, which fio drops for a job with more than one file.
@@ -161,6 +165,7 @@ void Worker::QueueRedo() {
 void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit) {
   QueueRedo();
   new_in_batch_ = 0;
+  zbd_wait_ = false;
   trims_in_batch_ = 0;
   flow_held_ = false;
   while (issue_new && free_count_ > 0 && (bytes_limit == 0 || issued_bytes < bytes_limit) &&
@@ -169,7 +174,12 @@ void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_li
       flow_held_ = true;
       break;
     }
-    const IoChoice c = stride_ ? stride_->Next(pattern_) : pattern_.Next();
+    IoChoice c;
+    if (zbd_) {
+      if (!NextZoned(c)) break;
+    } else {
+      c = stride_ ? stride_->Next(pattern_) : pattern_.Next();
+    }
     issued_bytes += c.bs;
     loop_bytes_ += c.bs;
     ++issued_ios_;
@@ -293,6 +303,10 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
         }
         continue;
       }
+      if (zbd_ && !stopping && (zbd_eof_ || zbd_wait_)) {
+        if (!ZonedIdle(stop, times.stop_at_ns)) stopping = true;
+        continue;
+      }
       // Trims are done as they are chosen: nothing in flight, but the job goes on.
       if (trims_in_batch_ == 0 || stopping) break;
       if (trim_failed_ || (times.stop_at_ns != 0 && Clock::NowNs() >= times.stop_at_ns) ||
@@ -366,6 +380,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     if (res == 0 && slot.len > 0) res = -ENODATA;  // end of file: no progress possible
     --*in_flight;
     free_[free_count_++] = c.slot;
+    if (zbd_) zbd_->Completed(slot.dir, slot.offset, slot.len);
     if (res < 0) {
       rec.RecordError(static_cast<int>(-res));
       if (!spec_.KeepsGoing(slot.dir, static_cast<int>(-res))) {

@@ -192,7 +192,8 @@ void TextDirection(std::string& out, Direction dir, const JobTotals& job, const 
                  FioNumber(f.iops, FioUnits::kCount), FioNumber(f.bw_bytes, FioUnits::kBinaryBytes),
                  FioNumber(f.bw_bytes, FioUnits::kDecimalBytes),
                  FioNumber(static_cast<double>(d.bytes), FioUnits::kBinaryBytes), runtime_ms,
-                 dir == Direction::kWrite ? "; 0 zone resets" : "");
+                 dir == Direction::kWrite ? fmt::format("; {} zone resets", job.zone_resets)
+                                          : std::string());
   // Rate-limited: lat counts from the intended start and has percentiles of its own (fio's
   // clat_percentiles and lat_percentiles both on).
   const bool sched = s.mode.rate_limited && f.lat_pct.size() == s.percentiles.size();
