@@ -46,8 +46,8 @@ std::optional<uint32_t> ParseZoneCount(std::string_view text, std::string_view o
   const std::string_view digits = text.substr(0, text.size() - 1);
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), zones);
   if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
-    throw stats::UsageError(fmt::format(
-        "--{}: '{}' is no zone count (expected N zones as Nz, e.g. 8z)", option, text));
+    throw stats::UsageError(
+        fmt::format("--{}: '{}' is no zone count (expected N zones as Nz, e.g. 8z)", option, text));
   }
   return zones;
 }

@@ -98,7 +98,8 @@ RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const RunHooks& hooks,
       break;
     }
     sinks.StartBatch(batch_jobs);
-    engine::RunOutcome outcome = RunBatch(run, sinks, hooks, batch_jobs, first_worker, zones, stop, err);
+    engine::RunOutcome outcome =
+        RunBatch(run, sinks, hooks, batch_jobs, first_worker, zones, stop, err);
     for (size_t k = 0; k < batch_jobs.size(); ++k) {
       const auto& shortfalls = outcome.jobs[k].rate_shortfalls;
       r.rate_shortfalls.insert(r.rate_shortfalls.end(), shortfalls.begin(), shortfalls.end());

@@ -6,8 +6,8 @@
 
 #include "cli/option_table.h"
 #include "cli/option_values.h"
-#include "engine/zoned_file.h"
 #include "cli/run_options.h"
+#include "engine/zoned_file.h"
 #include "stats/core/errors.h"
 
 namespace iotail::cli {
@@ -122,8 +122,10 @@ const std::vector<OptionDef>& FileRows() {
        {{"none", engine::ZoneMode::kNone},
         {"strided", engine::ZoneMode::kStrided},
         {"zbd", engine::ZoneMode::kZbd}}},
-      Row<kSize, &JobSpec::zone_size>("zonesize", "bytes done in a zone before moving on; with "
-                                                  "zonemode=zbd the size of a zone", "0"),
+      Row<kSize, &JobSpec::zone_size>("zonesize",
+                                      "bytes done in a zone before moving on; with "
+                                      "zonemode=zbd the size of a zone",
+                                      "0"),
       Row<kSize, &JobSpec::zone_range>("zonerange", "the size of a zone", "--zonesize"),
       {"zoneskip", kText,
        [](RunOptions& o, const OptionValue& v) {

@@ -75,9 +75,9 @@ void ApplyZoneUnits(RunOptions& job) {
   for (size_t i = 0; i < std::size(units); ++i) {
     if (units[i].first == 0) continue;
     if (spec.zone_size == 0) {
-      throw stats::UsageError(fmt::format(
-          "--{}={}z: zone units need --zonesize (and --zonemode=zbd or strided)", names[i],
-          units[i].first));
+      throw stats::UsageError(
+          fmt::format("--{}={}z: zone units need --zonesize (and --zonemode=zbd or strided)",
+                      names[i], units[i].first));
     }
     *units[i].second = uint64_t{units[i].first} * spec.zone_size;
   }

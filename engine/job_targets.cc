@@ -1,7 +1,6 @@
 #include "engine/job_targets.h"
 
 #include <fmt/format.h>
-
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -23,8 +22,7 @@ namespace {
 // The zoned model the kernel gives block device `rdev` (/sys/.../queue/zoned: none, host-aware,
 // host-managed; a partition's is its disk's); "none" when sysfs does not say.
 std::string ZonedModel(dev_t rdev) {
-  const std::string dev =
-      fmt::format("/sys/dev/block/{}:{}", major(rdev), minor(rdev));
+  const std::string dev = fmt::format("/sys/dev/block/{}:{}", major(rdev), minor(rdev));
   for (const char* at : {"/queue/zoned", "/../queue/zoned"}) {
     std::ifstream in(dev + at);
     std::string model;
@@ -47,8 +45,8 @@ struct stat CheckZonedTarget(const JobSpec& spec, const std::string& path) {
         path, spec.zone_size));
   }
   if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-    throw stats::UsageError(fmt::format(
-        "--zonemode=zbd: '{}' is neither a regular file nor a block device", path));
+    throw stats::UsageError(
+        fmt::format("--zonemode=zbd: '{}' is neither a regular file nor a block device", path));
   }
   if (S_ISBLK(st.st_mode)) {
     if (const std::string model = ZonedModel(st.st_rdev); model != "none") {
@@ -78,9 +76,9 @@ std::shared_ptr<ZonedFile> ZonesFor(const JobSpec& spec, const std::string& path
       spec.max_open_zones};
   auto zones = registry.Get(st.st_dev, st.st_ino, settings, &made);
   if (zones->zone_size() != spec.zone_size) {
-    throw stats::UsageError(fmt::format(
-        "--zonesize: {} does not match the zone size {} another job gave '{}'", spec.zone_size,
-        zones->zone_size(), path));
+    throw stats::UsageError(
+        fmt::format("--zonesize: {} does not match the zone size {} another job gave '{}'",
+                    spec.zone_size, zones->zone_size(), path));
   }
   if (spec.max_open_zones > 0 && zones->max_open() != spec.max_open_zones) {
     throw stats::UsageError(fmt::format(
@@ -96,7 +94,6 @@ std::shared_ptr<ZonedFile> ZonesFor(const JobSpec& spec, const std::string& path
 }
 
 }  // namespace
-
 
 // Which files of the job worker w does its I/O over (indices into the job's file list): all of
 // them, or with files_per_clone its own (fio's NAME.w.k: index k * numjobs + w).
@@ -189,8 +186,8 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
     t.capacity.push_back(t.files.back().capacity());
     if (spec.Zones() == ZoneMode::kZbd) {
       // The zones cut the file as it was found (fio's real_file_size before its layout).
-      const uint64_t size = S_ISBLK(zoned.st_mode) ? t.capacity.back()
-                                                   : static_cast<uint64_t>(zoned.st_size);
+      const uint64_t size =
+          S_ISBLK(zoned.st_mode) ? t.capacity.back() : static_cast<uint64_t>(zoned.st_size);
       t.zones.push_back(ZonesFor(spec, path, zoned, size, zones));
     }
   }
@@ -206,16 +203,13 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   return t;
 }
 
-
 namespace {
 
-// fio's zbd_zone_align_file_sizes: a job that writes or trims starts at a zone's start (its offset
-// rounded up) and ends at one (its size rounded down); a read-only job's region is kept.
+// fio's zbd_zone_align_file_sizes: a job's region starts at a zone's start (its offset rounded up)
+// and ends at one (its size rounded down), but for a sequential reader's.
 void AlignToZones(const JobSpec& spec, const ZonedFile& zones, uint32_t w, Region& r) {
-  if (r.offset >= uint64_t{zones.zones()} * zones.zone_size() ||
-      !(spec.HasWrites() || spec.HasTrims())) {
-    return;
-  }
+  // fio aligns every job but a sequential reader (its td_ddir != TD_DDIR_READ).
+  if (r.offset >= uint64_t{zones.zones()} * zones.zone_size() || spec.rw == RwMode::kRead) return;
   const auto note = [&](const std::string& what) {
     if (w == 0) std::fprintf(stderr, "iotail run: note: %s: %s\n", spec.name.c_str(), what.c_str());
   };

@@ -40,8 +40,7 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
                     file_end);
   }
   if (plan_.zones) {
-    zbd_.emplace(spec, plan_.zones, plan_.region_offset, plan_.region_size,
-                 plan_.zoned_file_size);
+    zbd_.emplace(spec, plan_.zones, plan_.region_offset, plan_.region_size, plan_.zoned_file_size);
   }
 }
 
@@ -92,7 +91,8 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
     struct stat st {};
     is_block_[f] = plan_.fds[f] >= 0 && fstat(plan_.fds[f], &st) == 0 && S_ISBLK(st.st_mode);
   }
-  buffer_size_ = (spec_.MaxBlockSize() + 4095) / 4096 * 4096;
+  // Trims carry no data: one page per slot will do.
+  buffer_size_ = spec_.HasTrims() ? 4096 : (spec_.MaxBlockSize() + 4095) / 4096 * 4096;
   const size_t total = static_cast<size_t>(buffer_size_) * depth;
   buffers_ = static_cast<char*>(std::aligned_alloc(4096, total));
   if (buffers_ == nullptr) throw std::system_error(ENOMEM, std::generic_category(), "I/O buffers");

@@ -60,11 +60,12 @@ ZbdAccess::Verdict ZbdAccess::AdjustWrite(IoChoice& c, uint32_t own_in_flight) {
     const Verdict v = ConvertToOpenZone(c.offset, own_in_flight, &z);
     if (v != Verdict::kAccept) return v;
   }
+  waits_ = 0;
   // zone_reset_threshold/frequency: this zone is reset before the write.
-  const bool reset = reset_every_ != 0 &&
-                     static_cast<double>(file_->DataBytes()) >=
-                         static_cast<double>(size_) * reset_threshold_ &&
-                     file_->Countdown(reset_every_);
+  const bool reset =
+      reset_every_ != 0 &&
+      static_cast<double>(file_->DataBytes()) >= static_cast<double>(size_) * reset_threshold_ &&
+      file_->Countdown(reset_every_);
   const ZonedFile::Reservation r = file_->Reserve(z, c.bs, min_bs_w_, reset);
   if (r.reset) ++resets_;
   if (!Valid(r.offset) || r.offset + r.bytes > file_size_ || r.bytes == 0) {
@@ -128,8 +129,10 @@ ZbdAccess::Verdict ZbdAccess::ConvertToOpenZone(uint64_t offset, uint32_t own_in
         return Verdict::kAccept;
       }
     }
+    // Writes in flight (other workers') will close zones; a worker that ended with writes never
+    // completed (an engine failure) would hold them forever: after so many tries, give up.
     const bool in_flight = file_->writes_in_flight.load(std::memory_order_relaxed) != 0;
-    if (in_flight) return Verdict::kWait;  // writes in flight will close zones
+    if (in_flight && ++waits_ < kMaxWaits) return Verdict::kWait;
     if (!retry) return Verdict::kEof;      // fio: did not open another zone
     retry = false;
   }
@@ -145,8 +148,8 @@ void ZbdAccess::Completed(stats::Direction dir, uint64_t offset, uint32_t len) {
 uint32_t ZbdAccess::FindZone(uint32_t from, uint64_t min_bytes) const {
   const auto has = [&](uint32_t z) { return file_->Start(z) + min_bytes <= file_->Wp(z); };
   // Forwards from the next zone; random I/O also looks back, nearest first.
-  for (int64_t up = int64_t{from} + 1, down = int64_t{from} - 1; up < max_zone_ || down >= min_zone_;
-       ++up, --down) {
+  for (int64_t up = int64_t{from} + 1, down = int64_t{from} - 1;
+       up < max_zone_ || down >= min_zone_; ++up, --down) {
     if (up < max_zone_) {
       if (has(static_cast<uint32_t>(up))) return static_cast<uint32_t>(up);
     } else if (!random_) {

@@ -60,7 +60,9 @@ class ZbdAccess {
 
  private:
   bool Valid(uint64_t offset) const { return offset - offset_ < size_; }
-  uint32_t Clamp(uint32_t z) const { return z < min_zone_ ? min_zone_ : z >= max_zone_ ? max_zone_ - 1 : z; }
+  uint32_t Clamp(uint32_t z) const {
+    return z < min_zone_ ? min_zone_ : z >= max_zone_ ? max_zone_ - 1 : z;
+  }
   Verdict AdjustWrite(IoChoice& c, uint32_t own_in_flight);
   Verdict AdjustRead(IoChoice& c);
   Verdict AdjustTrim(IoChoice& c);
@@ -78,9 +80,12 @@ class ZbdAccess {
   bool random_, mixed_, writes_, read_beyond_wp_;
   uint32_t job_max_open_;
   double reset_threshold_;
-  uint32_t reset_every_;  // fio's write_cnt start: 1 / zone_reset_frequency (0: no resets)
+  uint32_t reset_every_;           // fio's write_cnt start: 1 / zone_reset_frequency (0: no resets)
   std::atomic<uint32_t> open_{0};  // zones this worker opened (fio's td->num_open_zones)
   uint64_t resets_ = 0;
+  // Tries in a row that waited for other workers' writes to complete.
+  static constexpr uint32_t kMaxWaits = 1'000'000;
+  uint32_t waits_ = 0;
 };
 
 }  // namespace iotail::engine

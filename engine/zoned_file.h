@@ -121,8 +121,7 @@ class ZoneRegistry {
     uint32_t max_open;
   };
   // The file's zones: made with `settings` if the file has none yet. `made` tells which.
-  std::shared_ptr<ZonedFile> Get(uint64_t dev, uint64_t ino, const Settings& settings,
-                                 bool* made);
+  std::shared_ptr<ZonedFile> Get(uint64_t dev, uint64_t ino, const Settings& settings, bool* made);
 
  private:
   std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<ZonedFile>> files_;

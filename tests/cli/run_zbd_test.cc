@@ -80,8 +80,8 @@ class ZbdTest : public FioSemanticsTest {
 
 TEST_F(ZbdTest, SequentialWritesThenReadsOfTheWrittenDataMatchFio) {
   // The reader, in the next group, sees the write pointers the writer left.
-  ExpectSameOn("4m", "--name=w " + kZones + "--rw=write --name=r --stonewall " + kZones +
-                         "--rw=read");
+  ExpectSameOn("4m",
+               "--name=w " + kZones + "--rw=write --name=r --stonewall " + kZones + "--rw=read");
   // A writer of 1.5 MiB from 512 KiB is aligned to the one zone inside (fio's rounding); the
   // reader reads only that zone's data, skipping the empty zones.
   ExpectSameOn("4m", "--name=w " + kZones + "--rw=write --offset=512k --size=1536k --name=r " +
@@ -143,7 +143,9 @@ TEST_F(ZbdTest, TrimsResetZonesAsFio) {
   // The four written zones trimmed (reset): the reader finds nothing.
   const auto ours = On("iotail", "8m", args);
   EXPECT_EQ(Trims(ours.out), (std::vector<uint64_t>{0, 4, 0})) << ours.out;
-  if (HaveFio()) EXPECT_EQ(Trims(On("fio", "8m", args).out), (std::vector<uint64_t>{0, 4, 0}));
+  if (HaveFio()) {
+    EXPECT_EQ(Trims(On("fio", "8m", args).out), (std::vector<uint64_t>{0, 4, 0}));
+  }
 }
 
 TEST_F(ZbdTest, ZoneUnitsAreZonesOfZonesize) {
@@ -173,8 +175,9 @@ TEST_F(ZbdTest, FiosChecksAreKept) {
   refused("4m", "--name=w " + kZones + "--rw=write --job_max_open_zones=1", "job_max_open_zones");
   refused("4m", "--name=w " + kZones + "--rw=write --verify=crc32c", "--verify");
   // The file must exist: fio emulates zones only on what is there.
-  const auto r = Run("iotail", "--name=w --filename=missing --zonemode=zbd --zonesize=1m "
-                               "--rw=write");
+  const auto r = Run("iotail",
+                     "--name=w --filename=missing --zonemode=zbd --zonesize=1m "
+                     "--rw=write");
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("'missing' does not exist"), std::string::npos) << r.err;
 }
