@@ -143,6 +143,7 @@ std::span<const OptionDef> CoreOptionTable();         // cli/run_options.cc
 std::span<const OptionDef> EngineOptionTable();       // cli/run_options_engine.cc
 std::span<const OptionDef> IoBehaviourOptionTable();  // cli/run_options_io.cc
 std::span<const OptionDef> FileOptionTable();         // cli/run_options_files.cc
+std::span<const OptionDef> ZoneOptionTable();         // cli/run_options_zones.cc
 std::span<const OptionDef> JobControlOptionTable();   // cli/run_options_jobs.cc
 std::span<const OptionDef> LogOptionTable();          // cli/run_options_logs.cc
 std::span<const OptionDef> AcceptedOptionTable();     // cli/run_options_accepted.cc

@@ -251,10 +251,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   Clock::Init();
   ProbeEngines(specs);
 
-  // zonemode=zbd: the files' emulated zones, the caller's for the whole run (fio keeps them from
-  // one group to the next) or this call's own.
-  ZoneRegistry own_zones;
-  ZoneRegistry& zones = options.zones != nullptr ? *options.zones : own_zones;
+  ZoneRegistry own_zones;  // zonemode=zbd, when the caller keeps none (RunJobsOptions::zones)
   RunOutcome out;
   out.clock_source = std::string(Clock::SourceName());
   out.jobs.resize(specs.size());
@@ -265,7 +262,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   for (size_t j = 0; j < specs.size(); ++j) {
     JobOutcome& job = out.jobs[j];
     job.first_worker = first_worker + static_cast<int>(workers.size());
-    targets.push_back(OpenTargets(specs[j], job, stop, zones));
+    targets.push_back(OpenTargets(specs[j], job, stop, options.zones ? *options.zones : own_zones));
     for (auto& w : BuildWorkers(specs[j], targets.back(), job)) {
       workers.push_back(std::move(w));
       job_of_worker.push_back(j);
