@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cli/option_values.h"
 #include "cli/run_options.h"
 
 namespace iotail::cli {
@@ -101,6 +102,16 @@ void JobField(RunOptions& o, const OptionValue& v) {
 template <auto Field>
 void RunField(RunOptions& o, const OptionValue& v) {
   detail::Store(o.*Field, v);
+}
+
+// A size, or fio's "Nz" (N zones of --zonesize, settled by PlanRun): into the job's bytes or the
+// option's zone count (the other cleared). SizeOrZones<&JobSpec::io_size,
+// &RunOptions::io_size_zones>.
+template <uint64_t engine::JobSpec::*Bytes, uint32_t RunOptions::*Zones>
+void SizeOrZones(RunOptions& o, const OptionValue& v) {
+  const std::optional<uint32_t> zones = ParseZoneCount(v.text, v.option);
+  o.*Zones = zones.value_or(0);
+  o.spec.*Bytes = zones ? 0 : ParseSize(v.text, v.option);
 }
 
 // Rows of the commonest kind, a value of one type stored into a plain field of the job's spec or of

@@ -50,16 +50,7 @@ const std::vector<OptionDef>& ZoneRows() {
                                       "zonemode=zbd the size of a zone",
                                       "0"),
       Row<kSize, &JobSpec::zone_range>("zonerange", "the size of a zone", "--zonesize"),
-      {"zoneskip", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.zoneskip_zones = 0;
-         if (const std::optional<uint32_t> zones = ParseZoneCount(v.text, v.option)) {
-           o.zoneskip_zones = *zones;
-           o.spec.zone_skip = 0;
-         } else {
-           o.spec.zone_skip = ParseSize(v.text, v.option);
-         }
-       },
+      {"zoneskip", kText, SizeOrZones<&JobSpec::zone_skip, &RunOptions::zoneskip_zones>,
        "bytes skipped after each zone (or Nz: N zones)", "0"},
       Row<kSize, &JobSpec::zone_capacity>(
           "zonecapacity", "zonemode=zbd: the bytes of a zone that can be written (0: --zonesize)",
