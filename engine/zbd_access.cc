@@ -133,7 +133,7 @@ ZbdAccess::Verdict ZbdAccess::ConvertToOpenZone(uint64_t offset, uint32_t own_in
     // completed (an engine failure) would hold them forever: after so many tries, give up.
     const bool in_flight = file_->writes_in_flight.load(std::memory_order_relaxed) != 0;
     if (in_flight && ++waits_ < kMaxWaits) return Verdict::kWait;
-    if (!retry) return Verdict::kEof;      // fio: did not open another zone
+    if (!retry) return Verdict::kEof;  // fio: did not open another zone
     retry = false;
   }
 }
