@@ -127,6 +127,7 @@ std::vector<OptionGroup> AllOptionTables() {
           {"How a job does its I/O", IoBehaviourOptionTable()},
           {"Files, their layout and what the writes carry", FileOptionTable()},
           {"Opening files, and the file and directory operations", OpenOptionTable()},
+          {"Zones (zonemode)", ZoneOptionTable()},
           {"Jobs, groups and fio's switches", JobControlOptionTable()},
           {"Outputs, fio's logs and the metrics endpoint", LogOptionTable()},
           {"fio's options accepted with no effect in iotail", AcceptedOptionTable()}};

@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cli/option_values.h"
 #include "cli/run_options.h"
 
 namespace iotail::cli {
@@ -103,6 +104,16 @@ void RunField(RunOptions& o, const OptionValue& v) {
   detail::Store(o.*Field, v);
 }
 
+// A size, or fio's "Nz" (N zones of --zonesize, settled by PlanRun): into the job's bytes or the
+// option's zone count (the other cleared). SizeOrZones<&JobSpec::io_size,
+// &RunOptions::io_size_zones>.
+template <uint64_t engine::JobSpec::*Bytes, uint32_t RunOptions::*Zones>
+void SizeOrZones(RunOptions& o, const OptionValue& v) {
+  const std::optional<uint32_t> zones = ParseZoneCount(v.text, v.option);
+  o.*Zones = zones.value_or(0);
+  o.spec.*Bytes = zones ? 0 : ParseSize(v.text, v.option);
+}
+
 // Rows of the commonest kind, a value of one type stored into a plain field of the job's spec or of
 // RunOptions, written as one call: Row<kFlag, &JobSpec::hipri>("hipri", "polled completions") (a
 // flag is off unless a default is given), Row<kCount, &JobSpec::loops>("loops", "passes", "1").
@@ -144,6 +155,7 @@ std::span<const OptionDef> EngineOptionTable();       // cli/run_options_engine.
 std::span<const OptionDef> IoBehaviourOptionTable();  // cli/run_options_io.cc
 std::span<const OptionDef> FileOptionTable();         // cli/run_options_files.cc
 std::span<const OptionDef> OpenOptionTable();         // cli/run_options_files.cc
+std::span<const OptionDef> ZoneOptionTable();         // cli/run_options_zones.cc
 std::span<const OptionDef> JobControlOptionTable();   // cli/run_options_jobs.cc
 std::span<const OptionDef> LogOptionTable();          // cli/run_options_logs.cc
 std::span<const OptionDef> AcceptedOptionTable();     // cli/run_options_accepted.cc

@@ -40,6 +40,18 @@ int g_kb_base = 1024;  // kb_base of the job being parsed (ScopedKbBase)
 ScopedKbBase::ScopedKbBase(int kb_base) : previous_(g_kb_base) { g_kb_base = kb_base; }
 ScopedKbBase::~ScopedKbBase() { g_kb_base = previous_; }
 
+std::optional<uint32_t> ParseZoneCount(std::string_view text, std::string_view option) {
+  if (text.empty() || text.back() != 'z') return std::nullopt;
+  uint32_t zones = 0;
+  const std::string_view digits = text.substr(0, text.size() - 1);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), zones);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
+    throw stats::UsageError(
+        fmt::format("--{}: '{}' is no zone count (expected N zones as Nz, e.g. 8z)", option, text));
+  }
+  return zones;
+}
+
 uint64_t ParseSize(std::string_view text, std::string_view option) {
   size_t used = 0;
   const double v = ParseNumber(text, option, &used);

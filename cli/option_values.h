@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +18,10 @@ namespace iotail::cli {
 double ParseNumber(std::string_view text, std::string_view option, size_t* used);
 // Sizes as fio reads them under the kb_base in effect (ScopedKbBase; default 1024).
 uint64_t ParseSize(std::string_view text, std::string_view option);
+// fio's zone units: "Nz" is N zones (of --zonesize, settled later), returned as N; anything not
+// ending in 'z' is nullopt (a size for ParseSize); "Nz" with N not a whole number is an error, as
+// fio's "unexpected zone value".
+std::optional<uint32_t> ParseZoneCount(std::string_view text, std::string_view option);
 // Sets fio's kb_base (1000 or 1024) for the ParseSize calls in its scope (one job's options).
 class ScopedKbBase {
  public:

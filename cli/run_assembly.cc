@@ -41,12 +41,14 @@ void AnnounceStart(uint64_t start_at_ms, std::ostream& err) {
 // to buffered I/O where O_DIRECT is not supported.
 engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, const RunHooks& hooks,
                             std::span<const size_t> batch_jobs, int first_worker,
-                            const std::atomic<bool>& stop, std::ostream& err) {
+                            engine::ZoneRegistry& zones, const std::atomic<bool>& stop,
+                            std::ostream& err) {
   std::vector<engine::JobSpec> batch;
   for (size_t j : batch_jobs) batch.push_back(run.specs[j]);
   engine::RunJobsOptions options;
   options.stop = &stop;
   options.first_worker = first_worker;
+  options.zones = &zones;
   options.on_output_error = [&err](const std::string& why) {
     err << fmt::format("iotail run: output failed: {} (that output stops; the run goes on)\n", why);
   };
@@ -88,13 +90,16 @@ RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const RunHooks& hooks,
   const std::vector<engine::DiskCounters> disks_before = engine::ReadDiskCounters(disks);
   const uint64_t disks_from_ns = engine::Clock::MonotonicNs();
   int first_worker = 0;
+  // zonemode=zbd: a file's zones keep their write pointers from one batch to the next, as fio's.
+  engine::ZoneRegistry zones;
   for (const std::vector<size_t>& batch_jobs : run.groups.batches) {
     if (stop.load()) {
       r.stopped = true;
       break;
     }
     sinks.StartBatch(batch_jobs);
-    engine::RunOutcome outcome = RunBatch(run, sinks, hooks, batch_jobs, first_worker, stop, err);
+    engine::RunOutcome outcome =
+        RunBatch(run, sinks, hooks, batch_jobs, first_worker, zones, stop, err);
     for (size_t k = 0; k < batch_jobs.size(); ++k) {
       const auto& shortfalls = outcome.jobs[k].rate_shortfalls;
       r.rate_shortfalls.insert(r.rate_shortfalls.end(), shortfalls.begin(), shortfalls.end());

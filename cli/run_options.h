@@ -48,11 +48,15 @@ struct RunOptions {
   // fio's switches that turn measurements off (gtod_reduce, disable_lat, ...), as given when on:
   // iotail measures regardless, and says so once (PlanRun).
   std::vector<std::string> measured_anyway;
-  bool randrepeat = true;  // --randrepeat=0: seed the random offsets from the time
-  std::string directory;   // --directory: where the files are (fio's default names too)
-  uint32_t nrfiles = 1;    // --nrfiles: files per clone, fio's NAME.CLONE.FILE names
+  bool randrepeat = true;       // --randrepeat=0: seed the random offsets from the time
+  std::string directory;        // --directory: where the files are (fio's default names too)
+  uint32_t nrfiles = 1;         // --nrfiles: files per clone, fio's NAME.CLONE.FILE names
   std::string filename_format;  // --filename_format: their names ("": $jobname.$jobnum.$filenum)
-  uint64_t filesize = 0;   // --filesize: size of each file (default size / nrfiles)
+  uint64_t filesize = 0;        // --filesize: size of each file (default size / nrfiles)
+  // fio's zone units (size=8z): these options given in zones of --zonesize (0: not in zones),
+  // turned into bytes when the run is planned (PlanRun), as fio does once the zone size is known.
+  uint32_t size_zones = 0, offset_zones = 0, io_size_zones = 0, offset_increment_zones = 0,
+           zoneskip_zones = 0;
   std::vector<std::pair<std::string, std::string>> own;  // this job's own settings ("job options")
 };
 

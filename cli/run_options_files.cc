@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/option_table.h"
+#include "cli/option_values.h"
 #include "cli/run_options.h"
 #include "stats/core/errors.h"
 
@@ -97,22 +98,6 @@ const std::vector<OptionDef>& FileRows() {
       {"dedupe_global", kFlag,
        [](RunOptions& o, const OptionValue& v) { o.spec.dedupe.global = v.number != 0; },
        "one working set for every job (their duplicates shared)", "0"},
-      {"zonemode",
-       kChoice,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.zone_mode = static_cast<engine::ZoneMode>(v.number);
-         if (o.spec.zone_mode == engine::ZoneMode::kZbd) throw UsageError(engine::kZbdRefusal);
-       },
-       "strided: I/O in one zone (--zonerange) until --zonesize bytes are done there, then "
-       "--zoneskip on; zbd (zoned block devices) is refused; none: no zones",
-       "none",
-       Also(),
-       {{"none", engine::ZoneMode::kNone},
-        {"strided", engine::ZoneMode::kStrided},
-        {"zbd", engine::ZoneMode::kZbd}}},
-      Row<kSize, &JobSpec::zone_size>("zonesize", "bytes done in a zone before moving on", "0"),
-      Row<kSize, &JobSpec::zone_range>("zonerange", "the size of a zone", "--zonesize"),
-      Row<kSize, &JobSpec::zone_skip>("zoneskip", "bytes skipped after each zone", "0"),
       {"verify", kText,
        [](RunOptions& o, const OptionValue& v) { o.spec.verify = engine::ParseVerifyKind(v.text); },
        "crc32c|md5|crc64|crc32|crc16|crc7|xxhash|meta|null|0: checksummed blocks, checked when "

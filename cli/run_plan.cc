@@ -59,6 +59,30 @@ std::string FormatFilename(std::string format, const std::string& jobname, uint3
   return format;
 }
 
+// fio's zone units (size=8z, offset=524z, ...): N zones of --zonesize, as fio's
+// zbd_recalc_options_with_zone_granularity turns them into bytes (before size is divided among
+// the files). fio leaves them unset without a zone size (size=2z would then mean the whole file):
+// iotail refuses that.
+void ApplyZoneUnits(RunOptions& job) {
+  engine::JobSpec& spec = job.spec;
+  const std::pair<uint32_t, uint64_t*> units[] = {
+      {job.size_zones, &spec.size},
+      {job.offset_zones, &spec.offset},
+      {job.io_size_zones, &spec.io_size},
+      {job.offset_increment_zones, &spec.offset_increment},
+      {job.zoneskip_zones, &spec.zone_skip}};
+  const char* names[] = {"size", "offset", "io_size", "offset_increment", "zoneskip"};
+  for (size_t i = 0; i < std::size(units); ++i) {
+    if (units[i].first == 0) continue;
+    if (spec.zone_size == 0) {
+      throw stats::UsageError(
+          fmt::format("--{}={}z: zone units need --zonesize (and --zonemode=zbd or strided)",
+                      names[i], units[i].first));
+    }
+    *units[i].second = uint64_t{units[i].first} * spec.zone_size;
+  }
+}
+
 // fio's files: a named job without a target uses NAME.CLONE.FILE (--filename_format; nrfiles per
 // clone, each clone its own), in --directory when given; a --filename list is every clone's.
 // Either way --size is a clone's total, divided among its files; --filesize gives each file's
@@ -179,6 +203,7 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
       !run.plan.named_jobs && jobs[0].spec.filenames.empty() && jobs[0].spec.uri.empty();
   for (RunOptions& job : jobs) {
     ChooseEngine(job, run.default_benchmark);
+    ApplyZoneUnits(job);
     if (run.default_benchmark) {
       ApplyDefaultBenchmark(job, run.temp->path, err);
     } else {

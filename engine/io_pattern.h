@@ -121,6 +121,14 @@ class IoPattern {
   // The next I/O in direction `dir` (for per-direction rate schedules, which choose directions).
   IoChoice Next(stats::Direction dir);
 
+  // The direction of the next I/O (rw, rwmixread), for a caller that adjusts it before Next(dir).
+  stats::Direction NextDirection() { return ChooseDirection(); }
+  // zonemode=zbd moved the last sequential I/O: the next one continues at `end` (absolute, in the
+  // same file), as fio's last_pos.
+  void ContinueAt(uint64_t end) {
+    if (mode_ == Mode::kSequential) seq_last_ = end - region_offset_;
+  }
+
   // Whether this pass over the region has no I/O left (never, for offsets with replacement).
   bool PassDone() const;
   // Begins a new pass: the sequential position back at the start, the random map empty, the

@@ -15,7 +15,9 @@
 
 #include "engine/clock.h"
 #include "engine/io/io_engine.h"
+#include "engine/io_scheduler.h"
 #include "engine/job_targets.h"
+#include "engine/nbd_target.h"
 #include "engine/steady_state_monitor.h"
 #include "engine/target.h"
 #include "engine/worker.h"
@@ -89,6 +91,10 @@ std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Tar
                                            : targets.files[f].path());
     }
     const Region region = WorkerRegion(spec, targets, files, w);
+    if (!targets.zones.empty()) {
+      plan.zones = targets.zones[files.front()];
+      plan.zoned_file_size = targets.capacity[files.front()];
+    }
     plan.region_offset = region.offset;
     plan.region_size = region.size;
     plan.file_end = region.file_end;
@@ -159,6 +165,7 @@ void CollectOutcomes(std::span<const JobSpec> specs,
       job.rate_shortfalls.push_back(workers[w]->rate_shortfall());
     }
     job.abandoned_ios += workers[w]->abandoned();
+    job.zone_resets.push_back(workers[w]->zone_resets());
     if (job.verify_failure.empty()) job.verify_failure = workers[w]->verify_failure();
     if (workers[w]->engine_error() != 0 && job.engine_error == 0) {
       job.engine_error = workers[w]->engine_error();
@@ -249,6 +256,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   Clock::Init();
   ProbeEngines(specs);
 
+  ZoneRegistry own_zones;  // zonemode=zbd, when the caller keeps none (RunJobsOptions::zones)
   RunOutcome out;
   out.clock_source = std::string(Clock::SourceName());
   out.jobs.resize(specs.size());
@@ -259,7 +267,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   for (size_t j = 0; j < specs.size(); ++j) {
     JobOutcome& job = out.jobs[j];
     job.first_worker = first_worker + static_cast<int>(workers.size());
-    targets.push_back(OpenTargets(specs[j], job, stop));
+    targets.push_back(OpenTargets(specs[j], job, stop, options.zones ? *options.zones : own_zones));
     for (auto& w : BuildWorkers(specs[j], targets.back(), job)) {
       workers.push_back(std::move(w));
       job_of_worker.push_back(j);

@@ -30,6 +30,7 @@
 #include "engine/interval_clock.h"
 #include "engine/job_spec.h"
 #include "engine/worker.h"
+#include "engine/zoned_file.h"
 #include "stats/core/sample_stats.h"
 #include "stats/core/steady_state.h"
 #include "stats/record/recorder.h"
@@ -52,6 +53,7 @@ struct JobOutcome {
   int engine_error = 0;                             // first engine-level errno, 0 if none
   uint64_t abandoned_ios = 0;                       // given up after the stop grace (ETIMEDOUT)
   uint64_t verified_blocks = 0;                     // --verify: blocks checked
+  std::vector<uint64_t> zone_resets;                // zonemode=zbd: zones reset, per worker
   std::string verify_failure;                       // the first block that failed, "" if none
   int first_worker = 0;                             // 0-based number of its first worker in the run
   // fio's rate_min/rate_iops_min: each clone that fell short and ended ("x: rate_iops_min=1000 not
@@ -83,6 +85,9 @@ struct RunJobsOptions {
   // output only, and is listed in RunOutcome::output_errors.
   std::function<void(const std::string&)> on_output_error;
   int first_worker = 0;  // where this run's worker numbering starts (fio's thread numbers)
+  // zonemode=zbd: the emulated zones of the run's files, kept from one call to the next (fio keeps
+  // a file's write pointers across stonewalled groups); nullptr: this call's own.
+  ZoneRegistry* zones = nullptr;
   // Called once, after the targets are open and the workers built, before anything runs: the
   // sinks (not owned) that get every closed interval, in this order, with the deltas of all
   // workers of all jobs in job order (histogram logs, the live report, SLA checks, metrics).

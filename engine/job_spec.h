@@ -67,11 +67,9 @@ enum class StatType { kStat, kLstat, kStatx };
 // norandommap, and does not trim I/Os of mixed sizes (as fio's LFSR).
 enum class RandomGenerator { kTausworthe, kLfsr, kTausworthe64 };
 
-// fio's zonemode: none, strided (engine/zone_stride.h), zbd (zoned block devices: refused).
+// fio's zonemode: none, strided (engine/zone_stride.h), zbd (fio's emulated zones on files and
+// non-zoned block devices: engine/zbd_access.h; zoned block devices are refused when opened).
 enum class ZoneMode { kNone, kStrided, kZbd };
-inline constexpr const char* kZbdRefusal =
-    "--zonemode=zbd: not supported (zoned block devices, and fio's zone emulation on other "
-    "targets, are not built yet); zonemode=strided is";
 
 // A rate limit: I/Os per second or bytes per second (0 = none). At most one of the two is set.
 struct RateLimit {
@@ -212,12 +210,22 @@ struct JobSpec {
   uint32_t thinktime_blocks = 1;   // --thinktime_blocks
   // fio's flow control (engine/flow_control.h): each clone's weight among the jobs of its flow_id
   // (0: none), and how long a held-back clone sleeps once its I/Os have completed (0: it yields).
-  // fio's zonemode, zonesize, zonerange (0: zonesize), zoneskip (engine/zone_stride.h); zbd is
-  // refused by Validate.
+  // fio's zonemode, zonesize, zonerange (0: zonesize), zoneskip (engine/zone_stride.h).
   ZoneMode zone_mode = ZoneMode::kNone;
   uint64_t zone_size = 0;
   uint64_t zone_range = 0;
   uint64_t zone_skip = 0;
+  // zonemode=zbd (engine/zbd_access.h): zonecapacity (0: zonesize), max_open_zones per file and
+  // job_max_open_zones per clone (0: no limit), zone_reset_threshold and zone_reset_frequency
+  // (0: no resets by them), read_beyond_wp, ignore_zone_limits (a device's own limits: emulated
+  // zones have none).
+  uint64_t zone_capacity = 0;
+  uint32_t max_open_zones = 0;
+  uint32_t job_max_open_zones = 0;
+  double zone_reset_threshold = 0;
+  double zone_reset_frequency = 0;
+  bool read_beyond_wp = false;
+  bool ignore_zone_limits = false;
   uint64_t ZoneRange() const { return zone_range != 0 ? zone_range : zone_size; }
   ZoneMode Zones() const { return zone_mode; }
   uint32_t flow = 0;
@@ -363,6 +371,7 @@ struct JobSpec {
   void ValidateWorkload() const;
   void ValidateTargets() const;
   void ValidateFileOperations() const;
+  void ValidateZbd() const;
 
  public:
   // Settles what depends on the engine: a synchronous engine does one I/O at a time, so iodepth > 1

@@ -3,11 +3,14 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <fstream>
+#include <string>
 #include <system_error>
 
 #include "engine/io_scheduler.h"
@@ -16,6 +19,86 @@
 
 namespace iotail::engine {
 
+namespace {
+
+// The zoned model the kernel gives block device `rdev` (/sys/.../queue/zoned: none, host-aware,
+// host-managed; a partition's is its disk's); "none" when sysfs does not say.
+std::string ZonedModel(dev_t rdev) {
+  const std::string dev = fmt::format("/sys/dev/block/{}:{}", major(rdev), minor(rdev));
+  for (const char* at : {"/queue/zoned", "/../queue/zoned"}) {
+    std::ifstream in(dev + at);
+    std::string model;
+    if (in >> model) return model;
+  }
+  return "none";
+}
+
+// fio's zbd_init_files for one file of a zonemode=zbd job (before it is opened): the file must
+// exist and hold a zone (fio's init_zone_info checks), and a block device must not be zoned
+// (iotail emulates zones only). Returns the file's status.
+struct stat CheckZonedTarget(const JobSpec& spec, const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) throw std::system_error(errno, std::generic_category(), "stat " + path);
+    throw stats::UsageError(fmt::format(
+        "--zonemode=zbd: '{}' does not exist; zones are emulated on an existing file or block "
+        "device of at least --zonesize ({} bytes), as fio (file/device size 0 is smaller than "
+        "zone size)",
+        path, spec.zone_size));
+  }
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+    throw stats::UsageError(
+        fmt::format("--zonemode=zbd: '{}' is neither a regular file nor a block device", path));
+  }
+  if (S_ISBLK(st.st_mode)) {
+    if (const std::string model = ZonedModel(st.st_rdev); model != "none") {
+      throw stats::UsageError(fmt::format(
+          "--zonemode=zbd: '{}' is a zoned block device ({}): iotail does not support "
+          "host-managed or host-aware zones yet (it emulates zones on regular files and "
+          "non-zoned block devices only)",
+          path, model));
+    }
+  }
+  return st;
+}
+
+// The file's emulated zones from the registry, made with this job's settings if it is the first
+// on the file; a later job must agree with them, as fio's zbd_setup_files checks.
+std::shared_ptr<ZonedFile> ZonesFor(const JobSpec& spec, const std::string& path,
+                                    const struct stat& st, uint64_t size, ZoneRegistry& registry) {
+  if (size < spec.zone_size) {
+    throw stats::UsageError(
+        fmt::format("--zonesize: '{}' is smaller than a zone (file/device size {} is smaller "
+                    "than zone size {})",
+                    path, size, spec.zone_size));
+  }
+  bool made = false;
+  const ZoneRegistry::Settings settings{
+      size, spec.zone_size, spec.zone_capacity != 0 ? spec.zone_capacity : spec.zone_size,
+      spec.max_open_zones};
+  auto zones = registry.Get(st.st_dev, st.st_ino, settings, &made);
+  if (zones->zone_size() != spec.zone_size) {
+    throw stats::UsageError(
+        fmt::format("--zonesize: {} does not match the zone size {} another job gave '{}'",
+                    spec.zone_size, zones->zone_size(), path));
+  }
+  if (spec.max_open_zones > 0 && zones->max_open() != spec.max_open_zones) {
+    throw stats::UsageError(fmt::format(
+        "--max_open_zones: {} differs from the {} another job gave '{}' (fio: different "
+        "'max_open_zones' values)",
+        spec.max_open_zones, zones->max_open(), path));
+  }
+  if (spec.job_max_open_zones != 0 && zones->max_open() == 0) {
+    throw stats::UsageError(
+        "--job_max_open_zones: not without a global open zones limit (--max_open_zones), as fio");
+  }
+  return zones;
+}
+
+}  // namespace
+
+// Which files of the job worker w does its I/O over (indices into the job's file list): all of
+// them, or with files_per_clone its own (fio's NAME.w.k: index k * numjobs + w).
 std::vector<size_t> FilesOf(const JobSpec& spec, size_t files, uint32_t w) {
   std::vector<size_t> out;
   if (!spec.files_per_clone) {
@@ -27,8 +110,6 @@ std::vector<size_t> FilesOf(const JobSpec& spec, size_t files, uint32_t w) {
   }
   return out;
 }
-
-namespace {
 
 // fio's get_start_offset for clone `clone` on a file of `capacity` bytes: offset (or its
 // percentage) plus clone x offset_increment (or its percentage), aligned up to the minimum block
@@ -53,6 +134,8 @@ uint64_t CloneOffset(const JobSpec& spec, uint64_t capacity, uint32_t clone) {
   }
   return offset;
 }
+
+namespace {
 
 // What fio prepares for its file and directory operation engines: filecreate and dircreate
 // nothing (fio's diskless engines); dirstat and dirdelete each directory (mkdir 0700, one that
@@ -88,7 +171,10 @@ void PrepareFileOperations(const JobSpec& spec, const TargetOptions& topt, Targe
 
 }  // namespace
 
-Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool>* stop) {
+// Opens (creates or safety-checks) every target. A file is laid out to the end of the last region
+// in it (--size from the last clone's offset that uses it).
+Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool>* stop,
+                    ZoneRegistry& zones) {
   Targets t;
   t.nbd = spec.ioengine == EngineKind::kNbd;
   t.diskless = spec.ioengine == EngineKind::kNull;
@@ -98,7 +184,7 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   // Trims destroy data as writes do: the same access and the same guard. fio's falloc, ftruncate
   // and e4defrag engines change the file whatever the direction: they open it for writing.
   topt.access = spec.HasWrites() || spec.HasTrims() || spec.ChangesFilesOnly() ? Access::kReadWrite
-                                                                                : Access::kRead;
+                                                                               : Access::kRead;
   topt.direct = spec.direct;
   topt.size = spec.size;
   topt.file_size = spec.file_size;
@@ -129,6 +215,8 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
     }
     topt.offset = spec.offset + spec.offset_increment * last_clone;
     const std::string& path = spec.filenames[f];
+    struct stat zoned {};
+    if (spec.Zones() == ZoneMode::kZbd) zoned = CheckZonedTarget(spec, path);
     t.files.emplace_back(path, topt);
     if (t.files.back().created()) out.created_files.push_back(path);
     if (!spec.ioscheduler.empty()) {
@@ -137,6 +225,12 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
       }
     }
     t.capacity.push_back(t.files.back().capacity());
+    if (spec.Zones() == ZoneMode::kZbd) {
+      // The zones cut the file as it was found (fio's real_file_size before its layout).
+      const uint64_t size =
+          S_ISBLK(zoned.st_mode) ? t.capacity.back() : static_cast<uint64_t>(zoned.st_size);
+      t.zones.push_back(ZonesFor(spec, path, zoned, size, zones));
+    }
   }
   if (t.nbd) {
     const uint64_t capacity = ProbeNbdExport(spec, stop).size;
@@ -149,6 +243,41 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   }
   return t;
 }
+
+namespace {
+
+// fio's zbd_zone_align_file_sizes: a job's region starts at a zone's start (its offset rounded up)
+// and ends at one (its size rounded down), but for a sequential reader's.
+void AlignToZones(const JobSpec& spec, const ZonedFile& zones, uint32_t w, Region& r) {
+  // fio aligns every job but a sequential reader (its td_ddir != TD_DDIR_READ).
+  if (r.offset >= uint64_t{zones.zones()} * zones.zone_size() || spec.rw == RwMode::kRead) return;
+  const auto note = [&](const std::string& what) {
+    if (w == 0) std::fprintf(stderr, "iotail run: note: %s: %s\n", spec.name.c_str(), what.c_str());
+  };
+  const auto too_small = [&] {
+    return stats::UsageError(fmt::format(
+        "--size: the region of '{}' (from offset {}) holds no whole zone of --zonesize={} (fio: "
+        "io_size must be at least one zone)",
+        spec.name, r.offset, zones.zone_size()));
+  };
+  const uint32_t first = zones.ZoneOf(r.offset);
+  if (r.offset != zones.Start(first)) {
+    const uint64_t at = zones.End(first);
+    if (at >= r.offset + r.size) throw too_small();
+    note(fmt::format("rounded up offset from {} to {}", r.offset, at));
+    r.size -= at - r.offset;
+    r.file_end -= at - r.offset;
+    r.offset = at;
+  }
+  const uint64_t end = zones.Start(zones.ZoneOf(r.offset + r.size));
+  if (r.offset + r.size != end) {
+    if (end <= r.offset) throw too_small();
+    note(fmt::format("rounded down io_size from {} to {}", r.size, end - r.offset));
+    r.size = end - r.offset;
+  }
+}
+
+}  // namespace
 
 Region WorkerRegion(const JobSpec& spec, const Targets& targets, const std::vector<size_t>& files,
                     uint32_t w) {
@@ -179,6 +308,7 @@ Region WorkerRegion(const JobSpec& spec, const Targets& targets, const std::vect
     if (size == 0 || size > after) size = after;
     r.size = size / unit * unit;
     r.file_end = after;
+    if (!targets.zones.empty()) AlignToZones(spec, *targets.zones[files.front()], w, r);
   }
   if (r.size < spec.MaxBlockSize()) {
     throw stats::UsageError(

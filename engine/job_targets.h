@@ -2,23 +2,26 @@
 // devices opened (created and laid out, or safety-checked: engine/target.h), the NBD export
 // probed, nothing for the null engine, and for fio's file and directory operation engines only
 // what fio prepares (their files laid out, or their directories made, or nothing); then which
-// files each clone does its I/O over and its region in them (fio's get_start_offset and size).
-// After the run, fio's unlink removes the job's files (or directories). Setup throws UsageError
-// for bad settings and refusals, std::system_error for OS failures. Used by RunJobs alone, on its
-// thread.
+// files each clone does its I/O over and its region in them (fio's get_start_offset and size);
+// with zonemode=zbd the files' emulated zones (engine/zoned_file.h) and each region aligned to
+// them as fio aligns it. After the run, fio's unlink removes the job's files (or directories).
+// Setup throws UsageError for bad settings and refusals, std::system_error for OS failures. Used
+// by RunJobs alone, on its thread.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "engine/job_runner.h"
 #include "engine/job_spec.h"
 #include "engine/target.h"
+#include "engine/zoned_file.h"
 
 namespace iotail::engine {
 
-// The targets of a job (files and devices, or the NBD export, or nothing for the null engine) and
+// The targets of a run (files and devices, or the NBD export, or nothing for the null engine) and
 // what each worker's region is measured against.
 struct Targets {
   std::vector<Target> files;  // empty for the nbd and null engines and the file operations
@@ -28,20 +31,24 @@ struct Targets {
   // engines' files, unless they were laid out (filestat, filedelete): their capacity is then
   // each file's size.
   bool diskless = false;
-  // The file and directory operation engines: no descriptor, the workers' engines get the paths.
-  bool by_path = false;
   size_t count = 0;                // files (1 for the export)
   std::vector<uint64_t> capacity;  // bytes of each file (or of the export)
+  // The file and directory operation engines: no descriptor, the workers' engines get the paths.
+  bool by_path = false;
+  // zonemode=zbd: each file's emulated zones (shared with the other jobs on it).
+  std::vector<std::shared_ptr<ZonedFile>> zones;
 };
 
 // Which files of the job worker w does its I/O over (indices into the job's file list): all of
 // them, or with files_per_clone its own (fio's NAME.w.k: index k * numjobs + w).
 std::vector<size_t> FilesOf(const JobSpec& spec, size_t files, uint32_t w);
-
-// Opens (creates or safety-checks) every target. A file is laid out to the end of the last region
-// in it (--size from the last clone's offset that uses it). Files it creates are listed in
-// out.created_files.
-Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool>* stop);
+// fio's get_start_offset for clone `clone` on a file of `capacity` bytes.
+uint64_t CloneOffset(const JobSpec& spec, uint64_t capacity, uint32_t clone);
+// Opens (creates or safety-checks) every target; with zonemode=zbd also finds (or makes, in
+// `zones`) each file's emulated zones, refusing a zoned block device and a file smaller than a
+// zone as fio's init_zone_info does.
+Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool>* stop,
+                    ZoneRegistry& zones);
 
 // Worker w's region: its offset (fio's get_start_offset on the smallest of its files), its size
 // in whole minimum blocks (--size, its percentage, or what the smallest file has after the

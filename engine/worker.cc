@@ -39,6 +39,9 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
     stride_.emplace(spec.zone_size, spec.ZoneRange(), spec.zone_skip, plan_.region_offset,
                     file_end);
   }
+  if (plan_.zones) {
+    zbd_.emplace(spec, plan_.zones, plan_.region_offset, plan_.region_size, plan_.zoned_file_size);
+  }
 }
 
 // fio's zonemode=strided, which fio drops for a job with more than one file.
@@ -88,7 +91,8 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
     struct stat st {};
     is_block_[f] = plan_.fds[f] >= 0 && fstat(plan_.fds[f], &st) == 0 && S_ISBLK(st.st_mode);
   }
-  buffer_size_ = (spec_.MaxBlockSize() + 4095) / 4096 * 4096;
+  // Trims carry no data: one page per slot will do.
+  buffer_size_ = spec_.HasTrims() ? 4096 : (spec_.MaxBlockSize() + 4095) / 4096 * 4096;
   const size_t total = static_cast<size_t>(buffer_size_) * depth;
   buffers_ = static_cast<char*>(std::aligned_alloc(4096, total));
   if (buffers_ == nullptr) throw std::system_error(ENOMEM, std::generic_category(), "I/O buffers");
@@ -172,6 +176,7 @@ void Worker::QueueRedo() {
 void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit) {
   QueueRedo();
   new_in_batch_ = 0;
+  zbd_wait_ = false;
   trims_in_batch_ = 0;
   flow_held_ = false;
   while (issue_new && free_count_ > 0 && (bytes_limit == 0 || issued_bytes < bytes_limit) &&
@@ -180,7 +185,12 @@ void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_li
       flow_held_ = true;
       break;
     }
-    const IoChoice c = stride_ ? stride_->Next(pattern_) : pattern_.Next();
+    IoChoice c;
+    if (zbd_) {
+      if (!NextZoned(c)) break;
+    } else {
+      c = stride_ ? stride_->Next(pattern_) : pattern_.Next();
+    }
     if (operates_on_files_ && !operated_[c.file] && !OperateOnce(c.file)) break;
     issued_bytes += c.bs;
     loop_bytes_ += c.bs;
@@ -305,6 +315,10 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
         }
         continue;
       }
+      if (zbd_ && !stopping && (zbd_eof_ || zbd_wait_)) {
+        if (!ZonedIdle(stop, times.stop_at_ns)) stopping = true;
+        continue;
+      }
       // Trims are done as they are chosen: nothing in flight, but the job goes on.
       if (trims_in_batch_ == 0 || stopping) break;
       if (trim_failed_ || (times.stop_at_ns != 0 && Clock::NowNs() >= times.stop_at_ns) ||
@@ -378,6 +392,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     if (res == 0 && slot.len > 0) res = -ENODATA;  // end of file: no progress possible
     --*in_flight;
     free_[free_count_++] = c.slot;
+    if (zbd_) zbd_->Completed(slot.dir, slot.offset, slot.len);
     if (res < 0) {
       rec.RecordError(static_cast<int>(-res));
       if (!spec_.KeepsGoing(slot.dir, static_cast<int>(-res))) {

@@ -42,6 +42,7 @@
 #include "engine/io_pattern.h"
 #include "engine/job_spec.h"
 #include "engine/rate_schedule.h"
+#include "engine/zbd_access.h"
 #include "engine/zone_stride.h"
 #include "stats/core/sample_stats.h"
 #include "stats/record/cpu_usage.h"
@@ -66,6 +67,10 @@ struct WorkerPlan {
   // direction (reads [0], writes [1]; only per_direction is set then).
   std::vector<RateSchedule> schedules;
   bool per_direction = false;
+  // zonemode=zbd: the emulated zones of the worker's one file (shared with every worker on it)
+  // and the file's size; the region is the worker's range of zones.
+  std::shared_ptr<ZonedFile> zones;
+  uint64_t zoned_file_size = 0;
 };
 
 struct WorkerTimes {
@@ -119,6 +124,8 @@ class Worker {
   // Loops (passes over the region) begun after the first: each dropped the region's page cache
   // when invalidate is on. Valid once Run has returned.
   uint64_t restarts() const { return restarts_; }
+  // zonemode=zbd: zones this worker reset (fio's nr_zone_resets); valid once Run has returned.
+  uint64_t zone_resets() const { return zbd_ ? zbd_->resets() : 0; }
   // When the do_verify read-back began (Clock::NowNs()), 0 if there was none; valid once Run has
   // returned. The read-backs are recorded as reads.
   uint64_t verify_start_ns() const { return verify_start_ns_; }
@@ -167,6 +174,17 @@ class Worker {
   std::unique_ptr<stats::Recorder> recorder_;
   IoPattern pattern_;
   std::optional<ZoneStride> stride_;  // zonemode=strided
+  // zonemode=zbd (engine/zbd_access.h): NextZoned gives the next I/O moved onto the zones, or
+  // false when none may be issued now: the pass is over (zbd_eof_, taken by NextLoopIfDone) or
+  // the I/O must wait for completions (zbd_wait_; kept in zbd_pending_ for the next try).
+  std::optional<ZbdAccess> zbd_;
+  std::optional<IoChoice> zbd_pending_;
+  bool zbd_eof_ = false;
+  bool zbd_wait_ = false;
+  bool NextZoned(IoChoice& c);
+  // The closed loop found nothing in flight after a zoned FillBatch that issued nothing: whether
+  // the worker goes on (waiting for other workers' writes, or over a new pass).
+  bool ZonedIdle(const std::atomic<bool>& stop, uint64_t stop_at_ns);
   char* buffers_ = nullptr;
   FastRandom refill_{0};                // --refill_buffers: the writes' data
   std::optional<DedupeFiller> dedupe_;  // --dedupe_percentage

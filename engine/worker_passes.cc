@@ -37,15 +37,20 @@ bool Worker::NextLoopIfDone() {
   }
   // In zones the pattern restarts within them (ZoneStride): only the bytes end a loop.
   const bool loop_over =
-      (!stride_ && pattern_.PassDone()) ||
+      (!stride_ && pattern_.PassDone()) || zbd_eof_ ||
       (!spec_.time_based && plan_.loop_bytes != 0 && loop_bytes_ >= plan_.loop_bytes);
   if (!loop_over) return true;
   ++loops_done_;
-  if (!spec_.time_based && spec_.io_size == 0 && loops_done_ >= spec_.loops) {
+  // A zoned pass that ended with nothing to do (no data to read, no zone to write) is not repeated
+  // for io_size or loops, which would spin: only time_based goes on (as fio, over fresh passes).
+  const bool idle_pass = zbd_eof_ && loop_bytes_ == 0 && !spec_.time_based;
+  zbd_eof_ = false;
+  if (idle_pass || (!spec_.time_based && spec_.io_size == 0 && loops_done_ >= spec_.loops)) {
     issue_over_ = true;
     return false;
   }
   pattern_.Restart();
+  if (zbd_) zbd_->NewPass();
   loop_bytes_ = 0;
   ++restarts_;
   if (plan_.invalidate) InvalidateRegion();
@@ -67,6 +72,36 @@ bool Worker::OperateOnce(uint32_t file) {
   if (Clock::NowNs() >= record_from_ns_) {
     recorder_->RecordOperation(operation_dir_, static_cast<uint64_t>(r));
   }
+  return true;
+}
+
+bool Worker::NextZoned(IoChoice& c) {
+  if (zbd_pending_) {
+    c = *zbd_pending_;
+    zbd_pending_.reset();
+  } else {
+    const stats::Direction dir = zbd_->Direction(pattern_.NextDirection());
+    c = pattern_.Next(dir);
+  }
+  const uint32_t own_in_flight = spec_.iodepth - static_cast<uint32_t>(free_count_);
+  switch (zbd_->Adjust(c, own_in_flight)) {
+    case ZbdAccess::Verdict::kAccept:
+      pattern_.ContinueAt(zbd_->SequentialNext(c));
+      return true;
+    case ZbdAccess::Verdict::kWait:
+      zbd_pending_ = c;
+      zbd_wait_ = true;
+      return false;
+    case ZbdAccess::Verdict::kEof:
+      zbd_eof_ = true;
+      return false;
+  }
+  return false;
+}
+
+bool Worker::ZonedIdle(const std::atomic<bool>& stop, uint64_t stop_at_ns) {
+  if (Stopped(stop) || (stop_at_ns != 0 && Clock::NowNs() >= stop_at_ns)) return false;
+  sched_yield();  // other workers' writes to complete, or a time_based job's next pass
   return true;
 }
 
@@ -129,7 +164,14 @@ void Worker::Trim(const IoChoice& c) {
   const int fd = plan_.fds[c.file];
   const uint64_t start = Clock::NowNs();
   int rc = 0;
-  if (fd < 0) {
+  if (zbd_) {
+    // zonemode=zbd: the trim resets its zone (fio's zbd_do_io_u_trim), no discard.
+    if (const int err = zbd_->Trim(c.offset); err != 0) {
+      recorder_->RecordError(-err);
+      if (!spec_.KeepsGoing(stats::Direction::kWrite, -err)) trim_failed_ = true;
+      return;
+    }
+  } else if (fd < 0) {
     // The null engine: nothing to trim, done at once.
   } else if (is_block_[c.file]) {
     uint64_t range[2] = {c.offset, c.bs};

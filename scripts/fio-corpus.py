@@ -12,7 +12,9 @@ directions that did I/O, the bytes of each direction for a job bounded by size, 
 (within 25% + 150 ms) for a timed one. A file iotail refuses is reported with iotail's reason; one
 fio cannot run is skipped with fio's. Prints a line per file and a summary; the exit status is 1
 when a file that both ran differs, or that iotail refuses while fio runs it (--allow-refused
-lists the files allowed to be refused), else 0; 77 when fio is not installed.
+lists the files allowed to be refused), else 0; 77 when fio is not installed. A comment line
+"; fio-corpus: make NAME SIZE" in a job file makes NAME (SIZE bytes, sparse) in each tool's
+directory before the run (fio's zonemode=zbd wants its file to exist).
 
 Point it at fio's own examples/ (a checkout of axboe/fio) to see where iotail stands on them; the
 test suite runs it on tests/data/fio-corpus (job files written for iotail, one per fio feature).
@@ -88,6 +90,11 @@ def run(tool, job, workdir, iotail, timeout):
     path = os.path.join(workdir, "job.fio")
     with open(path, "w") as f:
         f.write(job)
+    # A file the job file asks to exist before the run ("; fio-corpus: make NAME SIZE"): fio's
+    # zonemode=zbd emulates zones only on a file that is there when it starts.
+    for name, size in re.findall(r"(?m)^[;#]\s*fio-corpus:\s*make\s+(\S+)\s+(\S+)\s*$", job):
+        with open(os.path.join(workdir, os.path.basename(name)), "wb") as f:
+            f.truncate(parse_size(size))
     # fio's jobs as threads (as iotail's workers are): a forked job process is a session of its
     # own, which a timeout could not end with its parent.
     argv = (["fio", "--thread"] if tool == "fio" else [iotail, "run", "--live_format=none"]) + [

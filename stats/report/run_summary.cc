@@ -188,11 +188,12 @@ void TextDirection(std::string& out, Direction dir, const JobTotals& job, const 
   if (d.bytes == 0 || runtime_ms == 0) return;
   Out o(out);
   const DirFigures f = Figures(d, s, runtime_s);
-  fmt::format_to(o, "  {}: IOPS={}, BW={}/s ({}/s)({}/{}msec){}\n", DirectionName(dir),
-                 FioNumber(f.iops, FioUnits::kCount), FioNumber(f.bw_bytes, FioUnits::kBinaryBytes),
-                 FioNumber(f.bw_bytes, FioUnits::kDecimalBytes),
-                 FioNumber(static_cast<double>(d.bytes), FioUnits::kBinaryBytes), runtime_ms,
-                 dir == Direction::kWrite ? "; 0 zone resets" : "");
+  fmt::format_to(
+      o, "  {}: IOPS={}, BW={}/s ({}/s)({}/{}msec){}\n", DirectionName(dir),
+      FioNumber(f.iops, FioUnits::kCount), FioNumber(f.bw_bytes, FioUnits::kBinaryBytes),
+      FioNumber(f.bw_bytes, FioUnits::kDecimalBytes),
+      FioNumber(static_cast<double>(d.bytes), FioUnits::kBinaryBytes), runtime_ms,
+      dir == Direction::kWrite ? fmt::format("; {} zone resets", job.zone_resets) : std::string());
   // Rate-limited: lat counts from the intended start and has percentiles of its own (fio's
   // clat_percentiles and lat_percentiles both on).
   const bool sched = s.mode.rate_limited && f.lat_pct.size() == s.percentiles.size();

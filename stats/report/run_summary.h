@@ -60,6 +60,8 @@ struct JobTotals {
   uint32_t members = 1;     // the clones it sums (fio's jobs=N: numjobs with group_reporting)
   std::string description;  // fio's description (text "Description", JSON "desc", terse's last)
   std::optional<SteadyStateResult> steady_state;  // --steadystate: JSON "steadystate", text line
+  uint64_t zone_resets =
+      0;  // zonemode=zbd: zones reset (fio's "; N zone resets" on the write line)
 };
 
 // One device's /proc/diskstats over the run, as fio's disk_util (ticks in ms).

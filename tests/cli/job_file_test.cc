@@ -224,10 +224,12 @@ TEST_F(JobFileCorpusTest, TyposAndUnsupportedOptionsAreClearErrors) {
             std::string::npos)
       << r.err;
   // A value iotail lacks of an option it has: refused at its line, by name.
-  const std::string zbd = Write("zbd.fio", "[a]\nioengine=null\nsize=1m\nzonemode=zbd\n");
-  r = Run("iotail", zbd);
+  const std::string sg = Write("sg.fio", "[a]\nsize=1m\nioengine=sg\n");
+  r = Run("iotail", sg);
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(zbd + ":4: --zonemode=zbd: not supported"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(sg + ":3: --ioengine=sg: iotail does not support fio's sg engine"),
+            std::string::npos)
+      << r.err;
   r = Run("iotail", "--name=a --rw=randred");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("got 'randred', did you mean randread?"), std::string::npos) << r.err;

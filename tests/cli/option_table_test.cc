@@ -57,7 +57,7 @@ TEST(OptionTableTest, ValuesAreParsedByTheRowsType) {
   } catch (const stats::UsageError& e) {
     EXPECT_STREQ(e.what(), "--nr_files: expected 1..100000, got '0'");  // named as given
   }
-  EXPECT_EQ(ParseOptionValue(*FindRunOption("io_size"), "io_size", "64m").number, 64 << 20);
+  EXPECT_EQ(ParseOptionValue(*FindRunOption("filesize"), "filesize", "64m").number, 64 << 20);
   EXPECT_EQ(ParseOptionValue(*FindRunOption("runtime"), "runtime", "2").number, 2'000'000'000);
   // fio's thinktime: a bare number is microseconds.
   EXPECT_EQ(ParseOptionValue(*FindRunOption("thinktime"), "thinktime", "250").number, 250'000);

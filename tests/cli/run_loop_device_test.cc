@@ -250,3 +250,23 @@ TEST_F(RunLoopDeviceTest, TrimsDiscardTheDeviceAsFio) {
 }
 
 }  // namespace
+
+// zonemode=zbd on a block device that is not zoned: fio's emulated zones, as on a file. A
+// sequential writer of 3 zones and a reader of the whole device, in two groups: the reader reads
+// only what was written, in both tools.
+TEST_F(RunLoopDeviceTest, ZbdEmulatesZonesOnANonZonedDeviceAsFio) {
+  const std::string zones = " --filename=" + device_ +
+                            " --zonemode=zbd --zonesize=1m --bs=64k --direct=1 --ioengine=psync ";
+  const std::string args =
+      "--name=w" + zones + "--rw=write --size=3z --name=r --stonewall" + zones + "--rw=read";
+  for (const std::string tool : {"iotail", "fio"}) {
+    SCOPED_TRACE(tool);
+    if (tool == "fio" && Shell("command -v fio").status != 0) GTEST_SKIP() << "no fio";
+    const std::string bin =
+        tool == "fio" ? "fio" : std::string(IOTAIL_BINARY) + " run --live_format=none";
+    const Result r = Shell(bin + " " + args);
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("issued rwts: total=0,48,0,0"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("issued rwts: total=48,0,0,0"), std::string::npos) << r.output;
+  }
+}
