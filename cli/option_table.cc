@@ -126,6 +126,7 @@ std::vector<OptionGroup> AllOptionTables() {
           {"The engine and its queue", EngineOptionTable()},
           {"How a job does its I/O", IoBehaviourOptionTable()},
           {"Files, their layout and what the writes carry", FileOptionTable()},
+          {"Verified writes", VerifyOptionTable()},
           {"Jobs, groups and fio's switches", JobControlOptionTable()},
           {"Outputs, fio's logs and the metrics endpoint", LogOptionTable()},
           {"fio's options accepted with no effect in iotail", AcceptedOptionTable()}};

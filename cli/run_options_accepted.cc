@@ -41,6 +41,11 @@ const std::vector<OptionDef>& AcceptedRows() {
       {"disable_bw_measurement", kFlag, MeasuredAnyway,
        "accepted: iotail samples bandwidth and IOPS regardless (a note says so)", "0",
        Also("disable_bw")},
+      {"create_serialize", kFlag, AcceptOnly,
+       "accepted: iotail lays each job's files out when its group starts (fio's timing with 0; "
+       "with 1 fio lays every job's out before the first group: the same files, unless an earlier "
+       "group makes a later one's)",
+       "1"},
       // The options of fio's built-in profiles (tiobench, act): fio takes them in any job file and
       // does nothing with them there; so does iotail.
       {"threads", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},

@@ -148,6 +148,7 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   topt.fill = spec.HasReads() || (spec.HasWrites() && spec.overwrite);
   topt.content = spec.Content();
   topt.allow_create = spec.allow_file_create;
+  topt.fill_device = spec.fill_device;
   t.files.reserve(spec.filenames.size());
   for (size_t f = 0; f < spec.filenames.size(); ++f) {
     // The last clone that uses this file starts furthest in (offset_increment in bytes; a

@@ -137,6 +137,28 @@ struct JobSpec {
   bool verify_dump = false;  // --verify_dump: a bad block as read and as written, to files
   uint64_t verify_backlog = 0;
   uint64_t verify_backlog_batch = 0;
+  // --verify_interval: a header every N bytes of a block (0: fio's default, the block size; one
+  // that does not divide the block size is the block size too, as fio), and --verify_pattern: the
+  // blocks' data (engine/verify.h; empty: random).
+  uint32_t verify_interval = 0;
+  VerifyPattern verify_pattern;
+  // The blocks' format (refers to verify_pattern: valid as long as this spec).
+  VerifyFormat VerifyLayout() const {
+    VerifyFormat f(verify);
+    f.interval = verify_interval;
+    f.pattern = &verify_pattern;
+    return f;
+  }
+  // --fill_device/--fill_fs: a sequential write job on one regular file writes until the
+  // filesystem is full (ENOSPC or EDQUOT ends the job, not an error), from --offset to --size or,
+  // without a size, on (engine/target.h: kFillDeviceBytes).
+  bool fill_device = false;
+  // --verify_async: fio's verification threads (accepted, the blocks are checked inline: see
+  // cli/run_options_files.cc); kept for the summary.
+  uint32_t verify_async = 0;
+  // --error_dump (fio's default 0): a line on stderr for every I/O error; 0: only for those that
+  // end the job.
+  bool error_dump = false;
   bool zero_buffers = false;    // --zero_buffers: write zeros (default random data)
   bool refill_buffers = false;  // --refill_buffers: new random data for every write
   // --buffer_compress_percentage/_chunk, --buffer_pattern (engine/buffer_fill.h), zero_buffers.
@@ -316,6 +338,7 @@ struct JobSpec {
   void ValidateEngine() const;
   void ValidateRates() const;
   void ValidateWorkload() const;
+  void ValidateVerify() const;
   void ValidateTargets() const;
 
  public:

@@ -43,6 +43,7 @@ void JobSpec::Validate() const {
   ValidateEngine();
   ValidateRates();
   ValidateWorkload();
+  ValidateVerify();
   if (ioengine != EngineKind::kNbd) ValidateTargets();  // the export at --uri is the target
 }
 
@@ -222,7 +223,7 @@ void JobSpec::ValidateRates() const {
   }
 }
 
-// Validate: queue, batches, trims, verify, offsets, think time and CPUs.
+// Validate: queue, batches, trims, offsets, think time and CPUs.
 void JobSpec::ValidateWorkload() const {
   if (Zones() == ZoneMode::kZbd) {
     throw UsageError(kZbdRefusal);
@@ -265,35 +266,6 @@ void JobSpec::ValidateWorkload() const {
     if (ioengine == EngineKind::kNbd)
       throw UsageError("--rw=trim/randtrim: not with the nbd engine");
     if (verify != VerifyKind::kNone) throw UsageError("--verify: not with trims");
-  }
-  if (verify == VerifyKind::kNone && (verify_backlog != 0 || verify_dump)) {
-    throw UsageError(fmt::format("--{}: only with --verify",
-                                 verify_backlog != 0 ? "verify_backlog" : "verify_dump"));
-  }
-  if (verify != VerifyKind::kNone) {
-    if (MinBlockSize() != MaxBlockSize() || MinBlockSize() < kVerifyHeaderBytes) {
-      throw UsageError(fmt::format(
-          "--verify: needs one block size of at least {} bytes (not bsrange or bssplit)",
-          kVerifyHeaderBytes));
-    }
-    if (ioengine == EngineKind::kNbd) throw UsageError("--verify: not with --ioengine=nbd");
-    if (HasReads() && HasWrites()) {
-      throw UsageError("--verify: a write job, or a read job over blocks written with --verify");
-    }
-    if (ioengine == EngineKind::kNull || ioengine == EngineKind::kFalloc ||
-        ioengine == EngineKind::kFtruncate) {
-      throw UsageError(fmt::format("--verify: not with --ioengine={} (it transfers no data)",
-                                   EngineKindName(ioengine)));
-    }
-    // Without a backlog the read-back reads the whole region; with one, what was written.
-    if (HasWrites() && verify_backlog == 0 &&
-        (time_based || (IsRandom() && NoRandomMap()) || rw_modifier != 0 ||
-         random_distribution.kind != DistributionKind::kRandom)) {
-      throw UsageError(
-          "--verify: the writes must cover every block once (not time_based, norandommap, a "
-          "skewed random_distribution or rw=...:N), unless --verify_backlog reads back what was "
-          "written");
-    }
   }
   if (rw_modifier != 0 && !IsRandom() && rw_modifier % static_cast<int64_t>(MinBlockSize()) != 0) {
     throw UsageError(
@@ -348,6 +320,66 @@ void JobSpec::ValidateTargets() const {
   if (filenames.empty()) throw UsageError("--filename: no target given");
   for (const auto& f : filenames) {
     if (f.empty()) throw UsageError("--filename: empty file name in the list");
+  }
+}
+
+// Validate: verify (its kinds, intervals and patterns, what a job that verifies may do) and
+// fill_device.
+void JobSpec::ValidateVerify() const {
+  if (verify == VerifyKind::kNone && (verify_backlog != 0 || verify_dump)) {
+    throw UsageError(fmt::format("--{}: only with --verify",
+                                 verify_backlog != 0 ? "verify_backlog" : "verify_dump"));
+  }
+  if (verify != VerifyKind::kNone) {
+    if (MinBlockSize() != MaxBlockSize()) {
+      throw UsageError("--verify: needs one block size (not bsrange or bssplit)");
+    }
+    // fio's verify_interval: past the block size or not dividing it, the whole block.
+    const uint32_t bs = MinBlockSize();
+    const uint32_t step = verify_interval != 0 && verify_interval < bs && bs % verify_interval == 0
+                              ? verify_interval
+                              : bs;
+    if (verify == VerifyKind::kPattern && verify_pattern.size == 0) {
+      throw UsageError("--verify=pattern: needs --verify_pattern");
+    }
+    if (verify != VerifyKind::kPattern && step < kVerifyHeaderBytes) {
+      throw UsageError(fmt::format(
+          "--verify={}: iotail's header needs {} bytes: the block size{} must be at least that",
+          VerifyKindName(verify), kVerifyHeaderBytes, step != bs ? " and --verify_interval" : ""));
+    }
+    if (ioengine == EngineKind::kNbd) throw UsageError("--verify: not with --ioengine=nbd");
+    // A mixed job checks what its backlog reads back (fio's verify list), not its own reads;
+    // without a backlog iotail has no list of what was written to read back at the end.
+    if (HasReads() && HasWrites() && verify_backlog == 0) {
+      throw UsageError(
+          "--verify: a write job, a read job over blocks written with --verify, or a mixed job "
+          "with --verify_backlog");
+    }
+    if (ioengine == EngineKind::kNull || ioengine == EngineKind::kFalloc ||
+        ioengine == EngineKind::kFtruncate) {
+      throw UsageError(fmt::format("--verify: not with --ioengine={} (it transfers no data)",
+                                   EngineKindName(ioengine)));
+    }
+    // Without a backlog the read-back reads the whole region; with one, what was written.
+    if (HasWrites() && verify_backlog == 0 &&
+        (time_based || (IsRandom() && NoRandomMap()) || rw_modifier != 0 ||
+         random_distribution.kind != DistributionKind::kRandom)) {
+      throw UsageError(
+          "--verify: the writes must cover every block once (not time_based, norandommap, a "
+          "skewed random_distribution or rw=...:N), unless --verify_backlog reads back what was "
+          "written");
+    }
+  }
+  if (fill_device) {
+    // fio fills the filesystem first for a read job, and a random fill has no end to reach.
+    if (HasReads() || HasTrims() || IsRandom()) {
+      throw UsageError(
+          "--fill_device: a sequential write job only (iotail does not fill a "
+          "filesystem before reading it)");
+    }
+    if (filenames.size() != 1 || ioengine == EngineKind::kNbd || ioengine == EngineKind::kNull) {
+      throw UsageError("--fill_device: one file (or device), written through a file engine");
+    }
   }
 }
 

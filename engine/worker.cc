@@ -193,7 +193,7 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
   slot.intended_ns = intended_ns;
   char* buffer = buffers_ + static_cast<size_t>(s) * buffer_size_;
   if (spec_.verify != VerifyKind::kNone && c.dir == stats::Direction::kWrite) {
-    FillVerifiedBlock(buffer, c.bs, c.offset, c.file, spec_.randseed, spec_.verify);
+    FillVerifiedBlock(buffer, c.bs, c.offset, c.file, spec_.randseed, spec_.VerifyLayout());
   } else if (spec_.refill_buffers && c.dir == stats::Direction::kWrite && !content_.Fixed()) {
     // fio's refill_buffers: new data for every write (no two writes alike).
     if (dedupe_) {
@@ -367,19 +367,32 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     --*in_flight;
     free_[free_count_++] = c.slot;
     if (res < 0) {
-      rec.RecordError(static_cast<int>(-res));
-      if (!spec_.KeepsGoing(slot.dir, static_cast<int>(-res))) {
+      const int err = static_cast<int>(-res);
+      const bool goes_on = spec_.KeepsGoing(slot.dir, err);
+      if (!goes_on && spec_.fill_device && (err == ENOSPC || err == EDQUOT)) {
+        ok = false;  // fio's fill_device: full is the end of the job, not an error
+        continue;
+      }
+      rec.RecordError(err);
+      if (!goes_on || spec_.error_dump)
+        ReportIoError(slot.file, slot.dir, slot.offset, slot.len, err);
+      if (!goes_on) {
         ok = false;
         failed_io_ = true;
       }
       continue;
     }
+    // A mixed job's own reads are not checked (fio checks only what its verify list reads).
     if (spec_.verify != VerifyKind::kNone && slot.dir == stats::Direction::kRead &&
+        !spec_.HasWrites() &&
         !CheckBlock(buffers_ + static_cast<size_t>(c.slot) * buffer_size_, slot.len, slot.offset,
                     slot.file) &&
         !spec_.KeepsGoing(stats::Direction::kRead, EILSEQ)) {
       ok = false;
       failed_io_ = true;
+    }
+    if (spec_.fill_device && slot.dir == stats::Direction::kWrite) {
+      fill_end_ = std::max(fill_end_, slot.offset + slot.len);
     }
     const uint64_t done = c.done_ns;
     if (done >= record_from_ns) {

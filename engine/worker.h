@@ -170,7 +170,7 @@ class Worker {
   char* buffers_ = nullptr;
   FastRandom refill_{0};                // --refill_buffers: the writes' data
   std::optional<DedupeFiller> dedupe_;  // --dedupe_percentage
-  BufferContent content_;               // what the buffers hold (fio's buffer options)
+  BufferContent content_;  // what the buffers hold (fio's buffer options)
   uint32_t buffer_size_ = 0;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;  // free slot stack
@@ -186,7 +186,8 @@ class Worker {
   uint64_t abandoned_ = 0;      // I/Os given up when the grace ended
   int engine_error_ = 0;
   std::atomic<bool> terminate_{false};  // Terminate()
-  bool failed_io_ = false;              // an I/O error (or a failed check) stopped the worker
+  uint64_t fill_end_ = 0;   // fill_device: where the written bytes end (the read-back's end)
+  bool failed_io_ = false;  // an I/O error (or a failed check) stopped the worker
   bool Stopped(const std::atomic<bool>& stop) const {
     return stop.load(std::memory_order_relaxed) || terminate_.load(std::memory_order_relaxed);
   }
@@ -221,6 +222,8 @@ class Worker {
   bool trim_failed_ = false;
   uint64_t record_from_ns_ = 0;
   // Checks a block read (or read back); on a failure counts EILSEQ and keeps the first one.
+  void ReportIoError(uint32_t file, stats::Direction dir, uint64_t offset, uint32_t len,
+                     int err) const;
   bool CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file);
   // do_verify: reads back every block of this worker's files and checks it.
   void VerifyPass(const std::atomic<bool>& stop);
