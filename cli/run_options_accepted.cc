@@ -26,8 +26,9 @@ const std::vector<OptionDef>& AcceptedRows() {
        "accepted: io_uring files are always registered when possible", "1"},
       {"clat_percentiles", kFlag, AcceptOnly, "accepted: clat percentiles are always reported",
        "1"},
-      {"lat_percentiles", kFlag, AcceptOnly,
-       "accepted: lat percentiles are reported when lat is measured", "1"},
+      {"lat_percentiles", kFlag,
+       [](RunOptions& o, const OptionValue& v) { o.spec.lat_percentiles = v.number != 0; },
+       "accepted: lat percentiles are reported when lat is measured (not with cmdprio)", "1"},
       // fio's switches that turn its measurements off: iotail's cost nothing it needs to save, so
       // it measures anyway and says so (no figure in its report is left unmeasured).
       {"gtod_reduce", kFlag, MeasuredAnyway,

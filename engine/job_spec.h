@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/buffer_fill.h"
+#include "engine/cmdprio.h"
 #include "engine/numa.h"
 #include "engine/random_distribution.h"
 #include "engine/target.h"
@@ -230,6 +231,11 @@ struct JobSpec {
   NumaNodes numa_cpu_nodes;
   NumaMemPolicy numa_mem_policy;
   int ioprio_class = -1;
+  // fio's cmdprio_percentage, cmdprio_class, cmdprio, cmdprio_bssplit (libaio and io_uring): a
+  // share of the reads and writes at a priority of their own (engine/cmdprio.h), with latencies
+  // per priority; lat_percentiles as given (fio's per-priority latencies are then lat's: refused).
+  CmdPrioOptions cmdprio;
+  bool lat_percentiles = false;
   uint32_t flow_id = 0;
   uint64_t flow_sleep_ns = 0;
   // --ioengine: psync unless given, as fio (cli/run_plan.cc: the default benchmark takes the best
@@ -284,6 +290,7 @@ struct JobSpec {
   std::string write_lat_log;   // --write_lat_log=PREFIX: PREFIX_{slat,clat,lat}.N.log (ns)
   bool log_max_value = false;  // --log_max_value: a window's largest latency, not its mean
   bool log_offset = false;     // --log_offset: the value logs' offset column (0: windowed)
+  bool log_prio = false;       // --log_prio: the priority column as 0x%04x (0 in a window, as fio)
   bool HasValueLogs() const {
     return !write_bw_log.empty() || !write_iops_log.empty() || !write_lat_log.empty();
   }

@@ -118,6 +118,22 @@ void JobSpec::ValidateLogs() const {
 
 // Validate: what each engine takes.
 void JobSpec::ValidateEngine() const {
+  if (cmdprio.Any()) {
+    if (ioengine != EngineKind::kLibaio && ioengine != EngineKind::kIoUring) {
+      throw UsageError(fmt::format(
+          "--cmdprio_percentage/--cmdprio_bssplit: options of the libaio and io_uring engines "
+          "(not --ioengine={}), as in fio",
+          EngineKindName(ioengine)));
+    }
+    if (cmdprio.bssplit_given && (cmdprio.percentage[0] != 0 || cmdprio.percentage[1] != 0)) {
+      throw UsageError("--cmdprio_percentage and --cmdprio_bssplit are mutually exclusive");
+    }
+    if (lat_percentiles) {
+      throw UsageError(
+          "--lat_percentiles=1 with cmdprio: fio then reports each priority's total latency; "
+          "iotail keeps each priority's clat only (not built yet)");
+    }
+  }
   // Polled completions: io_uring's IOPOLL, or pvsync2's RWF_HIPRI. IOPOLL exists for O_DIRECT I/O
   // only (buffered I/O fails every I/O with EOPNOTSUPP), so say so before the run. They really
   // poll on a block device with poll queues, or a file system on one; a file the kernel cannot

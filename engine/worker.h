@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cmdprio.h"
 #include "engine/dedupe.h"
 #include "engine/flow_control.h"
 #include "engine/io/io_engine.h"
@@ -140,6 +141,9 @@ class Worker {
     uint32_t done;
     uint32_t file;
     stats::Direction dir;
+    uint16_t prio;    // cmdprio: the index of its priority (Recorder::RecordPrio)
+    uint16_t ioprio;  // the request's priority value (IoRequest::ioprio)
+    bool cmdprio;     // and whether cmdprio chose it (IoRequest::cmdprio)
   };
   void FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit);
   // Takes a free slot for a new I/O (intended start, or 0 in the closed loop) and appends it to
@@ -170,6 +174,11 @@ class Worker {
   char* buffers_ = nullptr;
   FastRandom refill_{0};                // --refill_buffers: the writes' data
   std::optional<DedupeFiller> dedupe_;  // --dedupe_percentage
+  // fio's cmdprio_*: each read or write's priority, drawn from cmdprio_rng_ (engine/cmdprio.h);
+  // job_ioprio_: prio/prioclass as an ioprio value (0: not set), set on every request.
+  std::optional<CmdPrio> cmdprio_;
+  FastRandom cmdprio_rng_{0};
+  uint16_t job_ioprio_ = 0;
   BufferContent content_;  // what the buffers hold (fio's buffer options)
   uint32_t buffer_size_ = 0;
   std::vector<Slot> slots_;
