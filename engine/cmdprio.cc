@@ -15,17 +15,18 @@ namespace iotail::engine {
 
 namespace {
 
-constexpr size_t kMaxEntries = 64;  // fio's BSSPLIT_MAX
+constexpr size_t kMaxCmdPrioEntries = 64;  // fio's BSSPLIT_MAX
 
-[[noreturn]] void Bad(std::string_view entry, std::string_view why) {
+[[noreturn]] void BadCmdPrioSplit(std::string_view entry, std::string_view why) {
   throw stats::UsageError(fmt::format("--cmdprio_bssplit: '{}': {}", entry, why));
 }
 
 // A block size with fio's suffixes (4k, 1M; powers of 1024, as bssplit's).
-uint64_t ParseBs(std::string_view entry, std::string_view text) {
+uint64_t ParseCmdPrioBs(std::string_view entry, std::string_view text) {
   uint64_t v = 0;
   const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p == text.data()) Bad(entry, "expected a block size (4k, 1m)");
+  if (ec != std::errc() || p == text.data())
+    BadCmdPrioSplit(entry, "expected a block size (4k, 1m)");
   std::string unit(p, text.data() + text.size());
   for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (unit.ends_with("ib")) unit.erase(unit.size() - 2, 1);  // KiB: as KB (kb_base=1024)
@@ -35,12 +36,12 @@ uint64_t ParseBs(std::string_view entry, std::string_view text) {
   if (unit == "k") shift = 10;
   if (unit == "m") shift = 20;
   if (unit == "g") shift = 30;
-  if (shift < 0) Bad(entry, "expected a block size (4k, 1m)");
+  if (shift < 0) BadCmdPrioSplit(entry, "expected a block size (4k, 1m)");
   return v << shift;
 }
 
 // A number as sscanf's %u reads one: the digits at the front, the rest left; false: none.
-bool ReadUnsigned(std::string_view& s, uint32_t& out) {
+bool ReadCmdPrioNumber(std::string_view& s, uint32_t& out) {
   size_t n = 0;
   while (n < s.size() && std::isdigit(static_cast<unsigned char>(s[n]))) ++n;
   if (n == 0) return false;
@@ -53,20 +54,20 @@ bool ReadUnsigned(std::string_view& s, uint32_t& out) {
 
 // BS[/PERC[/CLASS/LEVEL]]: as fio's sscanf("%m[^/]/%u/%u/%u"): the fields read up to the first
 // that does not match; three is an error, anything after the fourth is ignored.
-CmdPrioSplit ParseEntry(std::string_view entry) {
+CmdPrioSplit ParseCmdPrioEntry(std::string_view entry) {
   const size_t slash = entry.find('/');
   const std::string_view bs = entry.substr(0, slash);
-  if (bs.empty()) Bad(entry, "expected BS/PERC or BS/PERC/CLASS/LEVEL");
+  if (bs.empty()) BadCmdPrioSplit(entry, "expected BS/PERC or BS/PERC/CLASS/LEVEL");
   CmdPrioSplit out;
-  out.bs = ParseBs(entry, bs);
+  out.bs = ParseCmdPrioBs(entry, bs);
   uint32_t fields[3] = {};
   int matched = 0;
   std::string_view rest = slash == std::string_view::npos ? "" : entry.substr(slash);
   for (; matched < 3 && rest.starts_with('/'); ++matched) {
     rest.remove_prefix(1);
-    if (!ReadUnsigned(rest, fields[matched])) break;
+    if (!ReadCmdPrioNumber(rest, fields[matched])) break;
   }
-  if (matched == 2) Bad(entry, "a class needs its level: BS/PERC/CLASS/LEVEL");
+  if (matched == 2) BadCmdPrioSplit(entry, "a class needs its level: BS/PERC/CLASS/LEVEL");
   out.perc = std::min(fields[0], 100u);
   if (matched == 3)
     out.prio = IoprioValue(std::min<int>(fields[1], 3), std::min<int>(fields[2], 7));
@@ -75,15 +76,15 @@ CmdPrioSplit ParseEntry(std::string_view entry) {
 
 // One direction's list: its entries with a share, sorted by block size as fio sorts them (equal
 // block sizes keep their order here).
-std::vector<CmdPrioSplit> ParseList(std::string_view text) {
+std::vector<CmdPrioSplit> ParseCmdPrioList(std::string_view text) {
   std::vector<CmdPrioSplit> out;
   size_t count = 0;
   while (!text.empty()) {
     const size_t colon = text.find(':');
     const std::string_view entry = text.substr(0, colon);
     if (entry.empty()) break;  // fio stops at an empty entry
-    if (++count > kMaxEntries) Bad(entry, "more than 64 entries");
-    const CmdPrioSplit e = ParseEntry(entry);
+    if (++count > kMaxCmdPrioEntries) BadCmdPrioSplit(entry, "more than 64 entries");
+    const CmdPrioSplit e = ParseCmdPrioEntry(entry);
     if (e.perc != 0) out.push_back(e);
     if (colon == std::string_view::npos) break;
     text.remove_prefix(colon + 1);
@@ -102,12 +103,12 @@ void ParseCmdPrioBssplit(std::string_view text, CmdPrioOptions& out) {
     text.remove_suffix(1);
   const size_t comma = text.find(',');
   if (comma == std::string_view::npos) {
-    out.bssplit[0] = out.bssplit[1] = ParseList(text);
+    out.bssplit[0] = out.bssplit[1] = ParseCmdPrioList(text);
   } else {
-    out.bssplit[0] = ParseList(text.substr(0, comma));
+    out.bssplit[0] = ParseCmdPrioList(text.substr(0, comma));
     std::string_view w = text.substr(comma + 1);
     w = w.substr(0, w.find(','));  // a third part is the trims': fio ignores it for cmdprio
-    out.bssplit[1] = ParseList(w);
+    out.bssplit[1] = ParseCmdPrioList(w);
   }
   out.bssplit_given = !text.empty();
   // fio checks each block size's total when it builds its tables: the same error, earlier.

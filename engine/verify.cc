@@ -313,27 +313,29 @@ namespace {
 
 // fio's verify_interval as a step through the block: the interval when it divides the block,
 // the whole block otherwise.
-uint32_t Step(const VerifyFormat& f, uint32_t len) {
+uint32_t IntervalStep(const VerifyFormat& f, uint32_t len) {
   return f.interval != 0 && f.interval < len && len % f.interval == 0 ? f.interval : len;
 }
 
-bool HasPattern(const VerifyFormat& f) { return f.pattern != nullptr && f.pattern->size != 0; }
+bool HasVerifyPattern(const VerifyFormat& f) {
+  return f.pattern != nullptr && f.pattern->size != 0;
+}
 
 }  // namespace
 
 void FillVerifiedBlock(char* buf, uint32_t len, uint64_t offset, uint32_t file, uint64_t seed,
                        const VerifyFormat& format) {
   const VerifyKind kind = format.kind;
-  if (HasPattern(format)) FillPattern(buf, len, offset, *format.pattern);
+  if (HasVerifyPattern(format)) FillPattern(buf, len, offset, *format.pattern);
   if (kind == VerifyKind::kPattern) return;  // fio's verify=pattern: no header
-  const uint32_t step = Step(format, len);
+  const uint32_t step = IntervalStep(format, len);
   for (uint32_t at = 0; at < len; at += step) {
     char* const p = buf + at;
     const uint64_t where = offset + at;
     Header h{kMagic, static_cast<uint8_t>(kind), {}, step, file, where, seed};
     std::memcpy(p, &h, sizeof h);
     std::memset(p + kSumAt, 0, 16);
-    if (!HasPattern(format)) {
+    if (!HasVerifyPattern(format)) {
       uint64_t x = seed ^ where ^ (uint64_t{file} << 48);
       for (uint32_t i = kVerifyHeaderBytes; i < step; i += 8) {
         const uint64_t v = Mix(x);
@@ -351,7 +353,7 @@ VerifyCheck VerifyBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t
   VerifyCheck r;
   const VerifyKind kind = format.kind;
   if (kind == VerifyKind::kNull) return r;  // fio's verify=null: only pretends
-  const uint32_t step = Step(format, len);
+  const uint32_t step = IntervalStep(format, len);
   for (uint32_t at = 0; at < len; at += step) {
     const char* const p = buf + at;
     r.offset = offset + at;
@@ -371,7 +373,7 @@ VerifyCheck VerifyBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t
         return r;
       }
     }
-    if (HasPattern(format) && (kind == VerifyKind::kMeta || kind == VerifyKind::kPattern)) {
+    if (HasVerifyPattern(format) && (kind == VerifyKind::kMeta || kind == VerifyKind::kPattern)) {
       // As fio: the pattern after the header, at its place in the block.
       const PatternMismatch m =
           FindPatternMismatch(p + data, step - data, at + data, offset, *format.pattern);
