@@ -128,6 +128,7 @@ std::vector<OptionGroup> AllOptionTables() {
           {"Files, their layout and what the writes carry", FileOptionTable()},
           {"Opening files, and the file and directory operations", OpenOptionTable()},
           {"Zones (zonemode)", ZoneOptionTable()},
+          {"Verified writes", VerifyOptionTable()},
           {"Jobs, groups and fio's switches", JobControlOptionTable()},
           {"Outputs, fio's logs and the metrics endpoint", LogOptionTable()},
           {"fio's options accepted with no effect in iotail", AcceptedOptionTable()}};

@@ -26,8 +26,9 @@ const std::vector<OptionDef>& AcceptedRows() {
        "accepted: io_uring files are always registered when possible", "1"},
       {"clat_percentiles", kFlag, AcceptOnly, "accepted: clat percentiles are always reported",
        "1"},
-      {"lat_percentiles", kFlag, AcceptOnly,
-       "accepted: lat percentiles are reported when lat is measured", "1"},
+      {"lat_percentiles", kFlag,
+       [](RunOptions& o, const OptionValue& v) { o.spec.lat_percentiles = v.number != 0; },
+       "accepted: lat percentiles are reported when lat is measured (not with cmdprio)", "1"},
       // fio's switches that turn its measurements off: iotail's cost nothing it needs to save, so
       // it measures anyway and says so (no figure in its report is left unmeasured).
       {"gtod_reduce", kFlag, MeasuredAnyway,
@@ -41,6 +42,11 @@ const std::vector<OptionDef>& AcceptedRows() {
       {"disable_bw_measurement", kFlag, MeasuredAnyway,
        "accepted: iotail samples bandwidth and IOPS regardless (a note says so)", "0",
        Also("disable_bw")},
+      {"create_serialize", kFlag, AcceptOnly,
+       "accepted: iotail lays each job's files out when its group starts (fio's timing with 0; "
+       "with 1 fio lays every job's out before the first group: the same files, unless an earlier "
+       "group makes a later one's)",
+       "1"},
       // The options of fio's built-in profiles (tiobench, act): fio takes them in any job file and
       // does nothing with them there; so does iotail.
       {"threads", kText, AcceptOnly, "accepted and ignored, as fio (its tiobench profile's)"},

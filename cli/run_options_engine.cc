@@ -3,6 +3,10 @@
 // engine/io/io_engine.h for what each engine does with them.
 #include <fmt/format.h>
 
+#include <array>
+#include <charconv>
+#include <string_view>
+
 #include "cli/option_table.h"
 #include "cli/run_options.h"
 #include "stats/core/errors.h"
@@ -15,6 +19,25 @@ namespace {
 
 using engine::JobSpec;
 using enum ValueType;
+
+// fio's "N" (both directions) or "R,W" for an engine option between lo and hi.
+std::array<uint32_t, 2> ReadWritePair(const OptionValue& v, uint32_t lo, uint32_t hi) {
+  std::array<uint32_t, 2> out{};
+  const std::string_view t = v.text;
+  const size_t comma = t.find(',');
+  auto one = [&](std::string_view s) {
+    uint32_t x = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size() || x < lo || x > hi) {
+      throw UsageError(
+          fmt::format("--{}={}: expected N or R,W, each {} to {}", v.option, v.text, lo, hi));
+    }
+    return x;
+  };
+  out[0] = one(t.substr(0, comma));
+  out[1] = comma == std::string_view::npos ? out[0] : one(t.substr(comma + 1));
+  return out;
+}
 
 const std::vector<OptionDef>& EngineRows() {
   static const std::vector<OptionDef> table = {
@@ -69,6 +92,27 @@ const std::vector<OptionDef>& EngineRows() {
           "inplace",
           "e4defrag: allocate the donor's blocks before each move and free them after it, instead "
           "of once for the whole file"),
+      {"cmdprio_percentage", kText,
+       [](RunOptions& o, const OptionValue& v) {
+         o.spec.cmdprio.percentage = ReadWritePair(v, 0, 100);
+       },
+       "libaio, io_uring: this percent of the reads,writes at --cmdprio_class/--cmdprio (the "
+       "others at the job's priority); per-priority latencies in the summary",
+       "0"},
+      {"cmdprio_class", kText,
+       [](RunOptions& o, const OptionValue& v) { o.spec.cmdprio.cls = ReadWritePair(v, 1, 3); },
+       "libaio, io_uring: the class of cmdprio's I/Os (1 real-time, 2 best effort, 3 idle), or "
+       "R,W",
+       "1"},
+      {"cmdprio", kText,
+       [](RunOptions& o, const OptionValue& v) { o.spec.cmdprio.level = ReadWritePair(v, 0, 7); },
+       "libaio, io_uring: the level of cmdprio's I/Os (0 highest to 7), or R,W", "0"},
+      {"cmdprio_bssplit", kText,
+       [](RunOptions& o, const OptionValue& v) {
+         engine::ParseCmdPrioBssplit(v.text, o.spec.cmdprio);
+       },
+       "libaio, io_uring: BS/PERC[/CLASS/LEVEL]:... per block size (R,W lists): that percent of "
+       "its I/Os at that priority (without one, --cmdprio_class/--cmdprio's)"},
       Row<kCount, &JobSpec::uncached>(
           "uncached",
           "pvsync2: RWF_UNCACHED, refused (Linux never had it; ignored with --direct=1, as fio)",

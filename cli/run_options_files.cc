@@ -98,23 +98,10 @@ const std::vector<OptionDef>& FileRows() {
       {"dedupe_global", kFlag,
        [](RunOptions& o, const OptionValue& v) { o.spec.dedupe.global = v.number != 0; },
        "one working set for every job (their duplicates shared)", "0"},
-      {"verify", kText,
-       [](RunOptions& o, const OptionValue& v) { o.spec.verify = engine::ParseVerifyKind(v.text); },
-       "crc32c|md5|crc64|crc32|crc16|crc7|xxhash|meta|null|0: checksummed blocks, checked when "
-       "read (and read back); meta checks where a block belongs, null nothing",
-       "0"},
-      Row<kCount, &JobSpec::verify_backlog>(
-          "verify_backlog", "read back and check the written blocks every N completed writes", "0"),
-      Row<kCount, &JobSpec::verify_backlog_batch>(
-          "verify_backlog_batch", "of the waiting blocks, check this many at a time (0: all)", "0"),
-      Row<kFlag, &JobSpec::verify_dump>(
-          "verify_dump",
-          "dump a bad block as read and as written (FILE.OFFSET.received/.expected)"),
-      {"verify_fatal", kFlag, AcceptOnly,
-       "accepted: fio 3.33 ends the job at the first bad block either way, and so does iotail",
-       "0"},
-      Row<kFlag, &JobSpec::do_verify>(
-          "do_verify", "with --verify on a write job: read every block back after", "1"),
+      {"fill_device", kFlag, JobField<&JobSpec::fill_device>,
+       "write (sequentially, one file) until the filesystem is full: ENOSPC ends the job, "
+       "without --size the file has no end",
+       "0", Also("fill_fs")},
   };
   return table;
 }

@@ -152,6 +152,11 @@ const std::vector<OptionDef>& IoBehaviourRows() {
       {"ignore_error", kText, ParseIgnoreError,
        "READ,WRITE,VERIFY lists of errnos (ENOSPC:EIO or numbers) that do not stop the job; a "
        "list given continues its type (as fio)"},
+      Row<kFlag, &JobSpec::error_dump>(
+          "error_dump",
+          "a line on stderr for every I/O error, also those the job goes on after (0: only the "
+          "one that ends it)",
+          "0"),
       {"rate_iops", kText,
        [](RunOptions& o, const OptionValue& v) { ParseRate(v.text, v.option, false, o.spec); },
        "open loop at N I/Os per second per clone and direction, or R,W"},

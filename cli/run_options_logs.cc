@@ -114,6 +114,9 @@ const std::vector<OptionDef>& LogRows() {
           "log_max_value", "latency logs: the window's largest latency instead of its mean"),
       Row<kFlag, &JobSpec::log_offset>(
           "log_offset", "bw/iops/lat logs: an offset column (0, as in fio's windowed logs)"),
+      Row<kFlag, &JobSpec::log_prio>(
+          "log_prio",
+          "bw/iops/lat logs: the priority column as fio's 0x0000 (0 in a window, as fio's)"),
       {"prometheus", kText,
        [](RunOptions& o, const OptionValue& v) {
          if (v.text.empty()) throw UsageError("--prometheus: expected [ADDR:]PORT, e.g. 9100");

@@ -75,6 +75,7 @@ std::unique_ptr<stats::ValueLogSink> ValueLogs(const engine::JobSpec& spec, size
   o.lat_prefix = spec.write_lat_log;
   o.max_value = spec.log_max_value;
   o.log_offset = spec.log_offset;
+  o.log_prio = spec.log_prio;
   o.workers = static_cast<int>(spec.numjobs);
   o.first_number = first_number;
   o.first_delta = first_delta;

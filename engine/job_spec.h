@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/buffer_fill.h"
+#include "engine/cmdprio.h"
 #include "engine/numa.h"
 #include "engine/random_distribution.h"
 #include "engine/target.h"
@@ -146,6 +147,28 @@ struct JobSpec {
   bool verify_dump = false;  // --verify_dump: a bad block as read and as written, to files
   uint64_t verify_backlog = 0;
   uint64_t verify_backlog_batch = 0;
+  // --verify_interval: a header every N bytes of a block (0: fio's default, the block size; one
+  // that does not divide the block size is the block size too, as fio), and --verify_pattern: the
+  // blocks' data (engine/verify.h; empty: random).
+  uint32_t verify_interval = 0;
+  VerifyPattern verify_pattern;
+  // The blocks' format (refers to verify_pattern: valid as long as this spec).
+  VerifyFormat VerifyLayout() const {
+    VerifyFormat f(verify);
+    f.interval = verify_interval;
+    f.pattern = &verify_pattern;
+    return f;
+  }
+  // --fill_device/--fill_fs: a sequential write job on one regular file writes until the
+  // filesystem is full (ENOSPC or EDQUOT ends the job, not an error), from --offset to --size or,
+  // without a size, on (engine/target.h: kFillDeviceBytes).
+  bool fill_device = false;
+  // --verify_async: fio's verification threads (accepted, the blocks are checked inline: see
+  // cli/run_options_files.cc); kept for the summary.
+  uint32_t verify_async = 0;
+  // --error_dump (fio's default 0): a line on stderr for every I/O error; 0: only for those that
+  // end the job.
+  bool error_dump = false;
   bool zero_buffers = false;    // --zero_buffers: write zeros (default random data)
   bool refill_buffers = false;  // --refill_buffers: new random data for every write
   // --buffer_compress_percentage/_chunk, --buffer_pattern (engine/buffer_fill.h), zero_buffers.
@@ -237,6 +260,11 @@ struct JobSpec {
   NumaNodes numa_cpu_nodes;
   NumaMemPolicy numa_mem_policy;
   int ioprio_class = -1;
+  // fio's cmdprio_percentage, cmdprio_class, cmdprio, cmdprio_bssplit (libaio and io_uring): a
+  // share of the reads and writes at a priority of their own (engine/cmdprio.h), with latencies
+  // per priority; lat_percentiles as given (fio's per-priority latencies are then lat's: refused).
+  CmdPrioOptions cmdprio;
+  bool lat_percentiles = false;
   uint32_t flow_id = 0;
   uint64_t flow_sleep_ns = 0;
   // --ioengine: psync unless given, as fio (cli/run_plan.cc: the default benchmark takes the best
@@ -295,6 +323,7 @@ struct JobSpec {
   std::string write_lat_log;   // --write_lat_log=PREFIX: PREFIX_{slat,clat,lat}.N.log (ns)
   bool log_max_value = false;  // --log_max_value: a window's largest latency, not its mean
   bool log_offset = false;     // --log_offset: the value logs' offset column (0: windowed)
+  bool log_prio = false;       // --log_prio: the priority column as 0x%04x (0 in a window, as fio)
   bool HasValueLogs() const {
     return !write_bw_log.empty() || !write_iops_log.empty() || !write_lat_log.empty();
   }
@@ -369,6 +398,7 @@ struct JobSpec {
   void ValidateEngine() const;
   void ValidateRates() const;
   void ValidateWorkload() const;
+  void ValidateVerify() const;
   void ValidateTargets() const;
   void ValidateFileOperations() const;
   void ValidateZbd() const;

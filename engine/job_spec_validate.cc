@@ -44,6 +44,7 @@ void JobSpec::Validate() const {
   ValidateRates();
   ValidateWorkload();
   ValidateFileOperations();
+  ValidateVerify();
   if (ioengine != EngineKind::kNbd) ValidateTargets();  // the export at --uri is the target
 }
 
@@ -119,6 +120,22 @@ void JobSpec::ValidateLogs() const {
 
 // Validate: what each engine takes.
 void JobSpec::ValidateEngine() const {
+  if (cmdprio.Any()) {
+    if (ioengine != EngineKind::kLibaio && ioengine != EngineKind::kIoUring) {
+      throw UsageError(fmt::format(
+          "--cmdprio_percentage/--cmdprio_bssplit: options of the libaio and io_uring engines "
+          "(not --ioengine={}), as in fio",
+          EngineKindName(ioengine)));
+    }
+    if (cmdprio.bssplit_given && (cmdprio.percentage[0] != 0 || cmdprio.percentage[1] != 0)) {
+      throw UsageError("--cmdprio_percentage and --cmdprio_bssplit are mutually exclusive");
+    }
+    if (lat_percentiles) {
+      throw UsageError(
+          "--lat_percentiles=1 with cmdprio: fio then reports each priority's total latency; "
+          "iotail keeps each priority's clat only (not built yet)");
+    }
+  }
   // Polled completions: io_uring's IOPOLL, or pvsync2's RWF_HIPRI. IOPOLL exists for O_DIRECT I/O
   // only (buffered I/O fails every I/O with EOPNOTSUPP), so say so before the run. They really
   // poll on a block device with poll queues, or a file system on one; a file the kernel cannot
@@ -316,7 +333,7 @@ void JobSpec::ValidateZbd() const {
   }
 }
 
-// Validate: queue, batches, trims, verify, offsets, think time and CPUs.
+// Validate: queue, batches, trims, offsets, think time and CPUs.
 void JobSpec::ValidateWorkload() const {
   if (Zones() == ZoneMode::kZbd) ValidateZbd();
   if (Zones() == ZoneMode::kNone && zone_size != 0) {
@@ -357,34 +374,6 @@ void JobSpec::ValidateWorkload() const {
     if (ioengine == EngineKind::kNbd)
       throw UsageError("--rw=trim/randtrim: not with the nbd engine");
     if (verify != VerifyKind::kNone) throw UsageError("--verify: not with trims");
-  }
-  if (verify == VerifyKind::kNone && (verify_backlog != 0 || verify_dump)) {
-    throw UsageError(fmt::format("--{}: only with --verify",
-                                 verify_backlog != 0 ? "verify_backlog" : "verify_dump"));
-  }
-  if (verify != VerifyKind::kNone) {
-    if (MinBlockSize() != MaxBlockSize() || MinBlockSize() < kVerifyHeaderBytes) {
-      throw UsageError(fmt::format(
-          "--verify: needs one block size of at least {} bytes (not bsrange or bssplit)",
-          kVerifyHeaderBytes));
-    }
-    if (ioengine == EngineKind::kNbd) throw UsageError("--verify: not with --ioengine=nbd");
-    if (HasReads() && HasWrites()) {
-      throw UsageError("--verify: a write job, or a read job over blocks written with --verify");
-    }
-    if (ioengine == EngineKind::kNull || ChangesFilesOnly()) {
-      throw UsageError(fmt::format("--verify: not with --ioengine={} (it transfers no data)",
-                                   EngineKindName(ioengine)));
-    }
-    // Without a backlog the read-back reads the whole region; with one, what was written.
-    if (HasWrites() && verify_backlog == 0 &&
-        (time_based || (IsRandom() && NoRandomMap()) || rw_modifier != 0 ||
-         random_distribution.kind != DistributionKind::kRandom)) {
-      throw UsageError(
-          "--verify: the writes must cover every block once (not time_based, norandommap, a "
-          "skewed random_distribution or rw=...:N), unless --verify_backlog reads back what was "
-          "written");
-    }
   }
   if (rw_modifier != 0 && !IsRandom() && rw_modifier % static_cast<int64_t>(MinBlockSize()) != 0) {
     throw UsageError(
@@ -439,6 +428,65 @@ void JobSpec::ValidateTargets() const {
   if (filenames.empty()) throw UsageError("--filename: no target given");
   for (const auto& f : filenames) {
     if (f.empty()) throw UsageError("--filename: empty file name in the list");
+  }
+}
+
+// Validate: verify (its kinds, intervals and patterns, what a job that verifies may do) and
+// fill_device.
+void JobSpec::ValidateVerify() const {
+  if (verify == VerifyKind::kNone && (verify_backlog != 0 || verify_dump)) {
+    throw UsageError(fmt::format("--{}: only with --verify",
+                                 verify_backlog != 0 ? "verify_backlog" : "verify_dump"));
+  }
+  if (verify != VerifyKind::kNone) {
+    if (MinBlockSize() != MaxBlockSize()) {
+      throw UsageError("--verify: needs one block size (not bsrange or bssplit)");
+    }
+    // fio's verify_interval: past the block size or not dividing it, the whole block.
+    const uint32_t bs = MinBlockSize();
+    const uint32_t step = verify_interval != 0 && verify_interval < bs && bs % verify_interval == 0
+                              ? verify_interval
+                              : bs;
+    if (verify == VerifyKind::kPattern && verify_pattern.size == 0) {
+      throw UsageError("--verify=pattern: needs --verify_pattern");
+    }
+    if (verify != VerifyKind::kPattern && step < kVerifyHeaderBytes) {
+      throw UsageError(fmt::format(
+          "--verify={}: iotail's header needs {} bytes: the block size{} must be at least that",
+          VerifyKindName(verify), kVerifyHeaderBytes, step != bs ? " and --verify_interval" : ""));
+    }
+    if (ioengine == EngineKind::kNbd) throw UsageError("--verify: not with --ioengine=nbd");
+    // A mixed job checks what its backlog reads back (fio's verify list), not its own reads;
+    // without a backlog iotail has no list of what was written to read back at the end.
+    if (HasReads() && HasWrites() && verify_backlog == 0) {
+      throw UsageError(
+          "--verify: a write job, a read job over blocks written with --verify, or a mixed job "
+          "with --verify_backlog");
+    }
+    if (ioengine == EngineKind::kNull || ChangesFilesOnly()) {
+      throw UsageError(fmt::format("--verify: not with --ioengine={} (it transfers no data)",
+                                   EngineKindName(ioengine)));
+    }
+    // Without a backlog the read-back reads the whole region; with one, what was written.
+    if (HasWrites() && verify_backlog == 0 &&
+        (time_based || (IsRandom() && NoRandomMap()) || rw_modifier != 0 ||
+         random_distribution.kind != DistributionKind::kRandom)) {
+      throw UsageError(
+          "--verify: the writes must cover every block once (not time_based, norandommap, a "
+          "skewed random_distribution or rw=...:N), unless --verify_backlog reads back what was "
+          "written");
+    }
+  }
+  if (fill_device) {
+    // fio fills the filesystem first for a read job, and a random fill has no end to reach.
+    if (HasReads() || HasTrims() || IsRandom()) {
+      throw UsageError(
+          "--fill_device: a sequential write job only (iotail does not fill a "
+          "filesystem before reading it)");
+    }
+    if (filenames.size() != 1 || ioengine == EngineKind::kNbd || ioengine == EngineKind::kNull) {
+      throw UsageError("--fill_device: one file (or device), written through a file engine");
+    }
   }
 }
 

@@ -199,6 +199,7 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   topt.fill = spec.HasReads() || (spec.HasWrites() && spec.overwrite);
   topt.content = spec.Content();
   topt.allow_create = spec.allow_file_create;
+  topt.fill_device = spec.fill_device;
   if (spec.FileOperations()) {
     PrepareFileOperations(spec, topt, t, out);
     return t;

@@ -150,6 +150,19 @@ bool LayOut(const std::string& path, std::optional<uint64_t> size, const TargetO
   return !exists;  // a missing file without a size was refused above
 }
 
+// fio's fill_device: a missing file is created empty (its directories too), to be written until
+// the filesystem is full. Returns true.
+bool CreateEmpty(const std::string& path) {
+  for (size_t slash = path.find('/', 1); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    (void)mkdir(path.substr(0, slash).c_str(), 0700);  // open() reports what failed
+  }
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) ThrowErrno(fmt::format("create '{}'", path));
+  close(fd);
+  return true;
+}
+
 // The block device numbers of the active swap areas (/proc/swaps names their paths).
 std::vector<dev_t> SwapDevices() {
   std::vector<dev_t> out;
@@ -327,7 +340,9 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
       }
     }
   }
-  if (!block_device_) {
+  if (!block_device_ && options.fill_device) {
+    created_ = !exists && CreateEmpty(path_);
+  } else if (!block_device_) {
     created_ = LayOut(path_, exists ? std::optional<uint64_t>(st.st_size) : std::nullopt, options);
   }
   int flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | options.sync_flags;
@@ -365,6 +380,9 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
     // A file laid out without data (a write job) may be shorter: its writes extend it.
     if (!options.fill && write) {
       capacity_ = std::max({capacity_, options.offset + options.size, options.file_size});
+    }
+    if (options.fill_device && write && options.size == 0) {
+      capacity_ = std::max(capacity_, options.offset + kFillDeviceBytes);
     }
   }
   // fio's invalidate (its default): start from a cold page cache; and its fadvise_hint. Both are

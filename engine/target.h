@@ -22,6 +22,10 @@ namespace iotail::engine {
 
 enum class Access { kRead, kReadWrite };
 
+// The capacity of a regular file written with fill_device and no size (fio's size of -1): 1 PiB,
+// more than any filesystem here has free.
+inline constexpr uint64_t kFillDeviceBytes = uint64_t{1} << 50;
+
 // fio's fallocate=: how a file being made is preallocated. none; native: fallocate(2) mode 0 (none
 // where the filesystem cannot); posix: posix_fallocate(3); keep: FALLOC_FL_KEEP_SIZE (allocated,
 // size unchanged); truncate: ftruncate(2) to the size (sparse).
@@ -45,6 +49,10 @@ struct TargetOptions {
   // offset + size. An existing file is only extended, never recreated (fio unlinks a short one).
   FallocateMode fallocate = FallocateMode::kNative;
   bool fill = true;
+  // fio's fill_device on a regular file: created if missing, neither preallocated nor written,
+  // its capacity offset + size or, without a size, kFillDeviceBytes (a write job runs on until
+  // ENOSPC). Devices keep their size.
+  bool fill_device = false;
   BufferContent content;
   bool allow_create = true;
 };

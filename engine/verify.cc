@@ -175,6 +175,7 @@ void Sum(const char* buf, uint32_t len, VerifyKind kind, uint8_t sum[16]) {
       Md5Zeroed(reinterpret_cast<const uint8_t*>(buf), len, kSumAt, 16, sum);
       return;
     case VerifyKind::kMeta:
+    case VerifyKind::kPattern:
     case VerifyKind::kNull:
     case VerifyKind::kNone:
       return;
@@ -200,9 +201,10 @@ struct KindName {
   VerifyKind kind;
 };
 constexpr KindName kKindNames[] = {
-    {"crc32c", VerifyKind::kCrc32c}, {"md5", VerifyKind::kMd5},     {"crc64", VerifyKind::kCrc64},
-    {"crc32", VerifyKind::kCrc32},   {"crc16", VerifyKind::kCrc16}, {"crc7", VerifyKind::kCrc7},
-    {"xxhash", VerifyKind::kXxhash}, {"meta", VerifyKind::kMeta},   {"null", VerifyKind::kNull},
+    {"crc32c", VerifyKind::kCrc32c},   {"md5", VerifyKind::kMd5},     {"crc64", VerifyKind::kCrc64},
+    {"crc32", VerifyKind::kCrc32},     {"crc16", VerifyKind::kCrc16}, {"crc7", VerifyKind::kCrc7},
+    {"xxhash", VerifyKind::kXxhash},   {"meta", VerifyKind::kMeta},   {"null", VerifyKind::kNull},
+    {"pattern", VerifyKind::kPattern},
 };
 }  // namespace
 
@@ -213,9 +215,9 @@ VerifyKind ParseVerifyKind(const std::string& text) {
     if (text == k.name) return k.kind;
   }
   throw stats::UsageError(fmt::format(
-      "--verify: expected crc32c, md5, crc64, crc32, crc16, crc7, xxhash, meta, null or 0 "
+      "--verify: expected crc32c, md5, crc64, crc32, crc16, crc7, xxhash, meta, pattern, null or 0 "
       "(iotail does not do '{}'{})",
-      text, text.starts_with("sha") || text == "pattern" ? ": not built yet" : ""));
+      text, text.starts_with("sha") ? ": not built yet" : ""));
 }
 
 const char* VerifyKindName(VerifyKind kind) {
@@ -307,41 +309,100 @@ void Md5(const void* data, size_t len, uint8_t digest[16]) {
   Md5Zeroed(static_cast<const uint8_t*>(data), len, 0, 0, digest);
 }
 
+namespace {
+
+// fio's verify_interval as a step through the block: the interval when it divides the block,
+// the whole block otherwise.
+uint32_t IntervalStep(const VerifyFormat& f, uint32_t len) {
+  return f.interval != 0 && f.interval < len && len % f.interval == 0 ? f.interval : len;
+}
+
+bool HasVerifyPattern(const VerifyFormat& f) {
+  return f.pattern != nullptr && f.pattern->size != 0;
+}
+
+}  // namespace
+
 void FillVerifiedBlock(char* buf, uint32_t len, uint64_t offset, uint32_t file, uint64_t seed,
-                       VerifyKind kind) {
-  Header h{kMagic, static_cast<uint8_t>(kind), {}, len, file, offset, seed};
-  std::memcpy(buf, &h, sizeof h);
-  uint64_t x = seed ^ offset ^ (uint64_t{file} << 48);
-  for (uint32_t at = kVerifyHeaderBytes; at < len; at += 8) {
-    const uint64_t v = Mix(x);
-    std::memcpy(buf + at, &v, std::min<uint32_t>(8, len - at));
+                       const VerifyFormat& format) {
+  const VerifyKind kind = format.kind;
+  if (HasVerifyPattern(format)) FillPattern(buf, len, offset, *format.pattern);
+  if (kind == VerifyKind::kPattern) return;  // fio's verify=pattern: no header
+  const uint32_t step = IntervalStep(format, len);
+  for (uint32_t at = 0; at < len; at += step) {
+    char* const p = buf + at;
+    const uint64_t where = offset + at;
+    Header h{kMagic, static_cast<uint8_t>(kind), {}, step, file, where, seed};
+    std::memcpy(p, &h, sizeof h);
+    std::memset(p + kSumAt, 0, 16);
+    if (!HasVerifyPattern(format)) {
+      uint64_t x = seed ^ where ^ (uint64_t{file} << 48);
+      for (uint32_t i = kVerifyHeaderBytes; i < step; i += 8) {
+        const uint64_t v = Mix(x);
+        std::memcpy(p + i, &v, std::min<uint32_t>(8, step - i));
+      }
+    }
+    uint8_t sum[16];
+    Sum(p, step, kind, sum);
+    std::memcpy(p + kSumAt, sum, 16);
   }
-  uint8_t sum[16];
-  Sum(buf, len, kind, sum);
-  std::memcpy(buf + kSumAt, sum, 16);
+}
+
+VerifyCheck VerifyBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file,
+                        const VerifyFormat& format) {
+  VerifyCheck r;
+  const VerifyKind kind = format.kind;
+  if (kind == VerifyKind::kNull) return r;  // fio's verify=null: only pretends
+  const uint32_t step = IntervalStep(format, len);
+  for (uint32_t at = 0; at < len; at += step) {
+    const char* const p = buf + at;
+    r.offset = offset + at;
+    const uint32_t data = kind == VerifyKind::kPattern ? 0 : kVerifyHeaderBytes;
+    if (kind != VerifyKind::kPattern) {
+      Header h;
+      std::memcpy(&h, p, sizeof h);
+      if (h.magic != kMagic) {
+        r.ok = false;
+        std::snprintf(r.why, sizeof r.why, "no verify header (bad magic)");
+        return r;
+      }
+      if (h.offset != r.offset || h.file != file || h.len != step) {
+        r.ok = false;
+        std::snprintf(r.why, sizeof r.why, "header for offset %llu, len %u",
+                      static_cast<unsigned long long>(h.offset), h.len);
+        return r;
+      }
+    }
+    if (HasVerifyPattern(format) && (kind == VerifyKind::kMeta || kind == VerifyKind::kPattern)) {
+      // As fio: the pattern after the header, at its place in the block.
+      const PatternMismatch m =
+          FindPatternMismatch(p + data, step - data, at + data, offset, *format.pattern);
+      if (m.at != step - data) {
+        r.ok = false;
+        // The byte's place in the interval (fio counts from the end of its own header).
+        std::snprintf(r.why, sizeof r.why,
+                      "pattern: got 0x%02x, wanted 0x%02x at byte %u (%d bad bits)", m.got,
+                      m.wanted, m.at + data, __builtin_popcount(m.got ^ m.wanted));
+        return r;
+      }
+      continue;
+    }
+    uint8_t sum[16];
+    Sum(p, step, kind, sum);
+    if (std::memcmp(sum, p + kSumAt, 16) != 0) {
+      r.ok = false;
+      std::snprintf(r.why, sizeof r.why, "%s mismatch", VerifyKindName(kind));
+      return r;
+    }
+  }
+  return r;
 }
 
 bool CheckVerifiedBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file,
-                        VerifyKind kind, char* why) {
-  if (kind == VerifyKind::kNull) return true;  // fio's verify=null: only pretends
-  Header h;
-  std::memcpy(&h, buf, sizeof h);
-  if (h.magic != kMagic) {
-    std::snprintf(why, 64, "no verify header (bad magic)");
-    return false;
-  }
-  if (h.offset != offset || h.file != file || h.len != len) {
-    std::snprintf(why, 64, "header for offset %llu, len %u",
-                  static_cast<unsigned long long>(h.offset), h.len);
-    return false;
-  }
-  uint8_t sum[16];
-  Sum(buf, len, kind, sum);
-  if (std::memcmp(sum, buf + kSumAt, 16) != 0) {
-    std::snprintf(why, 64, "%s mismatch", VerifyKindName(kind));
-    return false;
-  }
-  return true;
+                        const VerifyFormat& format, char* why) {
+  const VerifyCheck r = VerifyBlock(buf, len, offset, file, format);
+  if (!r.ok) std::memcpy(why, r.why, sizeof r.why);
+  return r.ok;
 }
 
 }  // namespace iotail::engine

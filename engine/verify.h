@@ -1,20 +1,27 @@
-// Verified blocks, for fio's verify (crc32c, md5, crc64, crc32, crc16, crc7, xxhash, meta, null):
-// a written block carries a 48-byte header (a magic number, the checksum kind, its length, its byte
-// offset and file index, and the checksum) followed by pseudo-random bytes derived from the offset
-// and a seed; the checksum covers the whole block with the checksum field zeroed. Reading it back
-// checks the magic, the offset, the length and the checksum, so a block that is corrupt, torn, or
-// written where another belongs is found. Pure functions over caller-owned buffers (no allocation):
-// safe on the I/O path; thread-safe.
+// Verified blocks, for fio's verify (crc32c, md5, crc64, crc32, crc16, crc7, xxhash, meta, pattern,
+// null): a written block is cut into verify intervals (fio's verify_interval; one by default), each
+// carrying a 48-byte header (a magic number, the checksum kind, its length, its byte offset and
+// file index, and the checksum) followed by pseudo-random bytes derived from the offset and a seed,
+// or by fio's verify_pattern laid over the whole block from its start (the headers over it); the
+// checksum covers the interval with the checksum field zeroed. Reading it back checks the magic,
+// the offset, the length and the checksum (meta: with a pattern, the pattern after the header;
+// pattern: no header, only the pattern), so a block that is corrupt, torn, or written where another
+// belongs is found. The headers are iotail's own, not fio's; the pattern bytes are fio's, byte for
+// byte. Pure functions over caller-owned buffers (no allocation): safe on the I/O path;
+// thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace iotail::engine {
 
 // The checksums of fio's verify that iotail computes (each over its own block format, not fio's
-// on-disk header): meta checks the header alone (fio's deprecated verify=meta), null checks
-// nothing (fio's "only pretend"). fio's sha* and pattern are refused.
+// on-disk header): meta checks the header alone (fio's deprecated verify=meta) and the pattern
+// after it when there is one, pattern checks only verify_pattern (no header: fio's verify=pattern),
+// null checks nothing (fio's "only pretend"). fio's sha* are refused.
 enum class VerifyKind : uint8_t {
   kNone = 0,
   kCrc32c = 1,
@@ -26,12 +33,55 @@ enum class VerifyKind : uint8_t {
   kXxhash = 7,
   kMeta = 8,
   kNull = 9,
+  kPattern = 10,
 };
 
 inline constexpr uint32_t kVerifyHeaderBytes = 48;
 
 VerifyKind ParseVerifyKind(const std::string& text);  // UsageError naming --verify
 const char* VerifyKindName(VerifyKind kind);
+
+// fio's verify_pattern: up to 512 bytes (fio's MAX_PATTERN_SIZE) repeated over the block from its
+// start, with the block's byte offset (8 bytes, little-endian) pasted where each %o stands.
+struct VerifyPattern {
+  std::array<uint8_t, 512> bytes{};
+  uint32_t size = 0;                    // 0: no pattern
+  std::array<uint32_t, 8> offset_at{};  // where each %o's 8 bytes start
+  uint32_t offsets = 0;
+  bool operator==(const VerifyPattern&) const = default;
+};
+// fio 3.33's syntax, pieces one after another: 0x hex bytes (any number, in the order written),
+// a decimal integer in [INT_MIN, INT_MAX] (its significant bytes, least significant first),
+// "quoted text" (no escapes), '<file>' (its first bytes) and %o. UsageError naming
+// --verify_pattern when the text is none of that or passes 512 bytes.
+VerifyPattern ParseVerifyPattern(std::string_view text);
+// The pattern laid over buf[0, len) as fio lays it over a block at `offset`: from its first byte,
+// with the offset pasted at each %o.
+void FillPattern(char* buf, uint32_t len, uint64_t offset, const VerifyPattern& pattern);
+// The index in buf[0, len) of the first byte that differs from that pattern (buf being the block's
+// bytes from `phase` on), with what it holds and what it should; len when none does.
+struct PatternMismatch {
+  uint32_t at;
+  uint8_t got, wanted;
+};
+PatternMismatch FindPatternMismatch(const char* buf, uint32_t len, uint32_t phase, uint64_t offset,
+                                    const VerifyPattern& pattern);
+
+// How a job's blocks are written and checked: the kind, the verify interval (a divisor of the
+// block size; 0: the whole block) and the pattern (null or empty: random data).
+struct VerifyFormat {
+  VerifyFormat(VerifyKind k = VerifyKind::kNone) : kind(k) {}  // NOLINT: a kind alone is a format
+  VerifyKind kind;
+  uint32_t interval = 0;
+  const VerifyPattern* pattern = nullptr;
+};
+
+// A read-back's verdict: the offset of the interval that failed (as fio reports it) and why.
+struct VerifyCheck {
+  bool ok = true;
+  uint64_t offset = 0;
+  char why[80] = {};
+};
 
 // Castagnoli CRC-32 (as iSCSI, ext4 and fio's crc32c) and MD5 (RFC 1321), for tests too; CRC-64
 // (ECMA-182, reflected, as xz's), CRC-32 (zlib's), CRC-16 (ARC, as Linux's crc16), CRC-7 (MMC's,
@@ -44,12 +94,16 @@ uint16_t Crc16(const void* data, size_t len, uint16_t crc = 0);
 uint8_t Crc7(const void* data, size_t len, uint8_t crc = 0);
 uint32_t Xxh32(const void* data, size_t len);
 
-// Fills buf (len >= kVerifyHeaderBytes bytes) as the block at `offset` of file `file`.
+// Fills buf (each interval at least kVerifyHeaderBytes bytes but with kind pattern) as the block
+// at `offset` of file `file`.
 void FillVerifiedBlock(char* buf, uint32_t len, uint64_t offset, uint32_t file, uint64_t seed,
-                       VerifyKind kind);
-// Checks a block read back from `offset` of file `file`; false (with a short reason in *why,
-// which must point to a buffer of at least 64 bytes) when it is not what was written there.
+                       const VerifyFormat& format);
+// Checks a block read back from `offset` of file `file`, interval by interval: the first one that
+// is not what was written there, with a short reason.
+VerifyCheck VerifyBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file,
+                        const VerifyFormat& format);
+// The same, false with the reason in *why (a buffer of at least 80 bytes).
 bool CheckVerifiedBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file,
-                        VerifyKind kind, char* why);
+                        const VerifyFormat& format, char* why);
 
 }  // namespace iotail::engine

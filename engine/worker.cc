@@ -33,6 +33,17 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
       pattern_(spec, PatternOf(spec, plan_),
                spec.randseed + 0x9e3779b97f4a7c15ull * (plan_.index + 1)),
       has_floor_(spec.rate_min[0].Any() || spec.rate_min[1].Any()) {
+  if (spec.ioprio >= 0 || spec.ioprio_class >= 0) {
+    job_ioprio_ = IoprioValue(std::max(spec.ioprio_class, 0), std::max(spec.ioprio, 0));
+  }
+  if (spec.cmdprio.Any()) {
+    // Before the run (the interval clock reads the recorder from then on).
+    cmdprio_.emplace(spec.cmdprio, job_ioprio_, spec.HasReads(), spec.HasWrites());
+    for (const stats::Direction d : {stats::Direction::kRead, stats::Direction::kWrite}) {
+      recorder_->SetPriorities(d, cmdprio_->Priorities(d));
+    }
+    cmdprio_rng_ = FastRandom(spec.randseed ^ 0x636d647072696full * (plan_.index + 1));
+  }
   if (Strided(spec, plan_)) {
     const uint64_t file_end =
         plan_.region_offset + (plan_.file_end ? plan_.file_end : plan_.region_size);
@@ -169,7 +180,9 @@ void Worker::QueueRedo() {
                                        slot.offset + slot.done,
                                        slot.len - slot.done,
                                        buffers_ + static_cast<size_t>(s) * buffer_size_ + slot.done,
-                                       &redo_stamps_};  // the I/O keeps its first stamps
+                                       &redo_stamps_,  // the I/O keeps its first stamps
+                                       slot.ioprio,
+                                       slot.cmdprio};
   }
 }
 
@@ -213,9 +226,14 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
   slot.file = c.file;
   slot.dir = c.dir;
   slot.intended_ns = intended_ns;
+  CmdPrio::Choice prio{job_ioprio_, 0, false};
+  if (cmdprio_) prio = cmdprio_->Choose(c.dir, c.bs, cmdprio_rng_.Below(100));
+  slot.prio = prio.index;
+  slot.ioprio = prio.ioprio;
+  slot.cmdprio = prio.chosen;
   char* buffer = buffers_ + static_cast<size_t>(s) * buffer_size_;
   if (spec_.verify != VerifyKind::kNone && c.dir == stats::Direction::kWrite) {
-    FillVerifiedBlock(buffer, c.bs, c.offset, c.file, spec_.randseed, spec_.verify);
+    FillVerifiedBlock(buffer, c.bs, c.offset, c.file, spec_.randseed, spec_.VerifyLayout());
   } else if (spec_.refill_buffers && c.dir == stats::Direction::kWrite && !content_.Fixed()) {
     // fio's refill_buffers: new data for every write (no two writes alike).
     if (dedupe_) {
@@ -224,7 +242,8 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
       content_.Fill(buffer, c.bs, refill_);
     }
   }
-  batch_[batch_count_++] = IoRequest{s, c.dir, c.file, c.offset, c.bs, buffer, &slot.stamps};
+  batch_[batch_count_++] =
+      IoRequest{s, c.dir, c.file, c.offset, c.bs, buffer, &slot.stamps, prio.ioprio, prio.chosen};
   ++new_in_batch_;
   return slot;
 }
@@ -394,19 +413,32 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     free_[free_count_++] = c.slot;
     if (zbd_) zbd_->Completed(slot.dir, slot.offset, slot.len);
     if (res < 0) {
-      rec.RecordError(static_cast<int>(-res));
-      if (!spec_.KeepsGoing(slot.dir, static_cast<int>(-res))) {
+      const int err = static_cast<int>(-res);
+      const bool goes_on = spec_.KeepsGoing(slot.dir, err);
+      if (!goes_on && spec_.fill_device && (err == ENOSPC || err == EDQUOT)) {
+        ok = false;  // fio's fill_device: full is the end of the job, not an error
+        continue;
+      }
+      rec.RecordError(err);
+      if (!goes_on || spec_.error_dump)
+        ReportIoError(slot.file, slot.dir, slot.offset, slot.len, err);
+      if (!goes_on) {
         ok = false;
         failed_io_ = true;
       }
       continue;
     }
+    // A mixed job's own reads are not checked (fio checks only what its verify list reads).
     if (spec_.verify != VerifyKind::kNone && slot.dir == stats::Direction::kRead &&
+        !spec_.HasWrites() &&
         !CheckBlock(buffers_ + static_cast<size_t>(c.slot) * buffer_size_, slot.len, slot.offset,
                     slot.file) &&
         !spec_.KeepsGoing(stats::Direction::kRead, EILSEQ)) {
       ok = false;
       failed_io_ = true;
+    }
+    if (spec_.fill_device && slot.dir == stats::Direction::kWrite) {
+      fill_end_ = std::max(fill_end_, slot.offset + slot.len);
     }
     const uint64_t done = c.done_ns;
     if (done >= record_from_ns) {
@@ -420,6 +452,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
         rec.RecordUntimed(slot.dir, slot.len);  // fio's FIO_NOSTATS: the file operation is timed
       } else {
         rec.RecordClat(slot.dir, done - st.issued_ns, slot.len);
+        if (cmdprio_) rec.RecordPrio(slot.dir, slot.prio, done - st.issued_ns);
         if (async) rec.RecordSlat(slot.dir, st.issued_ns - st.start_ns);
         // lat: from the intended start (open loop), or from the start when that differs from the
         // issue (asynchronous engines); a synchronous engine's lat is its clat, recorded once.

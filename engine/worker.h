@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cmdprio.h"
 #include "engine/dedupe.h"
 #include "engine/flow_control.h"
 #include "engine/io/io_engine.h"
@@ -147,6 +148,9 @@ class Worker {
     uint32_t done;
     uint32_t file;
     stats::Direction dir;
+    uint16_t prio;    // cmdprio: the index of its priority (Recorder::RecordPrio)
+    uint16_t ioprio;  // the request's priority value (IoRequest::ioprio)
+    bool cmdprio;     // and whether cmdprio chose it (IoRequest::cmdprio)
   };
   void FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit);
   // Takes a free slot for a new I/O (intended start, or 0 in the closed loop) and appends it to
@@ -188,7 +192,12 @@ class Worker {
   char* buffers_ = nullptr;
   FastRandom refill_{0};                // --refill_buffers: the writes' data
   std::optional<DedupeFiller> dedupe_;  // --dedupe_percentage
-  BufferContent content_;               // what the buffers hold (fio's buffer options)
+  // fio's cmdprio_*: each read or write's priority, drawn from cmdprio_rng_ (engine/cmdprio.h);
+  // job_ioprio_: prio/prioclass as an ioprio value (0: not set), set on every request.
+  std::optional<CmdPrio> cmdprio_;
+  FastRandom cmdprio_rng_{0};
+  uint16_t job_ioprio_ = 0;
+  BufferContent content_;  // what the buffers hold (fio's buffer options)
   uint32_t buffer_size_ = 0;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;  // free slot stack
@@ -204,7 +213,8 @@ class Worker {
   uint64_t abandoned_ = 0;      // I/Os given up when the grace ended
   int engine_error_ = 0;
   std::atomic<bool> terminate_{false};  // Terminate()
-  bool failed_io_ = false;              // an I/O error (or a failed check) stopped the worker
+  uint64_t fill_end_ = 0;   // fill_device: where the written bytes end (the read-back's end)
+  bool failed_io_ = false;  // an I/O error (or a failed check) stopped the worker
   bool Stopped(const std::atomic<bool>& stop) const {
     return stop.load(std::memory_order_relaxed) || terminate_.load(std::memory_order_relaxed);
   }
@@ -239,6 +249,8 @@ class Worker {
   bool trim_failed_ = false;
   uint64_t record_from_ns_ = 0;
   // Checks a block read (or read back); on a failure counts EILSEQ and keeps the first one.
+  void ReportIoError(uint32_t file, stats::Direction dir, uint64_t offset, uint32_t len,
+                     int err) const;
   bool CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file);
   // do_verify: reads back every block of this worker's files and checks it.
   void VerifyPass(const std::atomic<bool>& stop);

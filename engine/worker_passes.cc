@@ -184,7 +184,10 @@ void Worker::Trim(const IoChoice& c) {
   if (rc != 0) {
     const int err = errno;
     recorder_->RecordError(err);
-    if (!spec_.KeepsGoing(stats::Direction::kWrite, err)) trim_failed_ = true;
+    const bool goes_on = spec_.KeepsGoing(stats::Direction::kWrite, err);
+    if (!goes_on || spec_.error_dump)
+      ReportIoError(c.file, stats::Direction::kTrim, c.offset, c.bs, err);
+    if (!goes_on) trim_failed_ = true;
     return;
   }
   if (done >= record_from_ns_) recorder_->RecordClat(stats::Direction::kTrim, done - start, c.bs);
@@ -216,12 +219,12 @@ void Worker::FlowWait() {
 }
 
 bool Worker::CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file) {
-  char why[64];
   ++verified_blocks_;
-  if (CheckVerifiedBlock(buf, len, offset, file, spec_.verify, why)) return true;
+  const VerifyCheck check = VerifyBlock(buf, len, offset, file, spec_.VerifyLayout());
+  if (check.ok) return true;
   recorder_->RecordError(EILSEQ);
   if (verify_failure_.empty()) {
-    verify_failure_ = fmt::format("offset {} of file {}: {}", offset, file, why);
+    verify_failure_ = fmt::format("offset {} of file {}: {}", check.offset, file, check.why);
   }
   if (spec_.verify_dump) DumpBlock(buf, len, offset, file);
   return false;
@@ -234,7 +237,7 @@ void Worker::DumpBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t 
   const size_t slash = path.rfind('/');
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   std::vector<char> expected(len);
-  FillVerifiedBlock(expected.data(), len, offset, file, spec_.randseed, spec_.verify);
+  FillVerifiedBlock(expected.data(), len, offset, file, spec_.randseed, spec_.VerifyLayout());
   for (const auto& [what, data] :
        {std::pair{"received", buf},
         std::pair{"expected", static_cast<const char*>(expected.data())}}) {
@@ -263,8 +266,13 @@ void Worker::VerifyPass(const std::atomic<bool>& stop) {
   }
   const uint32_t bs = spec_.MinBlockSize();
   verify_start_ns_ = Clock::NowNs();
+  // fill_device: what was written before the filesystem was full (one file, sequential).
+  const uint64_t end =
+      spec_.fill_device
+          ? std::min(plan_.region_size, fill_end_ - std::min(fill_end_, plan_.region_offset))
+          : plan_.region_size;
   for (uint32_t f = 0; f < plan_.fds.size(); ++f) {
-    for (uint64_t off = 0; off + bs <= plan_.region_size && !Stopped(stop); off += bs) {
+    for (uint64_t off = 0; off + bs <= end && !Stopped(stop); off += bs) {
       if (!ReadBack(f, plan_.region_offset + off, bs, buf)) return;
     }
   }
@@ -326,6 +334,21 @@ bool Worker::ReadBack(uint32_t f, uint64_t at, uint32_t len, char* buf) {
     return spec_.KeepsGoing(stats::Direction::kRead, err);
   }
   return CheckBlock(buf, len, at, f) || spec_.KeepsGoing(stats::Direction::kRead, EILSEQ);
+}
+
+// fio's error line for a failed I/O (io_u_log_error): every one with error_dump, else those that
+// end the job. Formatted on the stack and written at once (no allocation, no stdio lock).
+void Worker::ReportIoError(uint32_t file, stats::Direction dir, uint64_t offset, uint32_t len,
+                           int err) const {
+  static constexpr const char* kDir[] = {"read", "write", "trim"};
+  char line[512];
+  const char* path = file < plan_.paths.size() ? plan_.paths[file].c_str() : "";
+  const auto r = fmt::format_to_n(
+      line, sizeof line - 1, "iotail run: I/O error on file {}: {}: {} offset={}, buflen={}\n",
+      path, strerrordesc_np(err), kDir[static_cast<size_t>(dir) % 3], offset, len);
+  const size_t n = std::min(r.size, sizeof line - 1);
+  if (n == sizeof line - 1) line[n - 1] = '\n';
+  [[maybe_unused]] const ssize_t w = write(STDERR_FILENO, line, n);
 }
 
 // fio's fsync=N / fdatasync=N: the file is synced, synchronously, after every N writes to it.

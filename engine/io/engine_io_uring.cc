@@ -111,6 +111,9 @@ class IoUringEngine final : public IoEngine {
         io_uring_prep_write(sqe, fd, r.buf, r.len, r.offset);
       }
       if (fixed_files_) sqe->flags |= IOSQE_FIXED_FILE;
+      // As fio: the job's priority on every request (an SQPOLL thread does not inherit it), or
+      // the one cmdprio chose.
+      sqe->ioprio = r.ioprio;
       io_uring_sqe_set_data64(sqe, r.slot);
     }
     const uint64_t start = Clock::NowNs();

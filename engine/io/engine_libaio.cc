@@ -18,6 +18,8 @@ namespace iotail::engine {
 
 namespace {
 
+constexpr unsigned kIocbFlagIoprio = 1u << 1;  // IOCB_FLAG_IOPRIO (linux/aio_abi.h, Linux 5.0)
+
 class LibaioEngine final : public IoEngine {
  public:
   ~LibaioEngine() override {
@@ -44,6 +46,11 @@ class LibaioEngine final : public IoEngine {
         io_prep_pread(cb, fds_[r.file], r.buf, r.len, static_cast<long long>(r.offset));
       } else {
         io_prep_pwrite(cb, fds_[r.file], r.buf, r.len, static_cast<long long>(r.offset));
+      }
+      if (r.cmdprio) {
+        // fio's cmdprio: the request's own priority (IOCB_FLAG_IOPRIO, Linux 5.0).
+        cb->aio_reqprio = static_cast<short>(r.ioprio);
+        cb->u.c.flags |= kIocbFlagIoprio;
       }
       cb->data = reinterpret_cast<void*>(static_cast<uintptr_t>(r.slot));
       ptrs_[n++] = cb;

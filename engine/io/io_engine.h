@@ -53,6 +53,10 @@ struct IoRequest {
   uint32_t len;
   char* buf;         // inside slot's registered buffer
   IoStamps* stamps;  // written by Submit()
+  // The request's I/O priority (class << 13 | level; 0: the thread's): io_uring's SQE ioprio,
+  // libaio's aio_reqprio (fio's prio/prioclass and cmdprio); the other engines ignore it.
+  uint16_t ioprio = 0;
+  bool cmdprio = false;  // cmdprio chose it (libaio sets aio_reqprio only then, as fio)
 };
 
 struct IoCompletion {

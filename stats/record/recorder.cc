@@ -1,5 +1,6 @@
 #include "stats/record/recorder.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace iotail::stats {
@@ -28,6 +29,16 @@ void DirectionSnapshot::Add(const DirectionSnapshot& other) {
   lat.Add(other.lat);
   ios += other.ios;
   bytes += other.bytes;
+  // As fio's sum of clat_prio lists: by priority value, new ones appended.
+  for (const PrioLatency& p : other.prios) {
+    auto it = std::find_if(prios.begin(), prios.end(),
+                           [&](const PrioLatency& q) { return q.ioprio == p.ioprio; });
+    if (it == prios.end()) {
+      prios.push_back({p.ioprio, {}});
+      it = prios.end() - 1;
+    }
+    it->lat.Add(p.lat);
+  }
 }
 
 uint64_t RecorderSnapshot::TotalErrors() const {
@@ -73,6 +84,12 @@ void Recorder::Snapshot(RecorderSnapshot& out) const {
     dir.lat.Snapshot(s.lat);
     // clat always has its buckets (the logs write every direction, even idle ones).
     if (s.clat.hist.empty()) s.clat.hist.assign(kRecordBuckets, 0);
+    const Prios& p = prios_[static_cast<size_t>(d)];
+    s.prios.resize(p.values.size());
+    for (size_t i = 0; i < p.values.size(); ++i) {
+      s.prios[i].ioprio = p.values[i];
+      p.lat[i].Snapshot(s.prios[i].lat);
+    }
   }
   out.schedule.issued = Load(schedule_.issued);
   out.schedule.late = Load(schedule_.late);
@@ -80,6 +97,12 @@ void Recorder::Snapshot(RecorderSnapshot& out) const {
   out.schedule.sum_lag_ns = Load(schedule_.sum_lag_ns);
   for (size_t e = 0; e < errors_.size(); ++e) out.errors[e] = Load(errors_[e]);
   out.in_flight = Load(in_flight_);
+}
+
+void Recorder::SetPriorities(Direction d, std::span<const uint16_t> ioprios) {
+  Prios& p = prios_[DirectionIndex(d)];
+  p.values.assign(ioprios.begin(), ioprios.end());
+  p.lat = std::make_unique<Latency[]>(ioprios.size());
 }
 
 namespace {

@@ -25,6 +25,8 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "stats/core/direction.h"
@@ -52,6 +54,13 @@ struct LatencySnapshot {
   void Add(const LatencySnapshot& other);
 };
 
+// One I/O priority's latencies (fio's clat_prio entry): its ioprio value (class << 13 | level)
+// and the latency of the I/Os issued at it.
+struct PrioLatency {
+  uint32_t ioprio = 0;
+  LatencySnapshot lat;
+};
+
 // A plain copy of one direction's counters. Every completed I/O counts in ios, bytes and clat
 // (issue to completion), except with the file and directory operation engines: their I/Os count
 // in ios and bytes only, and clat holds one sample per file operation (fio's FIO_NOSTATS). slat
@@ -62,6 +71,10 @@ struct DirectionSnapshot {
   LatencySnapshot clat, slat, lat;
   uint64_t ios = 0;
   uint64_t bytes = 0;
+  // Per I/O priority (fio's cmdprio): the latency of each priority's I/Os, the job's own first;
+  // empty when the direction has no per-command priorities. In the cumulative snapshot only
+  // (a sampler's deltas leave it empty). Add merges entries of the same ioprio.
+  std::vector<PrioLatency> prios;
   // The total latency as reported: lat, or clat for a synchronous engine (recorded once).
   const LatencySnapshot& TotalLatency() const { return lat.n > 0 ? lat : clat; }
   void Add(const DirectionSnapshot& other);
@@ -124,6 +137,14 @@ class Recorder {
   // Writer only. Total latency of the same I/O: from its start (closed loop) or its intended start
   // (open loop) to its completion.
   void RecordLat(Direction d, uint64_t lat_ns) { dirs_[DirectionIndex(d)].lat.Record(lat_ns); }
+  // Before the run (not thread-safe): direction d keeps a latency per I/O priority, for these
+  // ioprio values (index 0 the job's own); RecordPrio then records by index.
+  void SetPriorities(Direction d, std::span<const uint16_t> ioprios);
+  // Writer only. The latency of an I/O of direction d issued at priority `index` (of those set).
+  void RecordPrio(Direction d, uint32_t index, uint64_t ns) {
+    Prios& p = prios_[DirectionIndex(d)];
+    if (index < p.values.size()) p.lat[index].Record(ns);
+  }
   // Writer only. An I/O issued lag_ns after its intended start; late when over late_threshold_ns.
   void RecordIssue(uint64_t lag_ns, uint64_t late_threshold_ns) {
     Bump(schedule_.issued);
@@ -190,6 +211,10 @@ class Recorder {
     Counter bytes{0};
     Latency clat, slat, lat;
   };
+  struct Prios {
+    std::vector<uint16_t> values;
+    std::unique_ptr<Latency[]> lat;
+  };
   struct Schedule {
     Counter issued{0};
     Counter late{0};
@@ -200,6 +225,7 @@ class Recorder {
   alignas(64) Schedule schedule_;
   alignas(64) std::array<Counter, kMaxCountedErrno> errors_{};
   Counter in_flight_{0};
+  std::array<Prios, kDirectionCount> prios_;
 };
 
 // The single reader's view of one recorder: each Next() returns what was recorded since the

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "stats/core/fio_numbers.h"
+#include "stats/core/histogram_layout.h"
+#include "stats/core/percentiles.h"
 #include "stats/report/summary_figures.h"
 
 namespace iotail::stats {
@@ -239,6 +241,40 @@ void TextDiskStats(std::string& out, const std::vector<DiskUtil>& disks) {
     fmt::format_to(o, "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2f}%\n",
                    d.name, d.read_ios, d.write_ios, d.read_merges, d.write_merges, d.read_ticks,
                    d.write_ticks, d.in_queue, d.util);
+  }
+}
+
+size_t PriosWithSamples(const DirectionSnapshot& d) {
+  return static_cast<size_t>(std::count_if(d.prios.begin(), d.prios.end(),
+                                           [](const PrioLatency& p) { return p.lat.n > 0; }));
+}
+
+std::vector<double> PrioPercentiles(const PrioLatency& p, std::span<const double> percentiles) {
+  if (p.lat.hist.empty()) return {};
+  return ComputePercentiles(std::span<const uint64_t>(p.lat.hist), HistogramLayout::Recorded(),
+                            percentiles, PercentileMethod::kFio);
+}
+
+void TextPrioLatencyLines(std::string& out, const DirectionSnapshot& d) {
+  if (PriosWithSamples(d) < 2) return;
+  for (const PrioLatency& p : d.prios) {
+    if (p.lat.n == 0) continue;
+    const std::string name = fmt::format("clat prio {}/{}", p.ioprio >> 13, p.ioprio & 7);
+    TextLatencyLine(out, name.c_str(), p.lat.min_ns, p.lat.max_ns, p.lat.MeanNs(),
+                    p.lat.StddevNs());
+  }
+}
+
+void TextPrioPercentiles(std::string& out, const DirectionSnapshot& d,
+                         std::span<const double> percentiles) {
+  if (PriosWithSamples(d) < 2) return;
+  for (const PrioLatency& p : d.prios) {
+    if (p.lat.n == 0) continue;
+    // fio's share: of the direction's clat samples.
+    const std::string what =
+        fmt::format("clat prio {}/{} ({:.2f}% of IOs)", p.ioprio >> 13, p.ioprio & 7,
+                    100.0 * static_cast<double>(p.lat.n) / static_cast<double>(d.clat.n));
+    TextPercentiles(out, what.c_str(), percentiles, PrioPercentiles(p, percentiles));
   }
 }
 

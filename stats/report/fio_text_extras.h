@@ -30,6 +30,16 @@ void TextLatencyLine(std::string& out, const char* name, uint64_t min_ns, uint64
 void TextPercentiles(std::string& out, const char* what, std::span<const double> percentiles,
                      std::span<const double> values_ns);
 
+// fio's per-priority latencies (cmdprio) are shown when two or more priorities have I/Os: how
+// many have, and one priority's percentiles (fio's rule; empty without a histogram).
+size_t PriosWithSamples(const DirectionSnapshot& d);
+std::vector<double> PrioPercentiles(const PrioLatency& p, std::span<const double> percentiles);
+// `    clat prio C/L (UNIT): min=..` per priority after the lat line, and after the percentiles
+// `    clat prio C/L (P% of IOs) percentiles (UNIT):` blocks, as fio 3.33 prints them.
+void TextPrioLatencyLines(std::string& out, const DirectionSnapshot& d);
+void TextPrioPercentiles(std::string& out, const DirectionSnapshot& d,
+                         std::span<const double> percentiles);
+
 // `   bw (  KiB/s): ...` and `   iops        : ...` for direction d of one reported job;
 // group_bw_kib as for JSON's bw_agg ("per=").
 void TextRateSampleLines(std::string& out, const RateSamples& samples, int d, double group_bw_kib);

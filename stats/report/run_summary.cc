@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -85,6 +86,23 @@ void JsonLatency(Out o, const LatencyView& v, const RunSummary& s) {
   fmt::format_to(o, "}}");
 }
 
+// `"prios": [{"prioclass": C, "prio": L, "clat_ns": {...}}, ...]`, as fio 3.33's JSON.
+void JsonPrios(Out o, const DirectionSnapshot& d, const RunSummary& s) {
+  if (PriosWithSamples(d) < 2) return;
+  fmt::format_to(o, ", \"prios\": [");
+  bool first = true;
+  for (const PrioLatency& p : d.prios) {
+    if (p.lat.n == 0) continue;
+    const std::vector<double> pct = PrioPercentiles(p, s.percentiles);
+    fmt::format_to(o, "{}{{\"prioclass\": {}, \"prio\": {}, \"clat_ns\": ", first ? "" : ", ",
+                   p.ioprio >> 13, p.ioprio & 7);
+    JsonLatency(o, {&p.lat, &pct}, s);
+    fmt::format_to(o, "}}");
+    first = false;
+  }
+  fmt::format_to(o, "]");
+}
+
 void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, double runtime_s,
                    const RateSamples& samples, int dir, double group_bw_kib) {
   const DirFigures f = Figures(d, s, runtime_s);
@@ -102,6 +120,7 @@ void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, doubl
   // percentiles and bins.
   fmt::format_to(o, ", \"lat_ns\": ");
   JsonLatency(o, {&d.TotalLatency(), s.mode.rate_limited ? &f.lat_pct : nullptr}, s);
+  JsonPrios(o, d, s);
   JsonRateSampleFields(o, samples, dir, group_bw_kib);
   if (f.has_slc) {
     fmt::format_to(o,
@@ -200,8 +219,10 @@ void TextDirection(std::string& out, Direction dir, const JobTotals& job, const 
   TextLatency(o, "slat", d.slat, "");
   TextLatency(o, "clat", d.clat, sched ? "  (issue to completion)" : "");
   TextLatency(o, " lat", d.TotalLatency(), sched ? "  (intended start to completion)" : "");
+  TextPrioLatencyLines(out, d);
   TextPercentiles(out, "clat", s.percentiles, f.pct);
   if (sched) TextPercentiles(out, "lat", s.percentiles, f.lat_pct);
+  TextPrioPercentiles(out, d, s.percentiles);
   TextRateSampleLines(out, job.samples, di, GroupBandwidthKib(s, job.groupid, di));
   if (f.has_slc) {
     fmt::format_to(

@@ -61,8 +61,10 @@ ValueLogSink::~ValueLogSink() {
 void ValueLogSink::Line(File& f, uint64_t time_ms, uint64_t value, Direction d) {
   line_.clear();
   // fio's columns: time, value, ddir, block size, [offset,] priority; a window's are 0.
-  fmt::format_to(std::back_inserter(line_), "{}, {}, {}, 0, {}0\n", time_ms, value,
-                 DirectionIndex(d), options_.log_offset ? "0, " : "");
+  // A window's priority is 0 (fio's averaged samples carry none), written 0x0000 with log_prio.
+  fmt::format_to(std::back_inserter(line_), "{}, {}, {}, 0, {}{}\n", time_ms, value,
+                 DirectionIndex(d), options_.log_offset ? "0, " : "",
+                 options_.log_prio ? "0x0000" : "0");
   if (std::fwrite(line_.data(), 1, line_.size(), f.file) != line_.size()) {
     throw std::system_error(errno, std::generic_category(), fmt::format("write '{}'", f.path));
   }

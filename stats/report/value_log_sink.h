@@ -2,7 +2,7 @@
 // fio writes them with log_avg_msec: one line per worker, direction and window,
 // `time, value, ddir, 0, 0` (fio 3.33's "time (ms), value, data direction, block size, priority"
 // with block size 0, as fio writes them when windowed; with log_offset an offset column before the
-// priority, 0 too), read by fio2gnuplot,
+// priority, 0 too; with log_prio the priority as 0x0000, fio's format for it), read by fio2gnuplot,
 // fio_generate_plots and fiologparser.py.
 //
 // The windows are the interval clock's (the log period, epoch-aligned like the histogram logs and
@@ -35,6 +35,7 @@ struct ValueLogSinkOptions {
   std::string lat_prefix;   // PREFIX_{slat,clat,lat}.N.log ("" = none)
   bool max_value = false;   // log_max_value: the window's largest latency instead of the mean
   bool log_offset = false;  // log_offset: an offset column (0 in a window, as fio's)
+  bool log_prio = false;    // log_prio: the priority column as fio's 0x%04x (0 in a window)
   int workers = 1;          // files for this many workers...
   int first_number = 1;     // ...numbered N = first_number .. (fio's thread numbers)
   size_t first_delta = 0;   // the first of them is deltas[first_delta]

@@ -216,12 +216,12 @@ TEST_F(JobFileCorpusTest, TyposAndUnsupportedOptionsAreClearErrors) {
             std::string::npos)
       << r.err;
   const std::string fio_only =
-      Write("fio-only.fio", "[a]\nioengine=null\nsize=1m\ncmdprio_percentage=20\n");
+      Write("fio-only.fio", "[a]\nioengine=null\nsize=1m\nverify_only=1\n");
   r = Run("iotail", fio_only);
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(fio_only +
-                       ":4: '--cmdprio_percentage' is a fio option that iotail does not support"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find(fio_only + ":4: '--verify_only' is a fio option that iotail does not support"),
+      std::string::npos)
       << r.err;
   // A value iotail lacks of an option it has: refused at its line, by name.
   const std::string sg = Write("sg.fio", "[a]\nsize=1m\nioengine=sg\n");

@@ -53,7 +53,7 @@ TEST(VerifyTest, BlocksRoundTripAndCorruptionIsCaught) {
     for (uint32_t len : {48u, 512u, 4096u, 65536u}) {
       std::vector<char> block(len);
       FillVerifiedBlock(block.data(), len, 8192, 1, 42, kind);
-      char why[64];
+      char why[80];
       EXPECT_TRUE(CheckVerifiedBlock(block.data(), len, 8192, 1, kind, why)) << why;
       // Misplaced: another offset or file.
       EXPECT_FALSE(CheckVerifiedBlock(block.data(), len, 4096, 1, kind, why));
@@ -77,7 +77,7 @@ TEST(VerifyTest, BlocksRoundTripAndCorruptionIsCaught) {
 // pretends.
 TEST(VerifyTest, MetaChecksTheHeaderAloneAndNullNothing) {
   std::vector<char> block(4096);
-  char why[64];
+  char why[80];
   FillVerifiedBlock(block.data(), 4096, 8192, 1, 42, VerifyKind::kMeta);
   block[4000] ^= 1;
   EXPECT_TRUE(CheckVerifiedBlock(block.data(), 4096, 8192, 1, VerifyKind::kMeta, why)) << why;
@@ -106,6 +106,86 @@ TEST(VerifyTest, TheStoredChecksumIsThatOfTheBlockWithItsFieldZeroed) {
     const uint32_t crc = Crc32c(zeroed.data(), zeroed.size());
     EXPECT_EQ(std::memcmp(block.data() + kField, &crc, 4), 0) << len;
   }
+}
+
+std::string PatternHex(const VerifyPattern& p) { return Hex(p.bytes.data(), p.size); }
+
+// fio 3.33's lib/pattern.c examples, as that syntax reads them.
+TEST(VerifyPatternTest, ParsesFiosSyntax) {
+  EXPECT_EQ(PatternHex(ParseVerifyPattern("\"abcd\"")), "61626364");
+  EXPECT_EQ(PatternHex(ParseVerifyPattern("-1024")), "00fcffff");
+  EXPECT_EQ(PatternHex(ParseVerifyPattern("66")), "42");
+  EXPECT_EQ(PatternHex(ParseVerifyPattern("0")), "00");
+  EXPECT_EQ(PatternHex(ParseVerifyPattern("0xFF0X1")), "ff01");
+  EXPECT_EQ(PatternHex(ParseVerifyPattern("0xfff")), "0fff");  // an odd digit stands alone
+  EXPECT_EQ(PatternHex(ParseVerifyPattern("0xaa555aa5")), "aa555aa5");
+  EXPECT_EQ(PatternHex(ParseVerifyPattern("\"123\"0xFFeeCC")), "313233ffeecc");
+  const VerifyPattern mixed = ParseVerifyPattern("-100xab\"1\"%o\"2\"");
+  EXPECT_EQ(PatternHex(mixed), "f6ffffffab31000000000000000032");
+  ASSERT_EQ(mixed.offsets, 1u);
+  EXPECT_EQ(mixed.offset_at[0], 6u);
+  const VerifyPattern two = ParseVerifyPattern("%o0xdeadbeef%o");
+  EXPECT_EQ(two.size, 20u);
+  EXPECT_EQ(two.offsets, 2u);
+  EXPECT_EQ(two.offset_at[1], 12u);
+  EXPECT_EQ(ParseVerifyPattern(std::string(2 + 2 * 512, 'f').replace(0, 2, "0x")).size, 512u);
+  for (const char* bad :
+       {"", "zz", "\"open", "\"\"", "%d", "0x", "4294967296", "'/nonexistent/iotail'"}) {
+    EXPECT_THROW(ParseVerifyPattern(bad), stats::UsageError) << bad;
+  }
+  EXPECT_THROW(ParseVerifyPattern(std::string(2 + 2 * 513, 'f').replace(0, 2, "0x")),
+               stats::UsageError);
+}
+
+// The pattern over a block from its first byte, the offset pasted little-endian at %o; with a
+// header kind, a header at each verify interval over it; a changed pattern byte is found at its
+// interval's offset.
+TEST(VerifyPatternTest, BlocksCarryThePatternAndIntervalsOfHeaders) {
+  const VerifyPattern p = ParseVerifyPattern("0xaa%o");
+  std::vector<char> block(4096);
+  VerifyFormat pattern_only(VerifyKind::kPattern);
+  pattern_only.pattern = &p;
+  FillVerifiedBlock(block.data(), 4096, 0x10203, 0, 7, pattern_only);
+  for (size_t at = 0; at + 9 <= 4096; at += 9) {
+    EXPECT_EQ(static_cast<uint8_t>(block[at]), 0xaa);
+    EXPECT_EQ(Hex(reinterpret_cast<const uint8_t*>(block.data()) + at + 1, 8), "0302010000000000");
+  }
+  EXPECT_TRUE(VerifyBlock(block.data(), 4096, 0x10203, 0, pattern_only).ok);
+  EXPECT_FALSE(VerifyBlock(block.data(), 4096, 0x10204, 0, pattern_only).ok);  // %o differs
+  block[1000] ^= 0x0f;
+  VerifyCheck bad = VerifyBlock(block.data(), 4096, 0x10203, 0, pattern_only);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_EQ(bad.offset, 0x10203u);
+  EXPECT_NE(std::string(bad.why).find("at byte 1000 (4 bad bits)"), std::string::npos) << bad.why;
+
+  VerifyFormat meta(VerifyKind::kMeta);
+  meta.pattern = &p;
+  meta.interval = 512;
+  FillVerifiedBlock(block.data(), 4096, 65536, 0, 7, meta);
+  EXPECT_TRUE(VerifyBlock(block.data(), 4096, 65536, 0, meta).ok);
+  // Past each header the bytes are the pattern at its place in the block.
+  std::vector<char> plain(4096);
+  FillPattern(plain.data(), 4096, 65536, p);
+  for (uint32_t at = 0; at < 4096; at += 512) {
+    EXPECT_EQ(std::memcmp(block.data() + at + kVerifyHeaderBytes,
+                          plain.data() + at + kVerifyHeaderBytes, 512 - kVerifyHeaderBytes),
+              0);
+  }
+  block[3 * 512 + 100] ^= 1;
+  bad = VerifyBlock(block.data(), 4096, 65536, 0, meta);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_EQ(bad.offset, 65536u + 3 * 512);
+  EXPECT_NE(std::string(bad.why).find("pattern:"), std::string::npos) << bad.why;
+  // A checksum kind over pattern data checks its sum, per interval.
+  VerifyFormat crc(VerifyKind::kCrc32c);
+  crc.pattern = &p;
+  crc.interval = 1024;
+  FillVerifiedBlock(block.data(), 4096, 8192, 0, 7, crc);
+  EXPECT_TRUE(VerifyBlock(block.data(), 4096, 8192, 0, crc).ok);
+  block[2 * 1024 + 600] ^= 1;
+  bad = VerifyBlock(block.data(), 4096, 8192, 0, crc);
+  EXPECT_EQ(bad.offset, 8192u + 2048);
+  EXPECT_NE(std::string(bad.why).find("crc32c mismatch"), std::string::npos) << bad.why;
 }
 
 }  // namespace
