@@ -257,7 +257,6 @@ TEST_F(RunE2eTest, BadOptionsExitTwoNamingTheOption) {
           {"--runtime=3fortnights" + f, "--runtime"},
           {"--no_such_option=1", "--no_such_option"},
           {"--ioengine=spdk" + f, "--ioengine"},
-          {"--time_based" + f, "--time_based"},
           {"--filename=" + (dir_ / "missing").string(), "--size"},
           {"--log_hist_coarseness=7" + f, "--log_hist_coarseness"},
       },
