@@ -56,25 +56,33 @@ class E4defragTest : public FioSemanticsTest {
     EXPECT_EQ(stat((mount_ / tool / file).c_str(), &st), 0) << tool << "/" << file;
     return static_cast<uint64_t>(st.st_blocks);
   }
+  // Runs ARGS under both tools, each of which must exit 0 with one job, and expects the same
+  // writes, bytes and error; returns fio's job.
+  Job SameWrites(const std::string& args) {
+    const auto [fio, ours] = BothOnExt4(args);
+    EXPECT_EQ(fio.status, 0) << fio.err;
+    EXPECT_EQ(ours.status, 0) << ours.err;
+    const std::vector<Job> f = Jobs(fio.out), o = Jobs(ours.out);
+    if (f.size() != 1 || o.size() != 1) {
+      ADD_FAILURE() << "one job each expected: fio " << f.size() << ", iotail " << o.size();
+      return {};
+    }
+    EXPECT_EQ(o[0].writes, f[0].writes);
+    EXPECT_EQ(o[0].write_bytes, f[0].write_bytes);
+    EXPECT_EQ(o[0].error, f[0].error);
+    return f[0];
+  }
   fs::path mount_;
   bool mounted_ = false;
 };
 
 TEST_F(E4defragTest, WritesMoveTheDonorsBlocksAsFio) {
   // fio's examples/e4defrag.fio, scaled down: the donor preallocated once (inplace=0).
-  const auto [fio, ours] = BothOnExt4(
+  const Job fio = SameWrites(
       "--name=defrag --ioengine=e4defrag --donorname=file.def --filename=file1 --filesize=8m "
       "--size=8m --bs=32k --rw=write --direct=1 --inplace=0");
-  ASSERT_EQ(fio.status, 0) << fio.err;
-  ASSERT_EQ(ours.status, 0) << ours.err;
-  const std::vector<Job> f = Jobs(fio.out), o = Jobs(ours.out);
-  ASSERT_EQ(f.size(), 1u);
-  ASSERT_EQ(o.size(), 1u);
-  EXPECT_EQ(f[0].error, 0);
-  EXPECT_EQ(f[0].writes, 256u);
-  EXPECT_EQ(o[0].writes, f[0].writes);
-  EXPECT_EQ(o[0].write_bytes, f[0].write_bytes);
-  EXPECT_EQ(o[0].error, f[0].error);
+  EXPECT_EQ(fio.error, 0);
+  EXPECT_EQ(fio.writes, 256u);
   // The donor's 8 MiB moved into the file: both end as fio leaves them.
   for (const char* file : {"file1", "file.def"}) {
     SCOPED_TRACE(file);
@@ -83,17 +91,9 @@ TEST_F(E4defragTest, WritesMoveTheDonorsBlocksAsFio) {
 }
 
 TEST_F(E4defragTest, InplaceRandomWritesAllocateAndFreeTheDonorEachTimeAsFio) {
-  const auto [fio, ours] = BothOnExt4(
+  SameWrites(
       "--name=fuzz --ioengine=e4defrag --donorname=file.def --filename=file --filesize=4m "
       "--size=4m --bs=4k --rw=randwrite --inplace=1");
-  ASSERT_EQ(fio.status, 0) << fio.err;
-  ASSERT_EQ(ours.status, 0) << ours.err;
-  const std::vector<Job> f = Jobs(fio.out), o = Jobs(ours.out);
-  ASSERT_EQ(f.size(), 1u);
-  ASSERT_EQ(o.size(), 1u);
-  EXPECT_EQ(o[0].writes, f[0].writes);
-  EXPECT_EQ(o[0].write_bytes, f[0].write_bytes);
-  EXPECT_EQ(o[0].error, f[0].error);
   // Truncated to nothing after every move.
   EXPECT_EQ(Blocks("fio", "file.def"), 0u);
   EXPECT_EQ(Blocks("iotail", "file.def"), 0u);
