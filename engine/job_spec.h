@@ -342,8 +342,7 @@ struct JobSpec {
     return ioengine == EngineKind::kPsync || ioengine == EngineKind::kSync ||
            ioengine == EngineKind::kVsync || ioengine == EngineKind::kPvsync ||
            ioengine == EngineKind::kPvsync2 || ioengine == EngineKind::kMmap ||
-           ioengine == EngineKind::kFalloc || ioengine == EngineKind::kFtruncate ||
-           ioengine == EngineKind::kE4defrag || FileOperations();
+           ChangesFilesOnly() || FileOperations();
   }
   // fio's engines that change the file whatever the direction (falloc, ftruncate, e4defrag): they
   // open it for writing, and they transfer no data (no verify).
