@@ -35,9 +35,10 @@ bool Worker::NextLoopIfDone() {
     issue_over_ = true;
     return false;
   }
-  // In zones the pattern restarts within them (ZoneStride): only the bytes end a loop.
+  // In zones the pattern restarts within them (ZoneStride): only the bytes end a loop. The last
+  // I/O of a zoned pass may still wait for a zone (zbd_pending_): the pass is not over before it.
   const bool loop_over =
-      (!stride_ && pattern_.PassDone()) || zbd_eof_ ||
+      (!stride_ && pattern_.PassDone() && !zbd_pending_) || zbd_eof_ ||
       (!spec_.time_based && plan_.loop_bytes != 0 && loop_bytes_ >= plan_.loop_bytes);
   if (!loop_over) return true;
   ++loops_done_;

@@ -66,15 +66,18 @@ ZbdAccess::Verdict ZbdAccess::AdjustWrite(IoChoice& c, uint32_t own_in_flight) {
       reset_every_ != 0 &&
       static_cast<double>(file_->DataBytes()) >= static_cast<double>(size_) * reset_threshold_ &&
       file_->Countdown(reset_every_);
+  // Counted in flight before its bytes are taken, so that a worker that finds every open zone
+  // full also finds a write in flight that will close one (and waits rather than ending).
+  file_->writes_in_flight.fetch_add(1, std::memory_order_acq_rel);
   const ZonedFile::Reservation r = file_->Reserve(z, c.bs, min_bs_w_, reset);
   if (r.reset) ++resets_;
   if (!Valid(r.offset) || r.offset + r.bytes > file_size_ || r.bytes == 0) {
     file_->Close(z);  // fio: "invalid WP value", the request dropped
+    file_->writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);
     return Verdict::kEof;
   }
   c.offset = r.offset;
   c.bs = static_cast<uint32_t>(r.bytes);
-  file_->writes_in_flight.fetch_add(1, std::memory_order_relaxed);
   return Verdict::kAccept;
 }
 
@@ -131,7 +134,7 @@ ZbdAccess::Verdict ZbdAccess::ConvertToOpenZone(uint64_t offset, uint32_t own_in
     }
     // Writes in flight (other workers') will close zones; a worker that ended with writes never
     // completed (an engine failure) would hold them forever: after so many tries, give up.
-    const bool in_flight = file_->writes_in_flight.load(std::memory_order_relaxed) != 0;
+    const bool in_flight = file_->writes_in_flight.load(std::memory_order_acquire) != 0;
     if (in_flight && ++waits_ < kMaxWaits) return Verdict::kWait;
     if (!retry) return Verdict::kEof;  // fio: did not open another zone
     retry = false;
@@ -140,9 +143,10 @@ ZbdAccess::Verdict ZbdAccess::ConvertToOpenZone(uint64_t offset, uint32_t own_in
 
 void ZbdAccess::Completed(stats::Direction dir, uint64_t offset, uint32_t len) {
   if (dir != stats::Direction::kWrite) return;
-  file_->writes_in_flight.fetch_sub(1, std::memory_order_relaxed);
   const uint32_t z = file_->ZoneOf(offset);
   if (z < file_->zones() && offset + len >= file_->CapacityEnd(z)) file_->Close(z);
+  // Only after the close: a worker that sees no write in flight sees the zone closed.
+  file_->writes_in_flight.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 uint32_t ZbdAccess::FindZone(uint32_t from, uint64_t min_bytes) const {
