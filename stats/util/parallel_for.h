@@ -2,20 +2,33 @@
 //
 // Thread t takes the indices t, t + threads, t + 2 * threads, ...: a fixed assignment, so that work
 // accumulated per thread (floating-point sums) happens in the same order on every run and results
-// are reproducible to the last bit. When a thread cannot be created (a process or memory limit),
-// its share runs on the caller's thread instead, with the same t: fewer threads, the same results.
-// The first exception thrown by fn stops the remaining work and is rethrown to the caller once
-// every thread has joined.
+// are reproducible to the last bit. The other threads come from a process-wide pool, started on
+// first use and kept waiting between calls (a merge makes dozens of parallel steps: a thread's
+// start and join at each cost more than a wake-up). A call made while another call uses the pool
+// (from another thread, or from inside fn) starts threads of its own. When a thread cannot be
+// created (a process or memory limit), its share runs on the caller's thread instead, with the
+// same t: fewer threads, the same results. The first exception thrown by fn stops the remaining
+// work and is rethrown to the caller once every thread has finished its share. A child process
+// (fork) gets a pool of its own.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <exception>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 namespace iotail::stats {
+namespace parallel_detail {
+
+// One thread's share of a call: share(call, t).
+using Share = void (*)(void* call, unsigned t);
+// Runs share(call, t) for every t in [0, count): t = 0 (and any t no thread could be had for) on
+// the caller's thread, the others on pool threads (or threads of its own when the pool is busy);
+// returns once all have returned. share must not throw.
+void Run(unsigned count, Share share, void* call);
+
+}  // namespace parallel_detail
 
 // Calls fn(i, t) for every i in [0, n), t being the thread (0 .. threads - 1).
 template <typename Fn>
@@ -31,17 +44,14 @@ void ParallelFor(size_t n, unsigned threads, Fn&& fn) {
       failed = true;
     }
   };
-  std::vector<std::thread> pool;
-  std::vector<unsigned> on_caller = {0};
-  for (unsigned t = 1; t < threads && t < n; ++t) {
-    try {
-      pool.emplace_back(work, t);
-    } catch (const std::system_error&) {
-      on_caller.push_back(t);
-    }
+  // Threads past n would have nothing to do.
+  const auto count = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(n, 1)));
+  if (count == 1) {
+    work(0);
+  } else {
+    parallel_detail::Run(
+        count, [](void* call, unsigned t) { (*static_cast<decltype(work)*>(call))(t); }, &work);
   }
-  for (unsigned t : on_caller) work(t);
-  for (auto& thread : pool) thread.join();
   for (auto& error : errors) {
     if (error) std::rethrow_exception(error);
   }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <fstream>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace iotail::stats {
@@ -30,6 +31,43 @@ TEST(ParallelForTest, TheFirstExceptionReachesTheCaller) {
                              if (i == 50) throw std::runtime_error("x");
                            }),
                std::runtime_error);
+}
+
+TEST(ParallelForTest, LaterCallsReuseThePoolsThreads) {
+  // The threads of the first call wait for the next one: the same thread ids, no new thread.
+  auto ids = [] {
+    std::vector<std::thread::id> id(3);
+    ParallelFor(3, 3, [&](size_t i, unsigned) { id[i] = std::this_thread::get_id(); });
+    return id;
+  };
+  const std::vector<std::thread::id> first = ids();
+  EXPECT_EQ(first[0], std::this_thread::get_id());
+  EXPECT_NE(first[1], first[0]);
+  EXPECT_NE(first[2], first[1]);
+  for (int call = 0; call < 50; ++call) EXPECT_EQ(ids(), first) << "call " << call;
+}
+
+TEST(ParallelForTest, NestedAndConcurrentCallsEachRunEveryIndex) {
+  // A call from inside fn, and calls from several threads at once, find the pool busy and run on
+  // threads of their own: every index once, on its own t.
+  std::atomic<int> wrong{0};
+  auto inner = [&](size_t n) {
+    std::vector<std::atomic<int>> seen(n);
+    ParallelFor(n, 3, [&](size_t i, unsigned t) {
+      seen[i].fetch_add(1);
+      if (i % 3 != t) wrong.fetch_add(1);
+    });
+    for (const auto& s : seen) wrong.fetch_add(s.load() != 1);
+  };
+  ParallelFor(8, 2, [&](size_t i, unsigned) { inner(10 + i); });
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&] {
+      for (int k = 0; k < 20; ++k) inner(7);
+    });
+  }
+  for (auto& c : callers) c.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 // When threads cannot be created (here: an address-space limit too small for their stacks), the
