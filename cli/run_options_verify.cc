@@ -21,8 +21,9 @@ const std::vector<OptionDef>& VerifyRows() {
   static const std::vector<OptionDef> table = {
       {"verify", kText,
        [](RunOptions& o, const OptionValue& v) { o.spec.verify = engine::ParseVerifyKind(v.text); },
-       "crc32c|md5|crc64|crc32|crc16|crc7|xxhash|meta|pattern|null|0: checksummed blocks, "
-       "checked when read (and read back); meta checks where a block belongs (and "
+       "crc32c|md5|crc64|crc32|crc16|crc7|xxhash|sha1|sha256|sha512|sha3-224|sha3-256|sha3-384|"
+       "sha3-512|meta|pattern|null|0: checksummed blocks, checked when read (and read back; the "
+       "SHAs with GNU Nettle, libnettle8); meta checks where a block belongs (and "
        "--verify_pattern), pattern only --verify_pattern (no header), null nothing",
        "0"},
       {"verify_pattern", kText,

@@ -450,10 +450,11 @@ void JobSpec::ValidateVerify() const {
     if (verify == VerifyKind::kPattern && verify_pattern.size == 0) {
       throw UsageError("--verify=pattern: needs --verify_pattern");
     }
-    if (verify != VerifyKind::kPattern && step < kVerifyHeaderBytes) {
+    if (verify != VerifyKind::kPattern && step < VerifyHeaderBytes(verify)) {
       throw UsageError(fmt::format(
           "--verify={}: iotail's header needs {} bytes: the block size{} must be at least that",
-          VerifyKindName(verify), kVerifyHeaderBytes, step != bs ? " and --verify_interval" : ""));
+          VerifyKindName(verify), VerifyHeaderBytes(verify),
+          step != bs ? " and --verify_interval" : ""));
     }
     if (ioengine == EngineKind::kNbd) throw UsageError("--verify: not with --ioengine=nbd");
     // A mixed job checks what its backlog reads back (fio's verify list), not its own reads;

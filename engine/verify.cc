@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "engine/nettle_loader.h"
 #include "stats/core/errors.h"
 
 namespace iotail::engine {
@@ -14,7 +15,8 @@ namespace iotail::engine {
 namespace {
 
 constexpr uint32_t kMagic = 0x766f7469;  // "itov"
-constexpr size_t kSumAt = 32;            // the checksum field: 16 bytes at 32..47
+constexpr size_t kSumAt = 32;            // the checksum field: from byte 32 to the header's end
+constexpr size_t kMaxSum = 64;           // its largest size (SHA-512, SHA3-512)
 
 constexpr std::array<uint32_t, 256> MakeCrcTable() {
   std::array<uint32_t, 256> t{};
@@ -147,9 +149,23 @@ void StoreCrc(const char* buf, uint32_t len, uint8_t* sum) {
   std::memcpy(sum, &c, sizeof c);
 }
 
-// The block's checksum (the field itself read as zeros) into sum[16]; zeros for meta and null.
-void Sum(const char* buf, uint32_t len, VerifyKind kind, uint8_t sum[16]) {
-  std::memset(sum, 0, 16);
+// A SHA over the block with the checksum field (`field` bytes) read as zeros.
+void StoreSha(VerifyKind kind, const char* buf, uint32_t len, uint32_t field, uint8_t* sum) {
+  static const uint8_t kZero[kMaxSum] = {};
+  const HashFunctions* h = NettleHash(kind);
+  alignas(16) unsigned char ctx[kMaxHashContext];
+  const auto* p = reinterpret_cast<const uint8_t*>(buf);
+  h->init(ctx);
+  h->update(ctx, kSumAt, p);
+  h->update(ctx, field, kZero);
+  h->update(ctx, len - kSumAt - field, p + kSumAt + field);
+  h->digest(ctx, h->digest_size, sum);
+}
+
+// The block's checksum (the field itself read as zeros) into sum[field]; zeros for meta and null.
+void Sum(const char* buf, uint32_t len, VerifyKind kind, uint32_t field, uint8_t* sum) {
+  std::memset(sum, 0, field);
+  if (IsShaKind(kind)) return StoreSha(kind, buf, len, field, sum);
   switch (kind) {
     case VerifyKind::kCrc32c:
       return StoreCrc<uint32_t, Crc32c>(buf, len, sum);
@@ -174,10 +190,7 @@ void Sum(const char* buf, uint32_t len, VerifyKind kind, uint8_t sum[16]) {
       // MD5 over the block with the field zeroed.
       Md5Zeroed(reinterpret_cast<const uint8_t*>(buf), len, kSumAt, 16, sum);
       return;
-    case VerifyKind::kMeta:
-    case VerifyKind::kPattern:
-    case VerifyKind::kNull:
-    case VerifyKind::kNone:
+    default:  // meta, pattern, null, none (the SHAs above)
       return;
   }
 }
@@ -201,10 +214,15 @@ struct KindName {
   VerifyKind kind;
 };
 constexpr KindName kKindNames[] = {
-    {"crc32c", VerifyKind::kCrc32c},   {"md5", VerifyKind::kMd5},     {"crc64", VerifyKind::kCrc64},
-    {"crc32", VerifyKind::kCrc32},     {"crc16", VerifyKind::kCrc16}, {"crc7", VerifyKind::kCrc7},
-    {"xxhash", VerifyKind::kXxhash},   {"meta", VerifyKind::kMeta},   {"null", VerifyKind::kNull},
-    {"pattern", VerifyKind::kPattern},
+    {"crc32c", VerifyKind::kCrc32c},     {"md5", VerifyKind::kMd5},
+    {"crc64", VerifyKind::kCrc64},       {"crc32", VerifyKind::kCrc32},
+    {"crc16", VerifyKind::kCrc16},       {"crc7", VerifyKind::kCrc7},
+    {"xxhash", VerifyKind::kXxhash},     {"meta", VerifyKind::kMeta},
+    {"null", VerifyKind::kNull},         {"pattern", VerifyKind::kPattern},
+    {"sha1", VerifyKind::kSha1},         {"sha256", VerifyKind::kSha256},
+    {"sha512", VerifyKind::kSha512},     {"sha3-224", VerifyKind::kSha3_224},
+    {"sha3-256", VerifyKind::kSha3_256}, {"sha3-384", VerifyKind::kSha3_384},
+    {"sha3-512", VerifyKind::kSha3_512},
 };
 }  // namespace
 
@@ -212,12 +230,28 @@ VerifyKind ParseVerifyKind(const std::string& text) {
   if (text == "0" || text == "none") return VerifyKind::kNone;
   if (text == "crc32c-intel") return VerifyKind::kCrc32c;
   for (const KindName& k : kKindNames) {
-    if (text == k.name) return k.kind;
+    if (text != k.name) continue;
+    LoadNettleHash(k.kind);
+    return k.kind;
   }
   throw stats::UsageError(fmt::format(
-      "--verify: expected crc32c, md5, crc64, crc32, crc16, crc7, xxhash, meta, pattern, null or 0 "
-      "(iotail does not do '{}'{})",
-      text, text.starts_with("sha") ? ": not built yet" : ""));
+      "--verify: expected crc32c, md5, crc64, crc32, crc16, crc7, xxhash, sha1, sha256, sha512, "
+      "sha3-224, sha3-256, sha3-384, sha3-512, meta, pattern, null or 0 (iotail does not do '{}')",
+      text));
+}
+
+uint32_t VerifyHeaderBytes(VerifyKind kind) {
+  const HashFunctions* h = IsShaKind(kind) ? NettleHash(kind) : nullptr;
+  if (h == nullptr) return kVerifyHeaderBytes;
+  return static_cast<uint32_t>(kSumAt + (h->digest_size + 7) / 8 * 8);
+}
+
+void ShaDigest(VerifyKind kind, const void* data, size_t len, uint8_t* out) {
+  const HashFunctions* h = NettleHash(kind);
+  alignas(16) unsigned char ctx[kMaxHashContext];
+  h->init(ctx);
+  h->update(ctx, len, static_cast<const uint8_t*>(data));
+  h->digest(ctx, h->digest_size, out);
 }
 
 const char* VerifyKindName(VerifyKind kind) {
@@ -329,22 +363,24 @@ void FillVerifiedBlock(char* buf, uint32_t len, uint64_t offset, uint32_t file, 
   if (HasVerifyPattern(format)) FillPattern(buf, len, offset, *format.pattern);
   if (kind == VerifyKind::kPattern) return;  // fio's verify=pattern: no header
   const uint32_t step = IntervalStep(format, len);
+  const uint32_t header = VerifyHeaderBytes(kind);
+  const uint32_t field = header - kSumAt;
   for (uint32_t at = 0; at < len; at += step) {
     char* const p = buf + at;
     const uint64_t where = offset + at;
     Header h{kMagic, static_cast<uint8_t>(kind), {}, step, file, where, seed};
     std::memcpy(p, &h, sizeof h);
-    std::memset(p + kSumAt, 0, 16);
+    std::memset(p + kSumAt, 0, field);
     if (!HasVerifyPattern(format)) {
       uint64_t x = seed ^ where ^ (uint64_t{file} << 48);
-      for (uint32_t i = kVerifyHeaderBytes; i < step; i += 8) {
+      for (uint32_t i = header; i < step; i += 8) {
         const uint64_t v = Mix(x);
         std::memcpy(p + i, &v, std::min<uint32_t>(8, step - i));
       }
     }
-    uint8_t sum[16];
-    Sum(p, step, kind, sum);
-    std::memcpy(p + kSumAt, sum, 16);
+    uint8_t sum[kMaxSum];
+    Sum(p, step, kind, field, sum);
+    std::memcpy(p + kSumAt, sum, field);
   }
 }
 
@@ -354,10 +390,12 @@ VerifyCheck VerifyBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t
   const VerifyKind kind = format.kind;
   if (kind == VerifyKind::kNull) return r;  // fio's verify=null: only pretends
   const uint32_t step = IntervalStep(format, len);
+  const uint32_t header = VerifyHeaderBytes(kind);
+  const uint32_t field = header - kSumAt;
   for (uint32_t at = 0; at < len; at += step) {
     const char* const p = buf + at;
     r.offset = offset + at;
-    const uint32_t data = kind == VerifyKind::kPattern ? 0 : kVerifyHeaderBytes;
+    const uint32_t data = kind == VerifyKind::kPattern ? 0 : header;
     if (kind != VerifyKind::kPattern) {
       Header h;
       std::memcpy(&h, p, sizeof h);
@@ -387,9 +425,9 @@ VerifyCheck VerifyBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t
       }
       continue;
     }
-    uint8_t sum[16];
-    Sum(p, step, kind, sum);
-    if (std::memcmp(sum, p + kSumAt, 16) != 0) {
+    uint8_t sum[kMaxSum];
+    Sum(p, step, kind, field, sum);
+    if (std::memcmp(sum, p + kSumAt, field) != 0) {
       r.ok = false;
       std::snprintf(r.why, sizeof r.why, "%s mismatch", VerifyKindName(kind));
       return r;

@@ -1,7 +1,8 @@
-// Verified blocks, for fio's verify (crc32c, md5, crc64, crc32, crc16, crc7, xxhash, meta, pattern,
-// null): a written block is cut into verify intervals (fio's verify_interval; one by default), each
-// carrying a 48-byte header (a magic number, the checksum kind, its length, its byte offset and
-// file index, and the checksum) followed by pseudo-random bytes derived from the offset and a seed,
+// Verified blocks, for fio's verify (crc32c, md5, crc64, crc32, crc16, crc7, xxhash, sha1, sha256,
+// sha512, sha3-224/256/384/512, meta, pattern, null): a written block is cut into verify intervals
+// (fio's verify_interval; one by default), each carrying a header (a magic number, the checksum
+// kind, its length, its byte offset and file index, and the checksum: 48 bytes, or 32 and the SHA
+// digest rounded up to 8 bytes) followed by pseudo-random bytes derived from the offset and a seed,
 // or by fio's verify_pattern laid over the whole block from its start (the headers over it); the
 // checksum covers the interval with the checksum field zeroed. Reading it back checks the magic,
 // the offset, the length and the checksum (meta: with a pattern, the pattern after the header;
@@ -21,7 +22,8 @@ namespace iotail::engine {
 // The checksums of fio's verify that iotail computes (each over its own block format, not fio's
 // on-disk header): meta checks the header alone (fio's deprecated verify=meta) and the pattern
 // after it when there is one, pattern checks only verify_pattern (no header: fio's verify=pattern),
-// null checks nothing (fio's "only pretend"). fio's sha* are refused.
+// null checks nothing (fio's "only pretend"). The SHA kinds come from GNU Nettle, loaded when
+// ParseVerifyKind first names one (engine/nettle_loader.h).
 enum class VerifyKind : uint8_t {
   kNone = 0,
   kCrc32c = 1,
@@ -34,11 +36,23 @@ enum class VerifyKind : uint8_t {
   kMeta = 8,
   kNull = 9,
   kPattern = 10,
+  kSha1 = 11,
+  kSha256 = 12,
+  kSha512 = 13,
+  kSha3_224 = 14,
+  kSha3_256 = 15,
+  kSha3_384 = 16,
+  kSha3_512 = 17,
 };
 
+// The header of the checksummed kinds but the SHAs (their digests are longer).
 inline constexpr uint32_t kVerifyHeaderBytes = 48;
+// The header of `kind`'s intervals: 32 bytes, then the checksum field (16 bytes, or the SHA digest
+// rounded up to 8 bytes: 24, 32, 48 or 64).
+uint32_t VerifyHeaderBytes(VerifyKind kind);
 
-VerifyKind ParseVerifyKind(const std::string& text);  // UsageError naming --verify
+// UsageError naming --verify; a SHA kind is loaded (LoadNettleHash) before it returns.
+VerifyKind ParseVerifyKind(const std::string& text);
 const char* VerifyKindName(VerifyKind kind);
 
 // fio's verify_pattern: up to 512 bytes (fio's MAX_PATTERN_SIZE) repeated over the block from its
@@ -93,9 +107,11 @@ uint32_t Crc32(const void* data, size_t len, uint32_t crc = 0);
 uint16_t Crc16(const void* data, size_t len, uint16_t crc = 0);
 uint8_t Crc7(const void* data, size_t len, uint8_t crc = 0);
 uint32_t Xxh32(const void* data, size_t len);
+// A SHA kind's digest of a whole buffer into out (its digest size); the kind must be loaded.
+void ShaDigest(VerifyKind kind, const void* data, size_t len, uint8_t* out);
 
-// Fills buf (each interval at least kVerifyHeaderBytes bytes but with kind pattern) as the block
-// at `offset` of file `file`.
+// Fills buf (each interval at least VerifyHeaderBytes(kind) bytes but with kind pattern) as the
+// block at `offset` of file `file`.
 void FillVerifiedBlock(char* buf, uint32_t len, uint64_t offset, uint32_t file, uint64_t seed,
                        const VerifyFormat& format);
 // Checks a block read back from `offset` of file `file`, interval by interval: the first one that

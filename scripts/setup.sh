@@ -10,10 +10,12 @@ set -euo pipefail
 # Building and running: compiler, CMake, ninja and the libraries iotail links or includes
 # (nlohmann-json3-dev, header-only, reads json+ summaries for `iotail compare`). libnbd is not
 # among them: the nbd engine loads it with dlopen when a run uses it (libnbd-dev, for its header,
-# comes with the tests' set).
+# comes with the tests' set). Nettle's headers (nettle-dev) for verify=sha*: its library too is
+# loaded when a job uses it.
 run_packages=(
   g++ cmake ninja-build pkg-config
   liburing-dev libaio-dev libboost-program-options-dev libfmt-dev libblkid-dev nlohmann-json3-dev
+  nettle-dev
 )
 # The tests, the golden data, packaging and the benchmarks.
 test_packages=(

@@ -269,6 +269,19 @@ TEST_F(FioSemanticsTest, VerifyBacklogReadsEachBlockBackOnceAsFio) {
   }
 }
 
+// fio's SHA checksums (GNU Nettle's): a write job reads its blocks back after its writes, or as
+// they complete, as fio does with the same checksum.
+TEST_F(FioSemanticsTest, ShaVerifyReadsBackAsFio) {
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  for (const char* kind : {"sha1", "sha256", "sha512", "sha3-256", "sha3-512"}) {
+    SCOPED_TRACE(kind);
+    ExpectSameCounts(std::string("--name=w --ioengine=psync --filename=f --rw=randwrite --bs=4k ") +
+                     "--size=512k --verify=" + kind);
+    ExpectSameCounts(std::string("--name=w --ioengine=psync --filename=f --rw=write --bs=8k ") +
+                     "--size=512k --verify_backlog=8 --verify=" + kind);
+  }
+}
+
 // verify_dump: a bad block is written out as read and as it should be, named as fio names them.
 TEST_F(FioSemanticsTest, VerifyDumpWritesTheBadBlockOut) {
   const std::string job = "--name=v --ioengine=psync --filename=f --rw=read --bs=4k --size=64k ";

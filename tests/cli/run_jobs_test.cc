@@ -230,7 +230,8 @@ TEST_F(RunJobsTest, DirectoryNrfilesFilenameListsAndFilesizeMakeFiosFiles) {
 }
 
 TEST_F(RunJobsTest, VerifyWritesChecksummedBlocksAndFindsACorruptOne) {
-  for (const std::string kind : {"crc32c", "md5", "crc64", "crc32", "crc16", "crc7", "xxhash"}) {
+  for (const std::string kind : {"crc32c", "md5", "crc64", "crc32", "crc16", "crc7", "xxhash",
+                                 "sha1", "sha256", "sha512", "sha3-224", "sha3-384"}) {
     SCOPED_TRACE(kind);
     // A write job reads every block back after its writes (do_verify, fio's default).
     CommandResult r = Run("iotail", "--name=w --rw=randwrite --size=256k --verify=" + kind);
@@ -257,7 +258,12 @@ TEST_F(RunJobsTest, VerifyWritesChecksummedBlocksAndFindsACorruptOne) {
   EXPECT_EQ(
       Run("iotail", "--name=w --rw=randwrite --verify=crc32c --time_based --runtime=1").status, 2);
   EXPECT_EQ(Run("iotail", "--name=w --rw=randrw --verify=crc32c").status, 2);
-  EXPECT_EQ(Run("iotail", "--name=w --rw=write --verify=sha512").status, 2);
+  EXPECT_EQ(Run("iotail", "--name=w --rw=write --verify=sha224").status, 2);  // not fio's
+  // A SHA-512 header is 96 bytes: a smaller block cannot hold it.
+  const CommandResult small = Run("iotail", "--name=w --rw=write --bs=64 --verify=sha512");
+  EXPECT_EQ(small.status, 2);
+  EXPECT_NE(small.err.find("--verify=sha512: iotail's header needs 96 bytes"), std::string::npos)
+      << small.err;
 }
 
 TEST_F(RunJobsTest, ContinueOnErrorTakesFiosValues) {

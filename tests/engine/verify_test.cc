@@ -86,7 +86,7 @@ TEST(VerifyTest, MetaChecksTheHeaderAloneAndNullNothing) {
   EXPECT_TRUE(CheckVerifiedBlock(block.data(), 4096, 8192, 1, VerifyKind::kNull, why));
   EXPECT_EQ(ParseVerifyKind("crc32c-intel"), VerifyKind::kCrc32c);
   EXPECT_EQ(ParseVerifyKind("xxhash"), VerifyKind::kXxhash);
-  EXPECT_THROW(ParseVerifyKind("sha256"), stats::UsageError);
+  EXPECT_THROW(ParseVerifyKind("sha224"), stats::UsageError);  // not one of fio's
 }
 
 TEST(VerifyTest, TheStoredChecksumIsThatOfTheBlockWithItsFieldZeroed) {
@@ -105,6 +105,58 @@ TEST(VerifyTest, TheStoredChecksumIsThatOfTheBlockWithItsFieldZeroed) {
     std::memset(zeroed.data() + kField, 0, 16);
     const uint32_t crc = Crc32c(zeroed.data(), zeroed.size());
     EXPECT_EQ(std::memcmp(block.data() + kField, &crc, 4), 0) << len;
+  }
+}
+
+// fio's SHA kinds, through GNU Nettle: FIPS 180/202's "abc" digests (as Python's hashlib gives
+// them), each header's size, and blocks written and checked as the other kinds'.
+TEST(VerifyShaTest, DigestsHeadersAndBlocks) {
+  struct Sha {
+    const char* name;
+    uint32_t header;
+    const char* abc;
+  };
+  const Sha kShas[] = {
+      {"sha1", 56, "a9993e364706816aba3e25717850c26c9cd0d89d"},
+      {"sha256", 64, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+      {"sha512", 96,
+       "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3f"
+       "e"
+       "ebbd454d4423643ce80e2a9ac94fa54ca49f"},
+      {"sha3-224", 64, "e642824c3f8cf24ad09234ee7d3c766fc9a3a5168d0c94ad73b46fdf"},
+      {"sha3-256", 64, "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532"},
+      {"sha3-384", 80,
+       "ec01498288516fc926459f58e2c6ad8df9b473cb0fc08c2596da7cf0e49be4b298d88cea927ac7f539f1edf2283"
+       "7"
+       "6d25"},
+      {"sha3-512", 96,
+       "b751850b1a57168a5693cd924b6b096e08f621827444f70d884f5d0240d2712e10e116e9192af3c91a7ec57647e"
+       "3"
+       "934057340b4cf408d5a56592f8274eec53f0"},
+  };
+  for (const Sha& sha : kShas) {
+    SCOPED_TRACE(sha.name);
+    const VerifyKind kind = ParseVerifyKind(sha.name);  // loads it
+    EXPECT_STREQ(VerifyKindName(kind), sha.name);
+    const size_t digest = std::string(sha.abc).size() / 2;
+    uint8_t d[64];
+    ShaDigest(kind, "abc", 3, d);
+    EXPECT_EQ(Hex(d, digest), sha.abc);
+    ASSERT_EQ(VerifyHeaderBytes(kind), sha.header);
+    for (uint32_t len : {sha.header, 512u, 65536u}) {
+      std::vector<char> block(len);
+      FillVerifiedBlock(block.data(), len, 8192, 1, 42, kind);
+      char why[80];
+      EXPECT_TRUE(CheckVerifiedBlock(block.data(), len, 8192, 1, kind, why)) << why;
+      // The stored digest is that of the block with its field (from byte 32) zeroed.
+      std::vector<char> zeroed = block;
+      std::memset(zeroed.data() + 32, 0, sha.header - 32);
+      ShaDigest(kind, zeroed.data(), zeroed.size(), d);
+      EXPECT_EQ(std::memcmp(block.data() + 32, d, digest), 0) << len;
+      block[len - 1] ^= 1;
+      EXPECT_FALSE(CheckVerifiedBlock(block.data(), len, 8192, 1, kind, why));
+      EXPECT_EQ(std::string(why), std::string(sha.name) + " mismatch");
+    }
   }
 }
 

@@ -1,0 +1,89 @@
+#include "engine/nettle_loader.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <array>
+#include <atomic>
+#include <mutex>
+
+#include "engine/verify.h"
+#include "stats/core/errors.h"
+
+#if IOTAIL_HAVE_NETTLE
+#include <nettle/nettle-meta.h>
+#endif
+
+namespace iotail::engine {
+namespace {
+
+constexpr const char* kLibrary = "libnettle.so.8";
+
+struct ShaKind {
+  VerifyKind kind;
+  const char* symbol;  // Nettle's struct nettle_hash of it
+};
+constexpr ShaKind kShaKinds[] = {
+    {VerifyKind::kSha1, "nettle_sha1"},         {VerifyKind::kSha256, "nettle_sha256"},
+    {VerifyKind::kSha512, "nettle_sha512"},     {VerifyKind::kSha3_224, "nettle_sha3_224"},
+    {VerifyKind::kSha3_256, "nettle_sha3_256"}, {VerifyKind::kSha3_384, "nettle_sha3_384"},
+    {VerifyKind::kSha3_512, "nettle_sha3_512"},
+};
+
+// Loaded hashes, by kind's index in kShaKinds: written once, under the mutex, before any job runs.
+std::array<HashFunctions, std::size(kShaKinds)> loaded{};
+std::array<std::atomic<bool>, std::size(kShaKinds)> ready{};
+std::mutex loading;
+
+int IndexOf(VerifyKind kind) {
+  for (size_t i = 0; i < std::size(kShaKinds); ++i) {
+    if (kShaKinds[i].kind == kind) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+bool IsShaKind(VerifyKind kind) { return IndexOf(kind) >= 0; }
+
+void LoadNettleHash(VerifyKind kind) {
+  const int i = IndexOf(kind);
+  if (i < 0 || ready[i].load(std::memory_order_acquire)) return;
+#if IOTAIL_HAVE_NETTLE
+  std::lock_guard lock(loading);
+  if (ready[i].load(std::memory_order_relaxed)) return;
+  auto fail = [&](const std::string& why) {
+    throw stats::UsageError(fmt::format("--verify={}: {}", VerifyKindName(kind), why));
+  };
+  // Kept loaded for the life of the process.
+  void* library = ::dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = ::dlerror();
+    fail(
+        fmt::format("needs {} (Debian package libnettle8): {}", kLibrary, why ? why : "not found"));
+  }
+  const auto* hash = static_cast<const nettle_hash*>(::dlsym(library, kShaKinds[i].symbol));
+  if (hash == nullptr)
+    fail(fmt::format("{} has no {}: too old a Nettle?", kLibrary, kShaKinds[i].symbol));
+  if (hash->context_size > kMaxHashContext) {
+    fail(fmt::format("{}'s {} needs a context of {} bytes, more than iotail's {}", kLibrary,
+                     kShaKinds[i].symbol, hash->context_size, kMaxHashContext));
+  }
+  loaded[i] =
+      HashFunctions{hash->context_size, hash->digest_size, hash->init, hash->update, hash->digest};
+  ready[i].store(true, std::memory_order_release);
+#else
+  throw stats::UsageError(fmt::format(
+      "--verify={}: this iotail was built without GNU Nettle's headers (nettle-dev), which it "
+      "needs for the SHA hashes",
+      VerifyKindName(kind)));
+#endif
+}
+
+const HashFunctions* NettleHash(VerifyKind kind) {
+  const int i = IndexOf(kind);
+  if (i < 0 || !ready[i].load(std::memory_order_acquire)) return nullptr;
+  return &loaded[i];
+}
+
+}  // namespace iotail::engine
