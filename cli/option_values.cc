@@ -93,7 +93,24 @@ uint64_t ParseSize(std::string_view text, std::string_view option) {
   return static_cast<uint64_t>(v * mult);
 }
 
-void ParseRate(std::string_view text, std::string_view option, bool bytes, engine::JobSpec& spec) {
+std::string FioValueList(std::string_view text) {
+  std::string out;
+  for (size_t from = 0;;) {
+    // The value: up to its first separator of any kind (fio's number and suffix stop there).
+    const std::string_view rest = text.substr(from);
+    out += rest.substr(0, rest.find_first_of(",:-/"));
+    size_t next = rest.find(',');
+    if (next == std::string_view::npos) next = rest.find(':');
+    if (next == std::string_view::npos) next = rest.find('-');
+    if (next == std::string_view::npos) return out;
+    out += ',';
+    from += next + 1;
+  }
+}
+
+void ParseRate(std::string_view given, std::string_view option, bool bytes, engine::JobSpec& spec) {
+  const std::string list = FioValueList(given);
+  const std::string_view text = list;
   auto one = [&](std::string_view part) -> double {
     if (bytes) {
       if (part.ends_with("/s")) part.remove_suffix(2);

@@ -34,6 +34,12 @@ class ScopedKbBase {
   int previous_;
 };
 uint32_t ParseU32(std::string_view text, std::string_view option);
+// fio's separators between the values of an option that takes one per direction (bs, blockalign,
+// the rates): at each value, a comma if the rest holds one, else a colon, else a dash (fio's
+// parse.c), each value ending at its first separator of any kind: "4k:8k", "4k-512k" and
+// "8k:64k,16k" are "4k,8k", "4k,512k" and "8k,16k" as fio reads them (reads, writes). Returns the
+// values separated by commas.
+std::string FioValueList(std::string_view text);
 // "N" (all directions together) or "R,W", "R,", ",W" (per direction) into spec's rate fields;
 // bytes: sizes with suffixes per second (--rate), else I/Os per second (--rate_iops).
 void ParseRate(std::string_view text, std::string_view option, bool bytes, engine::JobSpec& spec);

@@ -65,11 +65,14 @@ engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, const RunHooks& ho
   }
 }
 
-// The whole-disk names behind every target (fio's disk_util); the null engine has none.
+// The whole-disk names behind every target (fio's disk_util, a job's own switch); the null engine
+// has none.
 std::vector<std::string> TargetDisks(const PlannedRun& run) {
   std::vector<std::string> paths;
-  for (const auto& spec : run.specs) {
+  for (size_t j = 0; j < run.specs.size(); ++j) {
+    const engine::JobSpec& spec = run.specs[j];
     if (spec.ioengine == engine::EngineKind::kNull) continue;  // no file, no disk (as fio)
+    if (!run.plan.jobs[j].disk_util) continue;                 // fio's disk_util=0
     paths.insert(paths.end(), spec.filenames.begin(), spec.filenames.end());
   }
   return engine::DisksOf(paths);

@@ -7,8 +7,9 @@
 // contract: the clock thread calls them); on_summary with the summary before it is formatted (it
 // may replace figures, e.g. with a cluster's totals); on_ready, when set, before each batch
 // starts, once its targets are open and its workers prepared: it returns the Unix epoch ms to start
-// at (0: at once), so a driver can start several hosts together once all are ready; print_summary false keeps the summary and the
-// log-file lines off the output (the exit status is computed as always).
+// at (0: at once), so a driver can start several hosts together once all are ready; print_summary
+// false keeps the summary and the log-file lines off the output (the exit status is computed as
+// always).
 #pragma once
 
 #include <functional>

@@ -83,10 +83,11 @@ void PerDirection(const std::string& v, std::string_view option, engine::JobSpec
 }
 
 // fio's bs=int[,int][,int]: one value for every direction, or reads, writes (and trims, which
-// iotail does not do) separated by commas, an empty one keeping the default (4k): "8k,32k",
-// ",8k", "8k," (writes at the default).
-void ParseBlockSizes(const std::string& v, std::string_view option, engine::JobSpec& spec) {
+// iotail does not do) separated by commas (or fio's other separators: FioValueList), an empty
+// one keeping the default (4k): "8k,32k", ",8k", "8k," (writes at the default), "4k:8k".
+void ParseBlockSizes(const std::string& given, std::string_view option, engine::JobSpec& spec) {
   std::vector<std::string_view> parts;
+  const std::string v = FioValueList(given);
   const std::string args[] = {v};
   stats::ForEachListItem(args, ",",
                          [&](std::string_view item, const std::string&) { parts.push_back(item); });
@@ -136,7 +137,11 @@ void SizeOrPercent(RunOptions& o, const OptionValue& v) {
     }
   }
   if (v.text.ends_with('%')) {
-    o.spec.*Percent = ParsePercent(v.text, v.option);
+    // fio reads only the suffix's first character: "100%%" (a job file written for Python's
+    // configparser, which turns "%%" into "%") is 100% too.
+    std::string_view text = v.text;
+    while (text.ends_with("%%")) text.remove_suffix(1);
+    o.spec.*Percent = ParsePercent(std::string(text), v.option);
     o.spec.*Bytes = 0;
   } else {
     o.spec.*Bytes = ParseSize(v.text, v.option);
@@ -278,7 +283,8 @@ const std::vector<OptionDef>& Table() {
       {"runtime", kTime, JobField<&JobSpec::runtime_ns>, "run time (3s, 500ms; bare = seconds)",
        "no limit", Also("timeout")},
       Row<kFlag, &JobSpec::time_based>("time_based", "run for --runtime, looping over the region"),
-      {"io_size", kText, SetIoSize, "bytes per clone (or Nz: N zones)", "one pass over size"},
+      {"io_size", kText, SetIoSize, "bytes per clone (or Nz: N zones)", "one pass over size",
+       Also("io_limit")},
       Row<kTime, &JobSpec::ramp_time_ns>("ramp_time", "warm-up time, not recorded", "0"),
       Row<kFlag, &JobSpec::end_fsync>("end_fsync", "fsync files at the end"),
       Row<kFlag, &JobSpec::allow_destructive>(

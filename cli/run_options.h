@@ -45,6 +45,8 @@ struct RunOptions {
   bool new_group = false;        // --new_group: start a new reporting group
   bool group_reporting = false;  // --group_reporting: report each group as one job
   std::string description;       // --description: shown with the job's report, as given
+  std::string origin;            // "FILE:LINE" of its section in a job file ("": command line)
+  bool disk_util = true;         // --disk_util=0: leave this job's disks out of the disk stats
   // fio's switches that turn measurements off (gtod_reduce, disable_lat, ...), as given when on:
   // iotail measures regardless, and says so once (PlanRun).
   std::vector<std::string> measured_anyway;

@@ -2,14 +2,18 @@
 // iotail always behaves as if set (thread, fixedbufs, registerfiles, percentiles), switches that
 // turn fio's measurements off (iotail measures anyway and says so, so no figure it reports is left
 // unmeasured), and the options of fio's built-in profiles, which fio itself ignores in a job file.
+#include <fmt/format.h>
+
 #include "cli/option_table.h"
 #include "cli/run_options.h"
+#include "stats/core/errors.h"
 
 namespace iotail::cli {
 
 namespace {
 
 using enum ValueType;
+using stats::UsageError;
 
 // A switch of fio's that turns a measurement off, given on: kept for PlanRun's note (which says
 // each name once).
@@ -42,6 +46,28 @@ const std::vector<OptionDef>& AcceptedRows() {
       {"disable_bw_measurement", kFlag, MeasuredAnyway,
        "accepted: iotail samples bandwidth and IOPS regardless (a note says so)", "0",
        Also("disable_bw")},
+      {"clocksource",
+       kChoice,
+       AcceptOnly,
+       "accepted: iotail times with its own clock (the TSC where the kernel trusts it, else "
+       "CLOCK_MONOTONIC: the summary's clocksource says which), to the nanosecond",
+       "clock_gettime",
+       Also(),
+       {{"gettimeofday", 0}, {"clock_gettime", 1}, {"cpu", 2}},
+       OptionScope::kJob},
+      {"trim_verify_zero", kFlag, AcceptOnly,
+       "accepted: it checks trimmed blocks with trim_percentage/trim_backlog, which iotail does "
+       "not do (alone it changes nothing, as in fio)",
+       "1"},
+      {"verify_state_save", kFlag,
+       [](RunOptions&, const OptionValue& v) {
+         if (v.number != 0) {
+           throw UsageError(fmt::format(
+               "--{}=1: iotail saves no verify state when a job stops in its writes; give 0",
+               v.option));
+         }
+       },
+       "0 only: iotail saves no verify state (fio writes one when a job stops in its writes)", "1"},
       {"create_serialize", kFlag, AcceptOnly,
        "accepted: iotail lays each job's files out when its group starts (fio's timing with 0; "
        "with 1 fio lays every job's out before the first group: the same files, unless an earlier "

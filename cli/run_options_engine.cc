@@ -42,6 +42,9 @@ std::array<uint32_t, 2> ReadWritePair(const OptionValue& v, uint32_t lo, uint32_
 const std::vector<OptionDef>& EngineRows() {
   static const std::vector<OptionDef> table = {
       Row<kCount, &JobSpec::iodepth>("iodepth", "I/Os in flight per clone", "1"),
+      Row<kCount, &JobSpec::iodepth_low>(
+          "iodepth_low", "once the queue is full, let it drain to N before queueing again",
+          "iodepth"),
       {"iodepth_batch_submit", kCount, JobField<&JobSpec::iodepth_batch_submit>,
        "at most N I/Os per submit call (0: all that are ready)", "1", Also("iodepth_batch")},
       {"iodepth_batch_complete_min", kCount, JobField<&JobSpec::iodepth_batch_complete_min>,

@@ -29,7 +29,7 @@ namespace {
 // alignment, so the values given must agree.
 void ParseBlockAlign(RunOptions& o, const OptionValue& v) {
   uint32_t align = 0;
-  const std::string args[] = {v.text};
+  const std::string args[] = {FioValueList(v.text)};
   stats::ForEachListItem(args, ",", [&](std::string_view item, const std::string&) {
     if (item.empty()) return;
     const uint64_t a = ParseSize(item, v.option);
@@ -72,6 +72,8 @@ const std::vector<OptionDef>& JobControlRows() {
                                          "start a new reporting group (jobs still run together)"),
       Row<kFlag, &RunOptions::group_reporting>(
           "group_reporting", "report each reporting group as one job (summed over its jobs)"),
+      {"disk_util", kFlag, RunField<&RunOptions::disk_util>,
+       "report the utilisation of this job's disks (fio's Disk stats; 0: leave them out)", "1"},
       {"description", kText, RunField<&RunOptions::description>,
        "text shown with the job's report, as given (`Description  : [TEXT]`, JSON desc, terse's "
        "last field)"},
@@ -322,6 +324,7 @@ RunPlan ParseRunPlan(std::span<char* const> args) {
       std::vector<Setting> all = head;
       all.insert(all.end(), own.begin(), own.end());
       RunOptions job = BuildJob({&global, &file_global, &all});
+      job.origin = section.origin;
       for (const Setting& s : own) job.own.emplace_back(s.name, s.value);
       plan.jobs.push_back(std::move(job));
     }

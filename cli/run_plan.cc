@@ -202,20 +202,28 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
   run.default_benchmark =
       !run.plan.named_jobs && jobs[0].spec.filenames.empty() && jobs[0].spec.uri.empty();
   for (RunOptions& job : jobs) {
-    ChooseEngine(job, run.default_benchmark);
-    ApplyZoneUnits(job);
-    if (run.default_benchmark) {
-      ApplyDefaultBenchmark(job, run.temp->path, err);
-    } else {
-      NameTargets(job);
+    try {
+      ChooseEngine(job, run.default_benchmark);
+      ApplyZoneUnits(job);
+      if (run.default_benchmark) {
+        ApplyDefaultBenchmark(job, run.temp->path, err);
+      } else {
+        NameTargets(job);
+      }
+      ImpliedAsFio(job);
+      engine::JobSpec& spec = job.spec;
+      if (!job.randrepeat) spec.randseed ^= engine::Clock::RealtimeNs() * 0x9e3779b97f4a7c15ull;
+      SettleClock(job, run.plan.run.status_interval_ms, err);
+      if (const std::string note = spec.Normalize(); !note.empty()) err << note << "\n";
+      spec.Validate();
+    } catch (const stats::UsageError& e) {
+      // What the job's options mean together: named by the job (and its section in a job file).
+      const std::string what = e.what();
+      if (what.starts_with("job '") || (jobs.size() == 1 && job.origin.empty())) throw;
+      throw stats::UsageError(fmt::format("{}{}job '{}': {}", job.origin,
+                                          job.origin.empty() ? "" : ": ", job.spec.name, what));
     }
-    ImpliedAsFio(job);
-    engine::JobSpec& spec = job.spec;
-    if (!job.randrepeat) spec.randseed ^= engine::Clock::RealtimeNs() * 0x9e3779b97f4a7c15ull;
-    SettleClock(job, run.plan.run.status_interval_ms, err);
-    if (const std::string note = spec.Normalize(); !note.empty()) err << note << "\n";
-    spec.Validate();
-    run.specs.push_back(spec);
+    run.specs.push_back(job.spec);
   }
   NoteMeasuredAnyway(jobs, err);
   // fio runs at most 4,096 jobs, clones included (its REAL_MAX_JOBS): so does iotail, rather

@@ -184,6 +184,8 @@ std::string JobSpec::Normalize() {
     if (HasWrites()) rate_dir[1] = rate;
     rate = RateLimit{};
   }
+  // A job that only trims writes nothing to verify: fio's verify does nothing there.
+  if (HasTrims() && !HasReads() && !HasWrites()) verify = VerifyKind::kNone;
   std::string notes;
   // fio turns time_based off without a runtime, with a warning (an error only with its
   // --warnings-fatal): the job runs to its size.

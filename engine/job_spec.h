@@ -125,6 +125,8 @@ struct JobSpec {
   std::vector<BlockSizeShare> bssplit_w;
   bool direct = false;   // --direct: O_DIRECT
   uint32_t iodepth = 1;  // --iodepth: I/Os in flight per worker
+  uint32_t iodepth_low =
+      0;  // --iodepth_low: a full queue drains to N before refilling (0: iodepth)
   // Batching trade-offs (fio's names). Each costs accuracy in exchange for fewer system calls:
   uint32_t iodepth_batch_submit = 1;        // at most N requests per submit call; 0 = iodepth
   uint32_t iodepth_batch_complete_min = 1;  // wait for N completions (>1 stamps early ones late)

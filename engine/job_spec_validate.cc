@@ -244,6 +244,11 @@ void JobSpec::ValidateFileOperations() const {
 
 // Validate: rates and rate floors.
 void JobSpec::ValidateRates() const {
+  if (RateLimited() && iodepth_low != 0 && iodepth_low < iodepth) {
+    throw UsageError(
+        "--iodepth_low: not with --rate/--rate_iops (iotail's rate-limited loop keeps "
+        "its queue as full as the rate lets it)");
+  }
   if (RateLimited()) {
     auto both = [](const RateLimit& r) { return r.iops > 0 && r.bytes_per_s > 0; };
     if (both(rate) || both(rate_dir[0]) || both(rate_dir[1]) ||
@@ -373,7 +378,9 @@ void JobSpec::ValidateWorkload() const {
     }
     if (ioengine == EngineKind::kNbd)
       throw UsageError("--rw=trim/randtrim: not with the nbd engine");
-    if (verify != VerifyKind::kNone) throw UsageError("--verify: not with trims");
+    if (verify != VerifyKind::kNone && (HasReads() || HasWrites())) {
+      throw UsageError("--verify: not with trims");
+    }
   }
   if (rw_modifier != 0 && !IsRandom() && rw_modifier % static_cast<int64_t>(MinBlockSize()) != 0) {
     throw UsageError(

@@ -34,7 +34,6 @@ std::string NbdError(int err) {
   return why;
 }
 
-
 // Lets libnbd's state machine run on `h` (polling its socket in the direction it asks for) until
 // done() is true. Throws stats::Interrupted once *limits.stop is set, std::system_error(ETIMEDOUT)
 // when limits.timeout_ns passes first, and std::system_error with libnbd's reason when the

@@ -55,18 +55,6 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
   }
 }
 
-// fio's zonemode=strided, which fio drops for a job with more than one file.
-bool Worker::Strided(const JobSpec& spec, const WorkerPlan& plan) {
-  return spec.Zones() == ZoneMode::kStrided && plan.fds.size() == 1;
-}
-
-// The region the access pattern runs over: the worker's, or one zone.
-PatternRegion Worker::PatternOf(const JobSpec& spec, const WorkerPlan& plan) {
-  if (Strided(spec, plan)) return PatternRegion{1, 0, spec.ZoneRange(), spec.ZoneRange()};
-  return PatternRegion{static_cast<uint32_t>(plan.fds.size()), plan.region_offset, plan.region_size,
-                       plan.file_end};
-}
-
 Worker::~Worker() {
   engine_.reset();  // first: I/Os still in flight after an engine failure target the buffers
   std::free(buffers_);
@@ -316,14 +304,18 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
   const uint32_t complete_max = spec_.iodepth_batch_complete_max != 0
                                     ? std::min(spec_.iodepth_batch_complete_max, depth)
                                     : depth;
+  // fio's iodepth_low: once the queue is full, it drains to this before new I/Os are queued.
+  const uint32_t low = spec_.iodepth_low != 0 ? std::min(spec_.iodepth_low, depth) : depth;
   uint64_t issued_bytes = 0;
   uint32_t in_flight = 0;
-  bool stopping = false;
+  bool stopping = false, draining = false;
   stats::Recorder& rec = *recorder_;
 
   for (;;) {
-    FillBatch(!stopping, issued_bytes, plan_.bytes_limit);
+    if (in_flight <= low) draining = false;
+    FillBatch(!stopping && !draining, issued_bytes, plan_.bytes_limit);
     if (batch_count_ > 0 && !SubmitBatch(&in_flight)) return;
+    if (in_flight >= depth && low < depth) draining = true;
     if (in_flight == 0) {
       if (flow_held_ && !stopping) {
         // Held back by its flow: wait for the other jobs of the flow, then try again.

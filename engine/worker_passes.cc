@@ -28,6 +28,18 @@
 
 namespace iotail::engine {
 
+// fio's zonemode=strided, which fio drops for a job with more than one file.
+bool Worker::Strided(const JobSpec& spec, const WorkerPlan& plan) {
+  return spec.Zones() == ZoneMode::kStrided && plan.fds.size() == 1;
+}
+
+// The region the access pattern runs over: the worker's, or one zone.
+PatternRegion Worker::PatternOf(const JobSpec& spec, const WorkerPlan& plan) {
+  if (Strided(spec, plan)) return PatternRegion{1, 0, spec.ZoneRange(), spec.ZoneRange()};
+  return PatternRegion{static_cast<uint32_t>(plan.fds.size()), plan.region_offset, plan.region_size,
+                       plan.file_end};
+}
+
 bool Worker::NextLoopIfDone() {
   if (issue_over_) return false;
   if (spec_.number_ios != 0 && !spec_.time_based &&

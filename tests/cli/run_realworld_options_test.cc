@@ -1,0 +1,123 @@
+// What job files from other projects than fio use (collected from public repositories: SPDK,
+// pbench, fio-plot, weka and others), each with fio 3.33's meaning, against fio on the same job
+// where fio can run it: fio's other separators between a per-direction option's values
+// (bs=4k-512k, bs=4k:8k), io_limit (io_size), a size of "100%%", disk_util=0, clocksource,
+// trim_verify_zero, verify_state_save=0, iodepth_low, verify on a job that only trims, and the
+// job's section named in the errors of what its options mean together.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_test_util.h"
+#include "fio_semantics_fixture.h"
+
+namespace {
+
+using iotail::testing::FioSemanticsTest;
+using iotail::testing::HaveFio;
+using iotail::testing::Job;
+using iotail::testing::Jobs;
+using json = nlohmann::json;
+
+using RealWorldOptionsTest = FioSemanticsTest;
+
+TEST_F(RealWorldOptionsTest, ColonAndDashSeparateReadsAndWritesAsFio) {
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  // SPDK's blocksize=4k-512k: 4k reads, 512k writes (not a range): 8 writes of 512 KiB.
+  ExpectSameCounts("--name=w --filename=f --size=4m --rw=write --bs=4k-512k");
+  ExpectSameCounts("--name=r --filename=f --size=1m --rw=read --bs=8k:64k");
+  ExpectSameCounts("--name=m --filename=f --size=1m --rw=write --bs=8k:64k,16k");
+  const auto [fio, ours] = Both("--name=w --filename=f --size=4m --rw=write --bs=4k-512k");
+  ASSERT_EQ(ours.size(), 1u);
+  EXPECT_EQ(ours[0].writes, 8u);
+  // blockalign and the rates take them too.
+  EXPECT_EQ(
+      Run("iotail", "--name=r --filename=f --size=1m --rw=randread --ba=4k:4k --parse-only").status,
+      0);
+  EXPECT_EQ(
+      Run("iotail", "--name=r --filename=f --size=1m --rw=randrw --rate=1m:2m --parse-only").status,
+      0);
+}
+
+TEST_F(RealWorldOptionsTest, IoLimitAndDoublePercentAsFio) {
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  // io_limit is fio's other name for io_size: three passes over 1 MiB.
+  ExpectSameCounts("--name=w --filename=f --size=1m --io_limit=3m --rw=write --bs=64k");
+  // fio-plot's size=100%% (for Python's configparser): fio reads 100%, so does iotail.
+  for (const std::string tool : {"fio", "iotail"}) {
+    SCOPED_TRACE(tool);
+    const auto r = Run(tool, "--name=w --filename=f --size=50%% --rw=write --bs=64k",
+                       "rm -f f && truncate -s 4m f && ");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::vector<Job> jobs = Jobs(r.out);
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(jobs[0].write_bytes, 2u << 20);
+  }
+}
+
+TEST_F(RealWorldOptionsTest, DiskUtilZeroLeavesTheJobsDisksOutAsFio) {
+  auto disks = [&](const std::string& tool, const std::string& extra) {
+    const auto r = Run(tool, "--name=w --filename=f --size=256k --rw=write " + extra);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const json j = json::parse(r.out.substr(r.out.find('{')));
+    return j.contains("disk_util") ? j["disk_util"].size() : size_t{0};
+  };
+  const size_t ours = disks("iotail", "");
+  if (ours == 0) GTEST_SKIP() << "the scratch directory is on no disk that reports statistics";
+  EXPECT_EQ(disks("iotail", "--disk_util=0"), 0u);
+  if (!HaveFio()) return;
+  EXPECT_EQ(disks("fio", ""), ours);
+  EXPECT_EQ(disks("fio", "--disk_util=0"), 0u);
+}
+
+TEST_F(RealWorldOptionsTest, OptionsThatChangeNothingHereAreAcceptedAndTheirLimitsNamed) {
+  const std::string job = "--name=w --filename=f --size=256k --rw=write ";
+  for (const std::string extra :
+       {"--clocksource=gettimeofday", "--clocksource=cpu", "--trim_verify_zero=1",
+        "--verify=md5 --verify_state_save=0", "--ioengine=libaio --iodepth=16 --iodepth_low=4"}) {
+    SCOPED_TRACE(extra);
+    const auto r = Run("iotail", job + extra);
+    EXPECT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(Jobs(r.out).size(), 1u);
+    EXPECT_EQ(Jobs(r.out)[0].write_bytes, 256u << 10);
+  }
+  auto refused = [&](const std::string& extra, const std::string& why) {
+    const auto r = Run("iotail", job + extra);
+    EXPECT_EQ(r.status, 2) << extra;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+  };
+  refused("--clocksource=sundial", "--clocksource");
+  refused("--verify=md5 --verify_state_save=1", "--verify_state_save=1: iotail saves no");
+  refused("--ioengine=libaio --iodepth=16 --iodepth_low=4 --rate=1m",
+          "--iodepth_low: not with --rate");
+}
+
+TEST_F(RealWorldOptionsTest, VerifyOnAJobThatOnlyTrimsChecksNothingAsFio) {
+  // SPDK's trim jobs inherit verify=md5 from their [global]: fio trims and verifies nothing (it
+  // wrote nothing). fio 3.33 trims only block devices: iotail alone here, on a file.
+  const auto r = Run("iotail", "--name=t --filename=f --size=256k --rw=trim --bs=4k --verify=md5",
+                     "truncate -s 256k f && ");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(j["jobs"][0]["trim"]["total_ios"].get<uint64_t>(), 64u);
+  EXPECT_EQ(j["jobs"][0]["read"]["total_ios"].get<uint64_t>(), 0u);
+  // With writes, still refused.
+  EXPECT_EQ(Run("iotail", "--name=t --filename=f --size=256k --rw=trimwrite --verify=md5").status,
+            2);
+}
+
+TEST_F(RealWorldOptionsTest, WhatAJobsOptionsMeanTogetherIsNamedByItsSection) {
+  // pbench's log_avg_msec=1000 with log_hist_msec=10000: the error names the job and its section.
+  const std::filesystem::path file = dir_ / "pbench.fio";
+  std::ofstream(file) << "[global]\nfilename=f\nsize=256k\n\n[first]\nrw=write\n\n[second]\n"
+                         "rw=read\nwrite_hist_log=h\nlog_hist_msec=10000\nlog_avg_msec=1000\n";
+  const auto r = Run("iotail", file.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(file.string() + ":8: job 'second': --log_avg_msec: 1000 differs"),
+            std::string::npos)
+      << r.err;
+}
+
+}  // namespace
