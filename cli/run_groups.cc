@@ -151,7 +151,10 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
         t.dir_runtime_s = o.dir_runtime_s;
         t.options = jobs[j].own;
         t.description = jobs[j].description;  // a group's is its first job's, as fio's
-        t.iodepth = jobs[j].spec.iodepth;
+        t.iodepth = o.latency_depth != 0 ? o.latency_depth : jobs[j].spec.iodepth;
+        t.latency_target_ns = jobs[j].spec.latency_target_ns;
+        t.latency_window_us = jobs[j].spec.latency_window_ns / 1000;
+        t.latency_percentile = jobs[j].spec.latency_percentile;
         t.samples = samples[entries.entry[j][w]];
         if (w < o.steady_state.size()) t.steady_state = o.steady_state[w];
       }

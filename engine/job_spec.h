@@ -125,6 +125,13 @@ struct JobSpec {
   std::vector<BlockSizeShare> bssplit_w;
   bool direct = false;   // --direct: O_DIRECT
   uint32_t iodepth = 1;  // --iodepth: I/Os in flight per worker
+  // fio's latency target mode (engine/latency_target.h): search for the deepest queue, up to
+  // iodepth, whose latency meets latency_target_ns for latency_percentile % of the I/Os of each
+  // latency_window_ns; 0: off. latency_run: keep adjusting instead of ending at the depth found.
+  uint64_t latency_target_ns = 0;
+  uint64_t latency_window_ns = 0;
+  double latency_percentile = 100.0;
+  bool latency_run = false;
   // Batching trade-offs (fio's names). Each costs accuracy in exchange for fewer system calls:
   uint32_t iodepth_batch_submit = 1;        // at most N requests per submit call; 0 = iodepth
   uint32_t iodepth_batch_complete_min = 1;  // wait for N completions (>1 stamps early ones late)
@@ -401,6 +408,7 @@ struct JobSpec {
   void ValidateTargets() const;
   void ValidateFileOperations() const;
   void ValidateZbd() const;
+  void ValidateLatencyTarget() const;  // engine/latency_target.cc
 
  public:
   // Settles what depends on the engine: a synchronous engine does one I/O at a time, so iodepth > 1

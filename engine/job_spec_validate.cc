@@ -45,6 +45,7 @@ void JobSpec::Validate() const {
   ValidateWorkload();
   ValidateFileOperations();
   ValidateVerify();
+  ValidateLatencyTarget();
   if (ioengine != EngineKind::kNbd) ValidateTargets();  // the export at --uri is the target
 }
 

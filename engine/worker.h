@@ -42,6 +42,7 @@
 #include "engine/io/io_engine.h"
 #include "engine/io_pattern.h"
 #include "engine/job_spec.h"
+#include "engine/latency_target.h"
 #include "engine/rate_schedule.h"
 #include "engine/zbd_access.h"
 #include "engine/zone_stride.h"
@@ -132,6 +133,15 @@ class Worker {
   uint64_t verify_start_ns() const { return verify_start_ns_; }
   // fsync/fdatasync calls (--fsync=N, --fdatasync=N) and their latencies in ns.
   const stats::SampleStats& syncs() const { return syncs_; }
+  // --latency_target: the depth the search ended at (fio's latency_depth; iodepth without it),
+  // and, when it reset the statistics for its final window, the recorder's counts at that
+  // instant (to subtract from the totals) and when (Clock::NowNs()); nullptr and 0 otherwise.
+  // Valid once Run has returned.
+  uint32_t latency_depth() const { return lat_.enabled() ? lat_.depth() : spec_.iodepth; }
+  const stats::RecorderSnapshot* stats_baseline() const {
+    return stats_reset_ns_ != 0 ? &baseline_ : nullptr;
+  }
+  uint64_t stats_reset_ns() const { return stats_reset_ns_; }
   std::string DescribeEngine() const { return engine_->Describe(); }
   // Tears the engine down (waiting for anything in flight); call on the worker's thread once Run
   // has returned. DescribeEngine() must not be called after.
@@ -225,7 +235,25 @@ class Worker {
   static constexpr uint64_t kMaxOversleepNs = 200'000;
   uint64_t oversleep_ns_ = 0;
   stats::CpuUsage cpu_;
+  stats::CpuUsage cpu_from_;  // at the start of Run, or at the latency target's stats reset
   stats::IoDepthCounts depths_;
+  // fio's latency target mode (engine/latency_target.h; engine/worker_latency.cc). issue_cap_ is
+  // the depth FillBatch fills to (iodepth without it; 0 while the queue drains).
+  LatencySearch lat_;
+  uint32_t issue_cap_ = UINT32_MAX;
+  uint64_t lat_ios_ = 0;        // I/Os completed without an error, ramp included (fio's io_blocks)
+  bool lat_reset_due_ = false;  // the drain under way ends in a statistics reset
+  bool lat_ramp_seen_ = false;  // the end of ramp_time has been handled
+  stats::RecorderSnapshot baseline_;
+  uint64_t stats_reset_ns_ = 0;
+  // A completion's total latency against the target; false when it ends the worker (fio's
+  // "max latency exceeded", ETIMEDOUT).
+  bool LatencyCompleted(const Slot& slot, uint64_t done_ns);
+  // After a round of the closed loop: the drain, the window check, the ramp's end. False when the
+  // search has ended the job.
+  bool LatencyRound(uint64_t now, uint32_t in_flight);
+  void ApplyLatencyStep(LatencySearch::Step step);
+  void ResetStats(uint64_t now);
   // --fsync/--fdatasync: writes completed per file since its last sync, and the syncs done.
   std::vector<uint32_t> writes_since_sync_;
   stats::SampleStats syncs_;
