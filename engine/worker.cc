@@ -326,7 +326,8 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
   uint32_t in_flight = 0;
   bool stopping = false;
   stats::Recorder& rec = *recorder_;
-  lat_.Start(Clock::NowNs(), lat_ios_);  // fio's lat_target_init
+  uint64_t stop_at_ns = times.stop_at_ns;  // moved by a latency target's statistics reset
+  lat_.Start(Clock::NowNs(), lat_ios_);    // fio's lat_target_init
   issue_cap_ = lat_.limit();
 
   for (;;) {
@@ -335,7 +336,7 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
     if (in_flight == 0) {
       if (flow_held_ && !stopping) {
         // Held back by its flow: wait for the other jobs of the flow, then try again.
-        if ((times.stop_at_ns != 0 && Clock::NowNs() >= times.stop_at_ns) || Stopped(stop)) {
+        if ((stop_at_ns != 0 && Clock::NowNs() >= stop_at_ns) || Stopped(stop)) {
           stopping = true;
         } else {
           FlowWait();
@@ -343,13 +344,12 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
         continue;
       }
       if (zbd_ && !stopping && (zbd_eof_ || zbd_wait_)) {
-        if (!ZonedIdle(stop, times.stop_at_ns)) stopping = true;
+        if (!ZonedIdle(stop, stop_at_ns)) stopping = true;
         continue;
       }
       // Trims are done as they are chosen: nothing in flight, but the job goes on.
       if (trims_in_batch_ == 0 || stopping) break;
-      if (trim_failed_ || (times.stop_at_ns != 0 && Clock::NowNs() >= times.stop_at_ns) ||
-          Stopped(stop)) {
+      if (trim_failed_ || (stop_at_ns != 0 && Clock::NowNs() >= stop_at_ns) || Stopped(stop)) {
         stopping = true;
       }
       continue;
@@ -367,7 +367,11 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
     const uint64_t now = n > 0 ? completions_[0].done_ns : Clock::NowNs();
     if (!Complete(n, times.record_from_ns, &in_flight)) stopping = true;
     if (n > 0 && !CheckRateFloor(now)) stopping = true;
-    if (lat_.enabled() && !stopping && !LatencyRound(now, in_flight)) stopping = true;
+    if (lat_.enabled() && !stopping) {
+      if (!LatencyRound(now, in_flight)) stopping = true;
+      // fio's reset restarts the job's clock: the runtime counts again from it.
+      if (stats_reset_ns_ != 0 && stop_at_ns != 0) stop_at_ns = stats_reset_ns_ + spec_.runtime_ns;
+    }
     if (spec_.thinktime_ns != 0 && n > 0 && !stopping) {
       since_think_ += static_cast<uint32_t>(n);
       if (since_think_ >= spec_.thinktime_blocks) {
@@ -375,7 +379,7 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
         Think(stop);
       }
     }
-    if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) || Stopped(stop)) {
+    if ((stop_at_ns != 0 && now >= stop_at_ns) || Stopped(stop)) {
       stopping = true;
     }
   }
