@@ -136,6 +136,7 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
       if (filled[entries.entry[j][w]]) {
         ++t.members;
         t.totals.Add(o.per_worker[w]);
+        if (o.latency_depth != 0) t.iodepth = o.latency_depth;  // fio's: the last clone's
         t.cpu.Add(cpu);
         t.runtime_s = std::max(t.runtime_s, o.runtime_s);
         for (size_t d = 0; d < t.dir_runtime_s.size(); ++d) {
