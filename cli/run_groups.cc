@@ -136,6 +136,7 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
       if (filled[entries.entry[j][w]]) {
         ++t.members;
         t.totals.Add(o.per_worker[w]);
+        if (o.latency_depth != 0) t.iodepth = o.latency_depth;  // fio's: the last clone's
         t.cpu.Add(cpu);
         t.runtime_s = std::max(t.runtime_s, o.runtime_s);
         for (size_t d = 0; d < t.dir_runtime_s.size(); ++d) {
@@ -151,7 +152,10 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
         t.dir_runtime_s = o.dir_runtime_s;
         t.options = jobs[j].own;
         t.description = jobs[j].description;  // a group's is its first job's, as fio's
-        t.iodepth = jobs[j].spec.iodepth;
+        t.iodepth = o.latency_depth != 0 ? o.latency_depth : jobs[j].spec.iodepth;
+        t.latency_target_ns = jobs[j].spec.latency_target_ns;
+        t.latency_window_us = jobs[j].spec.latency_window_ns / 1000;
+        t.latency_percentile = jobs[j].spec.latency_percentile;
         t.samples = samples[entries.entry[j][w]];
         if (w < o.steady_state.size()) t.steady_state = o.steady_state[w];
       }

@@ -52,7 +52,9 @@ const std::vector<OptionDef>& EngineRows() {
        Also("iodepth_batch_complete")},
       Row<kCount, &JobSpec::iodepth_batch_complete_max>(
           "iodepth_batch_complete_max",
-          "take at most N completions per reap (0: iodepth; fewer stamps the rest late)", "0"),
+          "take at most N completions per reap (0: iodepth_batch_complete_min, as fio: each one is "
+          "replaced at once)",
+          "0"),
       Row<kName, &JobSpec::uri>("uri",
                                 "NBD server for --ioengine=nbd: nbd://HOST[:PORT]/EXPORT, "
                                 "nbd+unix:///EXPORT?socket=PATH"),

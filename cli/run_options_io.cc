@@ -75,6 +75,17 @@ void ParseIgnoreError(RunOptions& o, const OptionValue& v) {
   }
 }
 
+// fio's latency_percentile: one number from 0 to 100 (its FLOAT_LIST of one value).
+void ParseLatencyPercentile(RunOptions& o, const OptionValue& v) {
+  size_t used = 0;
+  const double p = ParseNumber(v.text, v.option, &used);
+  if (used != v.text.size() || !(p >= 0 && p <= 100)) {
+    throw UsageError(
+        fmt::format("--{}: expected a number from 0 to 100, got '{}'", v.option, v.text));
+  }
+  o.spec.latency_percentile = p;
+}
+
 using engine::JobSpec;
 using enum ValueType;
 
@@ -127,6 +138,21 @@ const std::vector<OptionDef>& IoBehaviourRows() {
           "ms over which --rate_min/--rate_iops_min are averaged (at "
           "least; checked at completions)",
           "1000"),
+      Row<kTimeUs, &JobSpec::latency_target_ns>(
+          "latency_target",
+          "search for the deepest queue (up to --iodepth) whose total latency stays at or under "
+          "this for --latency_percentile of each --latency_window's I/Os, then end after a window "
+          "at it, reporting that window (bare = us; 0: off)",
+          "0"),
+      Row<kTimeUs, &JobSpec::latency_window_ns>(
+          "latency_window", "the window each depth of the --latency_target search runs (bare = us)",
+          "0"),
+      {"latency_percentile", kText, ParseLatencyPercentile,
+       "the share (%) of a window's I/Os that must meet --latency_target; at 100 one I/O over it "
+       "lowers the depth at once (at depth 1: the job ends, ETIMEDOUT)",
+       "100"},
+      Row<kFlag, &JobSpec::latency_run>(
+          "latency_run", "keep adjusting the depth to --latency_target for the whole run", "0"),
       Row<kFlag, &JobSpec::invalidate>(
           "invalidate",
           "drop the region's page cache (buffered I/O) at the start and whenever a loop or a "

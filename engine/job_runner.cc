@@ -156,6 +156,10 @@ void CollectOutcomes(std::span<const JobSpec> specs,
   std::vector<uint64_t> verify_from(specs.size(), UINT64_MAX);
   for (size_t w = 0; w < workers.size(); ++w) {
     JobOutcome& job = out.jobs[job_of_worker[w]];
+    if (const stats::RecorderSnapshot* base = workers[w]->stats_baseline()) {
+      totals[w].SubtractCounts(*base);  // the latency target's final window alone
+    }
+    job.latency_depth = workers[w]->latency_depth();
     job.per_worker.push_back(std::move(totals[w]));
     job.cpu.push_back(workers[w]->cpu());
     job.depths.push_back(workers[w]->depths());
@@ -175,8 +179,10 @@ void CollectOutcomes(std::span<const JobSpec> specs,
     const uint64_t verify_start = workers[w]->verify_start_ns();
     io_end[j] = std::max(io_end[j], verify_start != 0 ? verify_start : threads.end_ns(w));
     if (verify_start != 0) verify_from[j] = std::min(verify_from[j], verify_start);
-    if (threads.record_from_ns(w) != 0)
-      job_from[j] = std::min(job_from[j], threads.record_from_ns(w));
+    if (threads.record_from_ns(w) != 0) {
+      job_from[j] =
+          std::min(job_from[j], std::max(threads.record_from_ns(w), workers[w]->stats_reset_ns()));
+    }
   }
   for (size_t j = 0; j < specs.size(); ++j) {
     const uint64_t from = job_from[j];

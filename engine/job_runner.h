@@ -56,6 +56,10 @@ struct JobOutcome {
   std::vector<uint64_t> zone_resets;                // zonemode=zbd: zones reset, per worker
   std::string verify_failure;                       // the first block that failed, "" if none
   int first_worker = 0;                             // 0-based number of its first worker in the run
+  // --latency_target: the depth its last worker's search ended at (fio's latency_depth, which is
+  // the last clone's); iodepth without it. Its totals and runtime are those of the final window
+  // when the search reset the statistics (fio's reset_all_stats).
+  uint32_t latency_depth = 0;
   // fio's rate_min/rate_iops_min: each clone that fell short and ended ("x: rate_iops_min=1000 not
   // met, got 94 IOPS", fio's words), in worker order.
   std::vector<std::string> rate_shortfalls;

@@ -125,12 +125,19 @@ struct JobSpec {
   std::vector<BlockSizeShare> bssplit_w;
   bool direct = false;   // --direct: O_DIRECT
   uint32_t iodepth = 1;  // --iodepth: I/Os in flight per worker
-  uint32_t iodepth_low =
-      0;  // --iodepth_low: a full queue drains to N before refilling (0: iodepth)
+  // --iodepth_low: a full queue drains to N before it is refilled (0: iodepth, never drains).
+  uint32_t iodepth_low = 0;
+  // fio's latency target mode (engine/latency_target.h): search for the deepest queue, up to
+  // iodepth, whose latency meets latency_target_ns for latency_percentile % of the I/Os of each
+  // latency_window_ns; 0: off. latency_run: keep adjusting instead of ending at the depth found.
+  uint64_t latency_target_ns = 0;
+  uint64_t latency_window_ns = 0;
+  double latency_percentile = 100.0;
+  bool latency_run = false;
   // Batching trade-offs (fio's names). Each costs accuracy in exchange for fewer system calls:
   uint32_t iodepth_batch_submit = 1;        // at most N requests per submit call; 0 = iodepth
   uint32_t iodepth_batch_complete_min = 1;  // wait for N completions (>1 stamps early ones late)
-  uint32_t iodepth_batch_complete_max = 0;  // take at most N per reap; 0 = iodepth
+  uint32_t iodepth_batch_complete_max = 0;  // take at most N per reap; 0 = complete_min (fio's)
   uint32_t numjobs = 1;                     // --numjobs: workers, each over the whole region
   std::vector<int> cpus_allowed;            // --cpus_allowed: workers pinned to these CPUs
   bool cpus_allowed_split = false;          // --cpus_allowed_policy=split: worker i on CPU i mod n
@@ -403,6 +410,7 @@ struct JobSpec {
   void ValidateTargets() const;
   void ValidateFileOperations() const;
   void ValidateZbd() const;
+  void ValidateLatencyTarget() const;  // engine/latency_target.cc
 
  public:
   // Settles what depends on the engine: a synchronous engine does one I/O at a time, so iodepth > 1

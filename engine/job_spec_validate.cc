@@ -45,6 +45,7 @@ void JobSpec::Validate() const {
   ValidateWorkload();
   ValidateFileOperations();
   ValidateVerify();
+  ValidateLatencyTarget();
   if (ioengine != EngineKind::kNbd) ValidateTargets();  // the export at --uri is the target
 }
 
@@ -289,52 +290,6 @@ void JobSpec::ValidateRates() const {
                                    floor.iops > 0 ? "rate_iops_min" : "rate_min",
                                    d == 0 ? "read" : "write"));
     }
-  }
-}
-
-// Validate: zonemode=zbd, as fio checks it (zbd.c), and what iotail does not emulate yet.
-void JobSpec::ValidateZbd() const {
-  if (zone_size == 0) {
-    throw UsageError(
-        "--zonesize: must be given with --zonemode=zbd (fio: specifying the zone size is "
-        "mandatory for a regular file or block device)");
-  }
-  if (zone_size < 512) throw UsageError("--zonesize: at least 512 bytes with --zonemode=zbd");
-  if (zone_capacity > zone_size) {
-    throw UsageError(
-        fmt::format("--zonecapacity: {} is larger than --zonesize {}", zone_capacity, zone_size));
-  }
-  const uint64_t capacity = zone_capacity != 0 ? zone_capacity : zone_size;
-  if (HasWrites() && SizesOf(stats::Direction::kWrite).max > zone_size) {
-    throw UsageError(fmt::format(
-        "--bs: a write larger than a zone (--zonesize={}; fio: I/O buflen exceeds zone size)",
-        zone_size));
-  }
-  if (HasWrites() && capacity < SizesOf(stats::Direction::kWrite).min) {
-    throw UsageError(fmt::format("--zonecapacity: {} is smaller than the smallest write ({} bytes)",
-                                 capacity, SizesOf(stats::Direction::kWrite).min));
-  }
-  if (HasTrims() && (MinBlockSize() != zone_size || MaxBlockSize() != zone_size)) {
-    throw UsageError(fmt::format(
-        "--bs: a trim with --zonemode=zbd resets one zone: its block size must be --zonesize ({}), "
-        "one size (fio: trim block size is not the zone size)",
-        zone_size));
-  }
-  auto not_yet = [](const char* what) {
-    throw UsageError(fmt::format("{} with --zonemode=zbd: not supported yet", what));
-  };
-  if (bs_min != 0 || bs_min_w != 0 || !bssplit.empty() || !bssplit_w.empty()) {
-    not_yet("--bsrange/--bssplit (mixed block sizes)");
-  }
-  if (verify != VerifyKind::kNone) not_yet("--verify");
-  if (zone_skip != 0) not_yet("--zoneskip");
-  if (RateLimited()) not_yet("--rate/--rate_iops");
-  if (ioengine == EngineKind::kNbd || ioengine == EngineKind::kNull) {
-    not_yet("--ioengine=nbd/null (zones are emulated on files and block devices)");
-  }
-  if (rw_modifier != 0) not_yet("--rw=MODE:N");
-  if (files_per_clone ? filenames.size() > numjobs : filenames.size() > 1) {
-    not_yet("more than one file per job clone");
   }
 }
 

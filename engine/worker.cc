@@ -32,6 +32,7 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
       recorder_(std::make_unique<stats::Recorder>()),
       pattern_(spec, PatternOf(spec, plan_),
                spec.randseed + 0x9e3779b97f4a7c15ull * (plan_.index + 1)),
+      lat_(spec),
       has_floor_(spec.rate_min[0].Any() || spec.rate_min[1].Any()) {
   if (spec.ioprio >= 0 || spec.ioprio_class >= 0) {
     job_ioprio_ = IoprioValue(std::max(spec.ioprio_class, 0), std::max(spec.ioprio, 0));
@@ -154,6 +155,10 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
   asynchronous_ = engine_->Asynchronous();
   retries_eagain_ = engine_->RetriesEagain();
   can_abandon_ = engine_->CanAbandon();
+  if (lat_.enabled() && !spec_.latency_run) {
+    recorder_->Snapshot(baseline_);  // sized now: the reset's snapshot allocates nothing
+    baseline_.ReserveBuckets();
+  }
 }
 
 void Worker::QueueRedo() {
@@ -180,8 +185,9 @@ void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_li
   zbd_wait_ = false;
   trims_in_batch_ = 0;
   flow_held_ = false;
-  while (issue_new && free_count_ > 0 && (bytes_limit == 0 || issued_bytes < bytes_limit) &&
-         trims_in_batch_ < spec_.iodepth && NextLoopIfDone()) {
+  while (issue_new && free_count_ > 0 && slots_.size() - free_count_ < issue_cap_ &&
+         (bytes_limit == 0 || issued_bytes < bytes_limit) && trims_in_batch_ < spec_.iodepth &&
+         NextLoopIfDone()) {
     if (!flow_.MayIssue()) {
       flow_held_ = true;
       break;
@@ -268,7 +274,7 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
     timespec ts{0, static_cast<long>(slice)};
     nanosleep(&ts, nullptr);
   }
-  const stats::CpuUsage before = SampleCpu();
+  cpu_from_ = SampleCpu();
   record_from_ns_ = times.record_from_ns;
   if (!plan_.schedules.empty()) {
     RunOpenLoop(times, stop);
@@ -279,7 +285,7 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
       VerifyPass(stop);
     }
   }
-  cpu_ = SampleCpu().Since(before);
+  cpu_ = SampleCpu().Since(cpu_from_);
   flow_.Leave();
 }
 
@@ -301,15 +307,21 @@ stats::CpuUsage Worker::SampleCpu() {
 void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& stop) {
   const uint32_t depth = spec_.iodepth;
   const uint32_t complete_min = std::max<uint32_t>(1, spec_.iodepth_batch_complete_min);
+  // fio's default: at most iodepth_batch_complete_min completions per reap (one), so that each
+  // is replaced at once and the queue stays full; taking every ready one let a queue of
+  // simultaneous completions empty and refill as one batch.
   const uint32_t complete_max = spec_.iodepth_batch_complete_max != 0
                                     ? std::min(spec_.iodepth_batch_complete_max, depth)
-                                    : depth;
+                                    : std::min(complete_min, depth);
   // fio's iodepth_low: once the queue is full, it drains to this before new I/Os are queued.
   const uint32_t low = spec_.iodepth_low != 0 ? std::min(spec_.iodepth_low, depth) : depth;
   uint64_t issued_bytes = 0;
   uint32_t in_flight = 0;
   bool stopping = false, draining = false;
   stats::Recorder& rec = *recorder_;
+  uint64_t stop_at_ns = times.stop_at_ns;  // moved by a latency target's statistics reset
+  lat_.Start(Clock::NowNs(), lat_ios_);    // fio's lat_target_init
+  issue_cap_ = lat_.limit();
 
   for (;;) {
     if (in_flight <= low) draining = false;
@@ -319,7 +331,7 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
     if (in_flight == 0) {
       if (flow_held_ && !stopping) {
         // Held back by its flow: wait for the other jobs of the flow, then try again.
-        if ((times.stop_at_ns != 0 && Clock::NowNs() >= times.stop_at_ns) || Stopped(stop)) {
+        if ((stop_at_ns != 0 && Clock::NowNs() >= stop_at_ns) || Stopped(stop)) {
           stopping = true;
         } else {
           FlowWait();
@@ -327,13 +339,12 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
         continue;
       }
       if (zbd_ && !stopping && (zbd_eof_ || zbd_wait_)) {
-        if (!ZonedIdle(stop, times.stop_at_ns)) stopping = true;
+        if (!ZonedIdle(stop, stop_at_ns)) stopping = true;
         continue;
       }
       // Trims are done as they are chosen: nothing in flight, but the job goes on.
       if (trims_in_batch_ == 0 || stopping) break;
-      if (trim_failed_ || (times.stop_at_ns != 0 && Clock::NowNs() >= times.stop_at_ns) ||
-          Stopped(stop)) {
+      if (trim_failed_ || (stop_at_ns != 0 && Clock::NowNs() >= stop_at_ns) || Stopped(stop)) {
         stopping = true;
       }
       continue;
@@ -351,6 +362,11 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
     const uint64_t now = n > 0 ? completions_[0].done_ns : Clock::NowNs();
     if (!Complete(n, times.record_from_ns, &in_flight)) stopping = true;
     if (n > 0 && !CheckRateFloor(now)) stopping = true;
+    if (lat_.enabled() && !stopping) {
+      if (!LatencyRound(now, in_flight)) stopping = true;
+      // fio's reset restarts the job's clock: the runtime counts again from it.
+      if (stats_reset_ns_ != 0 && stop_at_ns != 0) stop_at_ns = stats_reset_ns_ + spec_.runtime_ns;
+    }
     if (spec_.thinktime_ns != 0 && n > 0 && !stopping) {
       since_think_ += static_cast<uint32_t>(n);
       if (since_think_ >= spec_.thinktime_blocks) {
@@ -358,7 +374,7 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
         Think(stop);
       }
     }
-    if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) || Stopped(stop)) {
+    if ((stop_at_ns != 0 && now >= stop_at_ns) || Stopped(stop)) {
       stopping = true;
     }
   }
@@ -429,6 +445,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
       ok = false;
       failed_io_ = true;
     }
+    if (lat_.enabled() && !LatencyCompleted(slot, c.done_ns)) ok = false;
     if (spec_.fill_device && slot.dir == stats::Direction::kWrite) {
       fill_end_ = std::max(fill_end_, slot.offset + slot.len);
     }
@@ -471,22 +488,6 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
   }
   rec.SetInFlight(*in_flight);
   return ok;
-}
-
-int Worker::ReapStopping(uint32_t want, size_t max, uint32_t* in_flight) {
-  const std::span<IoCompletion> out(completions_.data(), max);
-  const uint64_t now = Clock::NowNs();
-  if (give_up_at_ns_ == 0) give_up_at_ns_ = now + kStopGraceNs;
-  if (now < give_up_at_ns_) return engine_->ReapTimeout(out, want, give_up_at_ns_ - now);
-  // The grace is over: what has completed is recorded, the rest given up.
-  if (const int n = engine_->ReapTimeout(out, 0, 0); n != 0) return n;
-  engine_->Abandon();
-  for (uint32_t i = 0; i < *in_flight; ++i) recorder_->RecordError(ETIMEDOUT);
-  abandoned_ += *in_flight;
-  *in_flight = 0;
-  redo_count_ = 0;
-  recorder_->SetInFlight(0);
-  return 0;
 }
 
 }  // namespace iotail::engine

@@ -4,10 +4,11 @@
 // The loop (Run) never allocates, locks or throws: all buffers, slots and batches are sized in the
 // constructor and Prepare(). Each round it fills free slots from the IoPattern (plus any slots to
 // resubmit) and submits them (in calls of at most iodepth_batch_submit requests), then reaps at
-// least min(in flight, iodepth_batch_complete_min) and at most iodepth_batch_complete_max
-// completions, and records each finished I/O from the engine's stamps (io_engine.h): clat = done -
-// issued, slat = issued - start (asynchronous engines), lat = done - start. Short transfers and
-// -EAGAIN are resubmitted for the remainder, keeping the I/O's first stamps; other errors are
+// least min(in flight, iodepth_batch_complete_min) and at most iodepth_batch_complete_max (by
+// default, as fio, iodepth_batch_complete_min: each completion replaced at once, the queue kept
+// full) completions, and records each finished I/O from the engine's stamps (io_engine.h): clat =
+// done - issued, slat = issued - start (asynchronous engines), lat = done - start. Short transfers
+// and -EAGAIN are resubmitted for the remainder, keeping the I/O's first stamps; other errors are
 // counted per errno in the recorder and stop the worker unless continue_on_error. When stopping,
 // in-flight I/Os are reaped and recorded, so the recorder holds every completed I/O. An engine that
 // can give up on I/Os (IoEngine::CanAbandon: nbd, whose server may stop answering) is waited for
@@ -42,6 +43,7 @@
 #include "engine/io/io_engine.h"
 #include "engine/io_pattern.h"
 #include "engine/job_spec.h"
+#include "engine/latency_target.h"
 #include "engine/rate_schedule.h"
 #include "engine/zbd_access.h"
 #include "engine/zone_stride.h"
@@ -132,6 +134,15 @@ class Worker {
   uint64_t verify_start_ns() const { return verify_start_ns_; }
   // fsync/fdatasync calls (--fsync=N, --fdatasync=N) and their latencies in ns.
   const stats::SampleStats& syncs() const { return syncs_; }
+  // --latency_target: the depth the search ended at (fio's latency_depth; iodepth without it),
+  // and, when it reset the statistics for its final window, the recorder's counts at that
+  // instant (to subtract from the totals) and when (Clock::NowNs()); nullptr and 0 otherwise.
+  // Valid once Run has returned.
+  uint32_t latency_depth() const { return lat_.enabled() ? lat_.depth() : spec_.iodepth; }
+  const stats::RecorderSnapshot* stats_baseline() const {
+    return stats_reset_ns_ != 0 ? &baseline_ : nullptr;
+  }
+  uint64_t stats_reset_ns() const { return stats_reset_ns_; }
   std::string DescribeEngine() const { return engine_->Describe(); }
   // Tears the engine down (waiting for anything in flight); call on the worker's thread once Run
   // has returned. DescribeEngine() must not be called after.
@@ -225,7 +236,25 @@ class Worker {
   static constexpr uint64_t kMaxOversleepNs = 200'000;
   uint64_t oversleep_ns_ = 0;
   stats::CpuUsage cpu_;
+  stats::CpuUsage cpu_from_;  // at the start of Run, or at the latency target's stats reset
   stats::IoDepthCounts depths_;
+  // fio's latency target mode (engine/latency_target.h; engine/worker_latency.cc). issue_cap_ is
+  // the depth FillBatch fills to (iodepth without it; 0 while the queue drains).
+  LatencySearch lat_;
+  uint32_t issue_cap_ = UINT32_MAX;
+  uint64_t lat_ios_ = 0;        // I/Os completed without an error, ramp included (fio's io_blocks)
+  bool lat_reset_due_ = false;  // the drain under way ends in a statistics reset
+  bool lat_ramp_seen_ = false;  // the end of ramp_time has been handled
+  stats::RecorderSnapshot baseline_;
+  uint64_t stats_reset_ns_ = 0;
+  // A completion's total latency against the target; false when it ends the worker (fio's
+  // "max latency exceeded", ETIMEDOUT).
+  bool LatencyCompleted(const Slot& slot, uint64_t done_ns);
+  // After a round of the closed loop: the drain, the window check, the ramp's end. False when the
+  // search has ended the job.
+  bool LatencyRound(uint64_t now, uint32_t in_flight);
+  void ApplyLatencyStep(LatencySearch::Step step);
+  void ResetStats(uint64_t now);
   // --fsync/--fdatasync: writes completed per file since its last sync, and the syncs done.
   std::vector<uint32_t> writes_since_sync_;
   stats::SampleStats syncs_;

@@ -66,6 +66,10 @@ bool Worker::NextLoopIfDone() {
   if (zbd_) zbd_->NewPass();
   loop_bytes_ = 0;
   ++restarts_;
+  if (lat_.enabled() && !spec_.time_based) {  // fio's next loop starts the search again
+    lat_.Start(Clock::NowNs(), lat_ios_);
+    issue_cap_ = lat_.limit();
+  }
   if (plan_.invalidate) InvalidateRegion();
   // fio closes every file at the end of a loop and opens it again in the next: the file and
   // directory operation engines operate on each file once more.
@@ -375,6 +379,22 @@ void Worker::SyncFile(uint32_t file) {
     return;
   }
   syncs_.Add(static_cast<double>(Clock::NowNs() - start));
+}
+
+int Worker::ReapStopping(uint32_t want, size_t max, uint32_t* in_flight) {
+  const std::span<IoCompletion> out(completions_.data(), max);
+  const uint64_t now = Clock::NowNs();
+  if (give_up_at_ns_ == 0) give_up_at_ns_ = now + kStopGraceNs;
+  if (now < give_up_at_ns_) return engine_->ReapTimeout(out, want, give_up_at_ns_ - now);
+  // The grace is over: what has completed is recorded, the rest given up.
+  if (const int n = engine_->ReapTimeout(out, 0, 0); n != 0) return n;
+  engine_->Abandon();
+  for (uint32_t i = 0; i < *in_flight; ++i) recorder_->RecordError(ETIMEDOUT);
+  abandoned_ += *in_flight;
+  *in_flight = 0;
+  redo_count_ = 0;
+  recorder_->SetInFlight(0);
+  return 0;
 }
 
 }  // namespace iotail::engine

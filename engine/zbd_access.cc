@@ -1,10 +1,16 @@
 #include "engine/zbd_access.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 
+#include "stats/core/errors.h"
+
 namespace iotail::engine {
+
+using stats::UsageError;
 
 ZbdAccess::ZbdAccess(const JobSpec& spec, std::shared_ptr<ZonedFile> file, uint64_t offset,
                      uint64_t size, uint64_t file_size)
@@ -211,6 +217,53 @@ int ZbdAccess::Trim(uint64_t offset) {
   if (z >= file_->zones() || offset != file_->Start(z)) return -EINVAL;
   if (file_->Reset(z)) ++resets_;
   return 0;
+}
+
+// JobSpec::Validate's part for zonemode=zbd, as fio checks it (zbd.c), and what iotail does not
+// emulate yet.
+void JobSpec::ValidateZbd() const {
+  if (zone_size == 0) {
+    throw UsageError(
+        "--zonesize: must be given with --zonemode=zbd (fio: specifying the zone size is "
+        "mandatory for a regular file or block device)");
+  }
+  if (zone_size < 512) throw UsageError("--zonesize: at least 512 bytes with --zonemode=zbd");
+  if (zone_capacity > zone_size) {
+    throw UsageError(
+        fmt::format("--zonecapacity: {} is larger than --zonesize {}", zone_capacity, zone_size));
+  }
+  const uint64_t capacity = zone_capacity != 0 ? zone_capacity : zone_size;
+  if (HasWrites() && SizesOf(stats::Direction::kWrite).max > zone_size) {
+    throw UsageError(fmt::format(
+        "--bs: a write larger than a zone (--zonesize={}; fio: I/O buflen exceeds zone size)",
+        zone_size));
+  }
+  if (HasWrites() && capacity < SizesOf(stats::Direction::kWrite).min) {
+    throw UsageError(fmt::format("--zonecapacity: {} is smaller than the smallest write ({} bytes)",
+                                 capacity, SizesOf(stats::Direction::kWrite).min));
+  }
+  if (HasTrims() && (MinBlockSize() != zone_size || MaxBlockSize() != zone_size)) {
+    throw UsageError(fmt::format(
+        "--bs: a trim with --zonemode=zbd resets one zone: its block size must be --zonesize ({}), "
+        "one size (fio: trim block size is not the zone size)",
+        zone_size));
+  }
+  auto not_yet = [](const char* what) {
+    throw UsageError(fmt::format("{} with --zonemode=zbd: not supported yet", what));
+  };
+  if (bs_min != 0 || bs_min_w != 0 || !bssplit.empty() || !bssplit_w.empty()) {
+    not_yet("--bsrange/--bssplit (mixed block sizes)");
+  }
+  if (verify != VerifyKind::kNone) not_yet("--verify");
+  if (zone_skip != 0) not_yet("--zoneskip");
+  if (RateLimited()) not_yet("--rate/--rate_iops");
+  if (ioengine == EngineKind::kNbd || ioengine == EngineKind::kNull) {
+    not_yet("--ioengine=nbd/null (zones are emulated on files and block devices)");
+  }
+  if (rw_modifier != 0) not_yet("--rw=MODE:N");
+  if (files_per_clone ? filenames.size() > numjobs : filenames.size() > 1) {
+    not_yet("more than one file per job clone");
+  }
 }
 
 }  // namespace iotail::engine

@@ -57,6 +57,42 @@ void RecorderSnapshot::Add(const RecorderSnapshot& other) {
   in_flight += other.in_flight;
 }
 
+namespace {
+
+void SubtractLatency(LatencySnapshot& l, const LatencySnapshot& before) {
+  for (size_t i = 0; i < l.hist.size() && i < before.hist.size(); ++i) l.hist[i] -= before.hist[i];
+  l.n -= before.n;
+  l.sum_ns -= before.sum_ns;
+  l.sum_sq_ns -= before.sum_sq_ns;
+}
+
+}  // namespace
+
+void RecorderSnapshot::SubtractCounts(const RecorderSnapshot& before) {
+  for (size_t d = 0; d < dirs.size(); ++d) {
+    DirectionSnapshot& s = dirs[d];
+    const DirectionSnapshot& b = before.dirs[d];
+    s.ios -= b.ios;
+    s.bytes -= b.bytes;
+    SubtractLatency(s.clat, b.clat);
+    SubtractLatency(s.slat, b.slat);
+    SubtractLatency(s.lat, b.lat);
+    for (size_t i = 0; i < s.prios.size() && i < b.prios.size(); ++i) {
+      SubtractLatency(s.prios[i].lat, b.prios[i].lat);
+    }
+  }
+  schedule.issued -= before.schedule.issued;
+  schedule.late -= before.schedule.late;
+  schedule.sum_lag_ns -= before.schedule.sum_lag_ns;
+}
+
+void RecorderSnapshot::ReserveBuckets() {
+  for (DirectionSnapshot& s : dirs) {
+    for (LatencySnapshot* l : {&s.clat, &s.slat, &s.lat}) l->hist.reserve(kRecordBuckets);
+    for (PrioLatency& p : s.prios) p.lat.hist.reserve(kRecordBuckets);
+  }
+}
+
 void Recorder::Latency::Snapshot(LatencySnapshot& s) const {
   // Scalars first, then buckets: on x86-64 (ordered stores and loads) the histogram total of one
   // snapshot is then >= n. Exact once the writer has stopped.

@@ -98,6 +98,13 @@ struct RecorderSnapshot {
 
   uint64_t TotalErrors() const;
   void Add(const RecorderSnapshot& other);
+  // Takes away what `before` (an earlier snapshot of the same recorder) had counted: I/Os, bytes,
+  // latency buckets and sums, schedule counts; min/max and the errors stay this snapshot's (fio's
+  // statistics reset of the latency target mode keeps the job's error count).
+  void SubtractCounts(const RecorderSnapshot& before);
+  // Makes every latency histogram hold its buckets (capacity for kRecordBuckets), so that a later
+  // Snapshot into this one allocates nothing.
+  void ReserveBuckets();
 };
 
 // A cheap reading of a recorder (no histogram copied): completions and bytes over every direction,
@@ -154,6 +161,16 @@ class Recorder {
   }
   // Writer only. The I/Os now in flight (after a submission or a batch of completions).
   void SetInFlight(uint64_t n) { Store(in_flight_, n); }
+  // Writer only. Min and max start again from this instant (fio's statistics reset in the latency
+  // target mode); the counts go on (the caller keeps a snapshot to subtract).
+  void RestartExtremes() {
+    for (Dir& d : dirs_) {
+      for (Latency* l : {&d.clat, &d.slat, &d.lat}) l->RestartExtremes();
+    }
+    for (Prios& p : prios_) {
+      for (size_t i = 0; i < p.values.size(); ++i) p.lat[i].RestartExtremes();
+    }
+  }
   // Writer only. A completion that failed with -err (err > 0).
   void RecordError(int err) {
     const int slot = err > 0 && err < kMaxCountedErrno ? err : kMaxCountedErrno - 1;
@@ -205,6 +222,10 @@ class Recorder {
       if (ns > Load(max_ns)) Store(max_ns, ns);
     }
     void Snapshot(LatencySnapshot& out) const;
+    void RestartExtremes() {
+      Store(min_ns, std::numeric_limits<uint64_t>::max());
+      Store(max_ns, 0);
+    }
   };
   struct Dir {
     Counter ios{0};

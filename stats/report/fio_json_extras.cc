@@ -57,9 +57,9 @@ void JsonDepthAndLatencyFields(JsonOut o, const JobTotals& job) {
   Percents(o, "latency_us", ten, c.us.data(), c.total);
   Percents(o, "latency_ms", ms, c.ms.data(), c.total);
   fmt::format_to(o,
-                 ", \"latency_depth\": {}, \"latency_target\": 0, \"latency_percentile\": "
-                 "100.000000, \"latency_window\": 0",
-                 job.iodepth);
+                 ", \"latency_depth\": {}, \"latency_target\": {}, \"latency_percentile\": "
+                 "{:.6f}, \"latency_window\": {}",
+                 job.iodepth, job.latency_target_ns, job.latency_percentile, job.latency_window_us);
 }
 
 void JsonSyncField(JsonOut o, const SampleStats& syncs) {

@@ -175,8 +175,8 @@ void TextDepthLines(std::string& out, const JobTotals& job) {
   const auto& d = job.totals.dirs;
   fmt::format_to(o, "     issued rwts: total={},{},{},{} short=0,0,0,0 dropped=0,0,0,0\n", d[0].ios,
                  d[1].ios, d[2].ios, job.syncs.n);
-  fmt::format_to(o, "     latency   : target=0, window=0, percentile=100.00%, depth={}\n",
-                 job.iodepth);
+  fmt::format_to(o, "     latency   : target={}, window={}, percentile={:.2f}%, depth={}\n",
+                 job.latency_target_ns, job.latency_window_us, job.latency_percentile, job.iodepth);
 }
 
 void TextSteadyStateLine(std::string& out, const SteadyStateResult& ss) {

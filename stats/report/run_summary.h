@@ -53,8 +53,12 @@ struct JobTotals {
   // after a do_verify read-back: the writes' own time, and the read-back's for the reads.
   std::array<double, kDirectionCount> dir_runtime_s = {-1, -1, -1};
   std::vector<std::pair<std::string, std::string>> options;  // its own settings ("job options")
-  IoDepthCounts depths;     // iodepth_level, iodepth_submit, iodepth_complete
-  uint32_t iodepth = 1;     // latency_depth
+  IoDepthCounts depths;  // iodepth_level, iodepth_submit, iodepth_complete
+  uint32_t iodepth = 1;  // latency_depth: the depth found with latency_target, else iodepth
+  // fio's latency target settings as it prints them: target in ns, window in us.
+  uint64_t latency_target_ns = 0;
+  uint64_t latency_window_us = 0;
+  double latency_percentile = 100.0;
   RateSamples samples;      // bw_* and iops_* statistics over the run's windows
   SampleStats syncs;        // fsync/fdatasync calls and their latencies (ns): fio's "sync"
   uint32_t members = 1;     // the clones it sums (fio's jobs=N: numjobs with group_reporting)

@@ -94,6 +94,31 @@ TEST_F(RealWorldOptionsTest, OptionsThatChangeNothingHereAreAcceptedAndTheirLimi
           "--iodepth_low: not with --rate");
 }
 
+TEST_F(RealWorldOptionsTest, IodepthLowDrainsAFullQueueAsFio) {
+  // SPDK's iodepth_low: once 16 are in flight, the queue drains to 2, then refills one I/O per
+  // completion (depths 3 to 16): fio's IO depths 2: 1/14, 4: 4/14, 8: 8/14, 16: 1/14. Without
+  // it, each completion is replaced at once (fio's iodepth_batch_complete_max): nearly all at 16.
+  auto levels = [&](const std::string& tool, const std::string& extra) {
+    const auto r = Run(tool,
+                       "--name=d --filename=f --size=16m --rw=randread --bs=4k --ioengine=libaio "
+                       "--direct=1 --iodepth=16 --runtime=1 --time_based " +
+                           extra,
+                       "truncate -s 16m f && ");
+    EXPECT_EQ(r.status, 0) << r.err;
+    return json::parse(r.out.substr(r.out.find('{')))["jobs"][0]["iodepth_level"];
+  };
+  for (const std::string tool : {"iotail", "fio"}) {
+    if (tool == "fio" && !HaveFio()) GTEST_SKIP() << "fio not installed (iotail checked alone)";
+    SCOPED_TRACE(tool);
+    const json low = levels(tool, "--iodepth_low=2");
+    EXPECT_NEAR(low["2"].get<double>(), 100.0 / 14, 1.0) << low;
+    EXPECT_NEAR(low["4"].get<double>(), 400.0 / 14, 1.0) << low;
+    EXPECT_NEAR(low["8"].get<double>(), 800.0 / 14, 1.0) << low;
+    const json full = levels(tool, "");
+    EXPECT_GT(full["16"].get<double>(), 95.0) << full;
+  }
+}
+
 TEST_F(RealWorldOptionsTest, VerifyOnAJobThatOnlyTrimsChecksNothingAsFio) {
   // SPDK's trim jobs inherit verify=md5 from their [global]: fio trims and verifies nothing (it
   // wrote nothing). fio 3.33 trims only block devices: iotail alone here, on a file.

@@ -147,5 +147,39 @@ TEST(RecorderTest, ConcurrentWriterNothingLostOrDoubleCounted) {
   EXPECT_EQ(sampler.cumulative().dirs[0].bytes + sampler.cumulative().dirs[1].bytes, kN * 512);
 }
 
+// The latency target's statistics reset: a snapshot taken at the reset (into reserved buckets, so
+// without allocating) subtracted from the final totals leaves exactly what came after, with the
+// min and max of that part alone; errors stay the whole run's.
+TEST(RecorderTest, SubtractingTheResetSnapshotLeavesWhatCameAfter) {
+  Recorder rec;
+  rec.RecordClat(Direction::kRead, 50, 4096);
+  rec.RecordLat(Direction::kRead, 70);
+  rec.RecordClat(Direction::kRead, 9000, 4096);
+  rec.RecordError(EIO);
+  RecorderSnapshot base = rec.Snapshot();
+  base.ReserveBuckets();
+  rec.Snapshot(base);  // reuses the reserved buckets
+  EXPECT_GE(base.dirs[0].clat.hist.capacity(), kRecordBuckets);
+  EXPECT_GE(base.dirs[1].slat.hist.capacity(), kRecordBuckets);  // never recorded: kept reserved
+  rec.RestartExtremes();
+  rec.RecordClat(Direction::kRead, 300, 8192);
+  rec.RecordClat(Direction::kRead, 400, 8192);
+  rec.RecordLat(Direction::kRead, 500);
+  RecorderSnapshot total = rec.Snapshot();
+  total.SubtractCounts(base);
+  const DirectionSnapshot& r = total.dirs[0];
+  EXPECT_EQ(r.ios, 2u);
+  EXPECT_EQ(r.bytes, 16384u);
+  EXPECT_EQ(r.clat.n, 2u);
+  EXPECT_EQ(r.clat.sum_ns, 700u);
+  EXPECT_EQ(Sum(r.clat.hist), 2u);
+  EXPECT_EQ(r.clat.min_ns, 300u);
+  EXPECT_EQ(r.clat.max_ns, 400u);
+  EXPECT_EQ(r.lat.n, 1u);
+  EXPECT_EQ(r.lat.min_ns, 500u);
+  EXPECT_DOUBLE_EQ(r.clat.StddevNs(), std::sqrt(5000.0));
+  EXPECT_EQ(total.errors[EIO], 1u);
+}
+
 }  // namespace
 }  // namespace iotail::stats
