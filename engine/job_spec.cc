@@ -185,7 +185,11 @@ std::string JobSpec::Normalize() {
     rate = RateLimit{};
   }
   // A job that only trims writes nothing to verify: fio's verify does nothing there.
-  if (HasTrims() && !HasReads() && !HasWrites()) verify = VerifyKind::kNone;
+  if (HasTrims() && !HasReads() && !HasWrites()) {
+    verify = VerifyKind::kNone;
+    verify_backlog = verify_backlog_batch = 0;
+    verify_dump = false;
+  }
   std::string notes;
   // fio turns time_based off without a runtime, with a warning (an error only with its
   // --warnings-fatal): the job runs to its size.

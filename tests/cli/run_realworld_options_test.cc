@@ -122,7 +122,9 @@ TEST_F(RealWorldOptionsTest, IodepthLowDrainsAFullQueueAsFio) {
 TEST_F(RealWorldOptionsTest, VerifyOnAJobThatOnlyTrimsChecksNothingAsFio) {
   // SPDK's trim jobs inherit verify=md5 from their [global]: fio trims and verifies nothing (it
   // wrote nothing). fio 3.33 trims only block devices: iotail alone here, on a file.
-  const auto r = Run("iotail", "--name=t --filename=f --size=256k --rw=trim --bs=4k --verify=md5",
+  const auto r = Run("iotail",
+                     "--name=t --filename=f --size=256k --rw=trim --bs=4k --verify=md5 "
+                     "--verify_backlog=1024 --trim_verify_zero=1",
                      "truncate -s 256k f && ");
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = json::parse(r.out.substr(r.out.find('{')));
