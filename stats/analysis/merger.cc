@@ -55,11 +55,16 @@ Merger::Merger(std::vector<std::string> files, MergeOptions options)
     }
   }
 
-  // Lanes are threads_ (the sums' order), workers the threads that run them: by default one more
-  // per kBytesPerWorker of input, so a small input runs its lanes on the caller's thread alone.
-  workers_ = options_.threads != 0 ? threads_
-                                   : static_cast<unsigned>(std::clamp<uint64_t>(
-                                         1 + input_bytes / kBytesPerWorker, 1, threads_));
+  // Lanes are threads_ (the sums' order), workers the threads that run them, as many: given, or
+  // by default one per kBytesPerWorker of input (at most one per core), so a small input runs on
+  // the caller's thread alone with one window buffer (a lane more cost its buffer's page faults
+  // and a sum per slot even on one thread).
+  if (options_.threads == 0) {
+    threads_ =
+        static_cast<unsigned>(std::clamp<uint64_t>(1 + input_bytes / kBytesPerWorker, 1, threads_));
+    readers_.resize(threads_);
+  }
+  workers_ = threads_;
 
   // Guess the segments of large files from their ends; if the guess cannot be used, scan.
   try {

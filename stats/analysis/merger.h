@@ -54,10 +54,9 @@ struct MergeOptions {
   std::optional<int64_t> log_hist_msec;
   // Undo the alternating sums of `fio --client` logs.
   bool undo_client_sums = false;
-  // Threads for parsing; 0 means one per core. At most 4 per core and 256 in all (each holds at
-  // most one file open). With 0, a small input runs on fewer (Merger::kBytesPerWorker) with the
-  // same sums: what is added in which order depends on the count resolved here, not on how many
-  // threads run it.
+  // Threads for parsing (and lanes: what is added in which order depends on this count); 0: one
+  // per Merger::kBytesPerWorker of input, at most one per core. At most 4 per core and 256 in all
+  // (each holds at most one file open).
   unsigned threads = 0;
   // Bytes for the per-thread window buffers (about).
   size_t memory_budget = size_t{192} << 20;
@@ -100,9 +99,10 @@ class Merger {
   // The threads' sums are added per quantum in parallel too, each in a fixed order.
   static constexpr size_t kBatchQuanta = 64;
   void RunBatches(const std::function<void(std::span<const MergedQuantum>)>& sink);
-  // The threads that run the work (MergeOptions::threads resolved, then, by default, one per
-  // kBytesPerWorker of input at most): below that, a thread's start, wake-ups and joins (and, on a
-  // busy machine, its wait for a core) cost more than its share of the work saves.
+  // The threads that run the work, one per lane (MergeOptions::threads resolved: by default one
+  // per kBytesPerWorker of input, at most one per core): below that, a second thread's wake-ups
+  // and waits (on a busy machine, for a core) and its lane's window buffer cost more than its
+  // share of the work saves.
   static constexpr uint64_t kBytesPerWorker = uint64_t{64} << 20;
   unsigned threads() const { return workers_; }
 

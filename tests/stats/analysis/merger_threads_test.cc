@@ -21,10 +21,11 @@ MergeOptions WithThreads(unsigned threads) {
   return options;
 }
 
-TEST_F(MergerThreadsTest, SmallInputRunsOnOneThreadWithTheSumsOfOnePerCore) {
-  // By default a small input runs on the caller's thread alone, with the lanes (and so the order
-  // of the fractional sums) of one thread per core: the same bits as --threads=cores. Records of
-  // 337 ms straddle the 1 s quanta, so the sums are fractional.
+TEST_F(MergerThreadsTest, SmallInputRunsOnOneThreadWithTheSumsOfOne) {
+  // By default a small input runs on the caller's thread alone, in one lane (one window buffer,
+  // the fractional sums in one order): the same bits as --threads=1 on any machine, and the same
+  // sums as one thread per core. Records of 337 ms straddle the 1 s quanta, so the sums are
+  // fractional.
   std::vector<std::string> files;
   for (int f = 0; f < 5; ++f) {
     std::string data;
@@ -39,14 +40,21 @@ TEST_F(MergerThreadsTest, SmallInputRunsOnOneThreadWithTheSumsOfOnePerCore) {
   Merger automatic(files, WithThreads(0));
   EXPECT_EQ(automatic.threads(), 1u);
   const std::vector<Quantum> got = RunMerger(automatic);
+  Merger one(files, WithThreads(1));
+  const std::vector<Quantum> expected = RunMerger(one);
   Merger per_core(files, WithThreads(cores));
   EXPECT_EQ(per_core.threads(), cores);
-  const std::vector<Quantum> expected = RunMerger(per_core);
+  const std::vector<Quantum> spread = RunMerger(per_core);
   ASSERT_EQ(got.size(), expected.size());
+  ASSERT_EQ(spread.size(), expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(got[i].start_ms, expected[i].start_ms);
     for (int d = 0; d < kDirectionCount; ++d) {
       ASSERT_EQ(got[i].counts[d], expected[i].counts[d]) << "index " << i << " dir " << d;
+      ASSERT_EQ(spread[i].counts[d].size(), expected[i].counts[d].size());
+      for (size_t b = 0; b < expected[i].counts[d].size(); ++b) {
+        ASSERT_NEAR(spread[i].counts[d][b], expected[i].counts[d][b], 1e-9) << i << " " << b;
+      }
     }
   }
 }
