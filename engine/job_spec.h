@@ -363,6 +363,28 @@ struct JobSpec {
     return ioengine == EngineKind::kDirCreate || ioengine == EngineKind::kDirStat ||
            ioengine == EngineKind::kDirDelete;
   }
+  // Whether fio counts this engine's I/Os as issued bytes when they are queued (its
+  // io_queue_event with FIO_Q_QUEUED: libaio, io_uring, posixaio, vsync). Its synchronous
+  // engines complete each I/O inside the call and count none, so a time_based loop of theirs
+  // never ends at `size` (below).
+  bool CountsIssuedBytes() const {
+    return ioengine == EngineKind::kLibaio || ioengine == EngineKind::kIoUring ||
+           ioengine == EngineKind::kPosixAio || ioengine == EngineKind::kVsync;
+  }
+  // fio's verify list without verify_backlog, for a job that mixes reads and writes or runs
+  // time_based: each loop's written blocks are kept (in write order; a sequential job's are in
+  // offset order anyway) and read back and checked once the loop's I/O is over, before the next
+  // loop (fio's do_io then do_verify, per loop). The mixed job's own reads are not checked. A
+  // time_based loop ends after `size` bytes issued, which fio counts only with CountsIssuedBytes
+  // engines: with the others its loop never ends, and the runtime ends the job unverified
+  // (NeverVerifies).
+  bool VerifiesWrittenEachLoop() const {
+    return verify != VerifyKind::kNone && do_verify && HasWrites() && verify_backlog == 0 &&
+           (HasReads() || time_based) && !NeverVerifies();
+  }
+  bool NeverVerifies() const {
+    return verify != VerifyKind::kNone && verify_backlog == 0 && time_based && !CountsIssuedBytes();
+  }
   // The POSIX_FADV_* advice given for the job's files (fio's fadvise_hint), -1 for none.
   int FadviseAdvice() const;
   // The block size of direction d (plain bs or bs=R,W; bsrange and bssplit choose per I/O).

@@ -130,6 +130,10 @@ class Worker {
   // When the do_verify read-back began (Clock::NowNs()), 0 if there was none; valid once Run has
   // returned. The read-backs are recorded as reads.
   uint64_t verify_start_ns() const { return verify_start_ns_; }
+  // The read-back phases done (one per loop for JobSpec::VerifiesWrittenEachLoop) and the time
+  // spent in them; valid once Run has returned.
+  uint32_t verify_phases() const { return verify_phases_; }
+  uint64_t verify_ns() const { return verify_ns_; }
   // fsync/fdatasync calls (--fsync=N, --fdatasync=N) and their latencies in ns.
   const stats::SampleStats& syncs() const { return syncs_; }
   std::string DescribeEngine() const { return engine_->Describe(); }
@@ -256,6 +260,19 @@ class Worker {
   void VerifyPass(const std::atomic<bool>& stop);
   uint64_t verified_blocks_ = 0;
   uint64_t verify_start_ns_ = 0;
+  uint32_t verify_phases_ = 0;
+  uint64_t verify_ns_ = 0;
+  // JobSpec::VerifiesWrittenEachLoop: backlog_ holds the loop's written blocks; a loop whose I/O
+  // is over waits (verify_due_) for its I/Os in flight, then they are read back (loop_verified_)
+  // before the next loop begins. ended_by_time_: the runtime ended the I/O (fio's terminate: no
+  // read-back after it).
+  bool verify_each_loop_ = false;
+  bool verify_due_ = false;
+  bool loop_verified_ = false;
+  bool ended_by_time_ = false;
+  // Reads back and checks the blocks in backlog_ (sorted first for a sequential job, as fio's
+  // tree), clearing it, until stop or stop_at_ns (0: none); false when the job must stop.
+  bool VerifyWritten(const std::atomic<bool>& stop, uint64_t stop_at_ns);
   std::string verify_failure_;
   void Think(const std::atomic<bool>& stop);
   // Held back by the flow with nothing in flight: sleeps flow_sleep (or yields).
