@@ -207,7 +207,8 @@ struct JobSpec {
   bool fsync_on_close =
       false;  // --fsync_on_close: fsync each written file when closed (at the end)
   // fio's create_on_open: a file is not laid out before the run but created when it is opened
-  // (only the file and directory operation engines: the others' files are opened before the run).
+  // (the engines that move data open theirs before the run: created then, empty, never laid out
+  // nor preallocated; engine/target.h).
   bool create_on_open = false;
   // fio's openfiles: how many of a clone's files may be open at once (0: all of them). Only the
   // file and directory operation engines take fewer than their files (the others keep every file

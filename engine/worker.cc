@@ -322,7 +322,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
       redo_[redo_count_++] = c.slot;
       continue;
     }
-    if (res == 0 && slot.len > 0) res = -ENODATA;  // end of file: no progress possible
+    if (res == 0 && slot.len > 0) res = -EIO;  // end of file: fio's "full resid" error
     --*in_flight;
     free_[free_count_++] = c.slot;
     if (zbd_) zbd_->Completed(slot.dir, slot.offset, slot.len);
