@@ -61,14 +61,15 @@ TEST_F(FioSemanticsTest, TimeBasedVerifyWithPsyncReadsNothingBackAsFio) {
 TEST_F(FioSemanticsTest, TimeBasedVerifyWithLibaioReadsBackEveryLoopAsFio) {
   for (const std::string mode : {"randwrite", "randrw --rwmixread=0"}) {
     SCOPED_TRACE(mode);
-    ExpectBoth(kJob + "--rw=" + mode + " --ioengine=libaio --iodepth=8 --runtime=400ms --time_based",
-               0, [](const auto& jobs, const auto&) {
-                 ASSERT_EQ(jobs.size(), 1u);
-                 EXPECT_EQ(jobs[0].error, 0);
-                 EXPECT_GE(jobs[0].reads, kBlocks);  // at least the first loop's
-                 EXPECT_LE(jobs[0].reads, jobs[0].writes);
-                 EXPECT_LE(jobs[0].writes - jobs[0].reads, 2 * kBlocks);
-               });
+    ExpectBoth(
+        kJob + "--rw=" + mode + " --ioengine=libaio --iodepth=8 --runtime=400ms --time_based", 0,
+        [](const auto& jobs, const auto&) {
+          ASSERT_EQ(jobs.size(), 1u);
+          EXPECT_EQ(jobs[0].error, 0);
+          EXPECT_GE(jobs[0].reads, kBlocks);  // at least the first loop's
+          EXPECT_LE(jobs[0].reads, jobs[0].writes);
+          EXPECT_LE(jobs[0].writes - jobs[0].reads, 2 * kBlocks);
+        });
   }
 }
 
