@@ -14,6 +14,8 @@
 namespace iotail::testing {
 namespace {
 
+namespace fs = std::filesystem;
+
 const std::string kJob = "--name=c --filename=f --size=1m --bs=4k --create_on_open=1 ";
 
 TEST_F(FioSemanticsTest, CreateOnOpenWriteJobCreatesTheFileAsItWritesAsFio) {
