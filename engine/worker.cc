@@ -138,7 +138,7 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
   slot.cmdprio = prio.chosen;
   char* buffer = buffers_ + static_cast<size_t>(s) * buffer_size_;
   if (spec_.verify != VerifyKind::kNone && c.dir == stats::Direction::kWrite) {
-    FillVerifiedBlock(buffer, c.bs, c.offset, c.file, spec_.randseed, spec_.VerifyLayout());
+    FillVerifiedBlock(buffer, c.bs, c.offset, c.file, write_seed_, spec_.VerifyLayout());
   } else if (spec_.refill_buffers && c.dir == stats::Direction::kWrite && !content_.Fixed()) {
     // fio's refill_buffers: new data for every write (no two writes alike).
     if (dedupe_) {

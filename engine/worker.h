@@ -266,6 +266,10 @@ class Worker {
   // is over waits (verify_due_) for its I/Os in flight, then they are read back (loop_verified_)
   // before the next loop begins. ended_by_time_: the runtime ended the I/O (fio's terminate: no
   // read-back after it).
+  // The seed in the headers of the blocks this worker writes: the job's randseed, or for a clone
+  // other than the first sharing its files, its own (so a block another clone wrote over fails
+  // its read-back, as fio's header check).
+  uint64_t write_seed_ = 0;
   bool verify_each_loop_ = false;
   bool verify_due_ = false;
   bool loop_verified_ = false;

@@ -65,6 +65,10 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
                             : spec_.randseed ^ 0xded0ull ^ std::hash<std::string>{}(spec_.name);
     dedupe_.emplace(spec_.dedupe, pages, spec_.randseed ^ 0xd0d0ull * (plan_.index + 1), ws_seed);
   }
+  const uint32_t clone = spec_.numjobs > 1 ? static_cast<uint32_t>(plan_.index) % spec_.numjobs : 0;
+  write_seed_ = spec_.files_per_clone || clone == 0
+                    ? spec_.randseed
+                    : spec_.randseed ^ (0x9e3779b97f4a7c15ull * clone);
   if (spec_.VerifiesWrittenEachLoop()) {
     // A loop writes each block at most once (JobSpec::ValidateVerify): its list never grows past
     // the blocks of a pass, so the hot path never allocates.

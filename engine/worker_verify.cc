@@ -18,7 +18,10 @@ namespace iotail::engine {
 
 bool Worker::CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file) {
   ++verified_blocks_;
-  const VerifyCheck check = VerifyBlock(buf, len, offset, file, spec_.VerifyLayout());
+  VerifyFormat format = spec_.VerifyLayout();
+  format.check_writer = spec_.HasWrites();
+  format.writer_seed = write_seed_;
+  const VerifyCheck check = VerifyBlock(buf, len, offset, file, format);
   if (check.ok) return true;
   recorder_->RecordError(EILSEQ);
   if (verify_failure_.empty()) {
@@ -35,7 +38,7 @@ void Worker::DumpBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t 
   const size_t slash = path.rfind('/');
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   std::vector<char> expected(len);
-  FillVerifiedBlock(expected.data(), len, offset, file, spec_.randseed, spec_.VerifyLayout());
+  FillVerifiedBlock(expected.data(), len, offset, file, write_seed_, spec_.VerifyLayout());
   for (const auto& [what, data] :
        {std::pair{"received", buf},
         std::pair{"expected", static_cast<const char*>(expected.data())}}) {

@@ -73,6 +73,23 @@ TEST_F(FioSemanticsTest, TimeBasedVerifyWithLibaioReadsBackEveryLoopAsFio) {
   }
 }
 
+// Clones writing one file over each other: a block another clone wrote over fails the read-back
+// (fio's header seed check), in a write job and in a mixed one. (fio exits with the number of
+// failed jobs, iotail with 1.)
+TEST_F(FioSemanticsTest, ClonesSharingAFileFailTheirReadBackAsFio) {
+  for (const std::string mode : {"randwrite", "randrw"}) {
+    for (const std::string tool : {"iotail", "fio"}) {
+      if (tool == "fio" && !HaveFio()) continue;
+      SCOPED_TRACE(tool + " " + mode);
+      const CommandResult r = Run(tool, kJob + "--rw=" + mode + " --numjobs=2");
+      EXPECT_NE(r.status, 0);
+      const auto jobs = Jobs(r.out);
+      ASSERT_EQ(jobs.size(), 2u) << r.out;
+      for (const Job& j : jobs) EXPECT_EQ(j.error, 84) << j;  // EILSEQ
+    }
+  }
+}
+
 // A loop that may write a block twice is refused: fio's own check fails on such a block.
 TEST_F(FioSemanticsTest, MixedVerifyWritingABlockTwiceIsRefused) {
   const CommandResult r = Run("iotail", kJob + "--rw=randrw --norandommap");
