@@ -81,11 +81,20 @@ TEST_F(FioSemanticsTest, ClonesSharingAFileFailTheirReadBackAsFio) {
     for (const std::string tool : {"iotail", "fio"}) {
       if (tool == "fio" && !HaveFio()) continue;
       SCOPED_TRACE(tool + " " + mode);
-      const CommandResult r = Run(tool, kJob + "--rw=" + mode + " --numjobs=2");
+      // 4 MiB: long enough that the clones run together even on a loaded machine (one that ran
+      // alone from its first write to its last read-back would find only its own blocks).
+      const CommandResult r =
+          Run(tool,
+              "--name=m --filename=f --size=4m --bs=4k --verify=md5 --rw=" + mode + " --numjobs=2");
       EXPECT_NE(r.status, 0);
       const auto jobs = Jobs(r.out);
       ASSERT_EQ(jobs.size(), 2u) << r.out;
-      for (const Job& j : jobs) EXPECT_EQ(j.error, 84) << j;  // EILSEQ
+      int failed = 0;
+      for (const Job& j : jobs) {
+        EXPECT_TRUE(j.error == 0 || j.error == 84) << j;  // EILSEQ
+        failed += j.error == 84;
+      }
+      EXPECT_GE(failed, 1);
     }
   }
 }
