@@ -112,8 +112,8 @@ const std::vector<OptionDef>& OpenRows() {
   static const std::vector<OptionDef> table = {
       Row<kFlag, &JobSpec::create_on_open>(
           "create_on_open",
-          "create a file when it is first opened, not before the run (with the file and directory "
-          "operation engines only: iotail opens the others' files before the run)"),
+          "create a file when it is opened rather than lay it out before the run (a read past "
+          "its end is an error, as fio's)"),
       {"openfiles", kCount, JobField<&JobSpec::openfiles>,
        "files of a clone open at once (0: all; fewer than its files only with the file and "
        "directory operation engines)",

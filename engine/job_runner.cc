@@ -154,6 +154,7 @@ void CollectOutcomes(std::span<const JobSpec> specs,
   // do_verify: where the I/O phase ends (the last worker's writes) and the read-back begins.
   std::vector<uint64_t> io_end(specs.size(), 0);
   std::vector<uint64_t> verify_from(specs.size(), UINT64_MAX);
+  std::vector<uint64_t> verify_span(specs.size(), 0);  // the longest read-back time of several
   for (size_t w = 0; w < workers.size(); ++w) {
     JobOutcome& job = out.jobs[job_of_worker[w]];
     if (const stats::RecorderSnapshot* base = workers[w]->stats_baseline()) {
@@ -177,7 +178,14 @@ void CollectOutcomes(std::span<const JobSpec> specs,
     const size_t j = job_of_worker[w];
     job_end[j] = std::max(job_end[j], threads.end_ns(w));
     const uint64_t verify_start = workers[w]->verify_start_ns();
-    io_end[j] = std::max(io_end[j], verify_start != 0 ? verify_start : threads.end_ns(w));
+    // Read-backs after several loops (JobSpec::VerifiesWrittenEachLoop): the I/O's time is the
+    // worker's time less theirs, as fio adds up each direction's phases.
+    const bool phases = workers[w]->verify_phases() > 1;
+    const uint64_t end = threads.end_ns(w);
+    io_end[j] = std::max(io_end[j], phases              ? end - workers[w]->verify_ns()
+                                    : verify_start != 0 ? verify_start
+                                                        : end);
+    if (phases) verify_span[j] = std::max(verify_span[j], workers[w]->verify_ns());
     if (verify_start != 0) verify_from[j] = std::min(verify_from[j], verify_start);
     if (threads.record_from_ns(w) != 0) {
       job_from[j] =
@@ -197,7 +205,9 @@ void CollectOutcomes(std::span<const JobSpec> specs,
       job.dir_runtime_s[static_cast<size_t>(stats::Direction::kTrim)] = seconds(io_end[j]);
       if (!specs[j].HasReads()) {
         job.dir_runtime_s[static_cast<size_t>(stats::Direction::kRead)] =
-            static_cast<double>(job_end[j] - verify_from[j]) / 1e9;
+            static_cast<double>(verify_span[j] != 0 ? verify_span[j]
+                                                    : job_end[j] - verify_from[j]) /
+            1e9;
       }
     }
   }

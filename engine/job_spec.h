@@ -216,7 +216,8 @@ struct JobSpec {
   bool fsync_on_close =
       false;  // --fsync_on_close: fsync each written file when closed (at the end)
   // fio's create_on_open: a file is not laid out before the run but created when it is opened
-  // (only the file and directory operation engines: the others' files are opened before the run).
+  // (the engines that move data open theirs before the run: created then, empty, never laid out
+  // nor preallocated; engine/target.h).
   bool create_on_open = false;
   // fio's openfiles: how many of a clone's files may be open at once (0: all of them). Only the
   // file and directory operation engines take fewer than their files (the others keep every file
@@ -371,6 +372,28 @@ struct JobSpec {
   bool OnDirectories() const {
     return ioengine == EngineKind::kDirCreate || ioengine == EngineKind::kDirStat ||
            ioengine == EngineKind::kDirDelete;
+  }
+  // Whether fio counts this engine's I/Os as issued bytes when they are queued (its
+  // io_queue_event with FIO_Q_QUEUED: libaio, io_uring, posixaio, vsync). Its synchronous
+  // engines complete each I/O inside the call and count none, so a time_based loop of theirs
+  // never ends at `size` (below).
+  bool CountsIssuedBytes() const {
+    return ioengine == EngineKind::kLibaio || ioengine == EngineKind::kIoUring ||
+           ioengine == EngineKind::kPosixAio || ioengine == EngineKind::kVsync;
+  }
+  // fio's verify list without verify_backlog, for a job that mixes reads and writes or runs
+  // time_based: each loop's written blocks are kept (in write order; a sequential job's are in
+  // offset order anyway) and read back and checked once the loop's I/O is over, before the next
+  // loop (fio's do_io then do_verify, per loop). The mixed job's own reads are not checked. A
+  // time_based loop ends after `size` bytes issued, which fio counts only with CountsIssuedBytes
+  // engines: with the others its loop never ends, and the runtime ends the job unverified
+  // (NeverVerifies).
+  bool VerifiesWrittenEachLoop() const {
+    return verify != VerifyKind::kNone && do_verify && HasWrites() && verify_backlog == 0 &&
+           (HasReads() || time_based) && !NeverVerifies();
+  }
+  bool NeverVerifies() const {
+    return verify != VerifyKind::kNone && verify_backlog == 0 && time_based && !CountsIssuedBytes();
   }
   // The POSIX_FADV_* advice given for the job's files (fio's fadvise_hint), -1 for none.
   int FadviseAdvice() const;

@@ -200,6 +200,7 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   topt.content = spec.Content();
   topt.allow_create = spec.allow_file_create;
   topt.fill_device = spec.fill_device;
+  topt.create_on_open = spec.create_on_open;
   if (spec.FileOperations()) {
     PrepareFileOperations(spec, topt, t, out);
     return t;

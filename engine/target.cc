@@ -152,12 +152,12 @@ bool LayOut(const std::string& path, std::optional<uint64_t> size, const TargetO
 
 // fio's fill_device: a missing file is created empty (its directories too), to be written until
 // the filesystem is full. Returns true.
-bool CreateEmpty(const std::string& path) {
+bool CreateEmpty(const std::string& path, mode_t mode = 0644) {
   for (size_t slash = path.find('/', 1); slash != std::string::npos;
        slash = path.find('/', slash + 1)) {
     (void)mkdir(path.substr(0, slash).c_str(), 0700);  // open() reports what failed
   }
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, mode);
   if (fd < 0) ThrowErrno(fmt::format("create '{}'", path));
   close(fd);
   return true;
@@ -342,6 +342,16 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
   }
   if (!block_device_ && options.fill_device) {
     created_ = !exists && CreateEmpty(path_);
+  } else if (!block_device_ && options.create_on_open) {
+    if (!exists && options.size == 0) {
+      throw stats::UsageError(
+          fmt::format("--size: '{}' does not exist; give --size to create it", path_));
+    }
+    if (!exists && !options.allow_create) {
+      throw stats::UsageError(fmt::format(
+          "--allow_file_create=0: '{}' does not exist, and creating files is disallowed", path_));
+    }
+    created_ = !exists && CreateEmpty(path_, 0600);
   } else if (!block_device_) {
     created_ = LayOut(path_, exists ? std::optional<uint64_t>(st.st_size) : std::nullopt, options);
   }
@@ -378,7 +388,7 @@ Target::Target(std::string path, const TargetOptions& options) : path_(std::move
     if (fstat(fd_, &now) != 0) ThrowErrno(fmt::format("fstat '{}'", path_));
     capacity_ = static_cast<uint64_t>(now.st_size);
     // A file laid out without data (a write job) may be shorter: its writes extend it.
-    if (!options.fill && write) {
+    if ((!options.fill && write) || options.create_on_open) {
       capacity_ = std::max({capacity_, options.offset + options.size, options.file_size});
     }
     if (options.fill_device && write && options.size == 0) {

@@ -53,6 +53,10 @@ struct TargetOptions {
   // its capacity offset + size or, without a size, kFillDeviceBytes (a write job runs on until
   // ENOSPC). Devices keep their size.
   bool fill_device = false;
+  // fio's create_on_open with an engine that moves data: a regular file is neither laid out nor
+  // preallocated, only created (mode 0600, as fio's open) when missing; its capacity is offset +
+  // size (fio's real_file_size), so reads past its end find nothing (fio's EIO, "full resid").
+  bool create_on_open = false;
   BufferContent content;
   bool allow_create = true;
 };

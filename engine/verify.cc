@@ -410,6 +410,12 @@ VerifyCheck VerifyBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t
                       static_cast<unsigned long long>(h.offset), h.len);
         return r;
       }
+      if (format.check_writer && h.seed != format.writer_seed) {
+        r.ok = false;
+        std::snprintf(r.why, sizeof r.why, "written by another writer (header seed %llu)",
+                      static_cast<unsigned long long>(h.seed));
+        return r;
+      }
     }
     if (HasVerifyPattern(format) && (kind == VerifyKind::kMeta || kind == VerifyKind::kPattern)) {
       // As fio: the pattern after the header, at its place in the block.

@@ -88,6 +88,10 @@ struct VerifyFormat {
   VerifyKind kind;
   uint32_t interval = 0;
   const VerifyPattern* pattern = nullptr;
+  // A job that writes checks that each block it reads back is its own: the header's seed must be
+  // `writer_seed` (fio's header rand_seed check, which fails a block another clone wrote over).
+  bool check_writer = false;
+  uint64_t writer_seed = 0;
 };
 
 // A read-back's verdict: the offset of the interval that failed (as fio reports it) and why.

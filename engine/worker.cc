@@ -62,105 +62,6 @@ Worker::~Worker() {
   std::free(backlog_buffer_);
 }
 
-void Worker::Prepare(const std::atomic<bool>* stop) {
-  ApplyNumaMemPolicy(spec_.numa_mem_policy);
-  if (spec_.numa_cpu_nodes.Given()) {
-    numa_cpus_ = NumaCpus(spec_.numa_cpu_nodes);
-    const auto& allowed = spec_.cpus_allowed;
-    if (!allowed.empty() && std::none_of(numa_cpus_.begin(), numa_cpus_.end(), [&](int c) {
-          return std::find(allowed.begin(), allowed.end(), c) != allowed.end();
-        })) {
-      throw stats::UsageError("--numa_cpu_nodes: none of its CPUs is in --cpus_allowed");
-    }
-  }
-  if (spec_.ioprio >= 0 || spec_.ioprio_class >= 0) {
-    // On the worker's own thread (who 0 with IOPRIO_WHO_PROCESS is the calling thread), as fio.
-    constexpr int kWhoProcess = 1, kClassShift = 13, kClassBestEffort = 2;
-    const int cls = spec_.ioprio_class > 0 ? spec_.ioprio_class : kClassBestEffort;
-    const int value = (cls << kClassShift) | std::max(spec_.ioprio, 0);
-    if (syscall(SYS_ioprio_set, kWhoProcess, 0, value) != 0) {
-      throw std::system_error(
-          errno, std::generic_category(),
-          fmt::format("ioprio_set (--prioclass={} --prio={})", cls, std::max(spec_.ioprio, 0)));
-    }
-  }
-  const uint32_t depth = spec_.iodepth;
-  writes_since_sync_.assign(plan_.fds.size(), 0);
-  is_block_.assign(plan_.fds.size(), false);
-  for (size_t f = 0; f < plan_.fds.size(); ++f) {
-    struct stat st {};
-    is_block_[f] = plan_.fds[f] >= 0 && fstat(plan_.fds[f], &st) == 0 && S_ISBLK(st.st_mode);
-  }
-  // Trims carry no data: one page per slot will do.
-  buffer_size_ = spec_.HasTrims() ? 4096 : (spec_.MaxBlockSize() + 4095) / 4096 * 4096;
-  const size_t total = static_cast<size_t>(buffer_size_) * depth;
-  buffers_ = static_cast<char*>(std::aligned_alloc(4096, total));
-  if (buffers_ == nullptr) throw std::system_error(ENOMEM, std::generic_category(), "I/O buffers");
-  content_ = spec_.Content();
-  FastRandom rng(spec_.randseed ^ static_cast<uint64_t>(plan_.index));
-  for (uint32_t s = 0; s < depth; ++s) {
-    content_.Fill(buffers_ + static_cast<size_t>(s) * buffer_size_, buffer_size_, rng);
-  }
-  refill_ = FastRandom(spec_.randseed ^ ~static_cast<uint64_t>(plan_.index));
-  if (spec_.dedupe.percentage != 0) {
-    // The working set: a share of the job's size in pages of the smallest write, as fio's.
-    const uint64_t pages = plan_.region_size * spec_.dedupe.working_set_percentage / 100 /
-                           std::max<uint32_t>(spec_.MinBlockSize(), 1);
-    const uint64_t ws_seed =
-        spec_.dedupe.global ? 0x5eedded0ull
-                            : spec_.randseed ^ 0xded0ull ^ std::hash<std::string>{}(spec_.name);
-    dedupe_.emplace(spec_.dedupe, pages, spec_.randseed ^ 0xd0d0ull * (plan_.index + 1), ws_seed);
-  }
-  if (spec_.verify_backlog != 0) {
-    backlog_.reserve(spec_.verify_backlog);
-    backlog_buffer_ = static_cast<char*>(std::aligned_alloc(4096, buffer_size_));
-    if (backlog_buffer_ == nullptr) {
-      throw std::system_error(ENOMEM, std::generic_category(), "verify_backlog buffer");
-    }
-  }
-  slots_.assign(depth, Slot{});
-  free_.resize(depth);
-  for (uint32_t i = 0; i < depth; ++i) free_[i] = depth - 1 - i;
-  free_count_ = depth;
-  redo_.resize(depth);
-  batch_.resize(depth);
-  completions_.resize(depth);
-  EngineSetup setup;
-  setup.fds = plan_.fds;
-  setup.depth = depth;
-  setup.buffers = buffers_;
-  setup.buffer_size = buffer_size_;
-  setup.sqthread_poll = spec_.sqthread_poll;
-  setup.hipri = spec_.hipri;
-  setup.nowait = spec_.nowait;
-  setup.random_access = spec_.IsRandom();
-  setup.fadvise = spec_.FadviseAdvice();
-  setup.uri = spec_.uri;
-  setup.nbd_timeout_ns = spec_.nbd_timeout_ns;
-  setup.nbd_path = spec_.nbd_path;
-  setup.nbd_conns = spec_.nbd_conns;
-  setup.donor_path = spec_.e4defrag_donor;
-  setup.donor_inplace = spec_.e4defrag_inplace;
-  setup.donor_offset = spec_.offset;
-  const uint64_t file_end = spec_.file_size != 0 ? spec_.file_size : spec_.size;
-  setup.donor_len = file_end > spec_.offset ? file_end - spec_.offset : 0;
-  setup.stop = stop;
-  setup.paths = plan_.paths;
-  setup.stat_type = spec_.stat_type;
-  engine_->Prepare(setup);
-  operates_on_files_ = engine_->OperatesOnFiles();
-  operated_.assign(plan_.fds.size(), 0);
-  operation_dir_ =
-      spec_.HasReads() || !spec_.HasWrites() ? stats::Direction::kRead : stats::Direction::kWrite;
-  asynchronous_ = engine_->Asynchronous();
-  retries_eagain_ = engine_->RetriesEagain();
-  can_abandon_ = engine_->CanAbandon();
-  if (lat_.enabled() && !spec_.latency_run) {
-    recorder_->Snapshot(baseline_);  // sized now: the reset's snapshot allocates nothing
-    baseline_.ReserveBuckets();
-  }
-}
-
 void Worker::QueueRedo() {
   batch_count_ = 0;
   // Resubmissions first: the remainder of short transfers and -EAGAIN.
@@ -227,7 +128,7 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
   slot.cmdprio = prio.chosen;
   char* buffer = buffers_ + static_cast<size_t>(s) * buffer_size_;
   if (spec_.verify != VerifyKind::kNone && c.dir == stats::Direction::kWrite) {
-    FillVerifiedBlock(buffer, c.bs, c.offset, c.file, spec_.randseed, spec_.VerifyLayout());
+    FillVerifiedBlock(buffer, c.bs, c.offset, c.file, write_seed_, spec_.VerifyLayout());
   } else if (spec_.refill_buffers && c.dir == stats::Direction::kWrite && !content_.Fixed()) {
     // fio's refill_buffers: new data for every write (no two writes alike).
     if (dedupe_) {
@@ -280,8 +181,11 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
     RunOpenLoop(times, stop);
   } else {
     RunClosedLoop(times, stop);
+    // A job that verifies each loop has read back what its loops completed, except the last
+    // loop's when the I/O ended otherwise (io_size); not after the runtime ended it, as fio.
     if (spec_.verify != VerifyKind::kNone && spec_.do_verify && spec_.HasWrites() &&
-        engine_error_ == 0 && !Stopped(stop)) {
+        engine_error_ == 0 && !Stopped(stop) && !spec_.NeverVerifies() &&
+        !(verify_each_loop_ && (ended_by_time_ || failed_io_))) {
       VerifyPass(stop);
     }
   }
@@ -342,6 +246,13 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
         if (!ZonedIdle(stop, stop_at_ns)) stopping = true;
         continue;
       }
+      if (verify_due_ && !stopping) {
+        // fio's do_verify between loops: this loop's writes read back before the next one.
+        verify_due_ = false;
+        loop_verified_ = true;
+        if (!VerifyWritten(stop, stop_at_ns)) stopping = true;
+        continue;
+      }
       // Trims are done as they are chosen: nothing in flight, but the job goes on.
       if (trims_in_batch_ == 0 || stopping) break;
       if (trim_failed_ || (stop_at_ns != 0 && Clock::NowNs() >= stop_at_ns) || Stopped(stop)) {
@@ -374,9 +285,8 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
         Think(stop);
       }
     }
-    if ((stop_at_ns != 0 && now >= stop_at_ns) || Stopped(stop)) {
-      stopping = true;
-    }
+    if (stop_at_ns != 0 && now >= stop_at_ns) ended_by_time_ = stopping = true;
+    if (Stopped(stop)) stopping = true;
   }
 }
 
@@ -416,7 +326,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
       redo_[redo_count_++] = c.slot;
       continue;
     }
-    if (res == 0 && slot.len > 0) res = -ENODATA;  // end of file: no progress possible
+    if (res == 0 && slot.len > 0) res = -EIO;  // end of file: fio's "full resid" error
     --*in_flight;
     free_[free_count_++] = c.slot;
     if (zbd_) zbd_->Completed(slot.dir, slot.offset, slot.len);
@@ -472,9 +382,11 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
         }
       }
     }
-    if (spec_.verify_backlog != 0 && spec_.do_verify && slot.dir == stats::Direction::kWrite) {
+    if (((spec_.verify_backlog != 0 && spec_.do_verify) || verify_each_loop_) &&
+        slot.dir == stats::Direction::kWrite) {
       QueueWritten(Written{slot.file, slot.offset, slot.len});
-      if (backlog_.size() >= spec_.verify_backlog && !VerifyBacklog()) {
+      if (spec_.verify_backlog != 0 && backlog_.size() >= spec_.verify_backlog &&
+          !VerifyBacklog()) {
         ok = false;
         failed_io_ = true;
       }

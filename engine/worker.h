@@ -132,6 +132,10 @@ class Worker {
   // When the do_verify read-back began (Clock::NowNs()), 0 if there was none; valid once Run has
   // returned. The read-backs are recorded as reads.
   uint64_t verify_start_ns() const { return verify_start_ns_; }
+  // The read-back phases done (one per loop for JobSpec::VerifiesWrittenEachLoop) and the time
+  // spent in them; valid once Run has returned.
+  uint32_t verify_phases() const { return verify_phases_; }
+  uint64_t verify_ns() const { return verify_ns_; }
   // fsync/fdatasync calls (--fsync=N, --fdatasync=N) and their latencies in ns.
   const stats::SampleStats& syncs() const { return syncs_; }
   // --latency_target: the depth the search ended at (fio's latency_depth; iodepth without it),
@@ -285,6 +289,23 @@ class Worker {
   void VerifyPass(const std::atomic<bool>& stop);
   uint64_t verified_blocks_ = 0;
   uint64_t verify_start_ns_ = 0;
+  uint32_t verify_phases_ = 0;
+  uint64_t verify_ns_ = 0;
+  // JobSpec::VerifiesWrittenEachLoop: backlog_ holds the loop's written blocks; a loop whose I/O
+  // is over waits (verify_due_) for its I/Os in flight, then they are read back (loop_verified_)
+  // before the next loop begins. ended_by_time_: the runtime ended the I/O (fio's terminate: no
+  // read-back after it).
+  // The seed in the headers of the blocks this worker writes: the job's randseed, or for a clone
+  // other than the first sharing its files, its own (so a block another clone wrote over fails
+  // its read-back, as fio's header check).
+  uint64_t write_seed_ = 0;
+  bool verify_each_loop_ = false;
+  bool verify_due_ = false;
+  bool loop_verified_ = false;
+  bool ended_by_time_ = false;
+  // Reads back and checks the blocks in backlog_ (sorted first for a sequential job, as fio's
+  // tree), clearing it, until stop or stop_at_ns (0: none); false when the job must stop.
+  bool VerifyWritten(const std::atomic<bool>& stop, uint64_t stop_at_ns);
   std::string verify_failure_;
   void Think(const std::atomic<bool>& stop);
   // Held back by the flow with nothing in flight: sleeps flow_sleep (or yields).

@@ -53,6 +53,11 @@ bool Worker::NextLoopIfDone() {
       (!stride_ && pattern_.PassDone() && !zbd_pending_) || zbd_eof_ ||
       (!spec_.time_based && plan_.loop_bytes != 0 && loop_bytes_ >= plan_.loop_bytes);
   if (!loop_over) return true;
+  if (verify_each_loop_ && !loop_verified_) {
+    verify_due_ = true;  // the closed loop reads the loop's writes back once none is in flight
+    return false;
+  }
+  loop_verified_ = false;
   ++loops_done_;
   // A zoned pass that ended with nothing to do (no data to read, no zone to write) is not repeated
   // for io_size or loops, which would spin: only time_based goes on (as fio, over fresh passes).
@@ -233,124 +238,6 @@ void Worker::FlowWait() {
   timespec ts{static_cast<time_t>(spec_.flow_sleep_ns / 1'000'000'000),
               static_cast<long>(spec_.flow_sleep_ns % 1'000'000'000)};
   nanosleep(&ts, nullptr);
-}
-
-bool Worker::CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file) {
-  ++verified_blocks_;
-  const VerifyCheck check = VerifyBlock(buf, len, offset, file, spec_.VerifyLayout());
-  if (check.ok) return true;
-  recorder_->RecordError(EILSEQ);
-  if (verify_failure_.empty()) {
-    verify_failure_ = fmt::format("offset {} of file {}: {}", check.offset, file, check.why);
-  }
-  if (spec_.verify_dump) DumpBlock(buf, len, offset, file);
-  return false;
-}
-
-// fio's verify_dump: the block as read and as it was written, in the current directory as
-// BASENAME.OFFSET.received and .expected (a failure path: it may allocate).
-void Worker::DumpBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file) {
-  const std::string& path = file < plan_.paths.size() ? plan_.paths[file] : std::string();
-  const size_t slash = path.rfind('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::vector<char> expected(len);
-  FillVerifiedBlock(expected.data(), len, offset, file, spec_.randseed, spec_.VerifyLayout());
-  for (const auto& [what, data] :
-       {std::pair{"received", buf},
-        std::pair{"expected", static_cast<const char*>(expected.data())}}) {
-    const std::string name = fmt::format("{}.{}.{}", base, offset, what);
-    if (std::FILE* f = std::fopen(name.c_str(), "wb")) {
-      const bool ok = std::fwrite(data, 1, len, f) == len;
-      if (std::fclose(f) == 0 && ok) {
-        verify_failure_ += fmt::format("; {} data dumped as {}", what, name);
-      }
-    }
-  }
-}
-
-// fio's do_verify: once the writes are done, every block of the region is read back (pread) and
-// checked. As fio, the read-backs are the job's reads: each is recorded in the read direction
-// (clat from around the call, so its lat too), and the pass's time is the reads' runtime.
-void Worker::VerifyPass(const std::atomic<bool>& stop) {
-  char* buf = buffers_;  // the I/O is over: slot 0's buffer is free (aligned for O_DIRECT)
-  if (spec_.verify_backlog != 0) {
-    // What the backlog has not verified yet (fio keeps only that much to verify at the end).
-    for (const Written& w : backlog_) {
-      if (Stopped(stop) || !ReadBack(w.file, w.offset, w.len, buf)) return;
-    }
-    backlog_.clear();
-    return;
-  }
-  const uint32_t bs = spec_.MinBlockSize();
-  verify_start_ns_ = Clock::NowNs();
-  // fill_device: what was written before the filesystem was full (one file, sequential).
-  const uint64_t end =
-      spec_.fill_device
-          ? std::min(plan_.region_size, fill_end_ - std::min(fill_end_, plan_.region_offset))
-          : plan_.region_size;
-  for (uint32_t f = 0; f < plan_.fds.size(); ++f) {
-    for (uint64_t off = 0; off + bs <= end && !Stopped(stop); off += bs) {
-      if (!ReadBack(f, plan_.region_offset + off, bs, buf)) return;
-    }
-  }
-}
-
-// Whether fio would keep the written blocks in its tree by file and offset (no random map:
-// sequential jobs, norandommap) rather than in a list in write order.
-bool Worker::VerifyListSorted() const { return !spec_.IsRandom() || spec_.NoRandomMap(); }
-
-// A completed write joins the blocks waiting for verify_backlog. Without a random map a block
-// written again replaces the waiting one it overlaps, as fio's sorted verify list does; with one,
-// no block is written twice a pass.
-void Worker::QueueWritten(const Written& w) {
-  if (VerifyListSorted()) {
-    std::erase_if(backlog_, [&](const Written& b) {
-      return b.file == w.file && b.offset < w.offset + w.len && w.offset < b.offset + b.len;
-    });
-  }
-  backlog_.push_back(w);
-}
-
-// fio's verify_backlog: once that many written blocks wait, verify_backlog_batch of them (all by
-// default; the oldest, or without a random map the lowest offsets, as fio's sorted list) are read
-// back and checked; the others wait for the next time, or the end.
-bool Worker::VerifyBacklog() {
-  if (VerifyListSorted()) {
-    // fio keeps these in a tree by file and offset, and verifies from its lowest end.
-    std::sort(backlog_.begin(), backlog_.end(), [](const Written& a, const Written& b) {
-      return a.file != b.file ? a.file < b.file : a.offset < b.offset;
-    });
-  }
-  const size_t batch = spec_.verify_backlog_batch != 0
-                           ? std::min<size_t>(spec_.verify_backlog_batch, backlog_.size())
-                           : backlog_.size();
-  bool ok = true;
-  size_t done = 0;
-  for (; done < batch && ok; ++done) {
-    ok = ReadBack(backlog_[done].file, backlog_[done].offset, backlog_[done].len, backlog_buffer_);
-  }
-  backlog_.erase(backlog_.begin(), backlog_.begin() + static_cast<std::ptrdiff_t>(done));
-  return ok;
-}
-
-// One block read back (pread) into buf and checked, recorded as a read; false when the job must
-// stop (an error or a bad block it does not continue past).
-bool Worker::ReadBack(uint32_t f, uint64_t at, uint32_t len, char* buf) {
-  const uint64_t start = Clock::NowNs();
-  const ssize_t got = pread(plan_.fds[f], buf, len, static_cast<off_t>(at));
-  const uint64_t done = Clock::NowNs();
-  if (got == static_cast<ssize_t>(len) && done >= record_from_ns_) {
-    recorder_->RecordClat(stats::Direction::kRead, done - start, len);
-  }
-  if (got != static_cast<ssize_t>(len)) {
-    const int err = got < 0 ? errno : EIO;
-    recorder_->RecordError(err);
-    if (verify_failure_.empty()) {
-      verify_failure_ = fmt::format("offset {} of file {}: short read back", at, f);
-    }
-    return spec_.KeepsGoing(stats::Direction::kRead, err);
-  }
-  return CheckBlock(buf, len, at, f) || spec_.KeepsGoing(stats::Direction::kRead, EILSEQ);
 }
 
 // fio's error line for a failed I/O (io_u_log_error): every one with error_dump, else those that

@@ -1,0 +1,74 @@
+// JobSpec::ValidateVerify (engine/job_spec.h): what a job that verifies may be, and fill_device.
+#include <fmt/format.h>
+
+#include <cstdint>
+
+#include "engine/job_spec.h"
+#include "stats/core/errors.h"
+
+namespace iotail::engine {
+
+using stats::UsageError;
+
+// Validate: verify (its kinds, intervals and patterns, what a job that verifies may do) and
+// fill_device.
+void JobSpec::ValidateVerify() const {
+  if (verify == VerifyKind::kNone && (verify_backlog != 0 || verify_dump)) {
+    throw UsageError(fmt::format("--{}: only with --verify",
+                                 verify_backlog != 0 ? "verify_backlog" : "verify_dump"));
+  }
+  if (verify != VerifyKind::kNone) {
+    if (MinBlockSize() != MaxBlockSize()) {
+      throw UsageError("--verify: needs one block size (not bsrange or bssplit)");
+    }
+    // fio's verify_interval: past the block size or not dividing it, the whole block.
+    const uint32_t bs = MinBlockSize();
+    const uint32_t step = verify_interval != 0 && verify_interval < bs && bs % verify_interval == 0
+                              ? verify_interval
+                              : bs;
+    if (verify == VerifyKind::kPattern && verify_pattern.size == 0) {
+      throw UsageError("--verify=pattern: needs --verify_pattern");
+    }
+    if (verify != VerifyKind::kPattern && step < VerifyHeaderBytes(verify)) {
+      throw UsageError(fmt::format(
+          "--verify={}: iotail's header needs {} bytes: the block size{} must be at least that",
+          VerifyKindName(verify), VerifyHeaderBytes(verify),
+          step != bs ? " and --verify_interval" : ""));
+    }
+    if (ioengine == EngineKind::kNbd) throw UsageError("--verify: not with --ioengine=nbd");
+    if (ioengine == EngineKind::kNull || ChangesFilesOnly()) {
+      throw UsageError(fmt::format("--verify: not with --ioengine={} (it transfers no data)",
+                                   EngineKindName(ioengine)));
+    }
+    // Without a backlog the read-back reads the whole region (a write job) or the loop's
+    // written blocks (VerifiesWrittenEachLoop): either way each block must be written once a
+    // loop. fio's own check fails where a block is written twice (its header's seed), so those
+    // jobs are refused rather than given another meaning.
+    if (HasWrites() && verify_backlog == 0 && do_verify && !NeverVerifies() &&
+        ((IsRandom() && NoRandomMap()) || rw_modifier != 0 ||
+         random_distribution.kind != DistributionKind::kRandom)) {
+      throw UsageError(
+          "--verify: the writes must cover every block once a loop (not norandommap, a skewed "
+          "random_distribution or rw=...:N), unless --verify_backlog reads back what was "
+          "written");
+    }
+    if (VerifiesWrittenEachLoop() && RateLimited()) {
+      throw UsageError(
+          "--verify: a mixed or time_based job that verifies needs --verify_backlog when it is "
+          "rate-limited (iotail's open loop has no read-back phase)");
+    }
+  }
+  if (fill_device) {
+    // fio fills the filesystem first for a read job, and a random fill has no end to reach.
+    if (HasReads() || HasTrims() || IsRandom()) {
+      throw UsageError(
+          "--fill_device: a sequential write job only (iotail does not fill a "
+          "filesystem before reading it)");
+    }
+    if (filenames.size() != 1 || ioengine == EngineKind::kNbd || ioengine == EngineKind::kNull) {
+      throw UsageError("--fill_device: one file (or device), written through a file engine");
+    }
+  }
+}
+
+}  // namespace iotail::engine

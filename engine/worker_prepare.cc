@@ -1,0 +1,129 @@
+// Worker (engine/worker.h): Prepare, what a worker sets up before its run (its thread's NUMA
+// policy and I/O priority, buffers, the verify list, slots and the engine).
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <system_error>
+
+#include "engine/numa.h"
+#include "engine/worker.h"
+#include "stats/core/errors.h"
+
+namespace iotail::engine {
+
+void Worker::Prepare(const std::atomic<bool>* stop) {
+  ApplyNumaMemPolicy(spec_.numa_mem_policy);
+  if (spec_.numa_cpu_nodes.Given()) {
+    numa_cpus_ = NumaCpus(spec_.numa_cpu_nodes);
+    const auto& allowed = spec_.cpus_allowed;
+    if (!allowed.empty() && std::none_of(numa_cpus_.begin(), numa_cpus_.end(), [&](int c) {
+          return std::find(allowed.begin(), allowed.end(), c) != allowed.end();
+        })) {
+      throw stats::UsageError("--numa_cpu_nodes: none of its CPUs is in --cpus_allowed");
+    }
+  }
+  if (spec_.ioprio >= 0 || spec_.ioprio_class >= 0) {
+    // On the worker's own thread (who 0 with IOPRIO_WHO_PROCESS is the calling thread), as fio.
+    constexpr int kWhoProcess = 1, kClassShift = 13, kClassBestEffort = 2;
+    const int cls = spec_.ioprio_class > 0 ? spec_.ioprio_class : kClassBestEffort;
+    const int value = (cls << kClassShift) | std::max(spec_.ioprio, 0);
+    if (syscall(SYS_ioprio_set, kWhoProcess, 0, value) != 0) {
+      throw std::system_error(
+          errno, std::generic_category(),
+          fmt::format("ioprio_set (--prioclass={} --prio={})", cls, std::max(spec_.ioprio, 0)));
+    }
+  }
+  const uint32_t depth = spec_.iodepth;
+  writes_since_sync_.assign(plan_.fds.size(), 0);
+  is_block_.assign(plan_.fds.size(), false);
+  for (size_t f = 0; f < plan_.fds.size(); ++f) {
+    struct stat st {};
+    is_block_[f] = plan_.fds[f] >= 0 && fstat(plan_.fds[f], &st) == 0 && S_ISBLK(st.st_mode);
+  }
+  // Trims carry no data: one page per slot will do.
+  buffer_size_ = spec_.HasTrims() ? 4096 : (spec_.MaxBlockSize() + 4095) / 4096 * 4096;
+  const size_t total = static_cast<size_t>(buffer_size_) * depth;
+  buffers_ = static_cast<char*>(std::aligned_alloc(4096, total));
+  if (buffers_ == nullptr) throw std::system_error(ENOMEM, std::generic_category(), "I/O buffers");
+  content_ = spec_.Content();
+  FastRandom rng(spec_.randseed ^ static_cast<uint64_t>(plan_.index));
+  for (uint32_t s = 0; s < depth; ++s) {
+    content_.Fill(buffers_ + static_cast<size_t>(s) * buffer_size_, buffer_size_, rng);
+  }
+  refill_ = FastRandom(spec_.randseed ^ ~static_cast<uint64_t>(plan_.index));
+  if (spec_.dedupe.percentage != 0) {
+    // The working set: a share of the job's size in pages of the smallest write, as fio's.
+    const uint64_t pages = plan_.region_size * spec_.dedupe.working_set_percentage / 100 /
+                           std::max<uint32_t>(spec_.MinBlockSize(), 1);
+    const uint64_t ws_seed =
+        spec_.dedupe.global ? 0x5eedded0ull
+                            : spec_.randseed ^ 0xded0ull ^ std::hash<std::string>{}(spec_.name);
+    dedupe_.emplace(spec_.dedupe, pages, spec_.randseed ^ 0xd0d0ull * (plan_.index + 1), ws_seed);
+  }
+  const uint32_t clone = spec_.numjobs > 1 ? static_cast<uint32_t>(plan_.index) % spec_.numjobs : 0;
+  write_seed_ = spec_.files_per_clone || clone == 0
+                    ? spec_.randseed
+                    : spec_.randseed ^ (0x9e3779b97f4a7c15ull * clone);
+  if (spec_.VerifiesWrittenEachLoop()) {
+    // A loop writes each block at most once (JobSpec::ValidateVerify): its list never grows past
+    // the blocks of a pass, so the hot path never allocates.
+    verify_each_loop_ = true;
+    const uint64_t per_file = plan_.region_size / std::max<uint32_t>(spec_.MinBlockSize(), 1) + 1;
+    backlog_.reserve(per_file * plan_.fds.size());
+  }
+  if (spec_.verify_backlog != 0) {
+    backlog_.reserve(spec_.verify_backlog);
+    backlog_buffer_ = static_cast<char*>(std::aligned_alloc(4096, buffer_size_));
+    if (backlog_buffer_ == nullptr) {
+      throw std::system_error(ENOMEM, std::generic_category(), "verify_backlog buffer");
+    }
+  }
+  slots_.assign(depth, Slot{});
+  free_.resize(depth);
+  for (uint32_t i = 0; i < depth; ++i) free_[i] = depth - 1 - i;
+  free_count_ = depth;
+  redo_.resize(depth);
+  batch_.resize(depth);
+  completions_.resize(depth);
+  EngineSetup setup;
+  setup.fds = plan_.fds;
+  setup.depth = depth;
+  setup.buffers = buffers_;
+  setup.buffer_size = buffer_size_;
+  setup.sqthread_poll = spec_.sqthread_poll;
+  setup.hipri = spec_.hipri;
+  setup.nowait = spec_.nowait;
+  setup.random_access = spec_.IsRandom();
+  setup.fadvise = spec_.FadviseAdvice();
+  setup.uri = spec_.uri;
+  setup.nbd_timeout_ns = spec_.nbd_timeout_ns;
+  setup.nbd_path = spec_.nbd_path;
+  setup.nbd_conns = spec_.nbd_conns;
+  setup.donor_path = spec_.e4defrag_donor;
+  setup.donor_inplace = spec_.e4defrag_inplace;
+  setup.donor_offset = spec_.offset;
+  const uint64_t file_end = spec_.file_size != 0 ? spec_.file_size : spec_.size;
+  setup.donor_len = file_end > spec_.offset ? file_end - spec_.offset : 0;
+  setup.stop = stop;
+  setup.paths = plan_.paths;
+  setup.stat_type = spec_.stat_type;
+  engine_->Prepare(setup);
+  operates_on_files_ = engine_->OperatesOnFiles();
+  operated_.assign(plan_.fds.size(), 0);
+  operation_dir_ =
+      spec_.HasReads() || !spec_.HasWrites() ? stats::Direction::kRead : stats::Direction::kWrite;
+  asynchronous_ = engine_->Asynchronous();
+  retries_eagain_ = engine_->RetriesEagain();
+  can_abandon_ = engine_->CanAbandon();
+  if (lat_.enabled() && !spec_.latency_run) {
+    recorder_->Snapshot(baseline_);  // sized now: the reset's snapshot allocates nothing
+    baseline_.ReserveBuckets();
+  }
+}
+
+}  // namespace iotail::engine
