@@ -42,6 +42,9 @@ std::array<uint32_t, 2> ReadWritePair(const OptionValue& v, uint32_t lo, uint32_
 const std::vector<OptionDef>& EngineRows() {
   static const std::vector<OptionDef> table = {
       Row<kCount, &JobSpec::iodepth>("iodepth", "I/Os in flight per clone", "1"),
+      Row<kFlag, &JobSpec::serialize_overlap>(
+          "serialize_overlap",
+          "an I/O that overlaps one of the clone's in flight waits for it to complete", "0"),
       Row<kCount, &JobSpec::iodepth_low>(
           "iodepth_low", "once the queue is full, let it drain to N before queueing again",
           "iodepth"),

@@ -127,6 +127,7 @@ struct JobSpec {
   uint32_t iodepth = 1;  // --iodepth: I/Os in flight per worker
   // --iodepth_low: a full queue drains to N before it is refilled (0: iodepth, never drains).
   uint32_t iodepth_low = 0;
+  bool serialize_overlap = false;  // --serialize_overlap: no two overlapping I/Os in flight
   // fio's latency target mode (engine/latency_target.h): search for the deepest queue, up to
   // iodepth, whose latency meets latency_target_ns for latency_percentile % of the I/Os of each
   // latency_window_ns; 0: off. latency_run: keep adjusting instead of ending at the depth found.

@@ -238,10 +238,11 @@ void JobSpec::ValidateFileOperations() const {
 
 // Validate: rates and rate floors.
 void JobSpec::ValidateRates() const {
-  if (RateLimited() && iodepth_low != 0 && iodepth_low < iodepth) {
-    throw UsageError(
-        "--iodepth_low: not with --rate/--rate_iops (iotail's rate-limited loop keeps "
-        "its queue as full as the rate lets it)");
+  if (RateLimited() && ((iodepth_low != 0 && iodepth_low < iodepth) || serialize_overlap)) {
+    throw UsageError(fmt::format(
+        "--{}: not with --rate/--rate_iops (iotail's rate-limited loop issues at the schedule's "
+        "times)",
+        serialize_overlap ? "serialize_overlap" : "iodepth_low"));
   }
   if (RateLimited()) {
     auto both = [](const RateLimit& r) { return r.iops > 0 && r.bytes_per_s > 0; };

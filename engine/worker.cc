@@ -94,10 +94,17 @@ void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_li
       break;
     }
     IoChoice c;
-    if (zbd_) {
+    if (overlap_pending_) {
+      c = *overlap_pending_;
+      overlap_pending_.reset();
+    } else if (zbd_) {
       if (!NextZoned(c)) break;
     } else {
       c = stride_ ? stride_->Next(pattern_) : pattern_.Next();
+    }
+    if (spec_.serialize_overlap && OverlapsInFlight(c)) {
+      overlap_pending_ = c;  // after completions (one that overlaps is in flight)
+      break;
     }
     if (operates_on_files_ && !operated_[c.file] && !OperateOnce(c.file)) break;
     issued_bytes += c.bs;
@@ -121,6 +128,7 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
   slot.file = c.file;
   slot.dir = c.dir;
   slot.intended_ns = intended_ns;
+  slot.taken = true;
   CmdPrio::Choice prio{job_ioprio_, 0, false};
   if (cmdprio_) prio = cmdprio_->Choose(c.dir, c.bs, cmdprio_rng_.Below(100));
   slot.prio = prio.index;
@@ -329,6 +337,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     if (res == 0 && slot.len > 0) res = -EIO;  // end of file: fio's "full resid" error
     --*in_flight;
     free_[free_count_++] = c.slot;
+    slot.taken = false;
     if (zbd_) zbd_->Completed(slot.dir, slot.offset, slot.len);
     if (res < 0) {
       const int err = static_cast<int>(-res);

@@ -166,6 +166,7 @@ class Worker {
     uint16_t prio;    // cmdprio: the index of its priority (Recorder::RecordPrio)
     uint16_t ioprio;  // the request's priority value (IoRequest::ioprio)
     bool cmdprio;     // and whether cmdprio chose it (IoRequest::cmdprio)
+    bool taken;       // queued or in flight (from QueueNew until its completion frees it)
   };
   void FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit);
   // Takes a free slot for a new I/O (intended start, or 0 in the closed loop) and appends it to
@@ -201,6 +202,10 @@ class Worker {
   bool zbd_eof_ = false;
   bool zbd_wait_ = false;
   bool NextZoned(IoChoice& c);
+  // fio's serialize_overlap: an I/O that overlaps one of this worker's in flight waits in
+  // overlap_pending_ until completions free its range.
+  std::optional<IoChoice> overlap_pending_;
+  bool OverlapsInFlight(const IoChoice& c) const;
   // The closed loop found nothing in flight after a zoned FillBatch that issued nothing: whether
   // the worker goes on (waiting for other workers' writes, or over a new pass).
   bool ZonedIdle(const std::atomic<bool>& stop, uint64_t stop_at_ns);

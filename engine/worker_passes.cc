@@ -50,7 +50,7 @@ bool Worker::NextLoopIfDone() {
   // In zones the pattern restarts within them (ZoneStride): only the bytes end a loop. The last
   // I/O of a zoned pass may still wait for a zone (zbd_pending_): the pass is not over before it.
   const bool loop_over =
-      (!stride_ && pattern_.PassDone() && !zbd_pending_) || zbd_eof_ ||
+      (!stride_ && pattern_.PassDone() && !zbd_pending_ && !overlap_pending_) || zbd_eof_ ||
       (!spec_.time_based && plan_.loop_bytes != 0 && loop_bytes_ >= plan_.loop_bytes);
   if (!loop_over) return true;
   if (verify_each_loop_ && !loop_verified_) {
@@ -80,6 +80,15 @@ bool Worker::NextLoopIfDone() {
   // directory operation engines operate on each file once more.
   std::fill(operated_.begin(), operated_.end(), 0);
   return true;
+}
+
+bool Worker::OverlapsInFlight(const IoChoice& c) const {
+  for (const Slot& s : slots_) {
+    if (s.taken && s.file == c.file && s.offset < c.offset + c.bs && c.offset < s.offset + s.len) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool Worker::OperateOnce(uint32_t file) {

@@ -2,8 +2,8 @@
 // pbench, fio-plot, weka and others), each with fio 3.33's meaning, against fio on the same job
 // where fio can run it: fio's other separators between a per-direction option's values
 // (bs=4k-512k, bs=4k:8k), io_limit (io_size), a size of "100%%", disk_util=0, clocksource,
-// trim_verify_zero, verify_state_save=0, iodepth_low, verify on a job that only trims, and the
-// job's section named in the errors of what its options mean together.
+// trim_verify_zero, verify_state_save=0, iodepth_low, serialize_overlap, verify on a job that only
+// trims, and the job's section named in the errors of what its options mean together.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -116,6 +116,31 @@ TEST_F(RealWorldOptionsTest, IodepthLowDrainsAFullQueueAsFio) {
     EXPECT_NEAR(low["8"].get<double>(), 800.0 / 14, 1.0) << low;
     const json full = levels(tool, "");
     EXPECT_GT(full["16"].get<double>(), 95.0) << full;
+  }
+}
+
+TEST_F(RealWorldOptionsTest, SerializeOverlapKeepsOverlappingWritesApartAsFio) {
+  // SPDK's integrity job: random writes without a random map over 16 blocks at depth 32. Without
+  // serialize_overlap the queue holds 32 (blocks twice over); with it, at most one I/O per block
+  // is in flight: fio's IO depths never reach 16, most at 4-7 (about 54% in both tools).
+  auto levels = [&](const std::string& tool, const std::string& serialize) {
+    const auto r = Run(tool,
+                       "--name=s --filename=f --size=64k --rw=randwrite --norandommap --bs=4k "
+                       "--ioengine=libaio --direct=1 --iodepth=32 --runtime=1 --time_based "
+                       "--serialize_overlap=" +
+                           serialize,
+                       "truncate -s 64k f && ");
+    EXPECT_EQ(r.status, 0) << r.err;
+    return json::parse(r.out.substr(r.out.find('{')))["jobs"][0]["iodepth_level"];
+  };
+  for (const std::string tool : {"iotail", "fio"}) {
+    if (tool == "fio" && !HaveFio()) GTEST_SKIP() << "fio not installed (iotail checked alone)";
+    SCOPED_TRACE(tool);
+    const json apart = levels(tool, "1");
+    EXPECT_EQ(apart["16"].get<double>(), 0.0) << apart;
+    EXPECT_EQ(apart["32"].get<double>(), 0.0) << apart;
+    EXPECT_GT(apart["4"].get<double>(), 40.0) << apart;
+    EXPECT_GT(levels(tool, "0")["32"].get<double>(), 95.0);
   }
 }
 
