@@ -22,7 +22,7 @@ void LogInputOptions::AddTo(po::options_description& description) {
       "fio-client-logs", po::bool_switch(&fio_client_logs),
       "undo the alternating sums that 'fio --client' writes into its histogram logs")(
       "threads", po::value(&threads)->default_value(0),
-      "parser threads (0: one per 64 MiB of input, at most one per core)");
+      "parser threads (0: one per 16 MiB of input, at most one per core)");
 }
 
 std::optional<po::variables_map> LogInputOptions::Parse(CommandArgs args,

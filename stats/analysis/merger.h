@@ -103,7 +103,7 @@ class Merger {
   // per kBytesPerWorker of input, at most one per core): below that, a second thread's wake-ups
   // and waits (on a busy machine, for a core) and its lane's window buffer cost more than its
   // share of the work saves.
-  static constexpr uint64_t kBytesPerWorker = uint64_t{64} << 20;
+  static constexpr uint64_t kBytesPerWorker = uint64_t{16} << 20;
   unsigned threads() const { return workers_; }
 
   // After Run(): the exact whole-run histogram of direction d (integer counts, before alignment).
