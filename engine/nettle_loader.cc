@@ -17,7 +17,7 @@
 namespace iotail::engine {
 namespace {
 
-constexpr const char* kLibrary = "libnettle.so.8";
+constexpr const char* kNettleLibrary = "libnettle.so.8";
 
 struct ShaKind {
   VerifyKind kind;
@@ -56,17 +56,17 @@ void LoadNettleHash(VerifyKind kind) {
     throw stats::UsageError(fmt::format("--verify={}: {}", VerifyKindName(kind), why));
   };
   // Kept loaded for the life of the process.
-  void* library = ::dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+  void* library = ::dlopen(kNettleLibrary, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* why = ::dlerror();
-    fail(
-        fmt::format("needs {} (Debian package libnettle8): {}", kLibrary, why ? why : "not found"));
+    fail(fmt::format("needs {} (Debian package libnettle8): {}", kNettleLibrary,
+                     why ? why : "not found"));
   }
   const auto* hash = static_cast<const nettle_hash*>(::dlsym(library, kShaKinds[i].symbol));
   if (hash == nullptr)
-    fail(fmt::format("{} has no {}: too old a Nettle?", kLibrary, kShaKinds[i].symbol));
+    fail(fmt::format("{} has no {}: too old a Nettle?", kNettleLibrary, kShaKinds[i].symbol));
   if (hash->context_size > kMaxHashContext) {
-    fail(fmt::format("{}'s {} needs a context of {} bytes, more than iotail's {}", kLibrary,
+    fail(fmt::format("{}'s {} needs a context of {} bytes, more than iotail's {}", kNettleLibrary,
                      kShaKinds[i].symbol, hash->context_size, kMaxHashContext));
   }
   loaded[i] =
