@@ -139,6 +139,8 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
         if (o.latency_depth != 0) t.iodepth = o.latency_depth;  // fio's: the last clone's
         t.cpu.Add(cpu);
         t.runtime_s = std::max(t.runtime_s, o.runtime_s);
+        if (t.runtime_sum_ms >= 0 && o.runtime_s >= 0)
+          t.runtime_sum_ms += std::llround(o.runtime_s * 1000);
         for (size_t d = 0; d < t.dir_runtime_s.size(); ++d) {
           t.dir_runtime_s[d] = std::max(t.dir_runtime_s[d], o.dir_runtime_s[d]);
         }
@@ -149,6 +151,7 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
         t.cpu = cpu;
         t.groupid = groups.groupid[j];
         t.runtime_s = o.runtime_s;
+        t.runtime_sum_ms = o.runtime_s >= 0 ? std::llround(o.runtime_s * 1000) : -1;
         t.dir_runtime_s = o.dir_runtime_s;
         t.options = jobs[j].own;
         t.description = jobs[j].description;  // a group's is its first job's, as fio's

@@ -169,8 +169,9 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
   fmt::format_to(o,
                  "\"job_runtime\": {}, \"usr_cpu\": {:.6f}, \"sys_cpu\": {:.6f}, \"ctx\": {}, "
                  "\"majf\": {}, \"minf\": {}",
-                 static_cast<uint64_t>(std::llround(runtime_s * 1000)), cpu.UsrPct(), cpu.SysPct(),
-                 cpu.ctx, cpu.majf, cpu.minf);
+                 job.runtime_sum_ms >= 0 ? static_cast<uint64_t>(job.runtime_sum_ms)
+                                         : static_cast<uint64_t>(std::llround(runtime_s * 1000)),
+                 cpu.UsrPct(), cpu.SysPct(), cpu.ctx, cpu.majf, cpu.minf);
   JsonDepthAndLatencyFields(o, job);
   if (!job.description.empty())
     fmt::format_to(o, ", \"desc\": \"{}\"", JsonEscape(job.description));

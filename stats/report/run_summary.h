@@ -52,6 +52,9 @@ struct JobTotals {
   // Per direction, the time it was done in (fio's runtime[ddir]; < 0: runtime_s). They differ
   // after a do_verify read-back: the writes' own time, and the read-back's for the reads.
   std::array<double, kDirectionCount> dir_runtime_s = {-1, -1, -1};
+  // fio's job_runtime (total_run_time): each member's runtime in whole ms, summed over a
+  // group_reporting entry's members (< 0: runtime_s's).
+  int64_t runtime_sum_ms = -1;
   std::vector<std::pair<std::string, std::string>> options;  // its own settings ("job options")
   IoDepthCounts depths;  // iodepth_level, iodepth_submit, iodepth_complete
   uint32_t iodepth = 1;  // latency_depth: the depth found with latency_target, else iodepth

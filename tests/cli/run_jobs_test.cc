@@ -115,6 +115,21 @@ TEST_F(RunJobsTest, GroupReportingSumsEachGroupAsFio) {
       "--numjobs=2");
 }
 
+TEST_F(RunJobsTest, GroupReportingJobRuntimeIsTheMembersRuntimesSummedAsFio) {
+  // fio's job_runtime of a group_reporting entry is its members' runtimes added up (its usr_cpu
+  // and sys_cpu are per that sum); the directions' runtimes stay the longest member's.
+  if (iotail::testing::Capture("command -v fio").status != 0) GTEST_SKIP() << "fio not installed";
+  const auto [fio, ours] = Both(
+      "--group_reporting --name=a --rw=randread --numjobs=3 --time_based --runtime=1 "
+      "--rate_iops=200");
+  for (const CommandResult* r : {&fio, &ours}) {
+    const json j = json::parse(r->out.substr(r->out.find('{')));
+    ASSERT_EQ(j["jobs"].size(), 1u) << r->out;
+    EXPECT_NEAR(j["jobs"][0]["job_runtime"].get<double>(), 3000, 150) << r->out;
+    EXPECT_NEAR(j["jobs"][0]["read"]["runtime"].get<double>(), 1000, 60) << r->out;
+  }
+}
+
 TEST_F(RunJobsTest, LoopsRepeatThePassAsFio) {
   CompareWithFio("--name=a --rw=read --loops=3 --name=b --rw=randwrite --loops=2");
 }
