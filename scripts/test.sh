@@ -11,9 +11,9 @@ generator=()
 if [ ! -e "$build/CMakeCache.txt" ]; then generator=(-G Ninja); fi
 cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIOTAIL_WERROR=ON
 cmake --build "$build" -j "$(nproc)"
-# Serially: the end-to-end tests time real I/O (rates, intervals, signals) and must not compete
-# with each other for the two cores of a CI machine; the whole suite takes about a minute.
-ctest --test-dir "$build" --output-on-failure
+# Two tests at a time, except the suites that time real I/O (rates, runtimes, latencies against
+# a known delay, CPU shares: RUN_SERIAL in tests/CMakeLists.txt), which run alone.
+ctest --test-dir "$build" --output-on-failure -j2
 # Every skipped test with its reason, so that a skip is seen and never mistaken for a pass.
 awk '/: Skipped$/ {getline why; skip = why} /\[  SKIPPED \]/ && skip != "" {
        sub(/^.*\[  SKIPPED \] /, ""); print "skipped: " $0 ": " skip; skip = ""}' \
