@@ -1,5 +1,6 @@
 #include "engine/io_pattern.h"
 
+#include <algorithm>
 #include <bit>
 
 namespace iotail::engine {
@@ -89,6 +90,7 @@ IoPattern::IoPattern(const JobSpec& spec, const PatternRegion& region, uint64_t 
         spec.SizesOf(d == 0 ? stats::Direction::kRead : stats::Direction::kWrite);
     Sizes& sz = sizes_[static_cast<size_t>(d)];
     sz.min = z.min;
+    dir_align_[static_cast<size_t>(d)] = spec.blockalign != 0 ? spec.blockalign : z.min;
     sz.steps = z.split == nullptr && z.max > z.min ? z.max / z.min : 1;
     if (z.split != nullptr) {
       uint32_t cumulative = 0;
@@ -198,24 +200,28 @@ IoChoice IoPattern::NextSequential(stats::Direction dir) {
 }
 
 IoChoice IoPattern::AtBlock(stats::Direction dir, uint64_t block, uint64_t unit,
-                            uint64_t per_file) {
+                            uint64_t per_file, bool draw) {
   IoChoice c;
   c.dir = dir;
   c.file = static_cast<uint32_t>(block / per_file);
   uint64_t off = (block % per_file) * unit;
+  const uint64_t align =
+      draw ? std::max<uint64_t>(dir_align_[dir == stats::Direction::kRead ? 0 : 1], 1) : 1;
+  off = off / align * align;
   const uint64_t room = region_size_ > off ? region_size_ - off : 0;
   c.bs = ChooseBlockSize(dir, room);
   if (c.bs == 0) c.bs = SmallestOf(dir);
   // A single size larger than the room (another direction's smaller one sets the blocks): moved
   // back to end at the region's end.
-  if (off + c.bs > region_size_) off = (region_size_ - c.bs) / unit_ * unit_;
+  const uint64_t back = draw ? align : unit_;
+  if (off + c.bs > region_size_) off = (region_size_ - c.bs) / back * back;
   c.offset = region_offset_ + off;
   return c;
 }
 
 IoChoice IoPattern::FollowLast(stats::Direction dir) {
   const uint64_t from = last_end_ < region_size_ ? last_end_ : 0;
-  return AtBlock(dir, last_file_ * region_size_ + from, 1, region_size_);
+  return AtBlock(dir, last_file_ * region_size_ + from, 1, region_size_, false);
 }
 
 IoChoice IoPattern::NextRandom(stats::Direction dir) {

@@ -163,8 +163,10 @@ class IoPattern {
   void SettleSequential();
   IoChoice NextSequential(stats::Direction dir);
   IoChoice NextRandom(stats::Direction dir);
-  // An I/O of `dir` at block `block` of the random space (unit rand_unit_), its size fitted.
-  IoChoice AtBlock(stats::Direction dir, uint64_t block, uint64_t unit, uint64_t per_file);
+  // An I/O of `dir` at block `block` of the random space (unit rand_unit_), its size fitted; a
+  // random draw (`draw`) is aligned down to the direction's own alignment (dir_align_).
+  IoChoice AtBlock(stats::Direction dir, uint64_t block, uint64_t unit, uint64_t per_file,
+                   bool draw = true);
   // The I/O that continues the last one (rw=randread:N): where it ended, in the same file.
   IoChoice FollowLast(stats::Direction dir);
   uint64_t UniformBlock() {
@@ -183,6 +185,9 @@ class IoPattern {
     uint32_t steps = 1;
   };
   std::array<Sizes, 2> sizes_;
+  // fio's ba[ddir]: without blockalign, each direction's random offsets are multiples of its own
+  // smallest size (bs=4k,64k: reads at 4 KiB boundaries, writes at 64 KiB ones); with it, of it.
+  std::array<uint32_t, 2> dir_align_{};
   Mode mode_;
   uint32_t files_;
   uint64_t region_offset_, region_size_, file_end_;

@@ -3,7 +3,8 @@
 // where fio can run it: fio's other separators between a per-direction option's values
 // (bs=4k-512k, bs=4k:8k), io_limit (io_size), a size of "100%%", disk_util=0, clocksource,
 // trim_verify_zero, verify_state_save=0, iodepth_low, serialize_overlap, verify on a job that only
-// trims, and the job's section named in the errors of what its options mean together.
+// trims, the job's section named in the errors of what its options mean together, and fio's
+// random offsets aligned per direction (bs=4k,64k), the rule iotail's offsets follow.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -39,6 +40,40 @@ TEST_F(RealWorldOptionsTest, ColonAndDashSeparateReadsAndWritesAsFio) {
   EXPECT_EQ(
       Run("iotail", "--name=r --filename=f --size=1m --rw=randrw --rate=1m:2m --parse-only").status,
       0);
+}
+
+TEST_F(RealWorldOptionsTest, FiosRandomOffsetsAlignToEachDirectionsOwnBlockSize) {
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  // The rule iotail's IoPattern follows (tests/engine/io_pattern_test.cc,
+  // EachDirectionsRandomOffsetsAreMultiplesOfItsOwnSmallestSizeAsFio), held to fio 3.33 here:
+  // with bs=4k,64k fio's writes start on 64 KiB boundaries (blockalign defaults to each
+  // direction's smallest size), its reads on 4 KiB ones. fio's offsets are read from its
+  // completion latency log with log_offset=1 (time, value, direction, size, offset); iotail's
+  // logs are windowed, without offsets.
+  const auto r = Run("fio",
+                     "--name=m --filename=f --size=8m --rw=randrw --bs=4k,64k "
+                     "--ioengine=psync --write_lat_log=m --log_offset=1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream log(dir_ / "fio" / "m_clat.1.log");
+  ASSERT_TRUE(log) << "no m_clat.1.log";
+  uint64_t writes = 0, reads = 0, reads_off_64k = 0;
+  std::string line;
+  while (std::getline(log, line)) {
+    const std::vector<std::string> f = iotail::testing::SplitOn(line, ", ");
+    ASSERT_GE(f.size(), 5u) << line;
+    const uint64_t offset = std::stoull(f[4]);
+    if (f[2] == "1") {
+      EXPECT_EQ(f[3], "65536") << line;
+      EXPECT_EQ(offset % 65536, 0u) << line;
+      ++writes;
+    } else {
+      EXPECT_EQ(offset % 4096, 0u) << line;
+      reads_off_64k += offset % 65536 != 0;
+      ++reads;
+    }
+  }
+  EXPECT_GT(writes, 20u);
+  EXPECT_GT(reads_off_64k, reads / 2);
 }
 
 TEST_F(RealWorldOptionsTest, IoLimitAndDoublePercentAsFio) {

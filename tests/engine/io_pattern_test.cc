@@ -276,6 +276,45 @@ TEST(IoPatternTest, MixedBlockSizesWriteEveryBlockExactlyOnceAPass) {
   }
 }
 
+TEST(IoPatternTest, EachDirectionsRandomOffsetsAreMultiplesOfItsOwnSmallestSizeAsFio) {
+  // fio's blockalign defaults to each direction's own smallest size (init.c: ba[ddir] =
+  // min_bs[ddir]): with bs=4k,64k the writes start on 64 KiB boundaries, the reads on 4 KiB ones;
+  // with --blockalign, every direction on it.
+  constexpr uint64_t kRegion = 16 << 20;
+  for (const bool norandommap : {false, true}) {
+    JobSpec spec = Spec(RwMode::kRandReadWrite);
+    spec.bs_dir = {4096, 65536};
+    spec.norandommap = norandommap;
+    IoPattern p(spec, PatternRegion{1, 8192, kRegion, kRegion}, 11);
+    uint64_t reads_off_64k = 0, writes = 0;
+    for (int i = 0; i < 4000; ++i) {
+      const IoChoice c = p.Next();
+      ASSERT_LE(c.offset - 8192 + c.bs, kRegion);
+      if (c.dir == stats::Direction::kWrite) {
+        ASSERT_EQ(c.bs, 65536u);
+        ASSERT_EQ((c.offset - 8192) % 65536, 0u) << "write at " << c.offset;
+        ++writes;
+      } else {
+        ASSERT_EQ((c.offset - 8192) % 4096, 0u);
+        reads_off_64k += (c.offset - 8192) % 65536 != 0;
+      }
+    }
+    EXPECT_GT(writes, 1000u);
+    EXPECT_GT(reads_off_64k, 1000u);  // the reads are not held to the writes' alignment
+  }
+  JobSpec spec = Spec(RwMode::kRandReadWrite);
+  spec.bs_dir = {4096, 65536};
+  spec.blockalign = 8192;
+  IoPattern p(spec, PatternRegion{1, 0, kRegion, kRegion}, 12);
+  uint64_t writes_off_64k = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const IoChoice c = p.Next();
+    ASSERT_EQ(c.offset % 8192, 0u);
+    writes_off_64k += c.dir == stats::Direction::kWrite && c.offset % 65536 != 0;
+  }
+  EXPECT_GT(writes_off_64k, 500u);
+}
+
 TEST(IoPatternTest, RandomPassEndsAfterEveryBlockAndRestartsTheSameOrder) {
   JobSpec spec = Spec(RwMode::kRandRead);
   IoPattern p(spec, 1, 0, 64 * 4096, 3);
