@@ -199,8 +199,8 @@ IoChoice IoPattern::NextSequential(stats::Direction dir) {
   return IoChoice{dir, SmallestOf(dir), 0, region_offset_};
 }
 
-IoChoice IoPattern::AtBlock(stats::Direction dir, uint64_t block, uint64_t unit,
-                            uint64_t per_file, bool draw) {
+IoChoice IoPattern::AtBlock(stats::Direction dir, uint64_t block, uint64_t unit, uint64_t per_file,
+                            bool draw) {
   IoChoice c;
   c.dir = dir;
   c.file = static_cast<uint32_t>(block / per_file);
