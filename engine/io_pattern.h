@@ -17,6 +17,8 @@
 //   - norandommap, a blockalign other than the minimum block size or a skewed
 //     random_distribution: offsets from a BlockDistribution (engine/random_distribution.h), with
 //     replacement; such a pass never ends by itself.
+// A random offset is a multiple of its direction's own smallest block size, or of blockalign when
+// given (fio's ba[ddir]: bs=4k,64k puts writes on 64 KiB boundaries, reads on 4 KiB ones).
 // A block size of a range or split is a multiple of the direction's smallest (fio aligns it down)
 // that fits between the offset and the region's end (fio's io_u_fits). PassDone() says when the
 // pass has no I/O left; Restart() begins the next (the caller decides whether there is one: fio's
