@@ -9,6 +9,8 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <set>
+#include <string>
 #include <system_error>
 
 #include "cli/build_info.h"
@@ -103,6 +105,7 @@ RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const RunHooks& hooks,
     sinks.StartBatch(batch_jobs);
     engine::RunOutcome outcome =
         RunBatch(run, sinks, hooks, batch_jobs, first_worker, zones, stop, err);
+    for (std::string& e : sinks.CloseBatch()) outcome.output_errors.push_back(std::move(e));
     for (size_t k = 0; k < batch_jobs.size(); ++k) {
       const auto& shortfalls = outcome.jobs[k].rate_shortfalls;
       r.rate_shortfalls.insert(r.rate_shortfalls.end(), shortfalls.begin(), shortfalls.end());
@@ -188,10 +191,11 @@ void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunRe
   }
   const bool normal = formats.size() == 1 && formats[0] == OutputFormat::kNormal;
   std::string hist, lat, value;
+  std::set<std::string> listed;  // a shared log (per_job_logs=0) is listed once
   for (size_t j = 0; j < run.specs.size(); ++j) {
-    for (const auto& p : sinks.hist_logs()[j]) hist += " " + p;
-    for (const auto& p : sinks.lat_logs()[j]) lat += " " + p;
-    for (const auto& p : sinks.value_logs()[j]) value += " " + p;
+    for (const auto& p : sinks.hist_logs()[j]) hist += listed.insert(p).second ? " " + p : "";
+    for (const auto& p : sinks.lat_logs()[j]) lat += listed.insert(p).second ? " " + p : "";
+    for (const auto& p : sinks.value_logs()[j]) value += listed.insert(p).second ? " " + p : "";
   }
   const uint32_t period = run.specs[0].log_hist_msec;
   if (normal && !value.empty()) {

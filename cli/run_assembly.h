@@ -74,6 +74,9 @@ class RunSinks {
   // The sinks of the batch started last (called by engine::RunJobs once its targets are open);
   // first_worker numbers its workers' logs across the run. Creates the batch's log files.
   std::vector<stats::IntervalSink*> OpenBatch(std::span<const size_t> batch_jobs, int first_worker);
+  // After a batch: closes its log files and appends the logs of its per_job_logs=0 jobs to their
+  // shared files (fio's PREFIX_TYPE.log, opened for appending as fio does); the failures.
+  std::vector<std::string> CloseBatch();
 
   const stats::SlaChecker& sla() const { return sla_; }
   const std::vector<stats::RateSamples>& samples() const;

@@ -114,6 +114,10 @@ const std::vector<OptionDef>& LogRows() {
           "log_max_value", "latency logs: the window's largest latency instead of its mean"),
       Row<kFlag, &JobSpec::log_offset>(
           "log_offset", "bw/iops/lat logs: an offset column (0, as in fio's windowed logs)"),
+      Row<kFlag, &JobSpec::per_job_logs>(
+          "per_job_logs",
+          "0: one log file per prefix and type (PREFIX_clat_hist.log...), each clone's log "
+          "appended to it after its batch, as fio (default 1: PREFIX_TYPE.N.log)"),
       Row<kFlag, &JobSpec::log_prio>(
           "log_prio",
           "bw/iops/lat logs: the priority column as fio's 0x0000 (0 in a window, as fio's)"),

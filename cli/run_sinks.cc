@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
 #include <thread>
 
 #include "cli/metrics_server.h"
@@ -82,6 +85,31 @@ std::unique_ptr<stats::ValueLogSink> ValueLogs(const engine::JobSpec& spec, size
   return std::make_unique<stats::ValueLogSink>(std::move(o));
 }
 
+// per_job_logs=0: a job's logs are written under this suffix of their prefix during the batch,
+// then appended to the shared file.
+constexpr std::string_view kStaged = ".iotail-staged";
+
+// fio's per_job_logs=0 name of a staged log: PREFIX_TYPE.log for STAGED_PREFIX_TYPE.N.log.
+std::string SharedLogPath(const std::string& staged, const std::string& prefix) {
+  const std::string rest = staged.substr(prefix.size() + kStaged.size());  // _TYPE.N.log
+  const size_t log = rest.rfind(".log");
+  const size_t dot =
+      log == std::string::npos || log == 0 ? std::string::npos : rest.rfind('.', log - 1);
+  return prefix + (dot == std::string::npos ? rest : rest.substr(0, dot) + ".log");
+}
+
+// Appends the file `from` to `to` (created if missing, as fio's fopen "a") and removes `from`.
+void AppendLog(const std::string& from, const std::string& to) {
+  std::ifstream in(from, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("per_job_logs=0: cannot read '{}'", from));
+  std::ofstream out(to, std::ios::binary | std::ios::app);
+  out << in.rdbuf();
+  out.flush();
+  if (!out) throw std::runtime_error(fmt::format("per_job_logs=0: cannot append to '{}'", to));
+  in.close();
+  std::remove(from.c_str());
+}
+
 }  // namespace
 
 struct RunSinks::State {
@@ -93,6 +121,8 @@ struct RunSinks::State {
   std::vector<std::unique_ptr<stats::IntervalSink>> logs;
   std::vector<const stats::HistLogSink*> hist_logs;  // the batch's, among `logs`
   uint64_t clamped_before = 0;                       // by the histogram logs of earlier batches
+  // per_job_logs=0: (staged file, shared file) to append after the batch, in job and clone order.
+  std::vector<std::pair<std::string, std::string>> shared_logs;
 };
 
 RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<bool>* stop,
@@ -108,7 +138,8 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
                        nullptr,
                        {},
                        {},
-                       0}),
+                       0,
+                       {}}),
       hist_logs_(run.specs.size()),
       lat_logs_(run.specs.size()),
       value_logs_(run.specs.size()) {
@@ -133,7 +164,28 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
                      state_->metrics_server->address());
 }
 
-RunSinks::~RunSinks() = default;
+RunSinks::~RunSinks() {
+  try {
+    CloseBatch();  // a run that ended by an exception: its shared logs still get what was logged
+  } catch (...) {
+  }
+}
+
+std::vector<std::string> RunSinks::CloseBatch() {
+  state_->clamped_before = clamped_in_logs();
+  state_->hist_logs.clear();
+  state_->logs.clear();  // closes the batch's files
+  std::vector<std::string> errors;
+  for (const auto& [staged, shared] : state_->shared_logs) {
+    try {
+      AppendLog(staged, shared);
+    } catch (const std::exception& e) {
+      errors.push_back(e.what());
+    }
+  }
+  state_->shared_logs.clear();
+  return errors;
+}
 
 void RunSinks::StartBatch(std::span<const size_t> batch_jobs) {
   std::vector<size_t> job_of_worker, entry_of_worker;
@@ -156,16 +208,46 @@ std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> ba
   state_->hist_logs.clear();
   size_t first_delta = 0;
   for (size_t j : batch_jobs) {
-    const engine::JobSpec& spec = run_.specs[j];
+    const engine::JobSpec& own = run_.specs[j];
+    // per_job_logs=0: the logs under staged prefixes, appended to the shared files afterwards.
+    engine::JobSpec staged_spec;
+    if (!own.per_job_logs) {
+      staged_spec = own;
+      for (std::string* p : {&staged_spec.write_hist_log, &staged_spec.write_bw_log,
+                             &staged_spec.write_iops_log, &staged_spec.write_lat_log}) {
+        if (!p->empty()) *p += kStaged;
+      }
+    }
+    const engine::JobSpec& spec = own.per_job_logs ? own : staged_spec;
+    // The paths as the user sees them: each staged one recorded with its shared file.
+    auto shared = [&](const std::vector<std::string>& paths) {
+      if (own.per_job_logs) return paths;
+      std::vector<std::string> out;
+      for (const std::string& path : paths) {
+        const std::string* prefix = nullptr;
+        for (const std::string* p :
+             {&own.write_hist_log, &own.write_bw_log, &own.write_iops_log, &own.write_lat_log}) {
+          if (!p->empty() && path.starts_with(*p + std::string(kStaged)) &&
+              (prefix == nullptr || p->size() > prefix->size())) {
+            prefix = p;
+          }
+        }
+        if (prefix == nullptr) continue;  // not a staged log (none is)
+        const std::string to = SharedLogPath(path, *prefix);
+        state_->shared_logs.emplace_back(path, to);
+        if (std::find(out.begin(), out.end(), to) == out.end()) out.push_back(to);
+      }
+      return out;
+    };
     const int first_number = first_worker + static_cast<int>(first_delta) + 1;
     if (auto sink = HistLogs(spec, first_delta, first_number)) {
-      hist_logs_[j] = sink->clat_paths();
-      lat_logs_[j] = sink->lat_paths();
+      hist_logs_[j] = shared(sink->clat_paths());
+      lat_logs_[j] = shared(sink->lat_paths());
       state_->hist_logs.push_back(sink.get());
       state_->logs.push_back(std::move(sink));
     }
     if (auto sink = ValueLogs(spec, first_delta, first_number)) {
-      value_logs_[j] = sink->paths();
+      value_logs_[j] = shared(sink->paths());
       state_->logs.push_back(std::move(sink));
     }
     first_delta += spec.numjobs;

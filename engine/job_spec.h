@@ -334,7 +334,10 @@ struct JobSpec {
   std::string write_lat_log;   // --write_lat_log=PREFIX: PREFIX_{slat,clat,lat}.N.log (ns)
   bool log_max_value = false;  // --log_max_value: a window's largest latency, not its mean
   bool log_offset = false;     // --log_offset: the value logs' offset column (0: windowed)
-  bool log_prio = false;       // --log_prio: the priority column as 0x%04x (0 in a window, as fio)
+  // --per_job_logs=0: fio's shared log files, PREFIX_TYPE.log without the job number, each
+  // clone's log appended after the batch (cli/run_sinks.cc).
+  bool per_job_logs = true;
+  bool log_prio = false;  // --log_prio: the priority column as 0x%04x (0 in a window, as fio)
   bool HasValueLogs() const {
     return !write_bw_log.empty() || !write_iops_log.empty() || !write_lat_log.empty();
   }

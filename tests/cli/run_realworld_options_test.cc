@@ -4,7 +4,8 @@
 // (bs=4k-512k, bs=4k:8k), io_limit (io_size), a size of "100%%", disk_util=0, clocksource,
 // trim_verify_zero, verify_state_save=0, iodepth_low, serialize_overlap, verify on a job that only
 // trims, the job's section named in the errors of what its options mean together, and fio's
-// random offsets aligned per direction (bs=4k,64k), the rule iotail's offsets follow.
+// random offsets aligned per direction (bs=4k,64k), the rule iotail's offsets follow, and
+// per_job_logs=0's shared log files.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -21,6 +22,7 @@ using iotail::testing::HaveFio;
 using iotail::testing::Job;
 using iotail::testing::Jobs;
 using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 using RealWorldOptionsTest = FioSemanticsTest;
 
@@ -74,6 +76,38 @@ TEST_F(RealWorldOptionsTest, FiosRandomOffsetsAlignToEachDirectionsOwnBlockSize)
   }
   EXPECT_GT(writes, 20u);
   EXPECT_GT(reads_off_64k, reads / 2);
+}
+
+TEST_F(RealWorldOptionsTest, PerJobLogsZeroAppendsEveryCloneToOneFileAsFio) {
+  if (!HaveFio()) GTEST_SKIP() << "fio not installed";
+  // p3-appliances' per_job_logs=0: one h_clat_hist.log (no .N), each clone's log one block after
+  // the other, its times counted from that clone's start; a second job with the same prefix
+  // appends its own. Each block is found where the times go back.
+  const std::string args =
+      "--filename=f --size=1m --rw=randread --rate_iops=40 --runtime=1 --time_based "
+      "--log_hist_msec=250 --write_hist_log=h --per_job_logs=0 --name=a --numjobs=2 "
+      "--name=b --stonewall";
+  for (const std::string tool : {"fio", "iotail"}) {
+    SCOPED_TRACE(tool);
+    const auto r = Run(tool, args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / tool / "h_clat_hist.1.log"));
+    std::ifstream log(dir_ / tool / "h_clat_hist.log");
+    ASSERT_TRUE(log) << "no h_clat_hist.log";
+    int blocks = 0;
+    int64_t last = -1;
+    std::string line;
+    while (std::getline(log, line)) {
+      const int64_t t = std::stoll(line.substr(0, line.find(',')));
+      if (t < last || last < 0) ++blocks;
+      last = t;
+    }
+    EXPECT_EQ(blocks, 3);
+  }
+  // Nothing of the staging is left.
+  for (const auto& e : fs::directory_iterator(dir_ / "iotail")) {
+    EXPECT_EQ(e.path().filename().string().find("staged"), std::string::npos) << e.path();
+  }
 }
 
 TEST_F(RealWorldOptionsTest, IoLimitAndDoublePercentAsFio) {
