@@ -89,13 +89,13 @@ std::unique_ptr<stats::ValueLogSink> ValueLogs(const engine::JobSpec& spec, size
 // then appended to the shared file.
 constexpr std::string_view kStaged = ".iotail-staged";
 
-// fio's per_job_logs=0 name of a staged log: PREFIX_TYPE.log for STAGED_PREFIX_TYPE.N.log.
-std::string SharedLogPath(const std::string& staged, const std::string& prefix) {
-  const std::string rest = staged.substr(prefix.size() + kStaged.size());  // _TYPE.N.log
-  const size_t log = rest.rfind(".log");
-  const size_t dot =
-      log == std::string::npos || log == 0 ? std::string::npos : rest.rfind('.', log - 1);
-  return prefix + (dot == std::string::npos ? rest : rest.substr(0, dot) + ".log");
+// fio's per_job_logs=0 name of a staged log: PREFIX_TYPE.log for PREFIX.iotail-staged_TYPE.N.log
+// (every log sink names its files PREFIX_TYPE.N.log).
+std::string SharedLogPath(const std::string& staged) {
+  const size_t marker = staged.rfind(kStaged);
+  std::string type = staged.substr(marker + kStaged.size());  // _TYPE.N.log
+  type.erase(type.rfind('.', type.size() - std::string_view(".log").size() - 1));
+  return staged.substr(0, marker) + type + ".log";
 }
 
 // Appends the file `from` to `to` (created if missing, as fio's fopen "a") and removes `from`.
@@ -224,18 +224,9 @@ std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> ba
       if (own.per_job_logs) return paths;
       std::vector<std::string> out;
       for (const std::string& path : paths) {
-        const std::string* prefix = nullptr;
-        for (const std::string* p :
-             {&own.write_hist_log, &own.write_bw_log, &own.write_iops_log, &own.write_lat_log}) {
-          if (!p->empty() && path.starts_with(*p + std::string(kStaged)) &&
-              (prefix == nullptr || p->size() > prefix->size())) {
-            prefix = p;
-          }
-        }
-        if (prefix == nullptr) continue;  // not a staged log (none is)
-        const std::string to = SharedLogPath(path, *prefix);
+        std::string to = SharedLogPath(path);
         state_->shared_logs.emplace_back(path, to);
-        if (std::find(out.begin(), out.end(), to) == out.end()) out.push_back(to);
+        if (std::find(out.begin(), out.end(), to) == out.end()) out.push_back(std::move(to));
       }
       return out;
     };
