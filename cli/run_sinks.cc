@@ -103,7 +103,9 @@ void AppendLog(const std::string& from, const std::string& to) {
   std::ifstream in(from, std::ios::binary);
   if (!in) throw std::runtime_error(fmt::format("per_job_logs=0: cannot read '{}'", from));
   std::ofstream out(to, std::ios::binary | std::ios::app);
-  out << in.rdbuf();
+  // An empty log (slat with a synchronous engine) adds nothing; inserting an empty stream buffer
+  // would set failbit.
+  if (in.peek() != std::ifstream::traits_type::eof()) out << in.rdbuf();
   out.flush();
   if (!out) throw std::runtime_error(fmt::format("per_job_logs=0: cannot append to '{}'", to));
   in.close();

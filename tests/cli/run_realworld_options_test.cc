@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "cli_test_util.h"
@@ -107,6 +108,22 @@ TEST_F(RealWorldOptionsTest, PerJobLogsZeroAppendsEveryCloneToOneFileAsFio) {
   // Nothing of the staging is left.
   for (const auto& e : fs::directory_iterator(dir_ / "iotail")) {
     EXPECT_EQ(e.path().filename().string().find("staged"), std::string::npos) << e.path();
+  }
+  // A log with no line (slat with psync, which has no submission latency): fio leaves an empty
+  // l_slat.log beside l_clat.log and l_lat.log; so must iotail, without an error.
+  for (const std::string tool : {"fio", "iotail"}) {
+    SCOPED_TRACE(tool);
+    const auto r = Run(tool,
+                       "--name=s --filename=f --size=1m --rw=read --numjobs=2 --per_job_logs=0 "
+                       "--write_lat_log=l");
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::set<std::string> logs;
+    for (const auto& e : fs::directory_iterator(dir_ / tool)) {
+      const std::string name = e.path().filename().string();
+      if (name.starts_with("l")) logs.insert(name);
+    }
+    EXPECT_EQ(logs, (std::set<std::string>{"l_clat.log", "l_lat.log", "l_slat.log"}));
+    EXPECT_EQ(fs::file_size(dir_ / tool / "l_slat.log"), 0u);
   }
 }
 
