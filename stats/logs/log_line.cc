@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <string_view>
 
@@ -55,6 +56,50 @@ std::string Excerpt(const char* begin, const char* end) {
   return std::string(begin, stop);
 }
 
+// Eight bytes as the word that a little-endian load of them gives (the first byte lowest).
+constexpr uint64_t Word(std::string_view bytes) {
+  uint64_t word = 0;
+  for (size_t k = 8; k-- > 0;) word = word << 8 | static_cast<unsigned char>(bytes[k]);
+  return word;
+}
+// "0, 0, 0, 0, 0, 0, 0, 0, " as three words: eight empty fields.
+constexpr uint64_t kEmptyFields[3] = {Word("0, 0, 0,"), Word(" 0, 0, 0"), Word(", 0, 0, ")};
+
+uint64_t Load64(const char* p) {
+  uint64_t word;
+  std::memcpy(&word, p, sizeof word);
+  return word;
+}
+
+// How many of the (at most max) fields at p are "0, ": a real log's lines are mostly runs of
+// them. On a little-endian machine eight at a time, three words compared with the pattern at
+// once; the first byte that differs ends the run, so a run of any length costs a compare per 8
+// bytes and no branch per field.
+inline __attribute__((always_inline)) size_t ZeroFields(const char* p, const char* end,
+                                                        size_t max) {
+  size_t fields = 0;
+  while (std::endian::native == std::endian::little && max - fields >= 8 && end - p >= 24) {
+    size_t matched = 0;  // bytes equal to the pattern before the first that differs
+    if (const uint64_t x = Load64(p) ^ kEmptyFields[0]; x != 0) {
+      matched = static_cast<size_t>(std::countr_zero(x)) / 8;
+    } else if (const uint64_t y = Load64(p + 8) ^ kEmptyFields[1]; y != 0) {
+      matched = 8 + static_cast<size_t>(std::countr_zero(y)) / 8;
+    } else if (const uint64_t z = Load64(p + 16) ^ kEmptyFields[2]; z != 0) {
+      matched = 16 + static_cast<size_t>(std::countr_zero(z)) / 8;
+    } else {
+      fields += 8;
+      p += 24;
+      continue;
+    }
+    return fields + matched / 3;
+  }
+  while (fields < max && end - p >= 3 && p[0] == '0' && p[1] == ',' && p[2] == ' ') {
+    ++fields;
+    p += 3;
+  }
+  return fields;
+}
+
 // Fast path for the common, canonical line: `n, n, ..., n`, fields separated by one comma and one
 // space, no other blanks, at most 15 digits per number (so no overflow). Most fields of a real log
 // are "0, ". Parses n fields; the last one must end the line if `last`, else be followed by ", ".
@@ -70,11 +115,12 @@ const char* ParseCanonicalFields(const char* p, const char* end, uint64_t* out, 
                                  size_t* nonzero_count = nullptr) {
   size_t nz = 0;
   for (size_t i = 0; i < n; ++i) {
-    // Runs of empty buckets, five at a time (the compiler turns this memcmp into two loads).
-    while (i + 5 < n && end - p >= 15 && std::memcmp(p, "0, 0, 0, 0, 0, ", 15) == 0) {
-      if constexpr (!kSparse) std::memset(out + i, 0, 5 * sizeof(uint64_t));
-      i += 5;
-      p += 15;
+    // A run of empty buckets, whole (never the last field, which ends differently).
+    if (i + 1 < n && end - p >= 3 && p[0] == '0' && p[1] == ',') {
+      const size_t zeros = ZeroFields(p, end, n - 1 - i);
+      if constexpr (!kSparse) std::memset(out + i, 0, zeros * sizeof(uint64_t));
+      i += zeros;
+      p += 3 * zeros;
     }
     // One digit: "0, " to "9, " (most of the others).
     if (end - p >= 3 && static_cast<unsigned char>(*p) - unsigned{'0'} <= 9 && p[1] == ',' &&

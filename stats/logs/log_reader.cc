@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "stats/core/errors.h"
+#include "stats/util/large_buffer.h"
 
 namespace iotail::stats {
 namespace {
@@ -24,9 +25,10 @@ struct LogReader::Input {
   int fd = -1;
   std::string data;        // the whole input, when reading from memory
   uint64_t remaining = 0;  // bytes still to read from fd (end_offset - position)
-  // The read buffer: not zeroed when made (read() fills what is used), as zeroing it cost a page
-  // fault per 4 KiB before the first read.
-  std::unique_ptr<char[]> buffer;
+  // The read buffer: fresh anonymous memory, on huge pages where it is large (a page fault per
+  // 4 KiB was most of the cost of a reader's first read), not zeroed by us (read() fills what is
+  // used). Bytes [0, capacity) are used; the storage may be larger, kept for a later Reserve().
+  LargeBuffer storage;
   size_t capacity = 0;
   size_t pos = 0;  // next unconsumed byte in buffer
   size_t len = 0;  // bytes valid in buffer
@@ -41,12 +43,15 @@ struct LogReader::Input {
     pos = len = 0;
     eof = true;
   }
-  const char* base() const { return fd >= 0 ? buffer.get() : data.data(); }
+  char* buffer() const { return storage.bytes(); }
+  const char* base() const { return fd >= 0 ? buffer() : data.data(); }
   // Makes the buffer `size` bytes, keeping its first `len` bytes.
   void Reserve(size_t size) {
-    auto bigger = std::make_unique_for_overwrite<char[]>(size);
-    if (len > 0) std::memcpy(bigger.get(), buffer.get(), len);
-    buffer = std::move(bigger);
+    if (size > storage.size_bytes()) {
+      LargeBuffer bigger = LargeBuffer::Bytes(size);
+      if (len > 0) std::memcpy(bigger.bytes(), buffer(), len);
+      storage = std::move(bigger);
+    }
     capacity = size;
   }
 };
@@ -195,7 +200,7 @@ bool LogReader::FillLine(const char** begin, const char** end, bool* has_newline
     }
     // Keep the partial line, refill the rest of the buffer.
     if (in.pos > 0) {
-      std::memmove(in.buffer.get(), in.buffer.get() + in.pos, in.len - in.pos);
+      std::memmove(in.buffer(), in.buffer() + in.pos, in.len - in.pos);
       in.len -= in.pos;
       in.pos = 0;
     }
@@ -210,7 +215,7 @@ bool LogReader::FillLine(const char** begin, const char** end, bool* has_newline
     ssize_t got = 0;
     if (want > 0) {
       do {
-        got = ::read(in.fd, in.buffer.get() + in.len, want);
+        got = ::read(in.fd, in.buffer() + in.len, want);
       } while (got < 0 && errno == EINTR);
       if (got < 0) throw std::system_error(errno, std::generic_category(), "read '" + path_ + "'");
     }

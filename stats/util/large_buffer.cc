@@ -16,8 +16,19 @@ constexpr size_t kPage = 4096;
 
 }  // namespace
 
-LargeBuffer::LargeBuffer(size_t doubles)
-    : size_(doubles), bytes_((doubles * sizeof(double) + kPage - 1) / kPage * kPage) {
+LargeBuffer::LargeBuffer(size_t doubles) : LargeBuffer(doubles * sizeof(double), Rounding::kPage) {
+  size_ = doubles;
+}
+
+LargeBuffer LargeBuffer::Bytes(size_t bytes) {
+  constexpr size_t kWholeHugePagesFrom = size_t{64} << 10;
+  return LargeBuffer(bytes, bytes >= kWholeHugePagesFrom ? Rounding::kHugePage : Rounding::kPage);
+}
+
+LargeBuffer::LargeBuffer(size_t bytes, Rounding rounding) {
+  const size_t unit = rounding == Rounding::kHugePage ? kHugePage : kPage;
+  bytes_ = (bytes + unit - 1) / unit * unit;
+  size_ = bytes_ / sizeof(double);
   if (bytes_ == 0) return;
   // Map a huge page more and trim both ends so that the buffer starts on a huge-page boundary:
   // mmap places it anywhere, and the small pages of a partial first huge page (up to 512 of them,
