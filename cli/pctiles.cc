@@ -208,7 +208,8 @@ std::optional<PctilesSettings> ParsePctiles(CommandArgs args, std::ostream& out)
 }
 
 // Every quantum's rows, batch by batch: the figures (and the all-directions sums) computed in
-// parallel, then the SLA checks and the rows in time order. SLA targets are checked on every
+// parallel, then the SLA checks and the rows in time order (without SLA targets, the rows' text is
+// made in parallel too, and only written in order). SLA targets are checked on every
 // direction present (and on all combined), whichever rows are shown; a shown row carries the
 // verdict of its own direction. The all-directions sums are made only when a combined row is
 // shown or targets are checked (each is a histogram's worth of memory per quantum of a batch).
@@ -219,6 +220,7 @@ void IntervalRows(stats::Merger& merger, const PctilesSettings& s, stats::SlaChe
     std::vector<double> combined;
     std::array<std::optional<stats::IntervalStats>, stats::kDirectionCount> each;
     std::optional<stats::IntervalStats> all;
+    std::vector<std::string> text;  // the quantum's rows, made in parallel (without SLA targets)
   };
   const bool combine = s.selection.combined || !sla.empty();
   std::vector<QuantumRows> rows(stats::Merger::kBatchQuanta);
@@ -241,10 +243,21 @@ void IntervalRows(stats::Merger& merger, const PctilesSettings& s, stats::SlaChe
       if (s.selection.combined) {
         r.all = stats::ComputeIntervalStats(std::span<const double>(r.combined), layout, s.options);
       }
+      if (!sla.empty()) return;
+      r.text.clear();
+      for (int d = 0; d < stats::kDirectionCount; ++d) {
+        const auto dir = stats::DirectionName(static_cast<stats::Direction>(d));
+        if (r.each[d]) r.text.push_back(report.FormatRow(q.start_ms, dir, *r.each[d]));
+      }
+      if (r.all) r.text.push_back(report.FormatRow(q.start_ms, "all", *r.all));
     });
     for (size_t i = 0; i < batch.size(); ++i) {
       const stats::MergedQuantum& q = batch[i];
       QuantumRows& r = rows[i];
+      if (sla.empty()) {
+        for (const std::string& text : r.text) report.WriteRow(false, text);
+        continue;
+      }
       for (int d = 0; d < stats::kDirectionCount; ++d) {
         const auto dir = static_cast<stats::Direction>(d);
         if (!merger.HasDirection(dir)) continue;

@@ -91,7 +91,7 @@ void Merger::BuildSources(bool guess) {
   {
     std::vector<std::vector<char>> scan_buffers(threads_);
     guess = guess && options_.guess_segments;
-    ParallelFor(files_.size(), workers_, [&](size_t i, unsigned t) {
+    ParallelForDynamic(files_.size(), workers_, [&](size_t i, unsigned t) {
       if (guess) {
         if (auto g = GuessLogSegment(files_[i], scan_buffers[t])) {
           segments[i] = {g->segment};
@@ -142,7 +142,7 @@ void Merger::BuildSources(bool guess) {
   // Read each source's first record (this validates it, detects its layout and gives its
   // interval), then let the file go: the source keeps the position before that record.
   std::vector<std::optional<HistogramLayout>> layouts(sources_.size());
-  ParallelFor(sources_.size(), workers_, [&](size_t i, unsigned t) {
+  ParallelForDynamic(sources_.size(), workers_, [&](size_t i, unsigned t) {
     Source& s = sources_[i];
     ThreadReader& thread = readers_[t];
     thread.reader.Open(files_[s.file],
@@ -182,12 +182,15 @@ void Merger::BuildSources(bool guess) {
   layout_ = layouts[*first]->generation() == FioGeneration::kFio3
                 ? HistogramLayout::Fio3(coarseness, groups)
                 : HistogramLayout::Fio2(coarseness);
-  for (auto& t : totals_) t.Resize(layout_->size());
   for (size_t i = 0; i < sources_.size(); ++i) {
     Source& s = sources_[i];
     if (s.done) continue;
     has_direction_[DirectionIndex(s.direction)] = true;
     s.shift = coarseness - layouts[i]->coarseness();
+  }
+  // Only the directions the input has: the others stay empty (each is pages to fault in).
+  for (int d = 0; d < kDirectionCount; ++d) {
+    if (has_direction_[d]) totals_[d].Resize(layout_->size());
   }
   // Guessed segments are read whole in the first window, before anything is emitted, so that a
   // wrong guess can still be taken back (RunBatches then scans and starts again).
@@ -287,15 +290,10 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
                                               std::vector<SlotState>(slots, SlotState::kPristine));
   // One empty row for the directions that the input does not have.
   const std::vector<double> empty(buckets, 0.0);
-  for (ThreadReader& t : readers_) {
-    t.counts.assign(buckets, 0.0);
-    t.nonzero_index.assign(buckets, 0);
-    t.nonzero_count.assign(buckets, 0.0);
-    for (auto& total : t.totals) total.Resize(buckets);
-  }
 
   int64_t w0 = NextPendingQuantum();
-  int64_t emitted = w0;  // next quantum to emit
+  int64_t emitted = w0;
+  bool first_window = true;  // next quantum to emit
   // A batch of consecutive quanta: their slots in the window, summed over the threads' buffers
   // in parallel, in place: the other threads' slots are added, in thread order, to that of the
   // first thread that touched the slot (the same sums as into zeros, on every run). No buffer of
@@ -368,6 +366,8 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
     }
     const std::vector<std::vector<WindowTask>> tasks = PlanWindow(w1);
     ParallelFor(threads_, workers_, [&](size_t t, unsigned) {
+      // Each thread its own, so that their pages are faulted in in parallel.
+      if (first_window) readers_[t].Prepare(buckets, has_direction_);
       SlotState* touched_of = touched[t].data();
       for (const WindowTask& task : tasks[t]) {
         if (task.whole_segment) {
@@ -377,6 +377,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
         }
       }
     });
+    first_window = false;
     int64_t last = kNoQuantum;
     for (const Source& s : sources_) last = std::max(last, s.last_quantum);
     bool remaining = false;

@@ -106,7 +106,8 @@ class Merger {
   static constexpr uint64_t kBytesPerWorker = uint64_t{16} << 20;
   unsigned threads() const { return workers_; }
 
-  // After Run(): the exact whole-run histogram of direction d (integer counts, before alignment).
+  // After Run(): the exact whole-run histogram of direction d (integer counts, before alignment);
+  // empty for a direction the input does not have.
   const Histogram& Total(Direction d) const { return totals_[DirectionIndex(d)]; }
   // After Run(): records read, and recoverable damage seen (torn last lines), one message each.
   uint64_t records() const { return records_; }

@@ -75,7 +75,7 @@ struct Merger::Source {
 // current record in the merge's layout, and its share of the totals.
 struct Merger::ThreadReader {
   LogReader reader;
-  std::vector<double> counts;  // dense, in the merge's layout (only for a coarser merge)
+  std::vector<double> counts;  // dense, in the merge's layout (only for a coarser merge: made then)
   // The current record's non-zero buckets (index, count): most buckets of a line are empty, and
   // adding a zero to a window cell changes nothing, so only these are added.
   // Both have layout().size() entries; the first `nonzero` are valid.
@@ -86,6 +86,16 @@ struct Merger::ThreadReader {
   uint64_t records = 0;
   bool unknown_bytes = false;  // a record with bs 0 (see Merger::bytes_known)
   std::vector<std::string> warnings;
+
+  // Sized for a merge of `buckets` buckets, totals zero (those of the directions the input has
+  // only). By the thread that uses it, so that the threads fault their pages in in parallel.
+  void Prepare(size_t buckets, const std::array<bool, kDirectionCount>& directions) {
+    nonzero_index.assign(buckets, 0);
+    nonzero_count.assign(buckets, 0.0);
+    for (int d = 0; d < kDirectionCount; ++d) {
+      if (directions[d]) totals[d].Resize(buckets);
+    }
+  }
 
   // total += n, or LogFormatError at r's line: whole-run counts past 2^64 - 1 in one bucket are
   // no device's (a damaged log), and a wrapped total would be a wrong answer.
@@ -117,7 +127,7 @@ struct Merger::ThreadReader {
       nonzero = n;
       return;
     }
-    std::fill(counts.begin(), counts.end(), 0.0);
+    counts.assign(nonzero_index.size(), 0.0);
     for (size_t i = 0; i < r.counts.size(); ++i) {
       counts[i >> shift] += static_cast<double>(r.counts[i]);
       if (count) AddToTotal(totals_of[i >> shift], r.counts[i], r);

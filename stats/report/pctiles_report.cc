@@ -161,12 +161,25 @@ void PctilesReport::Begin() {
 
 void PctilesReport::Row(std::optional<int64_t> time_ms, std::string_view dir,
                         const IntervalStats& row, std::string_view sla) {
-  const bool json = options_.format == ReportFormat::kJson;
-  if (json && !time_ms && !in_totals_) {
-    out_ << "\n],\n\"total\": [";
-    in_totals_ = true;
-    first_row_ = true;
+  WriteRow(!time_ms.has_value(), FormatRow(time_ms, dir, row, sla));
+}
+
+void PctilesReport::WriteRow(bool total, std::string_view text) {
+  if (options_.format == ReportFormat::kJson) {
+    if (total && !in_totals_) {
+      out_ << "\n],\n\"total\": [";
+      in_totals_ = true;
+      first_row_ = true;
+    }
+    out_ << (first_row_ ? "\n" : ",\n");
   }
+  first_row_ = false;
+  out_ << text;
+}
+
+std::string PctilesReport::FormatRow(std::optional<int64_t> time_ms, std::string_view dir,
+                                     const IntervalStats& row, std::string_view sla) const {
+  const bool json = options_.format == ReportFormat::kJson;
   const bool empty = !(row.stats.samples > 0);
   std::vector<std::string> cells;
   cells.reserve(columns_.size());
@@ -205,31 +218,30 @@ void PctilesReport::Row(std::optional<int64_t> time_ms, std::string_view dir,
     }
   }
 
-  line_.clear();
+  std::string line;
   switch (options_.format) {
     case ReportFormat::kCsv:
       for (size_t i = 0; i < cells.size(); ++i) {
-        if (i) line_ += ',';
-        line_ += cells[i];
+        if (i) line += ',';
+        line += cells[i];
       }
       break;
     case ReportFormat::kTable:
       for (size_t i = 0; i < cells.size(); ++i) {
-        if (i) line_ += ' ';
-        line_ += fmt::format("{:>{}}", cells[i].empty() ? "-" : cells[i], kTableWidth);
+        if (i) line += ' ';
+        line += fmt::format("{:>{}}", cells[i].empty() ? "-" : cells[i], kTableWidth);
       }
       break;
     case ReportFormat::kJson:
-      line_ += first_row_ ? "\n{" : ",\n{";
+      line += '{';
       for (size_t i = 0; i < cells.size(); ++i) {
-        line_ += fmt::format("{}\"{}\": {}", i ? ", " : "", columns_[i], cells[i]);
+        line += fmt::format("{}\"{}\": {}", i ? ", " : "", columns_[i], cells[i]);
       }
-      line_ += '}';
+      line += '}';
       break;
   }
-  first_row_ = false;
-  if (!json) line_ += '\n';
-  out_ << line_;
+  if (!json) line += '\n';
+  return line;
 }
 
 void PctilesReport::End(const SlaChecker* sla) {

@@ -74,6 +74,12 @@ class PctilesReport {
   // `sla` is the text of the targets the row violates (only with sla_column).
   void Row(std::optional<int64_t> time_ms, std::string_view dir, const IntervalStats& row,
            std::string_view sla = {});
+  // Row in two steps, for a caller that formats rows in parallel and writes them in order: the
+  // row's text (const: callable from several threads at once), then writing it, `total` for a
+  // whole-run row.
+  std::string FormatRow(std::optional<int64_t> time_ms, std::string_view dir,
+                        const IntervalStats& row, std::string_view sla = {}) const;
+  void WriteRow(bool total, std::string_view text);
   // Closes the output (JSON closing brackets). With an SLA checker, the table ends with its
   // summary and the JSON object holds it under "sla"; CSV leaves it to the caller.
   void End(const SlaChecker* sla = nullptr);
@@ -86,7 +92,6 @@ class PctilesReport {
   std::vector<std::string> columns_;
   bool in_totals_ = false;
   bool first_row_ = true;
-  std::string line_;
 };
 
 }  // namespace iotail::stats

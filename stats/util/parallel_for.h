@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <mutex>
 #include <vector>
 
 namespace iotail::stats {
@@ -55,6 +56,37 @@ void ParallelFor(size_t n, unsigned threads, Fn&& fn) {
   for (auto& error : errors) {
     if (error) std::rethrow_exception(error);
   }
+}
+
+// Calls fn(i, t) for every i in [0, n) as ParallelFor does, but each thread takes the next index
+// that no thread has taken yet: for work whose results do not depend on the thread that does it
+// (no sums per thread), so that a thread that starts late (a pool thread's first start can take a
+// millisecond) or a slow index holds up no other index. After an exception no index is taken any
+// more; the one rethrown is that of the lowest index that threw (every lower index was taken
+// before it and has finished), the same on every run.
+template <typename Fn>
+void ParallelForDynamic(size_t n, unsigned threads, Fn&& fn) {
+  std::atomic<size_t> next{0};
+  std::mutex failure_mutex;
+  size_t failed_index = n;
+  std::exception_ptr failure;
+  ParallelFor(std::min<size_t>(threads == 0 ? 1 : threads, std::max<size_t>(n, 1)), threads,
+              [&](size_t, unsigned t) {
+                for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
+                     i = next.fetch_add(1, std::memory_order_relaxed)) {
+                  try {
+                    fn(i, t);
+                  } catch (...) {
+                    next.store(n, std::memory_order_relaxed);
+                    std::lock_guard lock(failure_mutex);
+                    if (i < failed_index) {
+                      failed_index = i;
+                      failure = std::current_exception();
+                    }
+                  }
+                }
+              });
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace iotail::stats

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <utility>
 
 namespace iotail::stats {
@@ -24,6 +25,24 @@ TEST(LargeBufferTest, StartsZeroIsWritableAndMoves) {
   assigned = std::move(moved);
   EXPECT_EQ(assigned.get(), data);
   EXPECT_EQ(LargeBuffer(0).get(), nullptr);
+}
+
+TEST(LargeBufferTest, BytesFromSixtyFourKibAreWholeHugePages) {
+  // A read buffer: rounded up to whole 2 MiB pages from 64 KiB on (one fault instead of 16 or
+  // more), to whole 4 KiB pages below; writable to its last byte either way.
+  for (const auto& [asked, got] : {std::pair<size_t, size_t>{4096, 4096},
+                                   {5000, 8192},
+                                   {size_t{64} << 10, size_t{2} << 20},
+                                   {(size_t{2} << 20) + 1, size_t{4} << 20}}) {
+    LargeBuffer buffer = LargeBuffer::Bytes(asked);
+    ASSERT_NE(buffer.bytes(), nullptr) << asked;
+    EXPECT_EQ(buffer.size_bytes(), got) << asked;
+    buffer.bytes()[got - 1] = 'x';
+    EXPECT_EQ(buffer.bytes()[0], 0) << asked;
+    if (got >= (size_t{2} << 20)) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer.bytes()) % (size_t{2} << 20), 0u) << asked;
+    }
+  }
 }
 
 }  // namespace

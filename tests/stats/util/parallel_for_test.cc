@@ -8,6 +8,7 @@
 #include <atomic>
 #include <fstream>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -31,6 +32,39 @@ TEST(ParallelForTest, TheFirstExceptionReachesTheCaller) {
                              if (i == 50) throw std::runtime_error("x");
                            }),
                std::runtime_error);
+}
+
+TEST(ParallelForTest, DynamicRunsEveryIndexOnceOnAnyThread) {
+  std::vector<std::atomic<int>> seen(1000);
+  std::atomic<int> bad_thread{0};
+  ParallelForDynamic(seen.size(), 4, [&](size_t i, unsigned t) {
+    seen[i].fetch_add(1);
+    if (t >= 4) bad_thread.fetch_add(1);
+  });
+  for (const auto& s : seen) EXPECT_EQ(s.load(), 1);
+  EXPECT_EQ(bad_thread.load(), 0);
+  int calls = 0;
+  ParallelForDynamic(0, 4, [&](size_t, unsigned) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(ParallelForTest, DynamicRethrowsTheLowestIndexsExceptionAndTakesNoMoreIndices) {
+  // Indices 30 and 60 throw; whichever thread reaches which first, the caller gets index 30's
+  // (every index below 60 was taken before it and has finished), and no index past the
+  // failure is started once every thread has seen it.
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<size_t> ran{0};
+    try {
+      ParallelForDynamic(100'000, 3, [&](size_t i, unsigned) {
+        ran.fetch_add(1);
+        if (i == 30 || i == 60) throw std::runtime_error(std::to_string(i));
+      });
+      ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "30") << "round " << round;
+    }
+    EXPECT_LT(ran.load(), 100'000u) << "round " << round;
+  }
 }
 
 TEST(ParallelForTest, LaterCallsReuseThePoolsThreads) {
