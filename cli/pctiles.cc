@@ -228,7 +228,7 @@ void IntervalRows(stats::Merger& merger, const PctilesSettings& s, stats::SlaChe
     for (QuantumRows& r : rows) r.combined.assign(layout.size(), 0.0);
   }
   merger.RunBatches([&](std::span<const stats::MergedQuantum> batch) {
-    stats::ParallelFor(batch.size(), merger.threads(), [&](size_t i, unsigned) {
+    stats::ParallelForDynamic(batch.size(), merger.threads(), [&](size_t i, unsigned) {
       const stats::MergedQuantum& q = batch[i];
       QuantumRows& r = rows[i];
       std::fill(r.combined.begin(), r.combined.end(), 0.0);

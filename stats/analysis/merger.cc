@@ -304,7 +304,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
   batch_slot.reserve(kBatchQuanta);
   auto flush = [&]() {
     if (batch.empty()) return;
-    ParallelFor(batch.size(), workers_, [&](size_t b, unsigned) {
+    ParallelForDynamic(batch.size(), workers_, [&](size_t b, unsigned) {
       for (int d = 0; d < kDirectionCount; ++d) {
         batch[b].counts[d] = empty;
         batch[b].bytes[d] = 0;

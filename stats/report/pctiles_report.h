@@ -1,5 +1,5 @@
 // PctilesReport: writes per-interval latency statistics (samples, min, max, mean, percentiles,
-// SLC factors) as a readable table, CSV or JSON, streaming one row at a time.
+// SLC factors) as a readable table, CSV or JSON, streaming its rows (in blocks of 64 KiB).
 //
 // Column names are stable and shared by CSV and JSON: time_ms (interval start; "total" on
 // whole-run rows), dir (read, write, trim or all), samples, min, max, mean, one p<percentile>
@@ -68,6 +68,11 @@ class PctilesReport {
   // metadata as "key" = value pairs.
   PctilesReport(std::ostream& out, ReportOptions options,
                 std::vector<std::pair<std::string, std::string>> context);
+  // Writes the rows not written yet (rows leave in 64 KiB blocks): a run that stops on an error
+  // still shows the rows made before it.
+  ~PctilesReport();
+  PctilesReport(const PctilesReport&) = delete;
+  PctilesReport& operator=(const PctilesReport&) = delete;
   // Writes the header (CSV header row, table preamble and header, JSON opening).
   void Begin();
   // One interval row; time_ms nullopt marks a whole-run row.
@@ -85,13 +90,16 @@ class PctilesReport {
   void End(const SlaChecker* sla = nullptr);
 
  private:
+  static constexpr size_t kPendingBytes = size_t{1} << 16;
   std::string Value(double ns) const;
+  void WritePending();
   std::ostream& out_;
   ReportOptions options_;
   std::vector<std::pair<std::string, std::string>> context_;
   std::vector<std::string> columns_;
   bool in_totals_ = false;
   bool first_row_ = true;
+  std::string pending_;  // rows not yet written (WriteRow)
 };
 
 }  // namespace iotail::stats

@@ -75,6 +75,31 @@ TEST(PctilesReportTest, UnitsScaleLatencies) {
   }
 }
 
+TEST(PctilesReportTest, RowsLeaveInBlocksAndNoneIsLostWithoutEnd) {
+  // Rows are held up to 64 KiB and written then; a report that ends without End() (a run stopped
+  // by an error) still writes the ones it holds.
+  const auto counts = Sample();
+  const auto options = Options(ReportFormat::kCsv, LatencyUnit::kUs);
+  const IntervalStats row = ComputeIntervalStats(std::span<const uint64_t>(counts), kFio3, options);
+  std::ostringstream out;
+  size_t header = 0;
+  {
+    PctilesReport report(out, options, {});
+    report.Begin();
+    header = out.str().size();
+    report.Row(0, "read", row);
+    EXPECT_EQ(out.str().size(), header) << "one row is held";
+    for (int64_t t = 1000; out.str().size() == header; t += 1000) {
+      ASSERT_LT(t, 10'000'000) << "rows were never written";
+      report.Row(t, "read", row);
+    }
+    EXPECT_GE(out.str().size(), header + (size_t{64} << 10));
+    report.Row(99'999'000, "read", row);
+  }
+  const std::vector<std::string> lines = Lines(out.str());
+  EXPECT_TRUE(lines.back().starts_with("99999000,read,4,")) << lines.back();
+}
+
 TEST(PctilesReportTest, JsonParsesWithTheSameNames) {
   std::ostringstream out;
   const auto options = Options(ReportFormat::kJson);
