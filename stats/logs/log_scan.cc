@@ -189,6 +189,34 @@ int64_t MaxRecordGapMs(const std::optional<int64_t>& period_ms) {
   return std::max(kMaxRecordGapMs, kMaxRecordGapPeriods * period_ms.value_or(1));
 }
 
+namespace {
+
+// Notes the line [begin, end) (line number `line`, of the first block) in the guess's first
+// records: the layout from the first line's field count, and each direction's first time. A line
+// whose time and direction do not read is left to the reader (which reports it).
+void NoteFirstRecord(const char* begin, const char* end, uint64_t line, bool& layout_seen,
+                     SegmentGuess& guess) {
+  const char* p = begin;
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
+  if (p == end) return;  // blank
+  if (!layout_seen) {
+    layout_seen = true;
+    constexpr size_t kFixedFields = 3;
+    const auto fields = 1 + static_cast<size_t>(std::count(begin, end, ','));
+    if (fields > kFixedFields)
+      guess.layout = HistogramLayout::FromColumnCount(fields - kFixedFields);
+  }
+  p = begin;
+  const auto time = LeadingNumber(p, end);
+  while (p < end && (*p == ' ' || *p == '\t')) ++p;
+  if (!time || p == end || *p != ',') return;
+  const auto ddir = LeadingNumber(++p, end);
+  if (!ddir || *ddir > 2 || guess.first[*ddir]) return;
+  guess.first[*ddir] = SegmentGuess::FirstRecord{static_cast<int64_t>(*time), line};
+}
+
+}  // namespace
+
 std::optional<SegmentGuess> GuessLogSegment(const std::string& path, std::vector<char>& buffer) {
   const ReadOnlyFile file(path);
   struct stat st;
@@ -211,6 +239,8 @@ std::optional<SegmentGuess> GuessLogSegment(const std::string& path, std::vector
   // The first block's complete lines, as the scan reads them.
   if (!read_at(0)) return std::nullopt;
   SegmentBuilder builder(path);
+  SegmentGuess guess;
+  bool layout_seen = false;
   size_t pos = 0;
   uint64_t line = 0;
   try {
@@ -220,13 +250,13 @@ std::optional<SegmentGuess> GuessLogSegment(const std::string& path, std::vector
       if (nl == nullptr) break;
       const size_t stop = static_cast<size_t>(nl - buffer.data());
       builder.Line(buffer.data() + pos, buffer.data() + stop, pos, ++line);
+      NoteFirstRecord(buffer.data() + pos, buffer.data() + stop, line, layout_seen, guess);
       pos = stop + 1;
     }
   } catch (const LogFormatError&) {
     return std::nullopt;  // the scan reports it
   }
   if (!builder.Settled()) return std::nullopt;
-  SegmentGuess guess;
   guess.period_ms = builder.period();
   guess.segment = builder.Finish(size).front();
 

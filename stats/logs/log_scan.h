@@ -12,10 +12,13 @@
 // std::system_error if the file cannot be read. The file is open only during the call.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "stats/core/histogram_layout.h"
 
 namespace iotail::stats {
 
@@ -68,6 +71,15 @@ inline constexpr size_t kGuessBlock = size_t{64} << 10;
 struct SegmentGuess {
   LogSegment segment;
   std::optional<int64_t> period_ms;  // the log period the scan would use in its gap checks
+  // What a reader of each direction would most likely find first (also a guess, to be checked
+  // by the reader): the end time and line number of the direction's first line, and the layout
+  // that the file's first line's field count gives (nullopt: none does, and nothing is guessed).
+  struct FirstRecord {
+    int64_t end_ms = 0;
+    uint64_t line = 0;
+  };
+  std::array<std::optional<FirstRecord>, 3> first;
+  std::optional<HistogramLayout> layout;
 };
 std::optional<SegmentGuess> GuessLogSegment(const std::string& path, std::vector<char>& buffer);
 

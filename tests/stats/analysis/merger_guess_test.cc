@@ -96,6 +96,16 @@ TEST_F(MergerGuessTest, LargeFilesAreReadOnAGuessThatHoldsWithTheSameSums) {
   // A small file beside them is scanned (a scan of it costs little), the large ones still guessed.
   files.push_back(Write("small.log", Job(500, 500, 3, 7)));
   ExpectSameAsScanned(files, 1);
+  // A coarser large one (fio 3 at coarseness 1): its first records and layout are guessed from its
+  // first block too, and the merge is at its coarseness.
+  std::string coarse;
+  for (int k = 0; k < 2 * kRecords; ++k) {
+    coarse +=
+        Line(400 + k * 400, k % 2, {{static_cast<size_t>(100 + k % 300), 3}}, kFio3Buckets / 2);
+  }
+  files.push_back(Write("coarse.log", coarse));
+  ASSERT_GE(fs::file_size(files.back()), 4 * kGuessBlock);
+  ExpectSameAsScanned(files, 1);
 }
 
 TEST_F(MergerGuessTest, AWrongGuessIsTakenBackBeforeAnythingIsEmitted) {
@@ -153,7 +163,19 @@ TEST_F(MergerGuessTest, ErrorsInAGuessedFileAreTheScansWithFileAndLine) {
   for (int line = 1; line < 100; ++line) at = damaged.find('\n', at) + 1;
   damaged.replace(damaged.find(", 0", at), 3, ", x");
   const std::string bad = Write("bad.log", damaged);
-  for (const auto& [file, where] : {std::pair{jumped, "jump.log:241:"}, {bad, "bad.log:100:"}}) {
+  // The first line damaged (its first records are guessed from the first block: the reader
+  // finds the damage in the first window, and the scan names it).
+  std::string first = Job(250, 250, kRecords, 4);
+  first.replace(first.find(", 0"), 3, ", y");
+  const std::string bad_first = Write("bad_first.log", first);
+  // The first write line's direction damaged: the first write record is not on line 2.
+  std::string ddir = Job(250, 250, kRecords, 5);
+  ddir.replace(ddir.find('\n') + 1 + ddir.substr(ddir.find('\n') + 1).find(", 1,"), 4, ", 1x,");
+  const std::string bad_ddir = Write("bad_ddir.log", ddir);
+  for (const auto& [file, where] : {std::pair{jumped, "jump.log:241:"},
+                                    {bad, "bad.log:100:"},
+                                    {bad_first, "bad_first.log:1:"},
+                                    {bad_ddir, "bad_ddir.log:2:"}}) {
     const std::string guessed = error_of(file, true);
     EXPECT_NE(guessed.find(where), std::string::npos) << guessed;
     EXPECT_EQ(guessed, error_of(file, false));
