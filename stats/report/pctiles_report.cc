@@ -176,6 +176,7 @@ void PctilesReport::WriteRow(bool total, std::string_view text) {
     pending_ += first_row_ ? "\n" : ",\n";
   }
   first_row_ = false;
+  if (pending_.capacity() < kPendingBytes) pending_.reserve(2 * kPendingBytes);  // grown once
   pending_ += text;
   // Rows leave in blocks: a stream on a file or pipe writes 4 KiB at a time, and a system call
   // per 4 KiB cost more than formatting them.

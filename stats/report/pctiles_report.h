@@ -1,5 +1,5 @@
 // PctilesReport: writes per-interval latency statistics (samples, min, max, mean, percentiles,
-// SLC factors) as a readable table, CSV or JSON, streaming its rows (in blocks of 64 KiB).
+// SLC factors) as a readable table, CSV or JSON, streaming its rows (in blocks of 32 KiB).
 //
 // Column names are stable and shared by CSV and JSON: time_ms (interval start; "total" on
 // whole-run rows), dir (read, write, trim or all), samples, min, max, mean, one p<percentile>
@@ -68,7 +68,7 @@ class PctilesReport {
   // metadata as "key" = value pairs.
   PctilesReport(std::ostream& out, ReportOptions options,
                 std::vector<std::pair<std::string, std::string>> context);
-  // Writes the rows not written yet (rows leave in 64 KiB blocks): a run that stops on an error
+  // Writes the rows not written yet (rows leave in 32 KiB blocks): a run that stops on an error
   // still shows the rows made before it.
   ~PctilesReport();
   PctilesReport(const PctilesReport&) = delete;
@@ -90,7 +90,7 @@ class PctilesReport {
   void End(const SlaChecker* sla = nullptr);
 
  private:
-  static constexpr size_t kPendingBytes = size_t{1} << 16;
+  static constexpr size_t kPendingBytes = size_t{1} << 15;
   std::string Value(double ns) const;
   void WritePending();
   std::ostream& out_;
