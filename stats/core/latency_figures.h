@@ -23,14 +23,15 @@ struct LatencyFigures {
   bool has_slc = false;  // false for an empty histogram or an empty slc_percentiles list
 };
 
+// With `stats`, also the histogram's ComputeStats (its non-zero buckets found once for both).
 LatencyFigures ComputeLatencyFigures(std::span<const uint64_t> counts,
                                      const HistogramLayout& layout,
                                      std::span<const double> percentiles,
                                      std::span<const double> slc_percentiles,
-                                     PercentileMethod method);
+                                     PercentileMethod method, HistogramStats* stats = nullptr);
 LatencyFigures ComputeLatencyFigures(std::span<const double> counts, const HistogramLayout& layout,
                                      std::span<const double> percentiles,
                                      std::span<const double> slc_percentiles,
-                                     PercentileMethod method);
+                                     PercentileMethod method, HistogramStats* stats = nullptr);
 
 }  // namespace iotail::stats

@@ -76,10 +76,10 @@ template <typename Count>
 }
 
 template <typename Count>
-std::vector<double> PercentilesImpl(std::span<const Count> counts, const HistogramLayout& layout,
+std::vector<double> PercentilesImpl(const NonZeroBuckets<Count>& buckets,
+                                    const HistogramLayout& layout,
                                     std::span<const double> percentiles, PercentileMethod method) {
   std::vector<double> values(percentiles.size(), kNaN);
-  const NonZeroBuckets<Count>& buckets = CollectNonZero(counts);
   const size_t n = buckets.n;
   const Count* count_of = buckets.count.data();
   const long double total = SumInOrder(count_of, n);
@@ -141,9 +141,8 @@ std::vector<double> PercentilesImpl(std::span<const Count> counts, const Histogr
 }
 
 template <typename Count>
-HistogramStats StatsImpl(std::span<const Count> counts, const HistogramLayout& layout,
+HistogramStats StatsImpl(const NonZeroBuckets<Count>& buckets, const HistogramLayout& layout,
                          PercentileMethod method) {
-  const NonZeroBuckets<Count>& buckets = CollectNonZero(counts);
   const size_t n = buckets.n;
   if (n == 0) return {0, kNaN, kNaN, kNaN};
   thread_local std::vector<double> value_of;
@@ -192,24 +191,42 @@ std::vector<double> ComputePercentiles(std::span<const uint64_t> counts,
                                        const HistogramLayout& layout,
                                        std::span<const double> percentiles,
                                        PercentileMethod method) {
-  return PercentilesImpl(counts, layout, percentiles, method);
+  return PercentilesImpl(CollectNonZero(counts), layout, percentiles, method);
 }
 
 std::vector<double> ComputePercentiles(std::span<const double> counts,
                                        const HistogramLayout& layout,
                                        std::span<const double> percentiles,
                                        PercentileMethod method) {
-  return PercentilesImpl(counts, layout, percentiles, method);
+  return PercentilesImpl(CollectNonZero(counts), layout, percentiles, method);
 }
 
 HistogramStats ComputeStats(std::span<const uint64_t> counts, const HistogramLayout& layout,
                             PercentileMethod method) {
-  return StatsImpl(counts, layout, method);
+  return StatsImpl(CollectNonZero(counts), layout, method);
 }
 
 HistogramStats ComputeStats(std::span<const double> counts, const HistogramLayout& layout,
                             PercentileMethod method) {
-  return StatsImpl(counts, layout, method);
+  return StatsImpl(CollectNonZero(counts), layout, method);
+}
+
+std::vector<double> ComputeStatsAndPercentiles(std::span<const uint64_t> counts,
+                                               const HistogramLayout& layout,
+                                               std::span<const double> percentiles,
+                                               PercentileMethod method, HistogramStats& stats) {
+  const NonZeroBuckets<uint64_t>& buckets = CollectNonZero(counts);
+  stats = StatsImpl(buckets, layout, method);
+  return PercentilesImpl(buckets, layout, percentiles, method);
+}
+
+std::vector<double> ComputeStatsAndPercentiles(std::span<const double> counts,
+                                               const HistogramLayout& layout,
+                                               std::span<const double> percentiles,
+                                               PercentileMethod method, HistogramStats& stats) {
+  const NonZeroBuckets<double>& buckets = CollectNonZero(counts);
+  stats = StatsImpl(buckets, layout, method);
+  return PercentilesImpl(buckets, layout, percentiles, method);
 }
 
 std::vector<double> ParsePercentileList(std::span<const std::string> args,

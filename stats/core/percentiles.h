@@ -54,6 +54,17 @@ HistogramStats ComputeStats(std::span<const uint64_t> counts, const HistogramLay
 HistogramStats ComputeStats(std::span<const double> counts, const HistogramLayout& layout,
                             PercentileMethod method);
 
+// ComputeStats and ComputePercentiles of one histogram (the same values), its non-zero buckets
+// found once for both.
+std::vector<double> ComputeStatsAndPercentiles(std::span<const uint64_t> counts,
+                                               const HistogramLayout& layout,
+                                               std::span<const double> percentiles,
+                                               PercentileMethod method, HistogramStats& stats);
+std::vector<double> ComputeStatsAndPercentiles(std::span<const double> counts,
+                                               const HistogramLayout& layout,
+                                               std::span<const double> percentiles,
+                                               PercentileMethod method, HistogramStats& stats);
+
 // Parses a percentile list: one argument with ':' or ',' separators ("50:99:99.9", as fio's
 // --percentile_list) or several arguments, each possibly such a list. Every value must be a
 // number in [0, 100]. Throws UsageError naming `option`.

@@ -38,12 +38,9 @@ template <typename Count>
 IntervalStats ComputeImpl(std::span<const Count> counts, const HistogramLayout& layout,
                           const ReportOptions& options) {
   IntervalStats row;
-  row.stats = ComputeStats(counts, layout, options.method);
-  LatencyFigures figures =
-      ComputeLatencyFigures(counts, layout, options.percentiles,
-                            row.stats.samples > 0 ? std::span<const double>(options.slc_percentiles)
-                                                  : std::span<const double>(),
-                            options.method);
+  // The SLC list's percentiles of an empty histogram are NaN, its median too: no SLC then.
+  LatencyFigures figures = ComputeLatencyFigures(
+      counts, layout, options.percentiles, options.slc_percentiles, options.method, &row.stats);
   row.percentiles = std::move(figures.percentiles);
   if (options.ci > 0) {
     row.intervals = PercentileIntervals(counts, layout, options.percentiles, options.ci / 100);

@@ -29,9 +29,21 @@ trap 'rm -rf "$tmp"' EXIT
 deb=$(ls "$tmp"/pkg/iotail_*.deb)
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "iotail: Depends: $depends"
-for lib in libc6 libstdc++6 libblkid1 libboost-program-options libfmt; do
-  grep -q "$lib" <<<"$depends" || fail "iotail's Depends lacks $lib: $depends"
+# Every shared library the binary loads comes from a package in Depends (dpkg -S names it).
+needed=$(ldd "$build/iotail" | awk '$3 ~ /^\// {print $3}')
+for lib in $needed; do
+  package=$(dpkg -S "$lib" 2>/dev/null | head -1 | cut -d: -f1) ||
+    package=$(dpkg -S "$(readlink -f "$lib")" | head -1 | cut -d: -f1)
+  grep -q "\b${package}\b" <<<"$depends" ||
+    fail "iotail loads $lib (package $package), which its Depends lacks: $depends"
 done
+# With IOTAIL_STATIC_RUNTIME (the default) it loads no C++ library (see CMakeLists.txt).
+if grep -q "^IOTAIL_STATIC_RUNTIME:BOOL=ON" "$build/CMakeCache.txt"; then
+  for lib in libstdc++ libfmt libboost; do
+    ! grep -q "$lib" <<<"$needed" || fail "iotail loads $lib despite IOTAIL_STATIC_RUNTIME"
+  done
+fi
+grep -q "libc6" <<<"$depends" || fail "iotail's Depends lacks libc6: $depends"
 debs=("$deb")
 if [ -x "$build/iotail-mpi" ]; then
   mpi_deb=$(ls "$tmp"/pkg/iotail-mpi_*.deb)
