@@ -90,7 +90,7 @@ void Merger::BuildSources(bool guess) {
   std::vector<std::optional<int64_t>> guessed_gap(files_.size());
   std::vector<std::optional<SegmentGuess>> guesses(files_.size());
   {
-    std::vector<std::vector<char>> scan_buffers(threads_);
+    std::vector<LargeBuffer> scan_buffers(threads_);
     guess = guess && options_.guess_segments;
     ParallelForDynamic(files_.size(), workers_, [&](size_t i, unsigned t) {
       if (guess) {

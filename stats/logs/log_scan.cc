@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "stats/core/errors.h"
+#include "stats/util/large_buffer.h"
 
 namespace iotail::stats {
 namespace {
@@ -217,18 +218,19 @@ void NoteFirstRecord(const char* begin, const char* end, uint64_t line, bool& la
 
 }  // namespace
 
-std::optional<SegmentGuess> GuessLogSegment(const std::string& path, std::vector<char>& buffer) {
+std::optional<SegmentGuess> GuessLogSegment(const std::string& path, LargeBuffer& buffer) {
   const ReadOnlyFile file(path);
   struct stat st;
   if (file.fd < 0 || ::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size < 4 * kGuessBlock) return std::nullopt;  // a scan costs little
-  buffer.resize(kGuessBlock);
+  if (buffer.size_bytes() < kGuessBlock) buffer = LargeBuffer::Bytes(kGuessBlock);
+  char* const data = buffer.bytes();
   auto read_at = [&](uint64_t offset) -> std::optional<size_t> {
     size_t len = 0;
     while (len < kGuessBlock) {
-      const ssize_t got = ::pread(file.fd, buffer.data() + len, kGuessBlock - len,
-                                  static_cast<off_t>(offset + len));
+      const ssize_t got =
+          ::pread(file.fd, data + len, kGuessBlock - len, static_cast<off_t>(offset + len));
       if (got < 0 && errno == EINTR) continue;
       if (got <= 0) return std::nullopt;  // an error or a file that shrank: let the scan say
       len += static_cast<size_t>(got);
@@ -245,12 +247,11 @@ std::optional<SegmentGuess> GuessLogSegment(const std::string& path, std::vector
   uint64_t line = 0;
   try {
     while (true) {
-      const char* nl =
-          static_cast<const char*>(std::memchr(buffer.data() + pos, '\n', kGuessBlock - pos));
+      const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', kGuessBlock - pos));
       if (nl == nullptr) break;
-      const size_t stop = static_cast<size_t>(nl - buffer.data());
-      builder.Line(buffer.data() + pos, buffer.data() + stop, pos, ++line);
-      NoteFirstRecord(buffer.data() + pos, buffer.data() + stop, line, layout_seen, guess);
+      const size_t stop = static_cast<size_t>(nl - data);
+      builder.Line(data + pos, data + stop, pos, ++line);
+      NoteFirstRecord(data + pos, data + stop, line, layout_seen, guess);
       pos = stop + 1;
     }
   } catch (const LogFormatError&) {
@@ -263,9 +264,9 @@ std::optional<SegmentGuess> GuessLogSegment(const std::string& path, std::vector
   // The last block: the latest time of its lines (the first one may be partial, the last one
   // torn; an overestimate only makes the caller read per direction).
   if (!read_at(size - kGuessBlock)) return std::nullopt;
-  const char* p = static_cast<const char*>(std::memchr(buffer.data(), '\n', kGuessBlock));
+  const char* p = static_cast<const char*>(std::memchr(data, '\n', kGuessBlock));
   if (p == nullptr) return std::nullopt;
-  const char* end = buffer.data() + kGuessBlock;
+  const char* end = data + kGuessBlock;
   int64_t latest = guess.segment.last_end_ms;
   for (++p; p < end;) {
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
@@ -283,11 +284,11 @@ std::optional<SegmentGuess> GuessLogSegment(const std::string& path, std::vector
 }
 
 std::vector<LogSegment> ScanLogSegments(const std::string& path) {
-  std::vector<char> buffer;
+  LargeBuffer buffer;
   return ScanLogSegments(path, buffer);
 }
 
-std::vector<LogSegment> ScanLogSegments(const std::string& path, std::vector<char>& buffer) {
+std::vector<LogSegment> ScanLogSegments(const std::string& path, LargeBuffer& buffer) {
   // The file is closed however the scan ends (a damaged time throws from the builder).
   const ReadOnlyFile file(path);
   const int fd = file.fd;
@@ -301,10 +302,8 @@ std::vector<LogSegment> ScanLogSegments(const std::string& path, std::vector<cha
   // Blocks small enough to stay in a core's L2 cache between the kernel's copy and the search for
   // line ends (a 1 MiB block made the scan a third slower); the buffer grows for a longer line.
   constexpr size_t kBlockSize = size_t{128} << 10;
-  if (buffer.size() != kBlockSize) {
-    buffer.clear();
-    buffer.resize(kBlockSize);
-  }
+  size_t block = kBlockSize;  // read into [0, block) of the buffer
+  if (buffer.size_bytes() < block) buffer = LargeBuffer::Bytes(block);
   SegmentBuilder builder(path);
   size_t len = 0;     // bytes in buffer
   uint64_t base = 0;  // file offset of buffer[0]
@@ -312,7 +311,7 @@ std::vector<LogSegment> ScanLogSegments(const std::string& path, std::vector<cha
   while (true) {
     ssize_t got;
     do {
-      got = ::read(fd, buffer.data() + len, buffer.size() - len);
+      got = ::read(fd, buffer.bytes() + len, block - len);
     } while (got < 0 && errno == EINTR);
     if (got < 0) {
       const int error = errno;
@@ -322,25 +321,31 @@ std::vector<LogSegment> ScanLogSegments(const std::string& path, std::vector<cha
     const bool eof = got == 0;
     size_t pos = 0;
     while (pos < len) {
-      const char* nl = static_cast<const char*>(std::memchr(buffer.data() + pos, '\n', len - pos));
+      const char* data = buffer.bytes();
+      const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', len - pos));
       if (nl == nullptr && !eof) break;
-      const size_t stop = nl ? static_cast<size_t>(nl - buffer.data()) : len;
+      const size_t stop = nl ? static_cast<size_t>(nl - data) : len;
       ++line;
-      builder.Line(buffer.data() + pos, buffer.data() + stop, base + pos, line);
+      builder.Line(data + pos, data + stop, base + pos, line);
       pos = stop + 1;
     }
     if (eof) return builder.Finish(base + len);
     if (pos > len) pos = len;
     const size_t keep = len - pos;
-    if (keep == buffer.size()) {
+    if (keep == block) {
       // A line longer than 1 MiB: no histogram log has one (fio's longest is about 40 KB).
-      if (buffer.size() >= kMaxScanLine) {
+      if (block >= kMaxScanLine) {
         throw LogFormatError(path, line + 1,
                              "a line longer than 1 MiB: not a histogram log (binary data?)");
       }
-      buffer.resize(buffer.size() * 2);
+      block *= 2;
+      if (buffer.size_bytes() < block) {
+        LargeBuffer bigger = LargeBuffer::Bytes(block);
+        std::memcpy(bigger.bytes(), buffer.bytes(), len);
+        buffer = std::move(bigger);
+      }
     }
-    std::memmove(buffer.data(), buffer.data() + pos, keep);
+    std::memmove(buffer.bytes(), buffer.bytes() + pos, keep);
     base += pos;
     len = keep;
   }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "stats/core/histogram_layout.h"
+#include "stats/util/large_buffer.h"
 
 namespace iotail::stats {
 
@@ -52,9 +53,9 @@ struct LogSegment {
 // Segments of the file in order; an empty vector for a file without records. Lines it cannot
 // make sense of are left for LogReader to report.
 std::vector<LogSegment> ScanLogSegments(const std::string& path);
-// The same, reading through `buffer` (128 KiB, more for a longer line), for a thread that scans
-// many files: it then allocates and clears it once, not once per file.
-std::vector<LogSegment> ScanLogSegments(const std::string& path, std::vector<char>& buffer);
+// The same, reading through `buffer` (made 128 KiB, more for a longer line), for a thread that
+// scans many files: it then maps it (a huge page) once, not once per file.
+std::vector<LogSegment> ScanLogSegments(const std::string& path, LargeBuffer& buffer);
 
 // The longest gap a log may hold between two records of one direction, given its period.
 int64_t MaxRecordGapMs(const std::optional<int64_t>& period_ms);
@@ -81,6 +82,6 @@ struct SegmentGuess {
   std::array<std::optional<FirstRecord>, 3> first;
   std::optional<HistogramLayout> layout;
 };
-std::optional<SegmentGuess> GuessLogSegment(const std::string& path, std::vector<char>& buffer);
+std::optional<SegmentGuess> GuessLogSegment(const std::string& path, LargeBuffer& buffer);
 
 }  // namespace iotail::stats
