@@ -91,7 +91,6 @@ class PctilesReport {
 
  private:
   static constexpr size_t kPendingBytes = size_t{1} << 15;
-  std::string Value(double ns) const;
   void WritePending();
   std::ostream& out_;
   ReportOptions options_;
