@@ -85,6 +85,8 @@ struct Merger::ThreadReader {
   std::array<Histogram, kDirectionCount> totals;  // integer sums: any order gives the same
   uint64_t records = 0;
   bool unknown_bytes = false;  // a record with bs 0 (see Merger::bytes_known)
+  // Per direction: the window quantum whose cell was last prefetched (see Merger::Place).
+  std::array<int64_t, kDirectionCount> prefetched{};
   std::vector<std::string> warnings;
 
   // Sized for a merge of `buckets` buckets, totals zero (those of the directions the input has

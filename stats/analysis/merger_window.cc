@@ -46,6 +46,17 @@ void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState*
     // the sum of its counts as doubles was exact, the same number, through a chain of slower adds.
     double* out = cell(first);
     const uint64_t* in = r.counts.data();
+    // The next quantum's cell, over this record's buckets, on its way to the cache while this
+    // quantum's records are parsed and placed: the same file's next records go there, and it was
+    // last touched by another file's pass over the window (long out of the core's caches).
+    if (first + 1 < w1 && thread.prefetched[dir] != first + 1 && !r.nonzero.empty()) {
+      thread.prefetched[dir] = first + 1;
+      const double* next =
+          buffer + (static_cast<size_t>(first + 1 - w0) * kDirectionCount + dir) * stride;
+      for (uint32_t i = r.nonzero.front(); i <= r.nonzero.back(); i += 8) {
+        __builtin_prefetch(next + i, 1, 3);
+      }
+    }
     uint64_t ios = 0;
     if (count) {
       ++thread.records;
