@@ -309,8 +309,8 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
   const std::vector<double> empty(buckets, 0.0);
 
   int64_t w0 = NextPendingQuantum();
-  int64_t emitted = w0;
-  bool first_window = true;  // next quantum to emit
+  int64_t emitted = w0;      // next quantum to emit
+  bool first_window = true;  // the threads' readers are prepared in the first window
   // A batch of consecutive quanta: their slots in the window, summed over the threads' buffers
   // in parallel, in place: the other threads' slots are added, in thread order, to that of the
   // first thread that touched the slot (the same sums as into zeros, on every run). No buffer of

@@ -170,6 +170,16 @@ HistogramStats StatsImpl(const NonZeroBuckets<Count>& buckets, const HistogramLa
   return stats;
 }
 
+template <typename Count>
+std::vector<double> StatsAndPercentilesImpl(std::span<const Count> counts,
+                                            const HistogramLayout& layout,
+                                            std::span<const double> percentiles,
+                                            PercentileMethod method, HistogramStats& stats) {
+  const NonZeroBuckets<Count>& buckets = CollectNonZero(counts);
+  stats = StatsImpl(buckets, layout, method);
+  return PercentilesImpl(buckets, layout, percentiles, method);
+}
+
 constexpr double kFioDefault[] = {1,  5,  10, 20, 30,   40,   50,    60,   70,
                                   80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
 
@@ -215,18 +225,14 @@ std::vector<double> ComputeStatsAndPercentiles(std::span<const uint64_t> counts,
                                                const HistogramLayout& layout,
                                                std::span<const double> percentiles,
                                                PercentileMethod method, HistogramStats& stats) {
-  const NonZeroBuckets<uint64_t>& buckets = CollectNonZero(counts);
-  stats = StatsImpl(buckets, layout, method);
-  return PercentilesImpl(buckets, layout, percentiles, method);
+  return StatsAndPercentilesImpl(counts, layout, percentiles, method, stats);
 }
 
 std::vector<double> ComputeStatsAndPercentiles(std::span<const double> counts,
                                                const HistogramLayout& layout,
                                                std::span<const double> percentiles,
                                                PercentileMethod method, HistogramStats& stats) {
-  const NonZeroBuckets<double>& buckets = CollectNonZero(counts);
-  stats = StatsImpl(buckets, layout, method);
-  return PercentilesImpl(buckets, layout, percentiles, method);
+  return StatsAndPercentilesImpl(counts, layout, percentiles, method, stats);
 }
 
 std::vector<double> ParsePercentileList(std::span<const std::string> args,

@@ -172,6 +172,11 @@ const char* ParseCanonicalFields(const char* p, const char* end, uint64_t* out, 
 
 }  // namespace
 
+std::optional<HistogramLayout> LayoutOfFieldCount(size_t fields) {
+  if (fields <= kFixedFields) return std::nullopt;
+  return HistogramLayout::FromColumnCount(fields - kFixedFields);
+}
+
 bool LogLineMayBeOfDirection(std::string_view line, Direction d) {
   const char* p = line.data();
   const char* end = p + line.size();
@@ -213,9 +218,7 @@ ParsedLogLine LogLineParser::Parse(std::string_view line, LogLineEnd end, LogLin
   // on a first line, mostly commas) and lets every error name the real count.
   const size_t fields = 1 + static_cast<size_t>(std::count(begin, stop, ','));
   if (!layout_) {
-    const auto layout = fields > kFixedFields
-                            ? HistogramLayout::FromColumnCount(fields - kFixedFields)
-                            : std::nullopt;
+    const auto layout = LayoutOfFieldCount(fields);
     if (!layout) {
       if (const Compression* c = CompressedFormat(begin, stop)) {
         Fail(place, fmt::format("the file is compressed ({}): histogram logs are read as text; "

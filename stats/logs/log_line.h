@@ -62,6 +62,10 @@ struct ParsedLogLine {
   std::string torn_warning;  // a torn last line, ignored: "path:line: torn last line (...)"
 };
 
+// The layout of a line of `fields` comma-separated fields (three fixed ones, then one per bucket),
+// or nullopt when no layout has that many buckets.
+std::optional<HistogramLayout> LayoutOfFieldCount(size_t fields);
+
 // Whether the line (starting at its time field) may be of direction d, from a quick look at its
 // ddir field alone: a line whose ddir cannot be read at a glance ("01", a tab) counts as matching,
 // so that the full parse reports it, or tells its direction.

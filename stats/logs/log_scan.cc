@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "stats/core/errors.h"
+#include "stats/logs/log_line.h"
 #include "stats/util/large_buffer.h"
 
 namespace iotail::stats {
@@ -202,10 +203,7 @@ void NoteFirstRecord(const char* begin, const char* end, uint64_t line, bool& la
   if (p == end) return;  // blank
   if (!layout_seen) {
     layout_seen = true;
-    constexpr size_t kFixedFields = 3;
-    const auto fields = 1 + static_cast<size_t>(std::count(begin, end, ','));
-    if (fields > kFixedFields)
-      guess.layout = HistogramLayout::FromColumnCount(fields - kFixedFields);
+    guess.layout = LayoutOfFieldCount(1 + static_cast<size_t>(std::count(begin, end, ',')));
   }
   p = begin;
   const auto time = LeadingNumber(p, end);

@@ -238,7 +238,8 @@ std::string PctilesReport::FormatRow(std::optional<int64_t> time_ms, std::string
   const bool table = options_.format == ReportFormat::kTable;
   const bool empty = !(row.stats.samples > 0);
   RowText text(options_.format, columns_);
-  // A latency in the chosen unit (Value's text, without its string).
+  // A latency in the chosen unit: an unknown one (NaN) empty and an open bound "inf", both null in
+  // JSON.
   auto latency = [&](double ns) {
     if (std::isnan(ns)) return text.Cell(json ? "null" : "");
     if (std::isinf(ns)) return text.Cell(json ? "null" : "inf");
