@@ -281,12 +281,23 @@ void Merger::RunBatches(const std::function<void(std::span<const MergedQuantum>)
       return;
     } catch (const GuessFailed&) {
       // Thrown in the first window only, before anything was emitted: scan, and start again.
-      for (ThreadReader& t : readers_) {
-        t.reader.Close();
-        t.records = 0;
-      }
+      ResetReaders();
       BuildSources(false);
+    } catch (const SplitFailed&) {
+      // The same, in the first window: start again without the split (the sources are as they
+      // were: the split changes them only once it has succeeded).
+      ResetReaders();
+      split_failed_ = true;
     }
+  }
+}
+
+void Merger::ResetReaders() {
+  for (ThreadReader& t : readers_) {
+    t.reader.Close();
+    t.records = 0;
+    t.totals = {};            // a thread that takes no work in the next run must add nothing
+    t.unknown_bytes = false;  // (warnings stay: a retry finds the same, and they are unique)
   }
 }
 
@@ -382,18 +393,23 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
       }
     }
     const std::vector<std::vector<WindowTask>> tasks = PlanWindow(w1);
-    ParallelFor(threads_, workers_, [&](size_t t, unsigned) {
-      // Each thread its own, so that their pages are faulted in in parallel.
-      if (first_window) readers_[t].Prepare(buckets, has_direction_);
-      SlotState* touched_of = touched[t].data();
-      for (const WindowTask& task : tasks[t]) {
-        if (task.whole_segment) {
-          ProcessSegment(segments_[task.index], w0, w1, buffers[t].get(), touched_of, readers_[t]);
-        } else {
-          ProcessWindow(sources_[task.index], w0, w1, buffers[t].get(), touched_of, readers_[t]);
+    // The first window split by time when it can (merger_split.cc), else by lanes.
+    const bool split =
+        first_window && RunSplitWindow(tasks, w0, w1, buffers[0].get(), touched[0].data());
+    if (!split)
+      ParallelFor(threads_, workers_, [&](size_t t, unsigned) {
+        // Each thread its own, so that their pages are faulted in in parallel.
+        if (first_window) readers_[t].Prepare(buckets, has_direction_);
+        SlotState* touched_of = touched[t].data();
+        for (const WindowTask& task : tasks[t]) {
+          if (task.whole_segment) {
+            ProcessSegment(segments_[task.index], w0, w1, buffers[t].get(), touched_of,
+                           readers_[t]);
+          } else {
+            ProcessWindow(sources_[task.index], w0, w1, buffers[t].get(), touched_of, readers_[t]);
+          }
         }
-      }
-    });
+      });
     first_window = false;
     int64_t last = kNoQuantum;
     for (const Source& s : sources_) last = std::max(last, s.last_quantum);

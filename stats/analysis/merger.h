@@ -9,7 +9,11 @@
 // (one accumulation buffer per lane, the sources of a file's job segment g always on lane
 // g % lanes, so that fractional sums are added in the same order on every run; the lanes are the
 // resolved thread count, run by fewer threads for a small input: see threads()), summed, and
-// handed to the sink one quantum at a time; then the next window. Every quantum that a record
+// handed to the sink one quantum at a time; then the next window. When the first window holds
+// every source's whole segment (the usual case), it is split by time instead (merger_split.cc):
+// ranges of its quanta, taken by whichever thread is free, each reading the records that touch
+// its quanta from every segment into one shared buffer, so that the sums are those of one thread,
+// bit for bit, and a slow core holds up no fixed share. Every quantum that a record
 // covers is emitted, from the first to the last, empty ones (records of zero I/Os) included; the
 // quanta of a gap (no record covers them: see RecordStart in aligner.h) are not, so the output
 // stays proportional to the input whatever its times, and warnings() names the gaps. A segment that
@@ -63,6 +67,9 @@ struct MergeOptions {
   // Guess the single segment of large files from their ends instead of scanning them first
   // (checked as they are read; off: always scan, for tests that compare the two).
   bool guess_segments = true;
+  // Split the first window's work between the threads by time rather than by file when it can
+  // (see Merger; off: by file only, for tests that compare the two).
+  bool split_by_time = true;
 };
 
 struct MergedQuantum {
@@ -116,6 +123,8 @@ class Merger {
   bool bytes_known() const { return bytes_known_; }
   // Files scanned in full before being read (the others were read on a guess that held).
   size_t scanned_files() const { return scanned_files_; }
+  // After Run(): whether the first window's work was split between the threads by time.
+  bool split_by_time() const { return split_used_; }
   std::vector<std::string> warnings() const;
 
  private:
@@ -144,11 +153,21 @@ class Merger {
   // The first quantum a pending record reaches (INT64_MAX when every source is done).
   int64_t NextPendingQuantum() const;
   void RunWindows(const std::function<void(std::span<const MergedQuantum>)>& sink);
+  // Before a run starts again (GuessFailed, SplitFailed): the readers as new.
+  void ResetReaders();
   std::vector<std::vector<WindowTask>> PlanWindow(int64_t w1) const;
   void ProcessWindow(Source& source, int64_t w0, int64_t w1, double* buffer, SlotState* touched,
                      ThreadReader& thread);
   void ProcessSegment(const SegmentSources& segment, int64_t w0, int64_t w1, double* buffer,
                       SlotState* touched, ThreadReader& thread);
+  // The first window split by time (merger_split.cc): false when the split does not apply (then
+  // the caller runs the lanes); throws SplitFailed or GuessFailed when it fails.
+  struct RangeResult;
+  bool RunSplitWindow(const std::vector<std::vector<WindowTask>>& tasks, int64_t w0, int64_t w1,
+                      double* buffer, SlotState* touched);
+  void ProcessRange(size_t segment, int64_t qa, int64_t qb, bool first_range, bool last_range,
+                    int64_t w1, double* buffer, SlotState* touched, ThreadReader& thread,
+                    RangeResult& out);
   // Places the record the reader holds (the source's pending one) into the window's quanta.
   void Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState* touched,
              ThreadReader& thread);
@@ -165,8 +184,10 @@ class Merger {
   uint64_t records_ = 0;
   bool bytes_known_ = true;
   size_t scanned_files_ = 0;
-  unsigned threads_ = 1;  // lanes: the sources of segment g are lane g % threads_'s
-  unsigned workers_ = 1;  // threads running the lanes (at most threads_)
+  unsigned threads_ = 1;       // lanes: the sources of segment g are lane g % threads_'s
+  unsigned workers_ = 1;       // threads running the lanes (at most threads_)
+  bool split_failed_ = false;  // the split by time failed once: the run does without it
+  bool split_used_ = false;
 };
 
 }  // namespace iotail::stats

@@ -29,6 +29,9 @@ inline constexpr unsigned kMaxThreads = 256;
 
 // A guessed segment is not what the scan would have found (or cannot be used as guessed).
 struct GuessFailed {};
+// The first window's work split by time failed (an error, a warning, or a file whose lines do not
+// allow it cheaply): the run starts again without the split, which reports any error as it is.
+struct SplitFailed {};
 
 }  // namespace merger_internal
 
@@ -52,11 +55,12 @@ struct Merger::Source {
   int64_t longest_gap_ms = 0;
   uint64_t longest_gap_line = 0;
 
-  // The pending record ends at `end`, at `line`: sets its interval, noting a gap.
-  void Pend(int64_t end_ms, uint64_t line) {
+  // The pending record ends at `end`, at `line`: sets its interval, noting a gap (unless not
+  // `note_gap`: a record that another reader notes).
+  void Pend(int64_t end_ms, uint64_t line, bool note_gap = true) {
     end = end_ms;
     start = RecordStart(prev_end, end, period_ms);
-    if (start > prev_end) {
+    if (start > prev_end && note_gap) {
       ++gaps;
       if (end - prev_end > longest_gap_ms) {
         longest_gap_ms = end - prev_end;

@@ -70,13 +70,17 @@ LogReader::LogReader(std::string path, std::unique_ptr<Input> input, LogReaderOp
 
 LogReader LogReader::FromString(std::string name, std::string data, LogReaderOptions options) {
   auto input = std::make_unique<Input>();
+  const bool skip = options.begin_inside_line && options.begin_offset > 0;
+  if (skip) --options.begin_offset;  // as Open() does
   const uint64_t begin = std::min<uint64_t>(options.begin_offset, data.size());
   const uint64_t end = std::min<uint64_t>(options.end_offset, data.size());
   input->data = data.substr(begin, end > begin ? end - begin : 0);
   input->len = input->data.size();
   input->eof = true;
   input->remaining = 0;
-  return LogReader(std::move(name), std::move(input), options);
+  LogReader reader(std::move(name), std::move(input), options);
+  reader.skip_line_ = skip;
+  return reader;
 }
 
 void LogReader::Open(std::string path, LogReaderOptions options,
@@ -125,6 +129,10 @@ void LogReader::Open(std::string path, LogReaderOptions options,
       replay_ = p.replay_records_;
     }
   }
+  // Inside a line: start a byte early, and skip through the first newline from there (the byte
+  // before begin_offset, when begin_offset starts a line).
+  skip_line_ = !position && options_.begin_inside_line && offset > 0;
+  if (skip_line_) --offset;
   offset_ = offset;
   in.fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (in.fd < 0) throw std::system_error(errno, std::generic_category(), "open '" + path_ + "'");
@@ -133,15 +141,21 @@ void LogReader::Open(std::string path, LogReaderOptions options,
   }
   in.remaining = options_.end_offset > offset ? options_.end_offset - offset : 0;
   in.eof = false;
-  if (in.capacity < std::max<size_t>(options_.buffer_size, 4096)) {
-    in.Reserve(std::max<size_t>(options_.buffer_size, 4096));
-  }
+  // The size asked for, in the storage kept from earlier inputs when it is large enough: a
+  // reader that reads a few lines asks for a small buffer and reads no more than that at once.
+  in.Reserve(std::max<size_t>(options_.buffer_size, 4096));
   ::posix_fadvise(in.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 }
 
-void LogReader::Close() { input_->Close(); }
+void LogReader::Close() {
+  input_->Close();
+  skip_line_ = false;
+}
 
 LogReaderPosition LogReader::Position() const {
+  if (skip_line_) {
+    throw std::logic_error("LogReader::Position: before the first line of a reader inside a line");
+  }
   LogReaderPosition p;
   p.offset_ = offset_;
   p.line_ = line_;
@@ -211,7 +225,13 @@ bool LogReader::FillLine(const char** begin, const char** end, bool* has_newline
       }
       in.Reserve(in.capacity * 2);
     }
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(in.capacity - in.len, in.remaining));
+    size_t want = static_cast<size_t>(std::min<uint64_t>(in.capacity - in.len, in.remaining));
+    if (options_.read_hint_end) {
+      const uint64_t at = options_.end_offset - in.remaining;  // the next byte to read
+      const uint64_t hint = *options_.read_hint_end;
+      want = static_cast<size_t>(
+          std::min<uint64_t>(want, (hint > at ? hint - at : 0) + LogReaderOptions::kReadPastHint));
+    }
     ssize_t got = 0;
     if (want > 0) {
       do {
@@ -229,6 +249,11 @@ bool LogReader::Next() {
   const char* begin;
   const char* end;
   bool has_newline;
+  if (skip_line_) {
+    skip_line_ = false;
+    if (!FillLine(&begin, &end, &has_newline)) return false;
+    bytes_consumed_ = 0;  // the next line is the first; the skipped bytes were no line of ours
+  }
   while (true) {
     line_offset_ = offset_;
     if (!FillLine(&begin, &end, &has_newline)) return false;
@@ -271,6 +296,7 @@ bool LogReader::FinishRecord(uint64_t time, uint64_t ddir) {
   record_.end_ms = static_cast<int64_t>(time);
   record_.direction = static_cast<Direction>(ddir);
   record_.line = line_;
+  record_.offset = line_offset_;
 
   DirectionState* state = &directions_[ddir];
   bool back = false;

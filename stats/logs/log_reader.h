@@ -49,11 +49,19 @@ struct LogReaderOptions {
   uint64_t begin_offset = 0;
   uint64_t end_offset = std::numeric_limits<uint64_t>::max();
   uint64_t first_line = 1;
+  // begin_offset may fall inside a line: the reader starts at the first line that begins at or
+  // after it (for a reader that starts somewhere in a file: first_line is then the number given
+  // to that line, for messages).
+  bool begin_inside_line = false;
   // Return only the records of this direction; lines of the others are skipped unchecked
   // (beyond their time and ddir fields), for a reader of the other direction to validate.
   std::optional<Direction> only_direction;
   // Size of the read buffer; it grows if a line is longer.
   size_t buffer_size = size_t{4} << 20;
+  // For a reader that is expected to stop near this offset: reads go no further past it than
+  // kReadPastHint bytes each (the rest of the input is still read, in steps of that size).
+  std::optional<uint64_t> read_hint_end;
+  static constexpr size_t kReadPastHint = size_t{32} << 10;
 };
 
 // Where a LogReader stands between two records, for LogReader::Open to carry on from there. Its
@@ -86,6 +94,7 @@ struct LogRecord {
   Direction direction = Direction::kRead;
   uint64_t block_size = 0;           // fio's `bs` column: meaningless, kept for round trips
   uint64_t line = 0;                 // 1-based line number in the file
+  uint64_t offset = 0;               // byte offset in the file of the record's line
   uint32_t segment = 0;              // job index inside a per_job_logs=0 file, from 0
   std::span<const uint64_t> counts;  // layout().size() bucket counts
   // The buckets that may be non-zero, in increasing order (every non-zero one is there; a few
@@ -163,6 +172,7 @@ class LogReader {
   DirectionState directions_[kDirectionCount];
   uint32_t segment_ = 0;
   bool client_rows_zeroed_ = false;  // undo_client_sums: the rows are sized and zeroed
+  bool skip_line_ = false;           // begin_inside_line: the first line read is not ours
 };
 
 }  // namespace iotail::stats

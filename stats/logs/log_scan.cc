@@ -191,6 +191,23 @@ int64_t MaxRecordGapMs(const std::optional<int64_t>& period_ms) {
   return std::max(kMaxRecordGapMs, kMaxRecordGapPeriods * period_ms.value_or(1));
 }
 
+uint64_t CountNewlines(const std::string& path, uint64_t begin, uint64_t end) {
+  const ReadOnlyFile file(path);
+  if (file.fd < 0) throw std::system_error(errno, std::generic_category(), "open '" + path + "'");
+  std::vector<char> block(size_t{256} << 10);
+  uint64_t count = 0;
+  for (uint64_t offset = begin; offset < end;) {
+    const auto want = static_cast<size_t>(std::min<uint64_t>(block.size(), end - offset));
+    const ssize_t got = ::pread(file.fd, block.data(), want, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw std::system_error(errno, std::generic_category(), "read '" + path + "'");
+    if (got == 0) break;
+    count += static_cast<uint64_t>(std::count(block.data(), block.data() + got, '\n'));
+    offset += static_cast<uint64_t>(got);
+  }
+  return count;
+}
+
 namespace {
 
 // Notes the line [begin, end) (line number `line`, of the first block) in the guess's first

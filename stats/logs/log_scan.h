@@ -60,6 +60,10 @@ std::vector<LogSegment> ScanLogSegments(const std::string& path, LargeBuffer& bu
 // The longest gap a log may hold between two records of one direction, given its period.
 int64_t MaxRecordGapMs(const std::optional<int64_t>& period_ms);
 
+// The newlines in bytes [begin, end) of the file (fewer if it is shorter): the line number of a
+// line that starts at `end` is the one at `begin` plus this. Throws std::system_error.
+uint64_t CountNewlines(const std::string& path, uint64_t begin, uint64_t end);
+
 // GuessLogSegment: what a scan would most likely find in a large file, from its first and last
 // blocks (kGuessBlock each) only: one segment, with the first block's first end times, period and
 // directions, and the latest time of the last block as its last end time. nullopt when those

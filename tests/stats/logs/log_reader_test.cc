@@ -235,6 +235,49 @@ TEST(LogReaderTest, BeginAndEndOffsetsReadARangeWithLineNumbers) {
   std::filesystem::remove(path);
 }
 
+TEST(LogReaderTest, BeginInsideALineStartsAtTheNextLineAndRecordsCarryTheirOffsets) {
+  // Lines of different lengths, a blank one and a CRLF one.
+  std::vector<std::string> lines = {Line(100, 0, {{1, 1}}), Line(200, 1, {{2, 2}, {900, 7}}), "\n",
+                                    Line(300, 0, {{3, 3}}, kFio3Buckets, "\r\n"),
+                                    Line(400, 1, {{4, 4}})};
+  std::string data;
+  std::vector<uint64_t> starts;
+  for (const std::string& l : lines) {
+    starts.push_back(data.size());
+    data += l;
+  }
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("iotail_reader_inside_" + std::to_string(::getpid()) + ".log");
+  std::ofstream(path, std::ios::binary) << data;
+  // The records from each line start, for every begin offset: the first line that starts at or
+  // after it; record offsets are their lines' starts; a hint to stop early changes nothing.
+  const std::vector<size_t> record_lines = {0, 1, 3, 4};
+  for (uint64_t begin = 0; begin <= data.size(); ++begin) {
+    for (bool hint : {false, true}) {
+      for (bool from_file : {true, false}) {
+        SCOPED_TRACE(testing::Message()
+                     << "begin " << begin << " hint " << hint << " file " << from_file);
+        LogReaderOptions options;
+        options.begin_offset = begin;
+        options.begin_inside_line = true;
+        options.buffer_size = 7;  // refills inside lines
+        if (hint) options.read_hint_end = begin + 1;
+        LogReader reader = from_file ? LogReader(path.string(), options)
+                                     : LogReader::FromString("mem.log", data, options);
+        std::vector<uint64_t> offsets;
+        while (reader.Next()) offsets.push_back(reader.record().offset);
+        std::vector<uint64_t> expected;
+        for (const size_t i : record_lines) {
+          if (starts[i] >= begin) expected.push_back(starts[i]);
+        }
+        EXPECT_EQ(offsets, expected);
+        EXPECT_TRUE(reader.warnings().empty());
+      }
+    }
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(LogReaderTest, TinyBufferWithLongLinesReadsTheSame) {
   std::string data;
   for (int k = 1; k <= 20; ++k) {
