@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include "stats/core/errors.h"
 #include "stats/util/large_buffer.h"
@@ -25,6 +26,8 @@ struct LogReader::Input {
   int fd = -1;
   std::string data;        // the whole input, when reading from memory
   uint64_t remaining = 0;  // bytes still to read from fd (end_offset - position)
+  uint64_t at = 0;         // the file offset of the next byte to read (pread)
+  bool seekable = true;    // false: a pipe, read() where it stands (from its start only)
   // The read buffer: fresh anonymous memory, on huge pages where it is large (a page fault per
   // 4 KiB was most of the cost of a reader's first read), not zeroed by us (read() fills what is
   // used). Bytes [0, capacity) are used; the storage may be larger, kept for a later Reserve().
@@ -38,6 +41,7 @@ struct LogReader::Input {
   void Close() {
     if (fd >= 0) ::close(fd);
     fd = -1;
+    seekable = true;
     data.clear();
     remaining = 0;
     pos = len = 0;
@@ -86,6 +90,10 @@ LogReader LogReader::FromString(std::string name, std::string data, LogReaderOpt
 void LogReader::Open(std::string path, LogReaderOptions options,
                      const std::optional<LogReaderPosition>& position) {
   Input& in = *input_;
+  // The same file again (a reader that takes turns on it): its descriptor is kept, and reads say
+  // where they read (pread), so reopening costs no system call.
+  const bool reuse = in.fd >= 0 && in.seekable && path == path_;
+  const int kept = reuse ? std::exchange(in.fd, -1) : -1;
   in.Close();
   path_ = std::move(path);
   options_ = options;
@@ -134,17 +142,15 @@ void LogReader::Open(std::string path, LogReaderOptions options,
   skip_line_ = !position && options_.begin_inside_line && offset > 0;
   if (skip_line_) --offset;
   offset_ = offset;
-  in.fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  in.fd = reuse ? kept : ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (in.fd < 0) throw std::system_error(errno, std::generic_category(), "open '" + path_ + "'");
-  if (offset > 0 && ::lseek(in.fd, static_cast<off_t>(offset), SEEK_SET) < 0) {
-    throw std::system_error(errno, std::generic_category(), "seek in '" + path_ + "'");
-  }
+  in.at = offset;
   in.remaining = options_.end_offset > offset ? options_.end_offset - offset : 0;
   in.eof = false;
   // The size asked for, in the storage kept from earlier inputs when it is large enough: a
   // reader that reads a few lines asks for a small buffer and reads no more than that at once.
   in.Reserve(std::max<size_t>(options_.buffer_size, 4096));
-  ::posix_fadvise(in.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  if (!reuse) ::posix_fadvise(in.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 }
 
 void LogReader::Close() {
@@ -234,10 +240,20 @@ bool LogReader::FillLine(const char** begin, const char** end, bool* has_newline
     }
     ssize_t got = 0;
     if (want > 0) {
-      do {
-        got = ::read(in.fd, in.buffer() + in.len, want);
-      } while (got < 0 && errno == EINTR);
+      while (true) {
+        got = in.seekable ? ::pread(in.fd, in.buffer() + in.len, want, static_cast<off_t>(in.at))
+                          : ::read(in.fd, in.buffer() + in.len, want);
+        if (got >= 0 || errno != EINTR) {
+          if (got >= 0 || errno != ESPIPE || !in.seekable) break;
+          // A pipe: it can be read from where it stands only, its start.
+          if (in.at != 0) {
+            throw std::system_error(errno, std::generic_category(), "seek in '" + path_ + "'");
+          }
+          in.seekable = false;
+        }
+      }
       if (got < 0) throw std::system_error(errno, std::generic_category(), "read '" + path_ + "'");
+      in.at += static_cast<uint64_t>(got);
     }
     if (got == 0) in.eof = true;
     in.len += static_cast<size_t>(got);
