@@ -36,14 +36,7 @@ std::string Job(int64_t first, int64_t period, int records, int seed) {
 
 class MergerGuessTest : public LogFilesTest {
  protected:
-  struct Result {
-    std::vector<Quantum> quanta;
-    uint64_t total = 0;
-    uint64_t records = 0;
-    std::vector<std::string> warnings;
-    size_t scanned_before_run = 0;
-    size_t scanned_after_run = 0;
-  };
+  using Result = MergeResult;
   static Result Merge(const std::vector<std::string>& files, bool guess, unsigned threads = 2,
                       size_t budget = size_t{192} << 20) {
     MergeOptions options;
@@ -51,17 +44,7 @@ class MergerGuessTest : public LogFilesTest {
     options.threads = threads;
     options.guess_segments = guess;
     options.memory_budget = budget;
-    Merger merger(files, options);
-    Result r;
-    r.scanned_before_run = merger.scanned_files();
-    r.quanta = RunMerger(merger);
-    for (int d = 0; d < kDirectionCount; ++d) {
-      if (!merger.Empty()) r.total += merger.Total(static_cast<Direction>(d)).Total();
-    }
-    r.records = merger.records();
-    r.warnings = merger.warnings();
-    r.scanned_after_run = merger.scanned_files();
-    return r;
+    return RunMerge(files, options);
   }
   // The guessing merge equals the scanning one in every bit, and scanned `scanned` files.
   static void ExpectSameAsScanned(const std::vector<std::string>& files, size_t scanned,
@@ -70,7 +53,7 @@ class MergerGuessTest : public LogFilesTest {
     const Result reference = Merge(files, false, threads, budget);
     EXPECT_EQ(reference.scanned_after_run, files.size());
     EXPECT_EQ(guessed.scanned_after_run, scanned);
-    EXPECT_EQ(guessed.total, reference.total);
+    EXPECT_EQ(guessed.totals, reference.totals);
     EXPECT_EQ(guessed.records, reference.records);
     EXPECT_EQ(guessed.warnings, reference.warnings);
     ASSERT_EQ(guessed.quanta.size(), reference.quanta.size());

@@ -19,13 +19,7 @@ namespace {
 
 class MergerSplitTest : public LogFilesTest {
  protected:
-  struct Result {
-    std::vector<Quantum> quanta;
-    std::array<uint64_t, kDirectionCount> totals{};
-    uint64_t records = 0;
-    std::vector<std::string> warnings;
-    bool split = false;
-  };
+  using Result = MergeResult;
   static Result Merge(const std::vector<std::string>& files, unsigned threads, bool split = true,
                       bool guess = true) {
     MergeOptions options;
@@ -33,16 +27,7 @@ class MergerSplitTest : public LogFilesTest {
     options.threads = threads;
     options.split_by_time = split;
     options.guess_segments = guess;
-    Merger merger(files, options);
-    Result r;
-    r.quanta = RunMerger(merger);
-    for (int d = 0; d < kDirectionCount; ++d) {
-      if (!merger.Empty()) r.totals[d] = merger.Total(static_cast<Direction>(d)).Total();
-    }
-    r.records = merger.records();
-    r.warnings = merger.warnings();
-    r.split = merger.split_by_time();
-    return r;
+    return RunMerge(files, options);
   }
   // The merge with `threads` threads has one thread's totals, records, warnings and quanta: in
   // every bit when it was split (returns whether it was), else (the lanes add their sums in another

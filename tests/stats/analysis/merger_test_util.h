@@ -36,6 +36,34 @@ inline std::vector<Quantum> RunMerger(Merger& merger) {
   return out;
 }
 
+// What a whole merge gives: its quanta, each direction's whole-run total, records, warnings, how
+// many files it scanned (before the run and after it: a wrong guess is scanned then) and whether
+// its first window was split by time.
+struct MergeResult {
+  std::vector<Quantum> quanta;
+  std::array<uint64_t, kDirectionCount> totals{};
+  uint64_t records = 0;
+  std::vector<std::string> warnings;
+  size_t scanned_before_run = 0;
+  size_t scanned_after_run = 0;
+  bool split = false;
+};
+
+inline MergeResult RunMerge(const std::vector<std::string>& files, const MergeOptions& options) {
+  Merger merger(files, options);
+  MergeResult r;
+  r.scanned_before_run = merger.scanned_files();
+  r.quanta = RunMerger(merger);
+  for (int d = 0; d < kDirectionCount; ++d) {
+    if (!merger.Empty()) r.totals[d] = merger.Total(static_cast<Direction>(d)).Total();
+  }
+  r.records = merger.records();
+  r.warnings = merger.warnings();
+  r.scanned_after_run = merger.scanned_files();
+  r.split = merger.split_by_time();
+  return r;
+}
+
 inline double Sum(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
