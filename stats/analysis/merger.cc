@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -301,6 +302,45 @@ void Merger::ResetReaders() {
   }
 }
 
+// The window's tasks on their lanes. An error stops the run with the error that one lane, reading
+// the tasks in order, would have met first (the lowest task in sources' order: a file's earlier
+// segment, an earlier file), whichever lane meets its error first: the lanes skip the tasks after
+// the earliest error known, and finish those before it.
+void Merger::RunLanes(const std::vector<std::vector<WindowTask>>& tasks, int64_t w0, int64_t w1,
+                      bool first_window, const std::vector<LargeBuffer>& buffers,
+                      std::vector<std::vector<SlotState>>& touched) {
+  std::atomic<size_t> earliest{std::numeric_limits<size_t>::max()};
+  std::vector<std::pair<size_t, std::exception_ptr>> errors(threads_);
+  ParallelFor(threads_, workers_, [&](size_t t, unsigned) {
+    // Each thread its own, so that their pages are faulted in in parallel.
+    if (first_window) readers_[t].Prepare(layout_->size(), has_direction_);
+    SlotState* touched_of = touched[t].data();
+    for (const WindowTask& task : tasks[t]) {
+      // Where the task stands in sources' order (segments hold their sources in order).
+      const size_t order = task.whole_segment ? segments_[task.index].begin : task.index;
+      if (order > earliest.load(std::memory_order_relaxed)) break;
+      try {
+        if (task.whole_segment) {
+          ProcessSegment(segments_[task.index], w0, w1, buffers[t].get(), touched_of, readers_[t]);
+        } else {
+          ProcessWindow(sources_[task.index], w0, w1, buffers[t].get(), touched_of, readers_[t]);
+        }
+      } catch (...) {
+        errors[t] = {order, std::current_exception()};
+        size_t known = earliest.load(std::memory_order_relaxed);
+        while (order < known && !earliest.compare_exchange_weak(known, order)) {
+        }
+        break;
+      }
+    }
+  });
+  const std::pair<size_t, std::exception_ptr>* first = nullptr;
+  for (const auto& error : errors) {
+    if (error.second && (first == nullptr || error.first < first->first)) first = &error;
+  }
+  if (first != nullptr) std::rethrow_exception(first->second);
+}
+
 // RunBatches, on the sources as they are; a wrong guess is a GuessFailed from the first window.
 void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)>& sink) {
   if (!layout_) return;
@@ -396,20 +436,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
     // The first window split by time when it can (merger_split.cc), else by lanes.
     const bool split =
         first_window && RunSplitWindow(tasks, w0, w1, buffers[0].get(), touched[0].data());
-    if (!split)
-      ParallelFor(threads_, workers_, [&](size_t t, unsigned) {
-        // Each thread its own, so that their pages are faulted in in parallel.
-        if (first_window) readers_[t].Prepare(buckets, has_direction_);
-        SlotState* touched_of = touched[t].data();
-        for (const WindowTask& task : tasks[t]) {
-          if (task.whole_segment) {
-            ProcessSegment(segments_[task.index], w0, w1, buffers[t].get(), touched_of,
-                           readers_[t]);
-          } else {
-            ProcessWindow(sources_[task.index], w0, w1, buffers[t].get(), touched_of, readers_[t]);
-          }
-        }
-      });
+    if (!split) RunLanes(tasks, w0, w1, first_window, buffers, touched);
     first_window = false;
     int64_t last = kNoQuantum;
     for (const Source& s : sources_) last = std::max(last, s.last_quantum);

@@ -49,6 +49,7 @@
 #include "stats/core/direction.h"
 #include "stats/core/histogram.h"
 #include "stats/core/histogram_layout.h"
+#include "stats/util/large_buffer.h"
 
 namespace iotail::stats {
 
@@ -70,6 +71,10 @@ struct MergeOptions {
   // Split the first window's work between the threads by time rather than by file when it can
   // (see Merger; off: by file only, for tests that compare the two).
   bool split_by_time = true;
+  // The least each range of the split reads of a segment, on average (a piece costs an open, a
+  // trial read and a start before its share, which a smaller one does not pay back); tests and
+  // the fuzzer lower it to split small inputs.
+  uint64_t split_min_piece_bytes = uint64_t{512} << 10;
 };
 
 struct MergedQuantum {
@@ -156,6 +161,9 @@ class Merger {
   // Before a run starts again (GuessFailed, SplitFailed): the readers as new.
   void ResetReaders();
   std::vector<std::vector<WindowTask>> PlanWindow(int64_t w1) const;
+  void RunLanes(const std::vector<std::vector<WindowTask>>& tasks, int64_t w0, int64_t w1,
+                bool first_window, const std::vector<LargeBuffer>& buffers,
+                std::vector<std::vector<SlotState>>& touched);
   void ProcessWindow(Source& source, int64_t w0, int64_t w1, double* buffer, SlotState* touched,
                      ThreadReader& thread);
   void ProcessSegment(const SegmentSources& segment, int64_t w0, int64_t w1, double* buffer,

@@ -42,10 +42,7 @@ namespace {
 
 // Ranges per thread: enough that a thread on a slower core takes fewer of them.
 constexpr size_t kRangesPerWorker = 4;
-// The least a range reads of a segment, on average: each piece costs an open, a trial read and a
-// start before its share (tens of microseconds), which a smaller piece does not pay back (a
-// hundred files of 0.8 MB took 59 ms split eight ways, 34 ms in lanes).
-constexpr uint64_t kMinPieceBytes = uint64_t{512} << 10;
+
 // The first trial start before a share, and how far back a start may move (at least; or eight
 // shares) before the split is given up.
 constexpr uint64_t kFirstPreroll = uint64_t{16} << 10;
@@ -89,7 +86,11 @@ bool Merger::RunSplitWindow(const std::vector<std::vector<WindowTask>>& tasks, i
     const Source& head = sources_[segments_[g].begin];
     bytes += head.end_offset - head.begin_offset;
   }
-  const uint64_t most = bytes / (kMinPieceBytes * segments.size());
+  // At least MergeOptions::split_min_piece_bytes of each segment per range, on average: each piece
+  // costs tens of microseconds (a hundred files of 0.8 MB took 59 ms split eight ways, 34 ms in
+  // lanes).
+  const uint64_t most =
+      bytes / (std::max<uint64_t>(options_.split_min_piece_bytes, 1) * segments.size());
   const auto ranges = static_cast<size_t>(
       std::min<uint64_t>({kRangesPerWorker * workers_, static_cast<uint64_t>(span), most}));
   if (ranges < 2) return false;

@@ -27,8 +27,11 @@ class MergerSplitTest : public LogFilesTest {
     options.threads = threads;
     options.split_by_time = split;
     options.guess_segments = guess;
+    options.split_min_piece_bytes = min_piece_;
     return RunMerge(files, options);
   }
+  // Small pieces: as many ranges as the quanta allow (four per thread), each a few lines long.
+  static inline uint64_t min_piece_ = MergeOptions{}.split_min_piece_bytes;
   // The merge with `threads` threads has one thread's totals, records, warnings and quanta: in
   // every bit when it was split (returns whether it was), else (the lanes add their sums in another
   // order) to a billionth.
@@ -164,6 +167,20 @@ TEST_F(MergerSplitTest, UnusualFilesHaveTheSameAnswersSplitOrNot) {
     EXPECT_EQ(ExpectSameAsOneThread(files, 2), split);
     EXPECT_EQ(ExpectSameAsOneThread(files, 4), split);
   }
+}
+
+TEST_F(MergerSplitTest, PiecesOfAnySizeHaveTheSumsOfOneThread) {
+  // Files far below the usual least piece, split into as many ranges as they have quanta for.
+  min_piece_ = 1;
+  std::vector<std::string> files;
+  for (int f = 0; f < 3; ++f) {
+    files.push_back(Write("small" + std::to_string(f) + ".log",
+                          Job(337 + 41 * f, 337, 12 + 5 * f, f, f == 0 ? 3 : 0)));
+  }
+  files.push_back(Write("jobs.log", Job(250, 250, 20, 2) + Job(260, 250, 15, 3)));
+  files.push_back(Write("one.log", Line(5000, 0, {{7, 2}})));
+  for (const unsigned threads : {2u, 4u}) EXPECT_TRUE(ExpectSameAsOneThread(files, threads));
+  min_piece_ = MergeOptions{}.split_min_piece_bytes;
 }
 
 TEST_F(MergerSplitTest, ErrorsAreReportedAsOneThreadReportsThem) {

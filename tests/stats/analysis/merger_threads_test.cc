@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stats/analysis/merger.h"
+#include "stats/core/errors.h"
 #include "tests/stats/analysis/merger_test_util.h"
 
 namespace iotail::stats {
@@ -56,6 +57,41 @@ TEST_F(MergerThreadsTest, SmallInputRunsOnOneThreadWithTheSumsOfOne) {
         ASSERT_NEAR(spread[i].counts[d][b], expected[i].counts[d][b], 1e-9) << i << " " << b;
       }
     }
+  }
+}
+
+TEST_F(MergerThreadsTest, TheErrorIsTheOneOneThreadMeetsFirstWhicheverLaneFailsFirst) {
+  // Three files on two lanes: the first and third on lane 0, the second on lane 1. The second's
+  // error is near its end, the third's on its second line: lane 0 fails long before lane 1 does,
+  // and the second file's error is still the one shown, as one thread reading the files in order
+  // shows it; the same with the split by time.
+  auto damaged = [](int64_t time) {  // a line whose fields are all there, one not a number
+    std::string line = Line(time, 0, {{3, 1}});
+    return line.replace(line.rfind(", 0"), 3, ", x");
+  };
+  std::string big;
+  for (int k = 1; k <= 400; ++k) big += Line(k * 250, k % 2, {{static_cast<size_t>(k % 90), 3}});
+  big += damaged(100'250);
+  const std::vector<std::string> files = {
+      Write("first.log", Line(250, 0, {{3, 1}}) + Line(500, 0, {{3, 1}})), Write("second.log", big),
+      Write("third.log", Line(250, 0, {{3, 1}}) + damaged(500))};
+  auto error_of = [&](unsigned threads, bool split) {
+    MergeOptions options = WithThreads(threads);
+    options.split_by_time = split;
+    options.split_min_piece_bytes = 1;
+    try {
+      Merger merger(files, options);
+      RunMerger(merger);
+    } catch (const LogFormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string one = error_of(1, false);
+  EXPECT_NE(one.find("second.log:401:"), std::string::npos) << one;
+  for (int run = 0; run < 20; ++run) {
+    EXPECT_EQ(error_of(2, false), one);
+    EXPECT_EQ(error_of(2, true), one);
   }
 }
 
