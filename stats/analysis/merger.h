@@ -142,6 +142,11 @@ class Merger {
     // Set when the segment is guessed (GuessLogSegment), not scanned: the longest gap the scan
     // would allow between two records of a direction.
     std::optional<int64_t> guessed_max_gap_ms;
+    // Guessed, and a record of a direction ending at `end` after one ending at `prev_end` is a gap
+    // the scan would have rejected.
+    bool GapBeyondGuess(int64_t prev_end, int64_t end) const {
+      return guessed_max_gap_ms && end > prev_end && end - prev_end > *guessed_max_gap_ms;
+    }
   };
   // A window slot's state in a thread's buffer: its buckets hold this window's sums (kTouched),
   // old ones (kStale: zeroed before use) or the zeros of a new mapping (kPristine).
@@ -195,7 +200,7 @@ class Merger {
   unsigned threads_ = 1;       // lanes: the sources of segment g are lane g % threads_'s
   unsigned workers_ = 1;       // threads running the lanes (at most threads_)
   bool split_failed_ = false;  // the split by time failed once: the run does without it
-  bool split_used_ = false;
+  bool split_used_ = false;    // the first window was split by time (see split_by_time())
 };
 
 }  // namespace iotail::stats

@@ -164,7 +164,7 @@ void Merger::ProcessSegment(const SegmentSources& segment, int64_t w0, int64_t w
       if (s == nullptr || (!seen[dir] && r.end_ms != s->end) || r.segment != 0) changed(r.line);
       if (guessed) {
         // The scan's checks: no gap beyond the period's limit, no line of 1 MiB or more.
-        if ((seen[dir] && r.end_ms > s->end && r.end_ms - s->end > *segment.guessed_max_gap_ms) ||
+        if ((seen[dir] && segment.GapBeyondGuess(s->end, r.end_ms)) ||
             reader.bytes_consumed() - consumed >= kMaxScanLine) {
           throw GuessFailed();
         }

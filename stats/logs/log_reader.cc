@@ -233,24 +233,25 @@ bool LogReader::FillLine(const char** begin, const char** end, bool* has_newline
     }
     size_t want = static_cast<size_t>(std::min<uint64_t>(in.capacity - in.len, in.remaining));
     if (options_.read_hint_end) {
-      const uint64_t at = options_.end_offset - in.remaining;  // the next byte to read
       const uint64_t hint = *options_.read_hint_end;
-      want = static_cast<size_t>(
-          std::min<uint64_t>(want, (hint > at ? hint - at : 0) + LogReaderOptions::kReadPastHint));
+      want = static_cast<size_t>(std::min<uint64_t>(
+          want, (hint > in.at ? hint - in.at : 0) + LogReaderOptions::kReadPastHint));
     }
     ssize_t got = 0;
     if (want > 0) {
       while (true) {
         got = in.seekable ? ::pread(in.fd, in.buffer() + in.len, want, static_cast<off_t>(in.at))
                           : ::read(in.fd, in.buffer() + in.len, want);
-        if (got >= 0 || errno != EINTR) {
-          if (got >= 0 || errno != ESPIPE || !in.seekable) break;
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0 && errno == ESPIPE && in.seekable) {
           // A pipe: it can be read from where it stands only, its start.
           if (in.at != 0) {
             throw std::system_error(errno, std::generic_category(), "seek in '" + path_ + "'");
           }
           in.seekable = false;
+          continue;
         }
+        break;
       }
       if (got < 0) throw std::system_error(errno, std::generic_category(), "read '" + path_ + "'");
       in.at += static_cast<uint64_t>(got);

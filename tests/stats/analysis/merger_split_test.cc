@@ -21,24 +21,24 @@ class MergerSplitTest : public LogFilesTest {
  protected:
   using Result = MergeResult;
   static Result Merge(const std::vector<std::string>& files, unsigned threads, bool split = true,
-                      bool guess = true) {
+                      bool guess = true,
+                      uint64_t min_piece = MergeOptions{}.split_min_piece_bytes) {
     MergeOptions options;
     options.quantum_ms = 1000;
     options.threads = threads;
     options.split_by_time = split;
     options.guess_segments = guess;
-    options.split_min_piece_bytes = min_piece_;
+    options.split_min_piece_bytes = min_piece;
     return RunMerge(files, options);
   }
-  // Small pieces: as many ranges as the quanta allow (four per thread), each a few lines long.
-  static inline uint64_t min_piece_ = MergeOptions{}.split_min_piece_bytes;
   // The merge with `threads` threads has one thread's totals, records, warnings and quanta: in
   // every bit when it was split (returns whether it was), else (the lanes add their sums in another
   // order) to a billionth.
-  static bool ExpectSameAsOneThread(const std::vector<std::string>& files, unsigned threads) {
+  static bool ExpectSameAsOneThread(const std::vector<std::string>& files, unsigned threads,
+                                    uint64_t min_piece = MergeOptions{}.split_min_piece_bytes) {
     const Result one = Merge(files, 1);
     EXPECT_FALSE(one.split);
-    const Result many = Merge(files, threads);
+    const Result many = Merge(files, threads, true, true, min_piece);
     EXPECT_EQ(many.totals, one.totals);
     EXPECT_EQ(many.records, one.records);
     EXPECT_EQ(many.warnings, one.warnings);
@@ -171,7 +171,6 @@ TEST_F(MergerSplitTest, UnusualFilesHaveTheSameAnswersSplitOrNot) {
 
 TEST_F(MergerSplitTest, PiecesOfAnySizeHaveTheSumsOfOneThread) {
   // Files far below the usual least piece, split into as many ranges as they have quanta for.
-  min_piece_ = 1;
   std::vector<std::string> files;
   for (int f = 0; f < 3; ++f) {
     files.push_back(Write("small" + std::to_string(f) + ".log",
@@ -179,8 +178,8 @@ TEST_F(MergerSplitTest, PiecesOfAnySizeHaveTheSumsOfOneThread) {
   }
   files.push_back(Write("jobs.log", Job(250, 250, 20, 2) + Job(260, 250, 15, 3)));
   files.push_back(Write("one.log", Line(5000, 0, {{7, 2}})));
-  for (const unsigned threads : {2u, 4u}) EXPECT_TRUE(ExpectSameAsOneThread(files, threads));
-  min_piece_ = MergeOptions{}.split_min_piece_bytes;
+  // Pieces of a byte at least: as many ranges as the quanta allow (four per thread).
+  for (const unsigned threads : {2u, 4u}) EXPECT_TRUE(ExpectSameAsOneThread(files, threads, 1));
 }
 
 TEST_F(MergerSplitTest, ErrorsAreReportedAsOneThreadReportsThem) {
