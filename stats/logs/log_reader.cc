@@ -188,6 +188,12 @@ LogReaderPosition LogReader::Position() const {
 }
 
 LogReader::~LogReader() = default;
+
+LargeBuffer& LogReader::idle_buffer() {
+  Close();
+  input_->capacity = 0;
+  return input_->storage;
+}
 LogReader::LogReader(LogReader&&) noexcept = default;
 LogReader& LogReader::operator=(LogReader&&) noexcept = default;
 

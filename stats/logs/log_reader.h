@@ -38,6 +38,7 @@
 #include "stats/core/direction.h"
 #include "stats/core/histogram_layout.h"
 #include "stats/logs/log_line.h"
+#include "stats/util/large_buffer.h"
 
 namespace iotail::stats {
 
@@ -139,6 +140,11 @@ class LogReader {
   // Recoverable damage seen so far (a torn last line), one message each.
   const std::vector<std::string>& warnings() const { return warnings_; }
   uint64_t bytes_consumed() const { return bytes_consumed_; }
+  // Closes the input and lends its read buffer, which is kept from one Open() to the next:
+  // other reads between them may use it (a merger's scan of its files, before its readers open
+  // them), so that a thread maps and faults in one buffer, not two. What they leave in it, and
+  // how they resize it, is theirs: the next Open() reads over it.
+  LargeBuffer& idle_buffer();
 
  private:
   struct Input;

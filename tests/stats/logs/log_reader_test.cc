@@ -3,8 +3,6 @@
 #include "stats/logs/log_reader.h"
 
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -14,7 +12,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "stats/core/errors.h"
@@ -390,59 +387,6 @@ TEST(LogReaderTest, PositionOfAClientSumReaderNeedsOneDirection) {
   ASSERT_TRUE(reader.Next());
   EXPECT_THROW(reader.Position(), std::logic_error);
   std::filesystem::remove(path);
-}
-
-TEST(LogReaderTest, ReadsAPipeFromItsStartOnlyAndReopensTheSameFileCheaply) {
-  const std::string data = Line(100, 0, {{1, 1}}) + Line(200, 1, {{2, 2}});
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("iotail_reader_fifo_" + std::to_string(::getpid()) + ".log");
-  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
-  for (const uint64_t begin : {uint64_t{0}, uint64_t{5}}) {
-    SCOPED_TRACE(begin);
-    // The reader may close before the writer writes: the write then fails with EPIPE, and
-    // SIGPIPE, blocked in the writer's thread only, must not end the test.
-    std::thread writer([&] {
-      sigset_t pipe_signal;
-      sigemptyset(&pipe_signal);
-      sigaddset(&pipe_signal, SIGPIPE);
-      pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
-      std::ofstream(path, std::ios::binary) << data;
-    });
-    LogReaderOptions options;
-    options.begin_offset = begin;
-    options.begin_inside_line = true;
-    LogReader reader(path.string(), options);
-    if (begin == 0) {
-      const auto records = ReadAll(reader, nullptr);
-      ASSERT_EQ(records.size(), 2u);
-      EXPECT_EQ(records[1].end_ms, 200);
-    } else {
-      // A pipe cannot start anywhere but where it stands: an error, never other records.
-      EXPECT_THROW(reader.Next(), std::system_error);
-    }
-    reader.Close();
-    writer.join();
-  }
-  std::filesystem::remove(path);
-  // A regular file opened again by the same reader (the descriptor kept) reads the same.
-  const auto file = std::filesystem::temp_directory_path() /
-                    ("iotail_reader_again_" + std::to_string(::getpid()) + ".log");
-  std::ofstream(file, std::ios::binary) << data;
-  LogReader reader(file.string());
-  ASSERT_TRUE(reader.Next());
-  LogReaderOptions second;
-  second.begin_offset = Line(100, 0, {{1, 1}}).size();
-  second.first_line = 2;
-  reader.Open(file.string(), second);
-  ASSERT_TRUE(reader.Next());
-  EXPECT_EQ(reader.record().end_ms, 200);
-  EXPECT_EQ(reader.record().line, 2u);
-  EXPECT_FALSE(reader.Next());
-  std::filesystem::remove(file);
-}
-
-TEST(LogReaderTest, MissingFileIsASystemError) {
-  EXPECT_THROW(LogReader("/nonexistent/iotail/x.log"), std::system_error);
 }
 
 TEST(LogReaderTest, ReadsEveryGoldenFioLog) {
