@@ -208,7 +208,9 @@ void Merger::BuildSources(bool guess) {
     s.shift = coarseness - layouts[i]->coarseness();
   }
   // Only the directions the input has: the others stay empty (each is pages to fault in).
+  slot_directions_ = 0;
   for (int d = 0; d < kDirectionCount; ++d) {
+    slot_of_direction_[d] = has_direction_[d] ? static_cast<int>(slot_directions_++) : -1;
     if (has_direction_[d]) totals_[d].Resize(layout_->size());
   }
   // Guessed segments are read whole in the first window, before anything is emitted, so that a
@@ -233,7 +235,7 @@ int64_t Merger::NextPendingQuantum() const {
 }
 
 int64_t Merger::WindowQuanta() const {
-  const size_t per_quantum = kDirectionCount * SlotStride() * sizeof(double) * threads_;
+  const size_t per_quantum = slot_directions_ * SlotStride() * sizeof(double) * threads_;
   return static_cast<int64_t>(
       std::clamp<size_t>(options_.memory_budget / 2 / per_quantum, 4, size_t{1} << 16));
 }
@@ -349,7 +351,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
   const size_t buckets = layout_->size();
   const size_t stride = SlotStride();  // a slot: its buckets, then its bytes
   const int64_t window = WindowQuanta();
-  const size_t slots = static_cast<size_t>(window) * kDirectionCount;
+  const size_t slots = static_cast<size_t>(window) * slot_directions_;
   // Fresh anonymous memory, zero: a slot is zeroed when first touched in a window after an earlier
   // window used it, and only touched slots are read, so the pages of slots no window uses are never
   // faulted in and the first window writes no zeros.
@@ -378,7 +380,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
         batch[b].counts[d] = empty;
         batch[b].bytes[d] = 0;
         if (!has_direction_[d]) continue;
-        const size_t slot = static_cast<size_t>(batch_slot[b]) * kDirectionCount + d;
+        const size_t slot = Slot(batch_slot[b], d);
         double* out = nullptr;
         for (unsigned t = 0; t < threads_; ++t) {
           if (touched[t][slot] != SlotState::kTouched) continue;
@@ -402,8 +404,8 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
   // none does (see RecordStart), and that quantum is not emitted.
   auto covered = [&](int64_t k) {
     for (unsigned t = 0; t < threads_; ++t) {
-      for (int d = 0; d < kDirectionCount; ++d) {
-        if (touched[t][static_cast<size_t>(k) * kDirectionCount + d] == SlotState::kTouched) {
+      for (size_t j = 0; j < slot_directions_; ++j) {
+        if (touched[t][static_cast<size_t>(k) * slot_directions_ + j] == SlotState::kTouched) {
           return true;
         }
       }

@@ -160,6 +160,12 @@ class Merger {
   int64_t WindowQuanta() const;
   // Doubles per window slot: the layout's buckets, then the slot's bytes.
   size_t SlotStride() const { return layout_->size() + 1; }
+  // The window slot of direction d (one the input has) in the window's quantum k: a quantum has a
+  // slot per direction the input has, not per direction there is (a trim slot for logs without
+  // trims was a third of the window's pages, faulted in for nothing).
+  size_t Slot(int64_t k, int d) const {
+    return static_cast<size_t>(k) * slot_directions_ + static_cast<size_t>(slot_of_direction_[d]);
+  }
   // The first quantum a pending record reaches (INT64_MAX when every source is done).
   int64_t NextPendingQuantum() const;
   void RunWindows(const std::function<void(std::span<const MergedQuantum>)>& sink);
@@ -193,6 +199,9 @@ class Merger {
   std::optional<HistogramLayout> layout_;
   bool epoch_ = false;
   std::array<bool, kDirectionCount> has_direction_{};
+  // Slot(): the directions the input has, numbered in order (-1: not in the input), and how many.
+  std::array<int, kDirectionCount> slot_of_direction_{};
+  size_t slot_directions_ = 1;
   std::array<Histogram, kDirectionCount> totals_;
   uint64_t records_ = 0;
   bool bytes_known_ = true;

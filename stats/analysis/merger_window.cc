@@ -23,7 +23,7 @@ void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState*
   const size_t stride = SlotStride();
   const int dir = DirectionIndex(s.direction);
   auto cell = [&](int64_t k) {
-    const size_t slot = static_cast<size_t>(k - w0) * kDirectionCount + dir;
+    const size_t slot = Slot(k - w0, dir);
     double* out = buffer + slot * stride;
     if (touched[slot] != SlotState::kTouched) {
       if (touched[slot] == SlotState::kStale) std::fill(out, out + stride, 0.0);
@@ -51,8 +51,7 @@ void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState*
     // last touched by another file's pass over the window (long out of the core's caches).
     if (first + 1 < w1 && thread.prefetched[dir] != first + 1 && !r.nonzero.empty()) {
       thread.prefetched[dir] = first + 1;
-      const double* next =
-          buffer + (static_cast<size_t>(first + 1 - w0) * kDirectionCount + dir) * stride;
+      const double* next = buffer + Slot(first + 1 - w0, dir) * stride;
       for (uint32_t i = r.nonzero.front(); i <= r.nonzero.back(); i += 8) {
         __builtin_prefetch(next + i, 1, 3);
       }

@@ -95,5 +95,48 @@ TEST_F(MergerThreadsTest, TheErrorIsTheOneOneThreadMeetsFirstWhicheverLaneFailsF
   }
 }
 
+TEST_F(MergerThreadsTest, EverySetOfDirectionsKeepsEachItsOwnCounts) {
+  // The window has a slot per direction the input has (trims only, reads and trims, ...): each
+  // direction's quantum holds its own records' counts and nothing of another's, and a direction
+  // the input lacks is empty, with one thread, with lanes and split by time.
+  for (unsigned set = 1; set < 8; ++set) {
+    std::vector<std::string> files;
+    for (int f = 0; f < 2; ++f) {
+      std::string data;
+      for (int k = 1; k <= 40; ++k) {
+        for (int d = 0; d < kDirectionCount; ++d) {
+          if (!(set & (1u << d))) continue;
+          // Bucket 10 + d counts f + 1 per record: a quantum of 1 s holds four records of a file.
+          data += Line(k * 250, d, {{static_cast<size_t>(10 + d), uint64_t(f + 1)}});
+        }
+      }
+      files.push_back(Write("d" + std::to_string(set) + "_" + std::to_string(f) + ".log", data));
+    }
+    for (const unsigned threads : {1u, 2u, 3u}) {
+      for (const bool split : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "directions " << set << ", " << threads << " threads, split " << split);
+        MergeOptions options = WithThreads(threads);
+        options.split_by_time = split;
+        options.split_min_piece_bytes = 1;
+        const MergeResult r = RunMerge(files, options);
+        ASSERT_EQ(r.quanta.size(), 10u);
+        for (const Quantum& q : r.quanta) {
+          for (int d = 0; d < kDirectionCount; ++d) {
+            const bool present = set & (1u << d);
+            EXPECT_EQ(Sum(q.counts[d]), present ? 4.0 * (1 + 2) : 0.0) << q.start_ms << " " << d;
+            if (present) {
+              EXPECT_EQ(q.counts[d][10 + d], 12.0) << q.start_ms << " " << d;
+            }
+          }
+        }
+        for (int d = 0; d < kDirectionCount; ++d) {
+          EXPECT_EQ(r.totals[d], set & (1u << d) ? 40u * 3 : 0u) << d;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace iotail::stats
