@@ -405,7 +405,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
   auto covered = [&](int64_t k) {
     for (unsigned t = 0; t < threads_; ++t) {
       for (size_t j = 0; j < slot_directions_; ++j) {
-        if (touched[t][static_cast<size_t>(k) * slot_directions_ + j] == SlotState::kTouched) {
+        if (touched[t][FirstSlot(k) + j] == SlotState::kTouched) {
           return true;
         }
       }

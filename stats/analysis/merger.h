@@ -160,11 +160,12 @@ class Merger {
   int64_t WindowQuanta() const;
   // Doubles per window slot: the layout's buckets, then the slot's bytes.
   size_t SlotStride() const { return layout_->size() + 1; }
-  // The window slot of direction d (one the input has) in the window's quantum k: a quantum has a
-  // slot per direction the input has, not per direction there is (a trim slot for logs without
-  // trims was a third of the window's pages, faulted in for nothing).
+  // The window's quantum k has a slot per direction the input has, not per direction there is (a
+  // trim slot for logs without trims was a third of the window's pages, faulted in for nothing):
+  // its first slot, and that of direction d (one the input has).
+  size_t FirstSlot(int64_t k) const { return static_cast<size_t>(k) * slot_directions_; }
   size_t Slot(int64_t k, int d) const {
-    return static_cast<size_t>(k) * slot_directions_ + static_cast<size_t>(slot_of_direction_[d]);
+    return FirstSlot(k) + static_cast<size_t>(slot_of_direction_[d]);
   }
   // The first quantum a pending record reaches (INT64_MAX when every source is done).
   int64_t NextPendingQuantum() const;

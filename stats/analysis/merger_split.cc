@@ -111,7 +111,7 @@ bool Merger::RunSplitWindow(const std::vector<std::vector<WindowTask>>& tasks, i
         thread.Prepare(layout_->size(), has_direction_);
         prepared[t] = 1;
       }
-      const size_t slot = static_cast<size_t>(q[r] - w0) * slot_directions_;  // q[r]'s first
+      const size_t slot = FirstSlot(q[r] - w0);
       for (size_t k = 0; k < segments.size(); ++k) {
         ProcessRange(segments[k], q[r], q[r + 1], r == 0, r + 1 == ranges, w1,
                      buffer + slot * stride, touched + slot, thread,
