@@ -28,6 +28,8 @@ class FlowShare {
     flow_->total_weight.fetch_add(weight, std::memory_order_relaxed);
   }
 
+  // Whether the worker belongs to a flow (JoinFlow was called with one).
+  bool Joined() const { return flow_ != nullptr; }
   // Whether the worker may issue one more I/O now; when it may, the I/O is counted.
   bool MayIssue() {
     if (flow_ == nullptr) return true;

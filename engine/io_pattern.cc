@@ -114,6 +114,37 @@ IoPattern::IoPattern(const JobSpec& spec, const PatternRegion& region, uint64_t 
     distribution_.emplace(spec.random_distribution, rand_blocks_per_file_ * files_, seed,
                           rand_unit_, files_);
   }
+  plain_blocks_ = PlainBlocks(*this);
+}
+
+// Whether NextPlainBlock gives what AtBlock would for every block: one file (no division into
+// files), one size per direction (no draw, no fitting), each direction's alignment the block unit
+// (no rounding) and the last block's I/O inside the region (never moved back).
+bool IoPattern::PlainBlocks(const IoPattern& p) {
+  if (p.mode_ != Mode::kPermutation && p.mode_ != Mode::kDistribution) return false;
+  if (p.files_ != 1 || p.run_length_ != 0 || p.rand_unit_ == 0) return false;
+  const uint64_t last = (p.rand_blocks_per_file_ - 1) * p.rand_unit_;
+  for (size_t d = 0; d < 2; ++d) {
+    const Sizes& z = p.sizes_[d];
+    if (!z.split.empty() || z.steps > 1) return false;
+    if (p.rand_unit_ % std::max<uint32_t>(p.dir_align_[d], 1) != 0) return false;
+    if (last + z.min > p.region_size_) return false;
+  }
+  return true;
+}
+
+uint64_t IoPattern::SureIosLeft() const {
+  if (run_length_ != 0) return 0;
+  switch (mode_) {
+    case Mode::kPermutation:
+      return permutation_.blocks() > draws_ ? permutation_.blocks() - draws_ : 0;
+    case Mode::kDistribution:
+      return UINT64_MAX;
+    case Mode::kSequential:
+    case Mode::kMapped:
+      return 0;
+  }
+  return 0;
 }
 
 uint32_t IoPattern::ChooseBlockSize(stats::Direction dir, uint64_t room) {
@@ -174,7 +205,7 @@ void IoPattern::Restart() {
   if (map_) map_->Clear();
 }
 
-IoChoice IoPattern::Next(stats::Direction dir) {
+IoChoice IoPattern::NextChosen(stats::Direction dir) {
   if (mode_ == Mode::kSequential) return NextSequential(dir);
   return NextRandom(dir);
 }

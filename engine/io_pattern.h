@@ -121,7 +121,10 @@ class IoPattern {
 
   IoChoice Next() { return Next(ChooseDirection()); }
   // The next I/O in direction `dir` (for per-direction rate schedules, which choose directions).
-  IoChoice Next(stats::Direction dir);
+  IoChoice Next(stats::Direction dir) {
+    if (plain_blocks_) return NextPlainBlock(dir);
+    return NextChosen(dir);
+  }
 
   // The direction of the next I/O (rw, rwmixread), for a caller that adjusts it before Next(dir).
   stats::Direction NextDirection() { return ChooseDirection(); }
@@ -133,6 +136,11 @@ class IoPattern {
 
   // Whether this pass over the region has no I/O left (never, for offsets with replacement).
   bool PassDone() const;
+  // How many more I/Os (this one included) the pass is sure to have before PassDone() may become
+  // true: the permutation's draws left, unbounded (UINT64_MAX) with replacement, 0 when only
+  // PassDone() can tell (sequential, the random map, rw=randread:N runs). The worker's loop asks
+  // this once and then skips its per-I/O pass checks for that many I/Os.
+  uint64_t SureIosLeft() const;
   // Begins a new pass: the sequential position back at the start, the random map empty, the
   // permutation at its first block.
   void Restart();
@@ -145,6 +153,23 @@ class IoPattern {
 
  private:
   static constexpr uint64_t kDone = UINT64_MAX;
+
+  IoChoice NextChosen(stats::Direction dir);
+  // The default job's case (plain_blocks_): one file, one block size per direction, offsets that
+  // are whole blocks of rand_unit_ (its own alignment) and always fit, no rw=randread:N runs; the
+  // block from the permutation or the uniform distribution is the offset, with no division.
+  IoChoice NextPlainBlock(stats::Direction dir) {
+    uint64_t block;
+    if (mode_ == Mode::kPermutation) {
+      if (draws_ >= permutation_.blocks()) Restart();
+      ++draws_;
+      block = permutation_.Next();
+    } else {
+      block = distribution_->Next();
+    }
+    return IoChoice{dir, SmallestOf(dir), 0, region_offset_ + block * rand_unit_};
+  }
+  static bool PlainBlocks(const IoPattern& p);
 
   stats::Direction ChooseDirection() {
     if (trim_) return stats::Direction::kTrim;
@@ -205,7 +230,8 @@ class IoPattern {
   uint64_t run_left_ = 0;
   uint32_t last_file_ = 0;
   uint64_t last_end_ = 0;
-  uint64_t draws_ = 0;  // permutation draws this pass
+  uint64_t draws_ = 0;         // permutation draws this pass
+  bool plain_blocks_ = false;  // NextPlainBlock serves every I/O
   BlockPermutation permutation_;
   std::optional<BlockMap> map_;                    // kMapped
   std::optional<BlockDistribution> distribution_;  // kDistribution

@@ -107,15 +107,6 @@ BlockDistribution::BlockDistribution(const DistributionSpec& spec, uint64_t bloc
   }
 }
 
-double BlockDistribution::Uniform01() {
-  // splitmix64: (0, 1) from the top 53 bits.
-  uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return (static_cast<double>(z >> 11) + 0.5) / 9007199254740992.0;
-}
-
 double BlockDistribution::H(double x) const { return std::exp(-spec_.value * std::log(x)); }
 
 double BlockDistribution::HIntegral(double x) const {
@@ -129,11 +120,11 @@ double BlockDistribution::HIntegralInverse(double x) const {
   return std::exp(Helper1(t) * x);
 }
 
-uint64_t BlockDistribution::Next() {
+uint64_t BlockDistribution::NextSkewed() {
   const double n = static_cast<double>(blocks_);
   switch (spec_.kind) {
     case DistributionKind::kRandom:
-      return static_cast<uint64_t>(Uniform01() * n) % blocks_;
+      return Next();
     case DistributionKind::kZoned:
     case DistributionKind::kZonedAbs: {
       // fio: a percent 1..100 picks the zone, then uniform within it (in a file picked uniformly).

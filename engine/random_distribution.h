@@ -40,10 +40,27 @@ class BlockDistribution {
   BlockDistribution(const DistributionSpec& spec, uint64_t blocks, uint64_t seed,
                     uint64_t block_bytes = 1, uint64_t files = 1);
   // The next block in [0, blocks).
-  uint64_t Next();
+  uint64_t Next() {
+    if (spec_.kind == DistributionKind::kRandom) {
+      // Uniform: the top of the 128-bit product (no division, no floating point).
+      __extension__ typedef unsigned __int128 Wide;
+      return static_cast<uint64_t>((static_cast<Wide>(Bits()) * blocks_) >> 64);
+    }
+    return NextSkewed();
+  }
 
  private:
-  double Uniform01();  // (0, 1)
+  uint64_t NextSkewed();
+  // splitmix64's next 64 bits.
+  uint64_t Bits() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double Uniform01() {  // (0, 1) from the top 53 bits
+    return (static_cast<double>(Bits() >> 11) + 0.5) / 9007199254740992.0;
+  }
   uint64_t Wrap(uint64_t rank) const { return (rank + offset_) % blocks_; }
   double H(double x) const;
   double HIntegral(double x) const;

@@ -62,9 +62,7 @@ Worker::~Worker() {
   std::free(backlog_buffer_);
 }
 
-void Worker::QueueRedo() {
-  batch_count_ = 0;
-  // Resubmissions first: the remainder of short transfers and -EAGAIN.
+void Worker::QueueRedos() {
   while (redo_count_ > 0) {
     const uint32_t s = redo_[--redo_count_];
     const Slot& slot = slots_[s];
@@ -81,6 +79,23 @@ void Worker::QueueRedo() {
 }
 
 void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit) {
+  if (issue_features_) {
+    FillBatchFeatures(issue_new, issued_bytes, bytes_limit);
+    return;
+  }
+  QueueRedo();
+  new_in_batch_ = 0;
+  while (issue_new && free_count_ > 0 && slots_.size() - free_count_ < issue_cap_ &&
+         (bytes_limit == 0 || issued_bytes < bytes_limit) && LoopGoesOn()) {
+    const IoChoice c = pattern_.Next();
+    issued_bytes += c.bs;
+    loop_bytes_ += c.bs;
+    ++issued_ios_;
+    QueueNew(c, 0);
+  }
+}
+
+void Worker::FillBatchFeatures(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit) {
   QueueRedo();
   new_in_batch_ = 0;
   zbd_wait_ = false;
@@ -135,9 +150,17 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
   slot.ioprio = prio.ioprio;
   slot.cmdprio = prio.chosen;
   char* buffer = buffers_ + static_cast<size_t>(s) * buffer_size_;
-  if (spec_.verify != VerifyKind::kNone && c.dir == stats::Direction::kWrite) {
+  if (buffer_features_ && c.dir == stats::Direction::kWrite) FillWriteBuffer(buffer, c);
+  batch_[batch_count_++] =
+      IoRequest{s, c.dir, c.file, c.offset, c.bs, buffer, &slot.stamps, prio.ioprio, prio.chosen};
+  ++new_in_batch_;
+  return slot;
+}
+
+void Worker::FillWriteBuffer(char* buffer, const IoChoice& c) {
+  if (spec_.verify != VerifyKind::kNone) {
     FillVerifiedBlock(buffer, c.bs, c.offset, c.file, write_seed_, spec_.VerifyLayout());
-  } else if (spec_.refill_buffers && c.dir == stats::Direction::kWrite && !content_.Fixed()) {
+  } else if (spec_.refill_buffers && !content_.Fixed()) {
     // fio's refill_buffers: new data for every write (no two writes alike).
     if (dedupe_) {
       dedupe_->Fill(content_, buffer, c.bs, refill_);
@@ -145,10 +168,6 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
       content_.Fill(buffer, c.bs, refill_);
     }
   }
-  batch_[batch_count_++] =
-      IoRequest{s, c.dir, c.file, c.offset, c.bs, buffer, &slot.stamps, prio.ioprio, prio.chosen};
-  ++new_in_batch_;
-  return slot;
 }
 
 bool Worker::Failed() const { return engine_error_ != 0 || failed_io_ || !rate_shortfall_.empty(); }
@@ -185,6 +204,7 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
   }
   cpu_from_ = SampleCpu();
   record_from_ns_ = times.record_from_ns;
+  SetFeatureFlags();  // after JoinFlow
   if (!plan_.schedules.empty()) {
     RunOpenLoop(times, stop);
   } else {
@@ -280,17 +300,21 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
     }
     const uint64_t now = n > 0 ? completions_[0].done_ns : Clock::NowNs();
     if (!Complete(n, times.record_from_ns, &in_flight)) stopping = true;
-    if (n > 0 && !CheckRateFloor(now)) stopping = true;
-    if (lat_.enabled() && !stopping) {
-      if (!LatencyRound(now, in_flight)) stopping = true;
-      // fio's reset restarts the job's clock: the runtime counts again from it.
-      if (stats_reset_ns_ != 0 && stop_at_ns != 0) stop_at_ns = stats_reset_ns_ + spec_.runtime_ns;
-    }
-    if (spec_.thinktime_ns != 0 && n > 0 && !stopping) {
-      since_think_ += static_cast<uint32_t>(n);
-      if (since_think_ >= spec_.thinktime_blocks) {
-        since_think_ = 0;
-        Think(stop);
+    if (round_features_) {
+      if (n > 0 && !CheckRateFloor(now)) stopping = true;
+      if (lat_.enabled() && !stopping) {
+        if (!LatencyRound(now, in_flight)) stopping = true;
+        // fio's reset restarts the job's clock: the runtime counts again from it.
+        if (stats_reset_ns_ != 0 && stop_at_ns != 0) {
+          stop_at_ns = stats_reset_ns_ + spec_.runtime_ns;
+        }
+      }
+      if (spec_.thinktime_ns != 0 && n > 0 && !stopping) {
+        since_think_ += static_cast<uint32_t>(n);
+        if (since_think_ >= spec_.thinktime_blocks) {
+          since_think_ = 0;
+          Think(stop);
+        }
       }
     }
     if (stop_at_ns != 0 && now >= stop_at_ns) ended_by_time_ = stopping = true;
@@ -329,48 +353,22 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     const IoCompletion& c = completions_[static_cast<size_t>(i)];
     Slot& slot = slots_[c.slot];
     int64_t res = c.result;
-    if ((res == -EAGAIN && retries_eagain_) || (res > 0 && slot.done + res < slot.len)) {
-      if (res > 0) slot.done += static_cast<uint32_t>(res);
-      redo_[redo_count_++] = c.slot;
-      continue;
+    // The usual case: the whole (remaining) transfer done.
+    if (res <= 0 || slot.done + static_cast<uint64_t>(res) != slot.len) [[unlikely]] {
+      if (Resubmits(c.slot, slot, &res)) continue;
     }
-    if (res == 0 && slot.len > 0) res = -EIO;  // end of file: fio's "full resid" error
     --*in_flight;
     free_[free_count_++] = c.slot;
     slot.taken = false;
     if (zbd_) zbd_->Completed(slot.dir, slot.offset, slot.len);
-    if (res < 0) {
-      const int err = static_cast<int>(-res);
-      const bool goes_on = spec_.KeepsGoing(slot.dir, err);
-      if (!goes_on && spec_.fill_device && (err == ENOSPC || err == EDQUOT)) {
-        ok = false;  // fio's fill_device: full is the end of the job, not an error
-        continue;
-      }
-      rec.RecordError(err);
-      if (!goes_on || spec_.error_dump)
-        ReportIoError(slot.file, slot.dir, slot.offset, slot.len, err);
-      if (!goes_on) {
-        ok = false;
-        failed_io_ = true;
-      }
+    if (res < 0) [[unlikely]] {
+      if (!Failed(slot, static_cast<int>(-res))) ok = false;
       continue;
     }
-    // A mixed job's own reads are not checked (fio checks only what its verify list reads).
-    if (spec_.verify != VerifyKind::kNone && slot.dir == stats::Direction::kRead &&
-        !spec_.HasWrites() &&
-        !CheckBlock(buffers_ + static_cast<size_t>(c.slot) * buffer_size_, slot.len, slot.offset,
-                    slot.file) &&
-        !spec_.KeepsGoing(stats::Direction::kRead, EILSEQ)) {
-      ok = false;
-      failed_io_ = true;
-    }
-    if (lat_.enabled() && !LatencyCompleted(slot, c.done_ns)) ok = false;
-    if (spec_.fill_device && slot.dir == stats::Direction::kWrite) {
-      fill_end_ = std::max(fill_end_, slot.offset + slot.len);
-    }
+    if (completion_features_ && !CompletedBefore(c.slot, slot, c.done_ns)) ok = false;
     const uint64_t done = c.done_ns;
     if (done >= record_from_ns) {
-      if (slot.dir != stats::Direction::kTrim) {
+      if (completion_features_ && slot.dir != stats::Direction::kTrim) {
         const size_t d = slot.dir == stats::Direction::kRead ? 0 : 1;
         done_bytes_[d] += slot.len;
         ++done_ios_[d];
@@ -391,23 +389,68 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
         }
       }
     }
-    if (((spec_.verify_backlog != 0 && spec_.do_verify) || verify_each_loop_) &&
-        slot.dir == stats::Direction::kWrite) {
-      QueueWritten(Written{slot.file, slot.offset, slot.len});
-      if (spec_.verify_backlog != 0 && backlog_.size() >= spec_.verify_backlog &&
-          !VerifyBacklog()) {
-        ok = false;
-        failed_io_ = true;
-      }
-    }
-    const uint32_t sync_every = spec_.fsync_every != 0 ? spec_.fsync_every : spec_.fdatasync_every;
-    if (sync_every != 0 && slot.dir == stats::Direction::kWrite &&
-        ++writes_since_sync_[slot.file] >= sync_every) {
-      writes_since_sync_[slot.file] = 0;
-      SyncFile(slot.file);
-    }
+    if (completion_features_ && !CompletedAfter(slot)) ok = false;
   }
   rec.SetInFlight(*in_flight);
+  return ok;
+}
+
+bool Worker::Resubmits(uint32_t slot_index, Slot& slot, int64_t* res) {
+  const int64_t r = *res;
+  if ((r == -EAGAIN && retries_eagain_) || (r > 0 && slot.done + r < slot.len)) {
+    if (r > 0) slot.done += static_cast<uint32_t>(r);
+    redo_[redo_count_++] = slot_index;
+    return true;
+  }
+  if (r == 0 && slot.len > 0) *res = -EIO;  // end of file: fio's "full resid" error
+  return false;
+}
+
+bool Worker::Failed(const Slot& slot, int err) {
+  const bool goes_on = spec_.KeepsGoing(slot.dir, err);
+  if (!goes_on && spec_.fill_device && (err == ENOSPC || err == EDQUOT)) {
+    return false;  // fio's fill_device: full is the end of the job, not an error
+  }
+  recorder_->RecordError(err);
+  if (!goes_on || spec_.error_dump) ReportIoError(slot.file, slot.dir, slot.offset, slot.len, err);
+  if (!goes_on) failed_io_ = true;
+  return goes_on;
+}
+
+bool Worker::CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t done_ns) {
+  bool ok = true;
+  // A mixed job's own reads are not checked (fio checks only what its verify list reads).
+  if (spec_.verify != VerifyKind::kNone && slot.dir == stats::Direction::kRead &&
+      !spec_.HasWrites() &&
+      !CheckBlock(buffers_ + static_cast<size_t>(slot_index) * buffer_size_, slot.len, slot.offset,
+                  slot.file) &&
+      !spec_.KeepsGoing(stats::Direction::kRead, EILSEQ)) {
+    ok = false;
+    failed_io_ = true;
+  }
+  if (lat_.enabled() && !LatencyCompleted(slot, done_ns)) ok = false;
+  if (spec_.fill_device && slot.dir == stats::Direction::kWrite) {
+    fill_end_ = std::max(fill_end_, slot.offset + slot.len);
+  }
+  return ok;
+}
+
+bool Worker::CompletedAfter(const Slot& slot) {
+  bool ok = true;
+  if (((spec_.verify_backlog != 0 && spec_.do_verify) || verify_each_loop_) &&
+      slot.dir == stats::Direction::kWrite) {
+    QueueWritten(Written{slot.file, slot.offset, slot.len});
+    if (spec_.verify_backlog != 0 && backlog_.size() >= spec_.verify_backlog && !VerifyBacklog()) {
+      ok = false;
+      failed_io_ = true;
+    }
+  }
+  const uint32_t sync_every = spec_.fsync_every != 0 ? spec_.fsync_every : spec_.fdatasync_every;
+  if (sync_every != 0 && slot.dir == stats::Direction::kWrite &&
+      ++writes_since_sync_[slot.file] >= sync_every) {
+    writes_since_sync_[slot.file] = 0;
+    SyncFile(slot.file);
+  }
   return ok;
 }
 

@@ -168,12 +168,61 @@ class Worker {
     bool cmdprio;     // and whether cmdprio chose it (IoRequest::cmdprio)
     bool taken;       // queued or in flight (from QueueNew until its completion frees it)
   };
+  // The closed loop's batch: resubmissions, then new I/Os while slots are free and the job goes
+  // on. A job without issue features (issue_features_) takes the pattern's next I/O and nothing
+  // else; FillBatchFeatures is the same loop with them (flow, serialize_overlap, zones, strides,
+  // file operations, trims).
   void FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit);
+  [[gnu::noinline]] void FillBatchFeatures(bool issue_new, uint64_t& issued_bytes,
+                                           uint64_t bytes_limit);
   // Takes a free slot for a new I/O (intended start, or 0 in the closed loop) and appends it to
   // the batch. A free slot must exist.
   Slot& QueueNew(const IoChoice& c, uint64_t intended_ns);
-  void QueueRedo();
-  void RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& stop);
+  // A new batch, beginning with the resubmissions (short transfers, -EAGAIN).
+  void QueueRedo() {
+    batch_count_ = 0;
+    if (redo_count_ > 0) QueueRedos();
+  }
+  [[gnu::noinline]] void QueueRedos();
+  // What a write's buffer is given before it leaves (buffer_features_): verify's header and
+  // pattern, or refill_buffers' (and dedupe's) new data.
+  [[gnu::noinline]] void FillWriteBuffer(char* buffer, const IoChoice& c);
+  // The fixed points of the optional behaviours. Each flag is set once in Prepare from what the
+  // job asks for; a job that asks for none (the default job) runs the loop and nothing else.
+  //   issue_features_: flow, serialize_overlap, zonemode (zbd, strided), file operations, trims
+  //   buffer_features_: verify's or refill_buffers' write contents
+  //   completion_features_: zbd, verify (reads checked, backlog, each loop), latency target,
+  //     fill_device, fsync/fdatasync, the rate floor's counts
+  //   round_features_: the latency target's round, think time, the rate floor's check
+  bool issue_features_ = false;
+  bool buffer_features_ = false;
+  bool completion_features_ = false;
+  bool round_features_ = false;
+  void SetFeatureFlags();
+  // fio's loop checks before each new I/O (NextLoopIfDone), skipped while sure_ios_ I/Os are
+  // known to be allowed (the pass, number_ios and the loop's bytes all have room for them).
+  uint64_t sure_ios_ = 0;
+  bool LoopGoesOn() {
+    if (sure_ios_ > 0) {
+      --sure_ios_;
+      return true;
+    }
+    return NextLoopIfDone();
+  }
+  // After NextLoopIfDone allowed an I/O: how many more are sure to be allowed (sure_ios_).
+  uint64_t SureIosAfterThis() const;
+  // A completion that did not transfer its whole remainder: true when it is resubmitted (a short
+  // transfer or -EAGAIN); else *res becomes the error it ends with (end of file: -EIO).
+  [[gnu::noinline]] bool Resubmits(uint32_t slot_index, Slot& slot, int64_t* res);
+  // A failed completion (-err): counted, reported, and whether the worker goes on.
+  [[gnu::noinline]] bool Failed(const Slot& slot, int err);
+  // A successful completion's features before it is recorded (verify's read check, the latency
+  // target, fill_device) and after (verify's written list, syncs); false when the worker stops.
+  [[gnu::noinline]] bool CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t done_ns);
+  [[gnu::noinline]] bool CompletedAfter(const Slot& slot);
+  // Flattened: the round's calls (FillBatch, QueueNew, SubmitBatch, Complete) inlined into it, so
+  // the default job pays no call for them; what is cold is marked noinline.
+  [[gnu::flatten]] void RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& stop);
   void RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop);
   // This thread's cumulative CPU use, elapsed_ns being the monotonic clock.
   static stats::CpuUsage SampleCpu();
@@ -186,7 +235,7 @@ class Worker {
   // A stopping worker's reap when the engine can abandon I/Os: waits for `want` completions until
   // the stop grace ends, then reaps what has completed and abandons the rest (*in_flight becomes
   // 0, each counted as ETIMEDOUT). Returns as Reap (0 once abandoned).
-  int ReapStopping(uint32_t want, size_t max, uint32_t* in_flight);
+  [[gnu::noinline]] int ReapStopping(uint32_t want, size_t max, uint32_t* in_flight);
 
   const JobSpec& spec_;
   WorkerPlan plan_;

@@ -52,7 +52,10 @@ bool Worker::NextLoopIfDone() {
   const bool loop_over =
       (!stride_ && pattern_.PassDone() && !zbd_pending_ && !overlap_pending_) || zbd_eof_ ||
       (!spec_.time_based && plan_.loop_bytes != 0 && loop_bytes_ >= plan_.loop_bytes);
-  if (!loop_over) return true;
+  if (!loop_over) {
+    sure_ios_ = SureIosAfterThis();
+    return true;
+  }
   if (verify_each_loop_ && !loop_verified_) {
     verify_due_ = true;  // the closed loop reads the loop's writes back once none is in flight
     return false;
@@ -79,7 +82,41 @@ bool Worker::NextLoopIfDone() {
   // fio closes every file at the end of a loop and opens it again in the next: the file and
   // directory operation engines operate on each file once more.
   std::fill(operated_.begin(), operated_.end(), 0);
+  sure_ios_ = SureIosAfterThis();
   return true;
+}
+
+// The checks of NextLoopIfDone that can end the job before an I/O, counted ahead: the pass
+// (IoPattern::SureIosLeft), number_ios and the loop's bytes (at most the largest block each). An
+// I/O this allows has been checked; the count is of those after it. The worker's features that end
+// a pass otherwise (zones, strides, overlaps) take FillBatchFeatures, which never uses the count.
+uint64_t Worker::SureIosAfterThis() const {
+  if (issue_features_) return 0;
+  uint64_t sure = pattern_.SureIosLeft();
+  if (sure == 0) return 0;
+  --sure;  // this I/O
+  if (spec_.number_ios != 0 && !spec_.time_based) {
+    const uint64_t limit = spec_.number_ios * uint64_t{spec_.loops};
+    sure = std::min(sure, limit > issued_ios_ + 1 ? limit - issued_ios_ - 1 : 0);
+  }
+  if (!spec_.time_based && plan_.loop_bytes != 0) {
+    const uint64_t left = plan_.loop_bytes > loop_bytes_ ? plan_.loop_bytes - loop_bytes_ : 0;
+    sure = std::min<uint64_t>(sure, left > 0 ? (left - 1) / spec_.MaxBlockSize() : 0);
+  }
+  return sure;
+}
+
+void Worker::SetFeatureFlags() {
+  issue_features_ = flow_.Joined() || spec_.serialize_overlap || zbd_.has_value() ||
+                    stride_.has_value() || operates_on_files_ || spec_.HasTrims();
+  buffer_features_ =
+      spec_.verify != VerifyKind::kNone || (spec_.refill_buffers && !content_.Fixed());
+  const bool syncs = spec_.fsync_every != 0 || spec_.fdatasync_every != 0;
+  completion_features_ = zbd_.has_value() || spec_.verify != VerifyKind::kNone ||
+                         verify_each_loop_ || lat_.enabled() || spec_.fill_device || syncs ||
+                         has_floor_;
+  round_features_ = has_floor_ || lat_.enabled() || spec_.thinktime_ns != 0;
+  sure_ios_ = 0;
 }
 
 bool Worker::OverlapsInFlight(const IoChoice& c) const {

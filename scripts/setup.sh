@@ -21,7 +21,7 @@ run_packages=(
 test_packages=(
   clang make git googletest libgtest-dev nlohmann-json3-dev
   fio python3 python3-numpy python3-pandas
-  util-linux hyperfine strace
+  util-linux hyperfine strace valgrind
   nbdkit libnbd-bin libnbd-dev fuse3 e2fsprogs fdisk lvm2 mdadm
   prometheus chromium tmux
   dpkg-dev file man-db groff zsh bash-completion
