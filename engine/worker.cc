@@ -32,18 +32,18 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
       recorder_(std::make_unique<stats::Recorder>()),
       pattern_(spec, PatternOf(spec, plan_),
                spec.randseed + 0x9e3779b97f4a7c15ull * (plan_.index + 1)),
-      lat_(spec),
-      has_floor_(spec.rate_min[0].Any() || spec.rate_min[1].Any()) {
+      lat_(spec) {
+  if (RateFloor::Enabled(spec)) floor_.emplace(spec, plan_.index);
   if (spec.ioprio >= 0 || spec.ioprio_class >= 0) {
-    job_ioprio_ = IoprioValue(std::max(spec.ioprio_class, 0), std::max(spec.ioprio, 0));
+    prio_.job_ioprio = IoprioValue(std::max(spec.ioprio_class, 0), std::max(spec.ioprio, 0));
   }
   if (spec.cmdprio.Any()) {
     // Before the run (the interval clock reads the recorder from then on).
-    cmdprio_.emplace(spec.cmdprio, job_ioprio_, spec.HasReads(), spec.HasWrites());
+    prio_.cmdprio.emplace(spec.cmdprio, prio_.job_ioprio, spec.HasReads(), spec.HasWrites());
     for (const stats::Direction d : {stats::Direction::kRead, stats::Direction::kWrite}) {
-      recorder_->SetPriorities(d, cmdprio_->Priorities(d));
+      recorder_->SetPriorities(d, prio_.cmdprio->Priorities(d));
     }
-    cmdprio_rng_ = FastRandom(spec.randseed ^ 0x636d647072696full * (plan_.index + 1));
+    prio_.rng = FastRandom(spec.randseed ^ 0x636d647072696full * (plan_.index + 1));
   }
   if (Strided(spec, plan_)) {
     const uint64_t file_end =
@@ -58,39 +58,40 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
 
 Worker::~Worker() {
   engine_.reset();  // first: I/Os still in flight after an engine failure target the buffers
-  std::free(buffers_);
-  std::free(backlog_buffer_);
+  std::free(data_.buffers);
+  std::free(verify_.backlog_buffer);
 }
 
 void Worker::QueueRedos() {
   while (redo_count_ > 0) {
     const uint32_t s = redo_[--redo_count_];
     const Slot& slot = slots_[s];
-    batch_[batch_count_++] = IoRequest{s,
-                                       slot.dir,
-                                       slot.file,
-                                       slot.offset + slot.done,
-                                       slot.len - slot.done,
-                                       buffers_ + static_cast<size_t>(s) * buffer_size_ + slot.done,
-                                       &redo_stamps_,  // the I/O keeps its first stamps
-                                       slot.ioprio,
-                                       slot.cmdprio};
+    batch_[batch_count_++] =
+        IoRequest{s,
+                  slot.dir,
+                  slot.file,
+                  slot.offset + slot.done,
+                  slot.len - slot.done,
+                  data_.buffers + static_cast<size_t>(s) * data_.size + slot.done,
+                  &redo_stamps_,  // the I/O keeps its first stamps
+                  slot.ioprio,
+                  slot.cmdprio};
   }
 }
 
 void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit) {
-  if (issue_features_) {
+  if (features_.issue) {
     FillBatchFeatures(issue_new, issued_bytes, bytes_limit);
     return;
   }
   QueueRedo();
   new_in_batch_ = 0;
-  while (issue_new && free_count_ > 0 && slots_.size() - free_count_ < issue_cap_ &&
+  while (issue_new && free_count_ > 0 && slots_.size() - free_count_ < lt_.issue_cap &&
          (bytes_limit == 0 || issued_bytes < bytes_limit) && LoopGoesOn()) {
     const IoChoice c = pattern_.Next();
     issued_bytes += c.bs;
-    loop_bytes_ += c.bs;
-    ++issued_ios_;
+    passes_.loop_bytes += c.bs;
+    ++passes_.issued_ios;
     QueueNew(c, 0);
   }
 }
@@ -98,11 +99,11 @@ void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_li
 void Worker::FillBatchFeatures(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit) {
   QueueRedo();
   new_in_batch_ = 0;
-  zbd_wait_ = false;
-  trims_in_batch_ = 0;
+  zoned_.wait = false;
+  trims_.in_batch = 0;
   flow_held_ = false;
-  while (issue_new && free_count_ > 0 && slots_.size() - free_count_ < issue_cap_ &&
-         (bytes_limit == 0 || issued_bytes < bytes_limit) && trims_in_batch_ < spec_.iodepth &&
+  while (issue_new && free_count_ > 0 && slots_.size() - free_count_ < lt_.issue_cap &&
+         (bytes_limit == 0 || issued_bytes < bytes_limit) && trims_.in_batch < spec_.iodepth &&
          NextLoopIfDone()) {
     if (!flow_.MayIssue()) {
       flow_held_ = true;
@@ -121,13 +122,13 @@ void Worker::FillBatchFeatures(bool issue_new, uint64_t& issued_bytes, uint64_t 
       overlap_pending_ = c;  // after completions (one that overlaps is in flight)
       break;
     }
-    if (operates_on_files_ && !operated_[c.file] && !OperateOnce(c.file)) break;
+    if (fileops_.on && !fileops_.operated[c.file] && !OperateOnce(c.file)) break;
     issued_bytes += c.bs;
-    loop_bytes_ += c.bs;
-    ++issued_ios_;
+    passes_.loop_bytes += c.bs;
+    ++passes_.issued_ios;
     if (c.dir == stats::Direction::kTrim) {
       Trim(c);  // synchronous, no slot
-      ++trims_in_batch_;
+      ++trims_.in_batch;
       continue;
     }
     QueueNew(c, 0);
@@ -144,13 +145,13 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
   slot.dir = c.dir;
   slot.intended_ns = intended_ns;
   slot.taken = true;
-  CmdPrio::Choice prio{job_ioprio_, 0, false};
-  if (cmdprio_) prio = cmdprio_->Choose(c.dir, c.bs, cmdprio_rng_.Below(100));
+  CmdPrio::Choice prio{prio_.job_ioprio, 0, false};
+  if (prio_.cmdprio) prio = prio_.cmdprio->Choose(c.dir, c.bs, prio_.rng.Below(100));
   slot.prio = prio.index;
   slot.ioprio = prio.ioprio;
   slot.cmdprio = prio.chosen;
-  char* buffer = buffers_ + static_cast<size_t>(s) * buffer_size_;
-  if (buffer_features_ && c.dir == stats::Direction::kWrite) FillWriteBuffer(buffer, c);
+  char* buffer = data_.buffers + static_cast<size_t>(s) * data_.size;
+  if (features_.buffer && c.dir == stats::Direction::kWrite) FillWriteBuffer(buffer, c);
   batch_[batch_count_++] =
       IoRequest{s, c.dir, c.file, c.offset, c.bs, buffer, &slot.stamps, prio.ioprio, prio.chosen};
   ++new_in_batch_;
@@ -159,18 +160,20 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
 
 void Worker::FillWriteBuffer(char* buffer, const IoChoice& c) {
   if (spec_.verify != VerifyKind::kNone) {
-    FillVerifiedBlock(buffer, c.bs, c.offset, c.file, write_seed_, spec_.VerifyLayout());
-  } else if (spec_.refill_buffers && !content_.Fixed()) {
+    FillVerifiedBlock(buffer, c.bs, c.offset, c.file, verify_.write_seed, spec_.VerifyLayout());
+  } else if (spec_.refill_buffers && !data_.content.Fixed()) {
     // fio's refill_buffers: new data for every write (no two writes alike).
-    if (dedupe_) {
-      dedupe_->Fill(content_, buffer, c.bs, refill_);
+    if (data_.dedupe) {
+      data_.dedupe->Fill(data_.content, buffer, c.bs, data_.refill);
     } else {
-      content_.Fill(buffer, c.bs, refill_);
+      data_.content.Fill(buffer, c.bs, data_.refill);
     }
   }
 }
 
-bool Worker::Failed() const { return engine_error_ != 0 || failed_io_ || !rate_shortfall_.empty(); }
+bool Worker::Failed() const {
+  return engine_error_ != 0 || failed_io_ || !rate_shortfall().empty();
+}
 
 void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
   if (!spec_.cpus_allowed.empty() || !numa_cpus_.empty()) {
@@ -202,7 +205,7 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
     timespec ts{0, static_cast<long>(slice)};
     nanosleep(&ts, nullptr);
   }
-  cpu_from_ = SampleCpu();
+  cpu_.from = SampleCpu();
   record_from_ns_ = times.record_from_ns;
   SetFeatureFlags();  // after JoinFlow
   if (!plan_.schedules.empty()) {
@@ -213,11 +216,11 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
     // loop's when the I/O ended otherwise (io_size); not after the runtime ended it, as fio.
     if (spec_.verify != VerifyKind::kNone && spec_.do_verify && spec_.HasWrites() &&
         engine_error_ == 0 && !Stopped(stop) && !spec_.NeverVerifies() &&
-        !(verify_each_loop_ && (ended_by_time_ || failed_io_))) {
+        !(verify_.each_loop && (ended_by_time_ || failed_io_))) {
       VerifyPass(stop);
     }
   }
-  cpu_ = SampleCpu().Since(cpu_from_);
+  cpu_.used = SampleCpu().Since(cpu_.from);
   flow_.Leave();
 }
 
@@ -252,8 +255,8 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
   bool stopping = false, draining = false;
   stats::Recorder& rec = *recorder_;
   uint64_t stop_at_ns = times.stop_at_ns;  // moved by a latency target's statistics reset
-  lat_.Start(Clock::NowNs(), lat_ios_);    // fio's lat_target_init
-  issue_cap_ = lat_.limit();
+  lat_.Start(Clock::NowNs(), lt_.ios);     // fio's lat_target_init
+  lt_.issue_cap = lat_.limit();
 
   for (;;) {
     if (in_flight <= low) draining = false;
@@ -270,27 +273,27 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
         }
         continue;
       }
-      if (zbd_ && !stopping && (zbd_eof_ || zbd_wait_)) {
+      if (zbd_ && !stopping && (zoned_.eof || zoned_.wait)) {
         if (!ZonedIdle(stop, stop_at_ns)) stopping = true;
         continue;
       }
-      if (verify_due_ && !stopping) {
+      if (verify_.due && !stopping) {
         // fio's do_verify between loops: this loop's writes read back before the next one.
-        verify_due_ = false;
-        loop_verified_ = true;
+        verify_.due = false;
+        verify_.loop_verified = true;
         if (!VerifyWritten(stop, stop_at_ns)) stopping = true;
         continue;
       }
       // Trims are done as they are chosen: nothing in flight, but the job goes on.
-      if (trims_in_batch_ == 0 || stopping) break;
-      if (trim_failed_ || (stop_at_ns != 0 && Clock::NowNs() >= stop_at_ns) || Stopped(stop)) {
+      if (trims_.in_batch == 0 || stopping) break;
+      if (trims_.failed || (stop_at_ns != 0 && Clock::NowNs() >= stop_at_ns) || Stopped(stop)) {
         stopping = true;
       }
       continue;
     }
     const uint32_t want = in_flight < complete_min ? in_flight : complete_min;
     const int n =
-        stopping && can_abandon_
+        stopping && traits_.can_abandon
             ? ReapStopping(want, complete_max, &in_flight)
             : engine_->Reap(std::span<IoCompletion>(completions_.data(), complete_max), want);
     if (n < 0) {
@@ -300,13 +303,13 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
     }
     const uint64_t now = n > 0 ? completions_[0].done_ns : Clock::NowNs();
     if (!Complete(n, times.record_from_ns, &in_flight)) stopping = true;
-    if (round_features_) {
+    if (features_.round) {
       if (n > 0 && !CheckRateFloor(now)) stopping = true;
       if (lat_.enabled() && !stopping) {
         if (!LatencyRound(now, in_flight)) stopping = true;
         // fio's reset restarts the job's clock: the runtime counts again from it.
-        if (stats_reset_ns_ != 0 && stop_at_ns != 0) {
-          stop_at_ns = stats_reset_ns_ + spec_.runtime_ns;
+        if (lt_.stats_reset_ns != 0 && stop_at_ns != 0) {
+          stop_at_ns = lt_.stats_reset_ns + spec_.runtime_ns;
         }
       }
       if (spec_.thinktime_ns != 0 && n > 0 && !stopping) {
@@ -347,7 +350,7 @@ bool Worker::SubmitBatch(uint32_t* in_flight) {
 bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
   stats::Recorder& rec = *recorder_;
   if (n > 0) ++depths_.complete[stats::IoDepthCounts::BatchIndex(static_cast<uint64_t>(n))];
-  const bool async = asynchronous_;
+  const bool async = traits_.asynchronous;
   bool ok = true;
   for (int i = 0; i < n; ++i) {
     const IoCompletion& c = completions_[static_cast<size_t>(i)];
@@ -362,23 +365,19 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     slot.taken = false;
     if (zbd_) zbd_->Completed(slot.dir, slot.offset, slot.len);
     if (res < 0) [[unlikely]] {
-      if (!Failed(slot, static_cast<int>(-res))) ok = false;
+      if (!CompletionFailed(slot, static_cast<int>(-res))) ok = false;
       continue;
     }
-    if (completion_features_ && !CompletedBefore(c.slot, slot, c.done_ns)) ok = false;
+    if (features_.completion && !CompletedBefore(c.slot, slot, c.done_ns)) ok = false;
     const uint64_t done = c.done_ns;
     if (done >= record_from_ns) {
-      if (completion_features_ && slot.dir != stats::Direction::kTrim) {
-        const size_t d = slot.dir == stats::Direction::kRead ? 0 : 1;
-        done_bytes_[d] += slot.len;
-        ++done_ios_[d];
-      }
+      if (floor_) floor_->Count(slot.dir, slot.len);
       const IoStamps& st = slot.stamps;
-      if (operates_on_files_) {
+      if (fileops_.on) {
         rec.RecordUntimed(slot.dir, slot.len);  // fio's FIO_NOSTATS: the file operation is timed
       } else {
         rec.RecordClat(slot.dir, done - st.issued_ns, slot.len);
-        if (cmdprio_) rec.RecordPrio(slot.dir, slot.prio, done - st.issued_ns);
+        if (prio_.cmdprio) rec.RecordPrio(slot.dir, slot.prio, done - st.issued_ns);
         if (async) rec.RecordSlat(slot.dir, st.issued_ns - st.start_ns);
         // lat: from the intended start (open loop), or from the start when that differs from the
         // issue (asynchronous engines); a synchronous engine's lat is its clat, recorded once.
@@ -389,7 +388,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
         }
       }
     }
-    if (completion_features_ && !CompletedAfter(slot)) ok = false;
+    if (features_.completion && !CompletedAfter(slot)) ok = false;
   }
   rec.SetInFlight(*in_flight);
   return ok;
@@ -397,7 +396,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
 
 bool Worker::Resubmits(uint32_t slot_index, Slot& slot, int64_t* res) {
   const int64_t r = *res;
-  if ((r == -EAGAIN && retries_eagain_) || (r > 0 && slot.done + r < slot.len)) {
+  if ((r == -EAGAIN && traits_.retries_eagain) || (r > 0 && slot.done + r < slot.len)) {
     if (r > 0) slot.done += static_cast<uint32_t>(r);
     redo_[redo_count_++] = slot_index;
     return true;
@@ -406,7 +405,7 @@ bool Worker::Resubmits(uint32_t slot_index, Slot& slot, int64_t* res) {
   return false;
 }
 
-bool Worker::Failed(const Slot& slot, int err) {
+bool Worker::CompletionFailed(const Slot& slot, int err) {
   const bool goes_on = spec_.KeepsGoing(slot.dir, err);
   if (!goes_on && spec_.fill_device && (err == ENOSPC || err == EDQUOT)) {
     return false;  // fio's fill_device: full is the end of the job, not an error
@@ -422,8 +421,8 @@ bool Worker::CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t don
   // A mixed job's own reads are not checked (fio checks only what its verify list reads).
   if (spec_.verify != VerifyKind::kNone && slot.dir == stats::Direction::kRead &&
       !spec_.HasWrites() &&
-      !CheckBlock(buffers_ + static_cast<size_t>(slot_index) * buffer_size_, slot.len, slot.offset,
-                  slot.file) &&
+      !CheckBlock(data_.buffers + static_cast<size_t>(slot_index) * data_.size, slot.len,
+                  slot.offset, slot.file) &&
       !spec_.KeepsGoing(stats::Direction::kRead, EILSEQ)) {
     ok = false;
     failed_io_ = true;
@@ -437,18 +436,19 @@ bool Worker::CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t don
 
 bool Worker::CompletedAfter(const Slot& slot) {
   bool ok = true;
-  if (((spec_.verify_backlog != 0 && spec_.do_verify) || verify_each_loop_) &&
+  if (((spec_.verify_backlog != 0 && spec_.do_verify) || verify_.each_loop) &&
       slot.dir == stats::Direction::kWrite) {
     QueueWritten(Written{slot.file, slot.offset, slot.len});
-    if (spec_.verify_backlog != 0 && backlog_.size() >= spec_.verify_backlog && !VerifyBacklog()) {
+    if (spec_.verify_backlog != 0 && verify_.backlog.size() >= spec_.verify_backlog &&
+        !VerifyBacklog()) {
       ok = false;
       failed_io_ = true;
     }
   }
   const uint32_t sync_every = spec_.fsync_every != 0 ? spec_.fsync_every : spec_.fdatasync_every;
   if (sync_every != 0 && slot.dir == stats::Direction::kWrite &&
-      ++writes_since_sync_[slot.file] >= sync_every) {
-    writes_since_sync_[slot.file] = 0;
+      ++sync_.writes_since[slot.file] >= sync_every) {
+    sync_.writes_since[slot.file] = 0;
     SyncFile(slot.file);
   }
   return ok;

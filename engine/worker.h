@@ -44,6 +44,7 @@
 #include "engine/io_pattern.h"
 #include "engine/job_spec.h"
 #include "engine/latency_target.h"
+#include "engine/rate_floor.h"
 #include "engine/rate_schedule.h"
 #include "engine/zbd_access.h"
 #include "engine/zone_stride.h"
@@ -111,42 +112,45 @@ class Worker {
   int engine_error() const { return engine_error_; }
   // I/Os still in flight kStopGraceNs after the worker began to stop, given up (each counted as
   // an ETIMEDOUT error); valid once Run has returned.
-  uint64_t abandoned() const { return abandoned_; }
+  uint64_t abandoned() const { return grace_.abandoned; }
   // How long a stopping worker waits for its I/Os in flight when the engine can abandon them.
   static constexpr uint64_t kStopGraceNs = 1'000'000'000;
   // CPU use of the worker's thread over Run(); valid once Run has returned.
-  const stats::CpuUsage& cpu() const { return cpu_; }
+  const stats::CpuUsage& cpu() const { return cpu_.used; }
   // Queue depths and batch sizes over Run(); valid once Run has returned.
   const stats::IoDepthCounts& depths() const { return depths_; }
   // --verify: blocks checked (as read, or read back after the writes with do_verify), and the
   // first block that failed a check, "" if none ("offset N of file K: why").
-  uint64_t verified_blocks() const { return verified_blocks_; }
-  const std::string& verify_failure() const { return verify_failure_; }
+  uint64_t verified_blocks() const { return verify_.verified_blocks; }
+  const std::string& verify_failure() const { return verify_.failure; }
   // --rate_min/--rate_iops_min: why this worker ended early ("" if it did not), in fio's words.
-  const std::string& rate_shortfall() const { return rate_shortfall_; }
+  const std::string& rate_shortfall() const {
+    static const std::string kNone;
+    return floor_ ? floor_->shortfall() : kNone;
+  }
   // Loops (passes over the region) begun after the first: each dropped the region's page cache
   // when invalidate is on. Valid once Run has returned.
-  uint64_t restarts() const { return restarts_; }
+  uint64_t restarts() const { return passes_.restarts; }
   // zonemode=zbd: zones this worker reset (fio's nr_zone_resets); valid once Run has returned.
   uint64_t zone_resets() const { return zbd_ ? zbd_->resets() : 0; }
   // When the do_verify read-back began (Clock::NowNs()), 0 if there was none; valid once Run has
   // returned. The read-backs are recorded as reads.
-  uint64_t verify_start_ns() const { return verify_start_ns_; }
+  uint64_t verify_start_ns() const { return verify_.start_ns; }
   // The read-back phases done (one per loop for JobSpec::VerifiesWrittenEachLoop) and the time
   // spent in them; valid once Run has returned.
-  uint32_t verify_phases() const { return verify_phases_; }
-  uint64_t verify_ns() const { return verify_ns_; }
+  uint32_t verify_phases() const { return verify_.phases; }
+  uint64_t verify_ns() const { return verify_.ns; }
   // fsync/fdatasync calls (--fsync=N, --fdatasync=N) and their latencies in ns.
-  const stats::SampleStats& syncs() const { return syncs_; }
+  const stats::SampleStats& syncs() const { return sync_.stats; }
   // --latency_target: the depth the search ended at (fio's latency_depth; iodepth without it),
   // and, when it reset the statistics for its final window, the recorder's counts at that
   // instant (to subtract from the totals) and when (Clock::NowNs()); nullptr and 0 otherwise.
   // Valid once Run has returned.
   uint32_t latency_depth() const { return lat_.enabled() ? lat_.depth() : spec_.iodepth; }
   const stats::RecorderSnapshot* stats_baseline() const {
-    return stats_reset_ns_ != 0 ? &baseline_ : nullptr;
+    return lt_.stats_reset_ns != 0 ? &lt_.baseline : nullptr;
   }
-  uint64_t stats_reset_ns() const { return stats_reset_ns_; }
+  uint64_t stats_reset_ns() const { return lt_.stats_reset_ns; }
   std::string DescribeEngine() const { return engine_->Describe(); }
   // Tears the engine down (waiting for anything in flight); call on the worker's thread once Run
   // has returned. DescribeEngine() must not be called after.
@@ -169,7 +173,7 @@ class Worker {
     bool taken;       // queued or in flight (from QueueNew until its completion frees it)
   };
   // The closed loop's batch: resubmissions, then new I/Os while slots are free and the job goes
-  // on. A job without issue features (issue_features_) takes the pattern's next I/O and nothing
+  // on. A job without issue features (features_.issue) takes the pattern's next I/O and nothing
   // else; FillBatchFeatures is the same loop with them (flow, serialize_overlap, zones, strides,
   // file operations, trims).
   void FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit);
@@ -184,38 +188,33 @@ class Worker {
     if (redo_count_ > 0) QueueRedos();
   }
   [[gnu::noinline]] void QueueRedos();
-  // What a write's buffer is given before it leaves (buffer_features_): verify's header and
+  // What a write's buffer is given before it leaves (features_.buffer): verify's header and
   // pattern, or refill_buffers' (and dedupe's) new data.
   [[gnu::noinline]] void FillWriteBuffer(char* buffer, const IoChoice& c);
   // The fixed points of the optional behaviours. Each flag is set once in Prepare from what the
   // job asks for; a job that asks for none (the default job) runs the loop and nothing else.
-  //   issue_features_: flow, serialize_overlap, zonemode (zbd, strided), file operations, trims
-  //   buffer_features_: verify's or refill_buffers' write contents
-  //   completion_features_: zbd, verify (reads checked, backlog, each loop), latency target,
+  //   features_.issue: flow, serialize_overlap, zonemode (zbd, strided), file operations, trims
+  //   features_.buffer: verify's or refill_buffers' write contents
+  //   features_.completion: zbd, verify (reads checked, backlog, each loop), latency target,
   //     fill_device, fsync/fdatasync, the rate floor's counts
-  //   round_features_: the latency target's round, think time, the rate floor's check
-  bool issue_features_ = false;
-  bool buffer_features_ = false;
-  bool completion_features_ = false;
-  bool round_features_ = false;
+  //   features_.round: the latency target's round, think time, the rate floor's check
   void SetFeatureFlags();
-  // fio's loop checks before each new I/O (NextLoopIfDone), skipped while sure_ios_ I/Os are
+  // fio's loop checks before each new I/O (NextLoopIfDone), skipped while passes_.sure_ios I/Os are
   // known to be allowed (the pass, number_ios and the loop's bytes all have room for them).
-  uint64_t sure_ios_ = 0;
   bool LoopGoesOn() {
-    if (sure_ios_ > 0) {
-      --sure_ios_;
+    if (passes_.sure_ios > 0) {
+      --passes_.sure_ios;
       return true;
     }
     return NextLoopIfDone();
   }
-  // After NextLoopIfDone allowed an I/O: how many more are sure to be allowed (sure_ios_).
+  // After NextLoopIfDone allowed an I/O: how many more are sure to be allowed (passes_.sure_ios).
   uint64_t SureIosAfterThis() const;
   // A completion that did not transfer its whole remainder: true when it is resubmitted (a short
   // transfer or -EAGAIN); else *res becomes the error it ends with (end of file: -EIO).
   [[gnu::noinline]] bool Resubmits(uint32_t slot_index, Slot& slot, int64_t* res);
   // A failed completion (-err): counted, reported, and whether the worker goes on.
-  [[gnu::noinline]] bool Failed(const Slot& slot, int err);
+  [[gnu::noinline]] bool CompletionFailed(const Slot& slot, int err);
   // A successful completion's features before it is recorded (verify's read check, the latency
   // target, fill_device) and after (verify's written list, syncs); false when the worker stops.
   [[gnu::noinline]] bool CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t done_ns);
@@ -244,12 +243,9 @@ class Worker {
   IoPattern pattern_;
   std::optional<ZoneStride> stride_;  // zonemode=strided
   // zonemode=zbd (engine/zbd_access.h): NextZoned gives the next I/O moved onto the zones, or
-  // false when none may be issued now: the pass is over (zbd_eof_, taken by NextLoopIfDone) or
-  // the I/O must wait for completions (zbd_wait_; kept in zbd_pending_ for the next try).
+  // false when none may be issued now: the pass is over (zoned_.eof, taken by NextLoopIfDone) or
+  // the I/O must wait for completions (zoned_.wait; kept in zoned_.pending for the next try).
   std::optional<ZbdAccess> zbd_;
-  std::optional<IoChoice> zbd_pending_;
-  bool zbd_eof_ = false;
-  bool zbd_wait_ = false;
   bool NextZoned(IoChoice& c);
   // fio's serialize_overlap: an I/O that overlaps one of this worker's in flight waits in
   // overlap_pending_ until completions free its range.
@@ -258,16 +254,22 @@ class Worker {
   // The closed loop found nothing in flight after a zoned FillBatch that issued nothing: whether
   // the worker goes on (waiting for other workers' writes, or over a new pass).
   bool ZonedIdle(const std::atomic<bool>& stop, uint64_t stop_at_ns);
-  char* buffers_ = nullptr;
-  FastRandom refill_{0};                // --refill_buffers: the writes' data
-  std::optional<DedupeFiller> dedupe_;  // --dedupe_percentage
-  // fio's cmdprio_*: each read or write's priority, drawn from cmdprio_rng_ (engine/cmdprio.h);
-  // job_ioprio_: prio/prioclass as an ioprio value (0: not set), set on every request.
-  std::optional<CmdPrio> cmdprio_;
-  FastRandom cmdprio_rng_{0};
-  uint16_t job_ioprio_ = 0;
-  BufferContent content_;  // what the buffers hold (fio's buffer options)
-  uint32_t buffer_size_ = 0;
+  // The I/O buffers (a slot's at buffers + slot * size) and what writes carry: fio's buffer
+  // contents, refill_buffers' generator, dedupe_percentage's filler.
+  struct Data {
+    char* buffers = nullptr;
+    uint32_t size = 0;
+    BufferContent content;
+    FastRandom refill{0};
+    std::optional<DedupeFiller> dedupe;
+  } data_;
+  // fio's cmdprio_*: each read or write's priority, drawn from rng (engine/cmdprio.h); job_ioprio:
+  // prio/prioclass as an ioprio value (0: not set), set on every request.
+  struct Priorities {
+    std::optional<CmdPrio> cmdprio;
+    FastRandom rng{0};
+    uint16_t job_ioprio = 0;
+  } prio_;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;  // free slot stack
   std::vector<uint32_t> redo_;  // slots to resubmit
@@ -277,9 +279,10 @@ class Worker {
   size_t redo_count_ = 0;
   size_t batch_count_ = 0;
   size_t new_in_batch_ = 0;
-  bool can_abandon_ = false;    // the engine's CanAbandon(): a stopping worker waits a grace only
-  uint64_t give_up_at_ns_ = 0;  // stopping: when the grace ends (0: not stopping yet)
-  uint64_t abandoned_ = 0;      // I/Os given up when the grace ended
+  struct Grace {                 // a stopping worker's wait for an engine that can abandon I/Os
+    uint64_t give_up_at_ns = 0;  // when the grace ends (0: not stopping yet)
+    uint64_t abandoned = 0;      // I/Os given up when the grace ended
+  } grace_;
   int engine_error_ = 0;
   std::atomic<bool> terminate_{false};  // Terminate()
   uint64_t fill_end_ = 0;   // fill_device: where the written bytes end (the read-back's end)
@@ -287,24 +290,18 @@ class Worker {
   bool Stopped(const std::atomic<bool>& stop) const {
     return stop.load(std::memory_order_relaxed) || terminate_.load(std::memory_order_relaxed);
   }
-  bool asynchronous_ = false;   // the engine's Asynchronous(): record slat
-  bool retries_eagain_ = true;  // the engine's RetriesEagain(): resubmit -EAGAIN
-  IoStamps redo_stamps_;        // where resubmissions' stamps go (an I/O keeps its first ones)
+  IoStamps redo_stamps_;  // where resubmissions' stamps go (an I/O keeps its first ones)
   // Open loop: how late a timed wait has been waking (moving average); waits end that much early.
   static constexpr uint64_t kMaxOversleepNs = 200'000;
   uint64_t oversleep_ns_ = 0;
-  stats::CpuUsage cpu_;
-  stats::CpuUsage cpu_from_;  // at the start of Run, or at the latency target's stats reset
+  struct Cpu {
+    stats::CpuUsage used;  // over Run
+    stats::CpuUsage from;  // at the start of Run, or at the latency target's stats reset
+  } cpu_;
   stats::IoDepthCounts depths_;
-  // fio's latency target mode (engine/latency_target.h; engine/worker_latency.cc). issue_cap_ is
-  // the depth FillBatch fills to (iodepth without it; 0 while the queue drains).
+  // fio's latency target mode (engine/latency_target.h; engine/worker_latency.cc); its state in
+  // lt_ (LatencyTargetState).
   LatencySearch lat_;
-  uint32_t issue_cap_ = UINT32_MAX;
-  uint64_t lat_ios_ = 0;        // I/Os completed without an error, ramp included (fio's io_blocks)
-  bool lat_reset_due_ = false;  // the drain under way ends in a statistics reset
-  bool lat_ramp_seen_ = false;  // the end of ramp_time has been handled
-  stats::RecorderSnapshot baseline_;
-  uint64_t stats_reset_ns_ = 0;
   // A completion's total latency against the target; false when it ends the worker (fio's
   // "max latency exceeded", ETIMEDOUT).
   bool LatencyCompleted(const Slot& slot, uint64_t done_ns);
@@ -313,27 +310,20 @@ class Worker {
   bool LatencyRound(uint64_t now, uint32_t in_flight);
   void ApplyLatencyStep(LatencySearch::Step step);
   void ResetStats(uint64_t now);
-  // --fsync/--fdatasync: writes completed per file since its last sync, and the syncs done.
-  std::vector<uint32_t> writes_since_sync_;
-  stats::SampleStats syncs_;
   // --thinktime: I/Os completed since the last stall.
   uint32_t since_think_ = 0;
   std::vector<int> numa_cpus_;  // numa_cpu_nodes' CPUs (Prepare)
-  // verify_backlog: the writes completed since the last backlog check, and the read-back buffer.
+  // A written block waiting to be read back (VerifyState::backlog).
   struct Written {
     uint32_t file;
     uint64_t offset;
     uint32_t len;
   };
-  std::vector<Written> backlog_;
-  char* backlog_buffer_ = nullptr;
   FlowShare flow_;          // fio's flow control (none unless JoinFlow)
   bool flow_held_ = false;  // the last FillBatch stopped because the flow held it back
   void SyncFile(uint32_t file);
   void Trim(const IoChoice& c);
   std::vector<bool> is_block_;  // per file: a block device (BLKDISCARD) or a file (punch hole)
-  uint32_t trims_in_batch_ = 0;
-  bool trim_failed_ = false;
   uint64_t record_from_ns_ = 0;
   // Checks a block read (or read back); on a failure counts EILSEQ and keeps the first one.
   void ReportIoError(uint32_t file, stats::Direction dir, uint64_t offset, uint32_t len,
@@ -341,26 +331,11 @@ class Worker {
   bool CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file);
   // do_verify: reads back every block of this worker's files and checks it.
   void VerifyPass(const std::atomic<bool>& stop);
-  uint64_t verified_blocks_ = 0;
-  uint64_t verify_start_ns_ = 0;
-  uint32_t verify_phases_ = 0;
-  uint64_t verify_ns_ = 0;
-  // JobSpec::VerifiesWrittenEachLoop: backlog_ holds the loop's written blocks; a loop whose I/O
-  // is over waits (verify_due_) for its I/Os in flight, then they are read back (loop_verified_)
-  // before the next loop begins. ended_by_time_: the runtime ended the I/O (fio's terminate: no
-  // read-back after it).
-  // The seed in the headers of the blocks this worker writes: the job's randseed, or for a clone
-  // other than the first sharing its files, its own (so a block another clone wrote over fails
-  // its read-back, as fio's header check).
-  uint64_t write_seed_ = 0;
-  bool verify_each_loop_ = false;
-  bool verify_due_ = false;
-  bool loop_verified_ = false;
+  // The runtime ended the I/O (fio's terminate: no read-back after it).
   bool ended_by_time_ = false;
-  // Reads back and checks the blocks in backlog_ (sorted first for a sequential job, as fio's
-  // tree), clearing it, until stop or stop_at_ns (0: none); false when the job must stop.
+  // Reads back and checks the blocks in verify_.backlog (sorted first for a sequential job, as
+  // fio's tree), clearing it, until stop or stop_at_ns (0: none); false when the job must stop.
   bool VerifyWritten(const std::atomic<bool>& stop, uint64_t stop_at_ns);
-  std::string verify_failure_;
   void Think(const std::atomic<bool>& stop);
   // Held back by the flow with nothing in flight: sleeps flow_sleep (or yields).
   void FlowWait();
@@ -377,31 +352,81 @@ class Worker {
   bool NextLoopIfDone();
   // fio's file and directory operation engines (IoEngine::OperatesOnFiles): before file `file`'s
   // first I/O of a pass, its operation, timed and recorded as a completion latency of
-  // operation_dir_ (fio's: reads if the job reads, else writes). False when it failed: the error
+  // fileops_.dir (fio's: reads if the job reads, else writes). False when it failed: the error
   // is counted and the worker issues no more (fio's job error).
   bool OperateOnce(uint32_t file);
-  bool operates_on_files_ = false;
-  std::vector<uint8_t> operated_;  // per file: operated on in this pass
-  stats::Direction operation_dir_ = stats::Direction::kRead;
   void InvalidateRegion();
-  bool issue_over_ = false;
-  uint64_t loop_bytes_ = 0;  // bytes issued in this loop
-  uint32_t loops_done_ = 0;
-  uint64_t issued_ios_ = 0;
-  uint64_t restarts_ = 0;
 
-  // fio's rate floor check (its __check_min_rate), at completions: from 2 s after the recording
-  // start, over at least ratecycle since the last check. Returns false when the floor was missed
-  // (rate_shortfall_ says why; the worker ends, with EIO as fio's job error).
+  // fio's rate floor (engine/rate_floor.h), only when the job sets one: at a round's end, false
+  // when the floor was missed (the worker ends, with EIO as fio's job error).
+  std::optional<RateFloor> floor_;
   bool CheckRateFloor(uint64_t now);
-  struct FloorBase {
-    uint64_t bytes = 0, ios = 0, at_ns = 0;
-    bool set = false;
-  };
-  bool has_floor_ = false;
-  std::array<FloorBase, 2> floor_base_{};
-  std::array<uint64_t, 2> done_bytes_{}, done_ios_{};  // completed and recorded, reads/writes
-  std::string rate_shortfall_;
+  // The worker's state by concept (issue 35: one group per feature, so that the loop's own
+  // members stay few and a feature's fields sit together).
+  struct Features {  // the fixed points' flags (SetFeatureFlags)
+    bool issue = false;
+    bool buffer = false;
+    bool completion = false;
+    bool round = false;
+  } features_;
+  struct EngineTraits {          // what the engine said in Prepare
+    bool asynchronous = false;   // Asynchronous(): record slat
+    bool retries_eagain = true;  // RetriesEagain(): resubmit -EAGAIN
+    bool can_abandon = false;    // CanAbandon(): a stopping worker waits a grace only
+  } traits_;
+  struct Passes {  // fio's loops (NextLoopIfDone)
+    bool issue_over = false;
+    uint64_t loop_bytes = 0;  // bytes issued in this loop
+    uint32_t loops_done = 0;
+    uint64_t issued_ios = 0;
+    uint64_t restarts = 0;
+    uint64_t sure_ios = 0;  // I/Os sure to be allowed before the next check (LoopGoesOn)
+  } passes_;
+  struct Zoned {  // zonemode=zbd's waits (NextZoned)
+    std::optional<IoChoice> pending;
+    bool eof = false;
+    bool wait = false;
+  } zoned_;
+  struct LatencyTargetState {         // fio's latency target (engine/worker_latency.cc)
+    uint32_t issue_cap = UINT32_MAX;  // the depth FillBatch fills to (0 while the queue drains)
+    uint64_t ios = 0;        // I/Os completed without an error, ramp included (fio's io_blocks)
+    bool reset_due = false;  // the drain under way ends in a statistics reset
+    bool ramp_seen = false;  // the end of ramp_time has been handled
+    stats::RecorderSnapshot baseline;
+    uint64_t stats_reset_ns = 0;
+  } lt_;
+  struct Syncs {  // --fsync/--fdatasync: writes per file since its last sync, and the syncs done
+    std::vector<uint32_t> writes_since;
+    stats::SampleStats stats;
+  } sync_;
+  struct Trims {  // trims of this batch, and whether one failed
+    uint32_t in_batch = 0;
+    bool failed = false;
+  } trims_;
+  struct FileOps {  // the file and directory operation engines (OperateOnce)
+    bool on = false;
+    std::vector<uint8_t> operated;  // per file: operated on in this pass
+    stats::Direction dir = stats::Direction::kRead;
+  } fileops_;
+  // verify: the written blocks waiting to be read back (verify_backlog, or each loop's with
+  // JobSpec::VerifiesWrittenEachLoop: a loop whose I/O is over waits (due) for its I/Os in
+  // flight, then they are read back (loop_verified) before the next loop begins), the read-back
+  // buffer, what was checked, and the seed in the headers of the blocks this worker writes (the
+  // job's randseed, or for a clone other than the first sharing its files, its own, so that a
+  // block another clone wrote over fails its read-back, as fio's header check).
+  struct VerifyState {
+    std::vector<Written> backlog;
+    char* backlog_buffer = nullptr;
+    uint64_t verified_blocks = 0;
+    uint64_t start_ns = 0;
+    uint32_t phases = 0;
+    uint64_t ns = 0;
+    uint64_t write_seed = 0;
+    bool each_loop = false;
+    bool due = false;
+    bool loop_verified = false;
+    std::string failure;
+  } verify_;
 };
 
 }  // namespace iotail::engine

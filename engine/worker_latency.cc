@@ -12,7 +12,7 @@
 namespace iotail::engine {
 
 bool Worker::LatencyCompleted(const Slot& slot, uint64_t done_ns) {
-  ++lat_ios_;
+  ++lt_.ios;
   const uint64_t lat = done_ns - slot.stamps.start_ns;
   const LatencySearch::Step step = lat_.OnCompletion(lat);
   if (step != LatencySearch::Step::kFatal) {
@@ -38,26 +38,26 @@ bool Worker::LatencyCompleted(const Slot& slot, uint64_t done_ns) {
 }
 
 void Worker::ApplyLatencyStep(LatencySearch::Step step) {
-  if (step == LatencySearch::Step::kDrainAndReset) lat_reset_due_ = true;
-  issue_cap_ = lat_.limit();
+  if (step == LatencySearch::Step::kDrainAndReset) lt_.reset_due = true;
+  lt_.issue_cap = lat_.limit();
 }
 
 bool Worker::LatencyRound(uint64_t now, uint32_t in_flight) {
-  if (!lat_ramp_seen_ && now >= record_from_ns_) {
-    lat_ramp_seen_ = true;
+  if (!lt_.ramp_seen && now >= record_from_ns_) {
+    lt_.ramp_seen = true;
     // fio's statistics reset at the end of ramp_time starts the search again.
-    if (spec_.ramp_time_ns != 0) lat_.RampOver(now, lat_ios_);
+    if (spec_.ramp_time_ns != 0) lat_.RampOver(now, lt_.ios);
   }
   if (lat_.limit() == 0) {  // draining
     if (in_flight != 0) return true;
-    if (lat_reset_due_) ResetStats(now);
-    lat_reset_due_ = false;
-    lat_.Drained(now, lat_ios_);
-    issue_cap_ = lat_.limit();
+    if (lt_.reset_due) ResetStats(now);
+    lt_.reset_due = false;
+    lat_.Drained(now, lt_.ios);
+    lt_.issue_cap = lat_.limit();
     return true;
   }
   if (now < record_from_ns_) return true;  // fio checks no window during the ramp
-  const LatencySearch::Step step = lat_.Check(now, lat_ios_);
+  const LatencySearch::Step step = lat_.Check(now, lt_.ios);
   if (step == LatencySearch::Step::kDone) return false;
   ApplyLatencyStep(step);
   if (lat_.limit() == 0 && in_flight == 0) return LatencyRound(now, in_flight);
@@ -67,12 +67,12 @@ bool Worker::LatencyRound(uint64_t now, uint32_t in_flight) {
 // fio's reset_all_stats and reset_io_stats before the final window: what the summary reports
 // counts from here (the logs and live lines go on as they were).
 void Worker::ResetStats(uint64_t now) {
-  recorder_->Snapshot(baseline_);
+  recorder_->Snapshot(lt_.baseline);
   recorder_->RestartExtremes();
   depths_ = stats::IoDepthCounts{};
-  syncs_ = stats::SampleStats{};
-  cpu_from_ = SampleCpu();
-  stats_reset_ns_ = now;
+  sync_.stats = stats::SampleStats{};
+  cpu_.from = SampleCpu();
+  lt_.stats_reset_ns = now;
 }
 
 }  // namespace iotail::engine

@@ -67,13 +67,13 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
       const IoChoice c = stride_ ? stride_->Next(pattern_, plan_.per_direction ? &dir : nullptr)
                          : plan_.per_direction ? pattern_.Next(dir)
                                                : pattern_.Next();
-      if (operates_on_files_ && !operated_[c.file] && !OperateOnce(c.file)) break;
+      if (fileops_.on && !fileops_.operated[c.file] && !OperateOnce(c.file)) break;
       schedule.Advance(c.bs);
       QueueNew(c, next_due);
       if (now >= times.record_from_ns) rec.RecordIssue(now - next_due, kLateThresholdNs);
       issued_bytes += c.bs;
-      loop_bytes_ += c.bs;
-      ++issued_ios_;
+      passes_.loop_bytes += c.bs;
+      ++passes_.issued_ios;
     }
     if (batch_count_ > 0) {
       if (!SubmitBatch(&in_flight)) return;
@@ -82,7 +82,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
       stopping = true;
     }
     const bool issuing =
-        !stopping && !issue_over_ && (bytes_limit == 0 || issued_bytes < bytes_limit);
+        !stopping && !passes_.issue_over && (bytes_limit == 0 || issued_bytes < bytes_limit);
     if (in_flight == 0 && !issuing) break;
 
     // Wait: for a completion when no slot is free (the next I/O could not start anyway), else
@@ -112,7 +112,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
         oversleep_ns_ = std::min(kMaxOversleepNs, (oversleep_ns_ * 7 + late) / 8);
       }
     } else if (in_flight > 0) {
-      n = stopping && can_abandon_
+      n = stopping && traits_.can_abandon
               ? ReapStopping(1, depth, &in_flight)
               : engine_->Reap(std::span<IoCompletion>(completions_.data(), depth), 1);
     }

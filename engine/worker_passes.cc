@@ -41,48 +41,48 @@ PatternRegion Worker::PatternOf(const JobSpec& spec, const WorkerPlan& plan) {
 }
 
 bool Worker::NextLoopIfDone() {
-  if (issue_over_) return false;
+  if (passes_.issue_over) return false;
   if (spec_.number_ios != 0 && !spec_.time_based &&
-      issued_ios_ >= spec_.number_ios * uint64_t{spec_.loops}) {
-    issue_over_ = true;
+      passes_.issued_ios >= spec_.number_ios * uint64_t{spec_.loops}) {
+    passes_.issue_over = true;
     return false;
   }
   // In zones the pattern restarts within them (ZoneStride): only the bytes end a loop. The last
-  // I/O of a zoned pass may still wait for a zone (zbd_pending_): the pass is not over before it.
+  // I/O of a zoned pass may still wait for a zone (zoned_.pending): the pass is not over before it.
   const bool loop_over =
-      (!stride_ && pattern_.PassDone() && !zbd_pending_ && !overlap_pending_) || zbd_eof_ ||
-      (!spec_.time_based && plan_.loop_bytes != 0 && loop_bytes_ >= plan_.loop_bytes);
+      (!stride_ && pattern_.PassDone() && !zoned_.pending && !overlap_pending_) || zoned_.eof ||
+      (!spec_.time_based && plan_.loop_bytes != 0 && passes_.loop_bytes >= plan_.loop_bytes);
   if (!loop_over) {
-    sure_ios_ = SureIosAfterThis();
+    passes_.sure_ios = SureIosAfterThis();
     return true;
   }
-  if (verify_each_loop_ && !loop_verified_) {
-    verify_due_ = true;  // the closed loop reads the loop's writes back once none is in flight
+  if (verify_.each_loop && !verify_.loop_verified) {
+    verify_.due = true;  // the closed loop reads the loop's writes back once none is in flight
     return false;
   }
-  loop_verified_ = false;
-  ++loops_done_;
+  verify_.loop_verified = false;
+  ++passes_.loops_done;
   // A zoned pass that ended with nothing to do (no data to read, no zone to write) is not repeated
   // for io_size or loops, which would spin: only time_based goes on (as fio, over fresh passes).
-  const bool idle_pass = zbd_eof_ && loop_bytes_ == 0 && !spec_.time_based;
-  zbd_eof_ = false;
-  if (idle_pass || (!spec_.time_based && spec_.io_size == 0 && loops_done_ >= spec_.loops)) {
-    issue_over_ = true;
+  const bool idle_pass = zoned_.eof && passes_.loop_bytes == 0 && !spec_.time_based;
+  zoned_.eof = false;
+  if (idle_pass || (!spec_.time_based && spec_.io_size == 0 && passes_.loops_done >= spec_.loops)) {
+    passes_.issue_over = true;
     return false;
   }
   pattern_.Restart();
   if (zbd_) zbd_->NewPass();
-  loop_bytes_ = 0;
-  ++restarts_;
+  passes_.loop_bytes = 0;
+  ++passes_.restarts;
   if (lat_.enabled() && !spec_.time_based) {  // fio's next loop starts the search again
-    lat_.Start(Clock::NowNs(), lat_ios_);
-    issue_cap_ = lat_.limit();
+    lat_.Start(Clock::NowNs(), lt_.ios);
+    lt_.issue_cap = lat_.limit();
   }
   if (plan_.invalidate) InvalidateRegion();
   // fio closes every file at the end of a loop and opens it again in the next: the file and
   // directory operation engines operate on each file once more.
-  std::fill(operated_.begin(), operated_.end(), 0);
-  sure_ios_ = SureIosAfterThis();
+  std::fill(fileops_.operated.begin(), fileops_.operated.end(), 0);
+  passes_.sure_ios = SureIosAfterThis();
   return true;
 }
 
@@ -91,32 +91,33 @@ bool Worker::NextLoopIfDone() {
 // I/O this allows has been checked; the count is of those after it. The worker's features that end
 // a pass otherwise (zones, strides, overlaps) take FillBatchFeatures, which never uses the count.
 uint64_t Worker::SureIosAfterThis() const {
-  if (issue_features_) return 0;
+  if (features_.issue) return 0;
   uint64_t sure = pattern_.SureIosLeft();
   if (sure == 0) return 0;
   --sure;  // this I/O
   if (spec_.number_ios != 0 && !spec_.time_based) {
     const uint64_t limit = spec_.number_ios * uint64_t{spec_.loops};
-    sure = std::min(sure, limit > issued_ios_ + 1 ? limit - issued_ios_ - 1 : 0);
+    sure = std::min(sure, limit > passes_.issued_ios + 1 ? limit - passes_.issued_ios - 1 : 0);
   }
   if (!spec_.time_based && plan_.loop_bytes != 0) {
-    const uint64_t left = plan_.loop_bytes > loop_bytes_ ? plan_.loop_bytes - loop_bytes_ : 0;
+    const uint64_t left =
+        plan_.loop_bytes > passes_.loop_bytes ? plan_.loop_bytes - passes_.loop_bytes : 0;
     sure = std::min<uint64_t>(sure, left > 0 ? (left - 1) / spec_.MaxBlockSize() : 0);
   }
   return sure;
 }
 
 void Worker::SetFeatureFlags() {
-  issue_features_ = flow_.Joined() || spec_.serialize_overlap || zbd_.has_value() ||
-                    stride_.has_value() || operates_on_files_ || spec_.HasTrims();
-  buffer_features_ =
-      spec_.verify != VerifyKind::kNone || (spec_.refill_buffers && !content_.Fixed());
+  features_.issue = flow_.Joined() || spec_.serialize_overlap || zbd_.has_value() ||
+                    stride_.has_value() || fileops_.on || spec_.HasTrims();
+  features_.buffer =
+      spec_.verify != VerifyKind::kNone || (spec_.refill_buffers && !data_.content.Fixed());
   const bool syncs = spec_.fsync_every != 0 || spec_.fdatasync_every != 0;
-  completion_features_ = zbd_.has_value() || spec_.verify != VerifyKind::kNone ||
-                         verify_each_loop_ || lat_.enabled() || spec_.fill_device || syncs ||
-                         has_floor_;
-  round_features_ = has_floor_ || lat_.enabled() || spec_.thinktime_ns != 0;
-  sure_ios_ = 0;
+  features_.completion = zbd_.has_value() || spec_.verify != VerifyKind::kNone ||
+                         verify_.each_loop || lat_.enabled() || spec_.fill_device || syncs ||
+                         floor_.has_value();
+  features_.round = floor_.has_value() || lat_.enabled() || spec_.thinktime_ns != 0;
+  passes_.sure_ios = 0;
 }
 
 bool Worker::OverlapsInFlight(const IoChoice& c) const {
@@ -129,24 +130,24 @@ bool Worker::OverlapsInFlight(const IoChoice& c) const {
 }
 
 bool Worker::OperateOnce(uint32_t file) {
-  operated_[file] = 1;
+  fileops_.operated[file] = 1;
   const int64_t r = engine_->OperateOn(file);
   if (r < 0) {
     recorder_->RecordError(static_cast<int>(-r));
     failed_io_ = true;
-    issue_over_ = true;
+    passes_.issue_over = true;
     return false;
   }
   if (Clock::NowNs() >= record_from_ns_) {
-    recorder_->RecordOperation(operation_dir_, static_cast<uint64_t>(r));
+    recorder_->RecordOperation(fileops_.dir, static_cast<uint64_t>(r));
   }
   return true;
 }
 
 bool Worker::NextZoned(IoChoice& c) {
-  if (zbd_pending_) {
-    c = *zbd_pending_;
-    zbd_pending_.reset();
+  if (zoned_.pending) {
+    c = *zoned_.pending;
+    zoned_.pending.reset();
   } else {
     const stats::Direction dir = zbd_->Direction(pattern_.NextDirection());
     c = pattern_.Next(dir);
@@ -157,11 +158,11 @@ bool Worker::NextZoned(IoChoice& c) {
       pattern_.ContinueAt(zbd_->SequentialNext(c));
       return true;
     case ZbdAccess::Verdict::kWait:
-      zbd_pending_ = c;
-      zbd_wait_ = true;
+      zoned_.pending = c;
+      zoned_.wait = true;
       return false;
     case ZbdAccess::Verdict::kEof:
-      zbd_eof_ = true;
+      zoned_.eof = true;
       return false;
   }
   return false;
@@ -190,40 +191,9 @@ void Worker::InvalidateRegion() {
 }
 
 bool Worker::CheckRateFloor(uint64_t now) {
-  constexpr uint64_t kSettleNs = 2'000'000'000;  // fio's 2 s settle period
-  if (!has_floor_ || now < record_from_ns_ + kSettleNs) return true;
-  for (size_t d = 0; d < 2; ++d) {
-    const RateLimit& floor = spec_.rate_min[d];
-    if (!floor.Any() || done_bytes_[d] == 0) continue;
-    FloorBase& base = floor_base_[d];
-    if (base.set) {
-      const uint64_t spent_ms = (now - base.at_ns) / 1'000'000;
-      if (spent_ms < spec_.ratecycle_ms || spent_ms == 0) continue;
-      const char* job = spec_.name.c_str();
-      const std::string who = spec_.numjobs > 1 ? fmt::format("{} (clone {} of {})", job,
-                                                              plan_.index + 1, spec_.numjobs)
-                                                : std::string(job);
-      // fio's integer arithmetic: per second over the whole ms spent.
-      const bool bytes = floor.bytes_per_s > 0;
-      const uint64_t got =
-          (bytes ? done_bytes_[d] - base.bytes : done_ios_[d] - base.ios) * 1000 / spent_ms;
-      const double want = bytes ? floor.bytes_per_s : floor.iops;
-      if (static_cast<double>(got) < want) {
-        const auto units = bytes ? stats::FioUnits::kBinaryBytes : stats::FioUnits::kCount;
-        rate_shortfall_ =
-            fmt::format("{}: {}={}{} not met, got {}{} ({}, over {} ms)", who,
-                        bytes ? "rate_min" : "rate_iops_min", stats::FioNumber(want, units),
-                        bytes ? "/s" : "", stats::FioNumber(static_cast<double>(got), units),
-                        bytes ? "/s" : " IOPS", d == 0 ? "reads" : "writes", spent_ms);
-      }
-      if (!rate_shortfall_.empty()) {
-        recorder_->RecordError(EIO);  // fio: td_verror(td, EIO, "check_min_rate")
-        return false;
-      }
-    }
-    base = FloorBase{done_bytes_[d], done_ios_[d], now, true};
-  }
-  return true;
+  if (!floor_ || floor_->Check(now, record_from_ns_)) return true;
+  recorder_->RecordError(EIO);  // fio: td_verror(td, EIO, "check_min_rate")
+  return false;
 }
 
 // fio's trims: BLKDISCARD on a block device, a punched hole (the size kept) in a file, done on
@@ -236,7 +206,7 @@ void Worker::Trim(const IoChoice& c) {
     // zonemode=zbd: the trim resets its zone (fio's zbd_do_io_u_trim), no discard.
     if (const int err = zbd_->Trim(c.offset); err != 0) {
       recorder_->RecordError(-err);
-      if (!spec_.KeepsGoing(stats::Direction::kWrite, -err)) trim_failed_ = true;
+      if (!spec_.KeepsGoing(stats::Direction::kWrite, -err)) trims_.failed = true;
       return;
     }
   } else if (fd < 0) {
@@ -255,7 +225,7 @@ void Worker::Trim(const IoChoice& c) {
     const bool goes_on = spec_.KeepsGoing(stats::Direction::kWrite, err);
     if (!goes_on || spec_.error_dump)
       ReportIoError(c.file, stats::Direction::kTrim, c.offset, c.bs, err);
-    if (!goes_on) trim_failed_ = true;
+    if (!goes_on) trims_.failed = true;
     return;
   }
   if (done >= record_from_ns_) recorder_->RecordClat(stats::Direction::kTrim, done - start, c.bs);
@@ -311,19 +281,20 @@ void Worker::SyncFile(uint32_t file) {
     recorder_->RecordError(errno);
     return;
   }
-  syncs_.Add(static_cast<double>(Clock::NowNs() - start));
+  sync_.stats.Add(static_cast<double>(Clock::NowNs() - start));
 }
 
 int Worker::ReapStopping(uint32_t want, size_t max, uint32_t* in_flight) {
   const std::span<IoCompletion> out(completions_.data(), max);
   const uint64_t now = Clock::NowNs();
-  if (give_up_at_ns_ == 0) give_up_at_ns_ = now + kStopGraceNs;
-  if (now < give_up_at_ns_) return engine_->ReapTimeout(out, want, give_up_at_ns_ - now);
+  if (grace_.give_up_at_ns == 0) grace_.give_up_at_ns = now + kStopGraceNs;
+  if (now < grace_.give_up_at_ns)
+    return engine_->ReapTimeout(out, want, grace_.give_up_at_ns - now);
   // The grace is over: what has completed is recorded, the rest given up.
   if (const int n = engine_->ReapTimeout(out, 0, 0); n != 0) return n;
   engine_->Abandon();
   for (uint32_t i = 0; i < *in_flight; ++i) recorder_->RecordError(ETIMEDOUT);
-  abandoned_ += *in_flight;
+  grace_.abandoned += *in_flight;
   *in_flight = 0;
   redo_count_ = 0;
   recorder_->SetInFlight(0);

@@ -39,23 +39,24 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
     }
   }
   const uint32_t depth = spec_.iodepth;
-  writes_since_sync_.assign(plan_.fds.size(), 0);
+  sync_.writes_since.assign(plan_.fds.size(), 0);
   is_block_.assign(plan_.fds.size(), false);
   for (size_t f = 0; f < plan_.fds.size(); ++f) {
     struct stat st {};
     is_block_[f] = plan_.fds[f] >= 0 && fstat(plan_.fds[f], &st) == 0 && S_ISBLK(st.st_mode);
   }
   // Trims carry no data: one page per slot will do.
-  buffer_size_ = spec_.HasTrims() ? 4096 : (spec_.MaxBlockSize() + 4095) / 4096 * 4096;
-  const size_t total = static_cast<size_t>(buffer_size_) * depth;
-  buffers_ = static_cast<char*>(std::aligned_alloc(4096, total));
-  if (buffers_ == nullptr) throw std::system_error(ENOMEM, std::generic_category(), "I/O buffers");
-  content_ = spec_.Content();
+  data_.size = spec_.HasTrims() ? 4096 : (spec_.MaxBlockSize() + 4095) / 4096 * 4096;
+  const size_t total = static_cast<size_t>(data_.size) * depth;
+  data_.buffers = static_cast<char*>(std::aligned_alloc(4096, total));
+  if (data_.buffers == nullptr)
+    throw std::system_error(ENOMEM, std::generic_category(), "I/O buffers");
+  data_.content = spec_.Content();
   FastRandom rng(spec_.randseed ^ static_cast<uint64_t>(plan_.index));
   for (uint32_t s = 0; s < depth; ++s) {
-    content_.Fill(buffers_ + static_cast<size_t>(s) * buffer_size_, buffer_size_, rng);
+    data_.content.Fill(data_.buffers + static_cast<size_t>(s) * data_.size, data_.size, rng);
   }
-  refill_ = FastRandom(spec_.randseed ^ ~static_cast<uint64_t>(plan_.index));
+  data_.refill = FastRandom(spec_.randseed ^ ~static_cast<uint64_t>(plan_.index));
   if (spec_.dedupe.percentage != 0) {
     // The working set: a share of the job's size in pages of the smallest write, as fio's.
     const uint64_t pages = plan_.region_size * spec_.dedupe.working_set_percentage / 100 /
@@ -63,23 +64,24 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
     const uint64_t ws_seed =
         spec_.dedupe.global ? 0x5eedded0ull
                             : spec_.randseed ^ 0xded0ull ^ std::hash<std::string>{}(spec_.name);
-    dedupe_.emplace(spec_.dedupe, pages, spec_.randseed ^ 0xd0d0ull * (plan_.index + 1), ws_seed);
+    data_.dedupe.emplace(spec_.dedupe, pages, spec_.randseed ^ 0xd0d0ull * (plan_.index + 1),
+                         ws_seed);
   }
   const uint32_t clone = spec_.numjobs > 1 ? static_cast<uint32_t>(plan_.index) % spec_.numjobs : 0;
-  write_seed_ = spec_.files_per_clone || clone == 0
-                    ? spec_.randseed
-                    : spec_.randseed ^ (0x9e3779b97f4a7c15ull * clone);
+  verify_.write_seed = spec_.files_per_clone || clone == 0
+                           ? spec_.randseed
+                           : spec_.randseed ^ (0x9e3779b97f4a7c15ull * clone);
   if (spec_.VerifiesWrittenEachLoop()) {
     // A loop writes each block at most once (JobSpec::ValidateVerify): its list never grows past
     // the blocks of a pass, so the hot path never allocates.
-    verify_each_loop_ = true;
+    verify_.each_loop = true;
     const uint64_t per_file = plan_.region_size / std::max<uint32_t>(spec_.MinBlockSize(), 1) + 1;
-    backlog_.reserve(per_file * plan_.fds.size());
+    verify_.backlog.reserve(per_file * plan_.fds.size());
   }
   if (spec_.verify_backlog != 0) {
-    backlog_.reserve(spec_.verify_backlog);
-    backlog_buffer_ = static_cast<char*>(std::aligned_alloc(4096, buffer_size_));
-    if (backlog_buffer_ == nullptr) {
+    verify_.backlog.reserve(spec_.verify_backlog);
+    verify_.backlog_buffer = static_cast<char*>(std::aligned_alloc(4096, data_.size));
+    if (verify_.backlog_buffer == nullptr) {
       throw std::system_error(ENOMEM, std::generic_category(), "verify_backlog buffer");
     }
   }
@@ -93,8 +95,8 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
   EngineSetup setup;
   setup.fds = plan_.fds;
   setup.depth = depth;
-  setup.buffers = buffers_;
-  setup.buffer_size = buffer_size_;
+  setup.buffers = data_.buffers;
+  setup.buffer_size = data_.size;
   setup.sqthread_poll = spec_.sqthread_poll;
   setup.hipri = spec_.hipri;
   setup.nowait = spec_.nowait;
@@ -113,16 +115,16 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
   setup.paths = plan_.paths;
   setup.stat_type = spec_.stat_type;
   engine_->Prepare(setup);
-  operates_on_files_ = engine_->OperatesOnFiles();
-  operated_.assign(plan_.fds.size(), 0);
-  operation_dir_ =
+  fileops_.on = engine_->OperatesOnFiles();
+  fileops_.operated.assign(plan_.fds.size(), 0);
+  fileops_.dir =
       spec_.HasReads() || !spec_.HasWrites() ? stats::Direction::kRead : stats::Direction::kWrite;
-  asynchronous_ = engine_->Asynchronous();
-  retries_eagain_ = engine_->RetriesEagain();
-  can_abandon_ = engine_->CanAbandon();
+  traits_.asynchronous = engine_->Asynchronous();
+  traits_.retries_eagain = engine_->RetriesEagain();
+  traits_.can_abandon = engine_->CanAbandon();
   if (lat_.enabled() && !spec_.latency_run) {
-    recorder_->Snapshot(baseline_);  // sized now: the reset's snapshot allocates nothing
-    baseline_.ReserveBuckets();
+    recorder_->Snapshot(lt_.baseline);  // sized now: the reset's snapshot allocates nothing
+    lt_.baseline.ReserveBuckets();
   }
 }
 

@@ -13,19 +13,20 @@
 
 #include "engine/clock.h"
 #include "engine/worker.h"
+#include "stats/util/output_file.h"
 
 namespace iotail::engine {
 
 bool Worker::CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file) {
-  ++verified_blocks_;
+  ++verify_.verified_blocks;
   VerifyFormat format = spec_.VerifyLayout();
   format.check_writer = spec_.HasWrites();
-  format.writer_seed = write_seed_;
+  format.writer_seed = verify_.write_seed;
   const VerifyCheck check = VerifyBlock(buf, len, offset, file, format);
   if (check.ok) return true;
   recorder_->RecordError(EILSEQ);
-  if (verify_failure_.empty()) {
-    verify_failure_ = fmt::format("offset {} of file {}: {}", check.offset, file, check.why);
+  if (verify_.failure.empty()) {
+    verify_.failure = fmt::format("offset {} of file {}: {}", check.offset, file, check.why);
   }
   if (spec_.verify_dump) DumpBlock(buf, len, offset, file);
   return false;
@@ -38,16 +39,23 @@ void Worker::DumpBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t 
   const size_t slash = path.rfind('/');
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   std::vector<char> expected(len);
-  FillVerifiedBlock(expected.data(), len, offset, file, write_seed_, spec_.VerifyLayout());
+  FillVerifiedBlock(expected.data(), len, offset, file, verify_.write_seed, spec_.VerifyLayout());
   for (const auto& [what, data] :
        {std::pair{"received", buf},
         std::pair{"expected", static_cast<const char*>(expected.data())}}) {
     const std::string name = fmt::format("{}.{}.{}", base, offset, what);
-    if (std::FILE* f = std::fopen(name.c_str(), "wb")) {
+    // As every output of iotail: never through a symlink, never into a device or FIFO
+    // (stats::OpenRegularForWriting). A dump that cannot be written is said, not fatal.
+    try {
+      std::FILE* f = stats::OpenRegularForWriting(name, "--verify_dump");
       const bool ok = std::fwrite(data, 1, len, f) == len;
       if (std::fclose(f) == 0 && ok) {
-        verify_failure_ += fmt::format("; {} data dumped as {}", what, name);
+        verify_.failure += fmt::format("; {} data dumped as {}", what, name);
+      } else {
+        verify_.failure += fmt::format("; {} data not dumped: writing {} failed", what, name);
       }
+    } catch (const std::exception& e) {
+      verify_.failure += fmt::format("; {} data not dumped: {}", what, e.what());
     }
   }
 }
@@ -56,21 +64,21 @@ void Worker::DumpBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t 
 // checked. As fio, the read-backs are the job's reads: each is recorded in the read direction
 // (clat from around the call, so its lat too), and the pass's time is the reads' runtime.
 void Worker::VerifyPass(const std::atomic<bool>& stop) {
-  char* buf = buffers_;  // the I/O is over: slot 0's buffer is free (aligned for O_DIRECT)
-  if (verify_each_loop_) {
+  char* buf = data_.buffers;  // the I/O is over: slot 0's buffer is free (aligned for O_DIRECT)
+  if (verify_.each_loop) {
     (void)VerifyWritten(stop, 0);  // the last loop's, when its I/O ended before the loop did
     return;
   }
   if (spec_.verify_backlog != 0) {
     // What the backlog has not verified yet (fio keeps only that much to verify at the end).
-    for (const Written& w : backlog_) {
+    for (const Written& w : verify_.backlog) {
       if (Stopped(stop) || !ReadBack(w.file, w.offset, w.len, buf)) return;
     }
-    backlog_.clear();
+    verify_.backlog.clear();
     return;
   }
   const uint32_t bs = spec_.MinBlockSize();
-  verify_start_ns_ = Clock::NowNs();
+  verify_.start_ns = Clock::NowNs();
   // fill_device: what was written before the filesystem was full (one file, sequential).
   const uint64_t end =
       spec_.fill_device
@@ -91,12 +99,12 @@ bool Worker::VerifyListSorted() const { return !spec_.IsRandom() || spec_.NoRand
 // written again replaces the waiting one it overlaps, as fio's sorted verify list does; with one,
 // no block is written twice a pass.
 void Worker::QueueWritten(const Written& w) {
-  if (VerifyListSorted() && !verify_each_loop_) {
-    std::erase_if(backlog_, [&](const Written& b) {
+  if (VerifyListSorted() && !verify_.each_loop) {
+    std::erase_if(verify_.backlog, [&](const Written& b) {
       return b.file == w.file && b.offset < w.offset + w.len && w.offset < b.offset + b.len;
     });
   }
-  backlog_.push_back(w);
+  verify_.backlog.push_back(w);
 }
 
 // fio's verify_backlog: once that many written blocks wait, verify_backlog_batch of them (all by
@@ -105,19 +113,22 @@ void Worker::QueueWritten(const Written& w) {
 bool Worker::VerifyBacklog() {
   if (VerifyListSorted()) {
     // fio keeps these in a tree by file and offset, and verifies from its lowest end.
-    std::sort(backlog_.begin(), backlog_.end(), [](const Written& a, const Written& b) {
-      return a.file != b.file ? a.file < b.file : a.offset < b.offset;
-    });
+    std::sort(verify_.backlog.begin(), verify_.backlog.end(),
+              [](const Written& a, const Written& b) {
+                return a.file != b.file ? a.file < b.file : a.offset < b.offset;
+              });
   }
   const size_t batch = spec_.verify_backlog_batch != 0
-                           ? std::min<size_t>(spec_.verify_backlog_batch, backlog_.size())
-                           : backlog_.size();
+                           ? std::min<size_t>(spec_.verify_backlog_batch, verify_.backlog.size())
+                           : verify_.backlog.size();
   bool ok = true;
   size_t done = 0;
   for (; done < batch && ok; ++done) {
-    ok = ReadBack(backlog_[done].file, backlog_[done].offset, backlog_[done].len, backlog_buffer_);
+    ok = ReadBack(verify_.backlog[done].file, verify_.backlog[done].offset,
+                  verify_.backlog[done].len, verify_.backlog_buffer);
   }
-  backlog_.erase(backlog_.begin(), backlog_.begin() + static_cast<std::ptrdiff_t>(done));
+  verify_.backlog.erase(verify_.backlog.begin(),
+                        verify_.backlog.begin() + static_cast<std::ptrdiff_t>(done));
   return ok;
 }
 
@@ -126,30 +137,31 @@ bool Worker::VerifyBacklog() {
 // sequential job's writes already follow within a loop), each read back and checked as a read.
 // fio checks its runtime before each read-back: past it, the job ends.
 bool Worker::VerifyWritten(const std::atomic<bool>& stop, uint64_t stop_at_ns) {
-  if (backlog_.empty()) return true;
+  if (verify_.backlog.empty()) return true;
   if (VerifyListSorted()) {
-    std::sort(backlog_.begin(), backlog_.end(), [](const Written& a, const Written& b) {
-      return a.file != b.file ? a.file < b.file : a.offset < b.offset;
-    });
+    std::sort(verify_.backlog.begin(), verify_.backlog.end(),
+              [](const Written& a, const Written& b) {
+                return a.file != b.file ? a.file < b.file : a.offset < b.offset;
+              });
   }
   const uint64_t start = Clock::NowNs();
-  if (verify_start_ns_ == 0) verify_start_ns_ = start;
-  ++verify_phases_;
+  if (verify_.start_ns == 0) verify_.start_ns = start;
+  ++verify_.phases;
   bool ok = true;
-  for (const Written& w : backlog_) {
+  for (const Written& w : verify_.backlog) {
     if (Stopped(stop) || (stop_at_ns != 0 && Clock::NowNs() >= stop_at_ns)) {
       ended_by_time_ = stop_at_ns != 0 && !Stopped(stop);
       ok = false;
       break;
     }
-    if (!ReadBack(w.file, w.offset, w.len, buffers_)) {
+    if (!ReadBack(w.file, w.offset, w.len, data_.buffers)) {
       failed_io_ = true;
       ok = false;
       break;
     }
   }
-  backlog_.clear();
-  verify_ns_ += Clock::NowNs() - start;
+  verify_.backlog.clear();
+  verify_.ns += Clock::NowNs() - start;
   return ok;
 }
 
@@ -165,8 +177,8 @@ bool Worker::ReadBack(uint32_t f, uint64_t at, uint32_t len, char* buf) {
   if (got != static_cast<ssize_t>(len)) {
     const int err = got < 0 ? errno : EIO;
     recorder_->RecordError(err);
-    if (verify_failure_.empty()) {
-      verify_failure_ = fmt::format("offset {} of file {}: short read back", at, f);
+    if (verify_.failure.empty()) {
+      verify_.failure = fmt::format("offset {} of file {}: short read back", at, f);
     }
     return spec_.KeepsGoing(stats::Direction::kRead, err);
   }

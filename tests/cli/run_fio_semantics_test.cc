@@ -310,6 +310,20 @@ TEST_F(FioSemanticsTest, VerifyDumpWritesTheBadBlockOut) {
   EXPECT_EQ(got.substr(0, 100), want.substr(0, 100));
   EXPECT_NE(r.err.find("received data dumped as f.20480.received"), std::string::npos) << r.err;
   EXPECT_EQ(Run("iotail", job + "--verify_dump=1").status, 2);  // only with --verify
+  // A dump never goes through a link (issue 38): a planted symlink, to a victim or dangling,
+  // is refused and said; the victim keeps its bytes and a dangling link's target is not made.
+  const fs::path victim = dir_ / "victim";
+  { std::ofstream(victim) << "precious"; }
+  fs::remove(received);
+  fs::remove(expected);
+  fs::create_symlink(victim, received);
+  fs::create_symlink(dir_ / "made-by-the-dump", expected);
+  const auto linked = Run("iotail", job + "--verify=crc32c --verify_dump=1");
+  EXPECT_EQ(linked.status, 1) << linked.err;
+  EXPECT_EQ(iotail::testing::ReadFile(victim), "precious");
+  EXPECT_FALSE(fs::exists(dir_ / "made-by-the-dump"));
+  EXPECT_NE(linked.err.find("received data not dumped"), std::string::npos) << linked.err;
+  EXPECT_NE(linked.err.find("expected data not dumped"), std::string::npos) << linked.err;
 }
 
 // fio's falloc and ftruncate engines: no data moves, the file's allocation or size changes; the
