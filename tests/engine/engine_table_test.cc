@@ -20,7 +20,9 @@ TEST(EngineTableTest, EveryRowsNameAndAliasParseToIt) {
     EXPECT_EQ(ParseEngineKind(row.name), row.kind) << row.name;
     EXPECT_EQ(EngineKindName(row.kind), row.name);
     EXPECT_EQ(&EngineRowOf(row.kind), &row);
-    if (row.alias != nullptr) EXPECT_EQ(ParseEngineKind(row.alias), row.kind) << row.alias;
+    if (row.alias != nullptr) {
+      EXPECT_EQ(ParseEngineKind(row.alias), row.kind) << row.alias;
+    }
   }
   EXPECT_EQ(ParseEngineKind("uring"), EngineKind::kIoUring);
   EXPECT_EQ(EngineNames("|").substr(0, 29), "sync|psync|vsync|pvsync|pvsyn");
@@ -33,8 +35,12 @@ TEST(EngineTableTest, PredicatesComeFromTheTraits) {
     EXPECT_EQ(spec.Synchronous(), (row.traits & kSynchronousTrait) != 0) << row.name;
     EXPECT_EQ(spec.FileOperations(), (row.traits & kFileOperationTrait) != 0) << row.name;
     // fio's FIO_SYNCIO covers its file-changing and file operation engines too.
-    if (spec.ChangesFilesOnly() || spec.FileOperations()) EXPECT_TRUE(spec.Synchronous());
-    if (spec.OnDirectories()) EXPECT_TRUE(spec.FileOperations()) << row.name;
+    if (spec.ChangesFilesOnly() || spec.FileOperations()) {
+      EXPECT_TRUE(spec.Synchronous()) << row.name;
+    }
+    if (spec.OnDirectories()) {
+      EXPECT_TRUE(spec.FileOperations()) << row.name;
+    }
     // fio counts issued bytes for the engines that queue (and vsync), none synchronous but vsync.
     if (spec.CountsIssuedBytes() && row.kind != EngineKind::kVsync) {
       EXPECT_FALSE(spec.Synchronous()) << row.name;
