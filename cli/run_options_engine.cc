@@ -107,8 +107,8 @@ const std::vector<OptionDef>& EngineRows() {
           EngineOptionHelp(engine::kSqthreadPollOption, "kernel submission thread (SQPOLL)")),
       Row<kFlag, &JobSpec::hipri>(
           "hipri", EngineOptionHelp(engine::kHipriOption,
-                                    "polled completions (io_uring's IOPOLL, on NVMe poll queues; "
-                                    "pvsync2's RWF_HIPRI)")),
+                                    "polled completions (pvsync2's RWF_HIPRI; io_uring's IOPOLL, "
+                                    "on NVMe poll queues)")),
       Row<kFlag, &JobSpec::nowait>(
           "nowait", EngineOptionHelp(engine::kNowaitOption,
                                      "RWF_NOWAIT (an I/O that would block fails with EAGAIN, an "
