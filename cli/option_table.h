@@ -26,6 +26,7 @@
 
 #include "cli/option_values.h"
 #include "cli/run_options.h"
+#include "engine/io/engine_table.h"
 
 namespace iotail::cli {
 
@@ -147,6 +148,10 @@ struct Row : OptionDef {
                   {},
                   std::move(choices)} {}
 };
+
+// "io_uring, pvsync2: HELP": an engine option's help after the engines whose rows take it
+// (engine/io/engine_table.h), for its row; kept for the process's life (cli/run_options_engine.cc).
+const char* EngineOptionHelp(engine::EngineOption option, std::string_view help);
 
 // For fio's switches that iotail always behaves as if set: the value is checked, nothing stored.
 inline void AcceptOnly(RunOptions&, const OptionValue&) {}

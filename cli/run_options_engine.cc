@@ -1,14 +1,19 @@
 // The engine rows of `iotail run`'s option table (cli/option_table.h): which engine, how deep its
 // queue, how it submits and reaps, and the engines' own switches (io_uring, pvsync2, nbd). See
-// engine/io/io_engine.h for what each engine does with them.
+// engine/io/io_engine.h for what each engine does with them. The engine names and which engines
+// take an option come from the engine table (engine/io/engine_table.h).
 #include <fmt/format.h>
 
 #include <array>
 #include <charconv>
+#include <deque>
+#include <mutex>
+#include <string>
 #include <string_view>
 
 #include "cli/option_table.h"
 #include "cli/run_options.h"
+#include "engine/io/engine_table.h"
 #include "stats/core/errors.h"
 
 namespace iotail::cli {
@@ -39,6 +44,14 @@ std::array<uint32_t, 2> ReadWritePair(const OptionValue& v, uint32_t lo, uint32_
   return out;
 }
 
+// --ioengine's help: the engines of the table, as the a|b|c words a text row's help starts with.
+const char* IoengineHelp() {
+  static const std::string help = engine::EngineNames("|") +
+                                  " (sync ones at depth 1; the file and directory operations time "
+                                  "each file's create, stat or delete)";
+  return help.c_str();
+}
+
 const std::vector<OptionDef>& EngineRows() {
   static const std::vector<OptionDef> table = {
       Row<kCount, &JobSpec::iodepth>("iodepth", "I/Os in flight per clone", "1"),
@@ -58,78 +71,101 @@ const std::vector<OptionDef>& EngineRows() {
           "take at most N completions per reap (0: iodepth_batch_complete_min, as fio: each one is "
           "replaced at once)",
           "0"),
-      Row<kName, &JobSpec::uri>("uri",
-                                "NBD server for --ioengine=nbd: nbd://HOST[:PORT]/EXPORT, "
-                                "nbd+unix:///EXPORT?socket=PATH"),
+      Row<kName, &JobSpec::uri>(
+          "uri", EngineOptionHelp(engine::kNbdOption,
+                                  "the NBD server: nbd://HOST[:PORT]/EXPORT, "
+                                  "nbd+unix:///EXPORT?socket=PATH (without --ioengine: nbd)")),
       Row<kTime, &JobSpec::nbd_timeout_ns>(
           "nbd_timeout",
-          "nbd: how long connecting to the server and its handshake may take (0: no limit)", "10s"),
+          EngineOptionHelp(engine::kNbdOption,
+                           "how long connecting to the server and its handshake may take (0: no "
+                           "limit)"),
+          "10s"),
       Row<kChoice, &JobSpec::nbd_path>(
           "nbd_path",
-          "nbd: the data path: direct (iotail's own transmission phase, many requests per system "
-          "call; plain nbd:// and nbd+unix:// without TLS), libnbd, or auto (direct where it can "
-          "serve, else libnbd)",
+          EngineOptionHelp(engine::kNbdOption,
+                           "the data path: direct (iotail's own transmission phase, many requests "
+                           "per system call; plain nbd:// and nbd+unix:// without TLS), libnbd, or "
+                           "auto (direct where it can serve, else libnbd)"),
           "auto",
           {{"auto", engine::NbdPath::kAuto},
            {"libnbd", engine::NbdPath::kLibnbd},
            {"direct", engine::NbdPath::kDirect}}),
       {"nbd_conns", kCount, JobField<&JobSpec::nbd_conns>,
-       "nbd: connections per job clone, I/Os spread over them (at most --iodepth are opened; more "
-       "than one with writes needs a server that advertises multi-conn)",
+       EngineOptionHelp(engine::kNbdOption,
+                        "connections per job clone, I/Os spread over them (at most --iodepth are "
+                        "opened; more than one with writes needs a server that advertises "
+                        "multi-conn)"),
        "1", Also(), Choices(), OptionScope::kJob, 1, 64},
       {"ioengine", kText,
        [](RunOptions& o, const OptionValue& v) {
          o.spec.ioengine = engine::ParseEngineKind(v.text);
        },
-       "sync|psync|vsync|pvsync|pvsync2|io_uring|libaio|posixaio|mmap|falloc|ftruncate|e4defrag|"
-       "filecreate|filestat|filedelete|dircreate|dirstat|dirdelete|null|nbd (sync ones at depth 1; "
-       "the file and directory operations time each file's create, stat or delete)",
-       "psync, as fio (nbd with --uri; the default benchmark: best available)"},
-      Row<kFlag, &JobSpec::sqthread_poll>("sqthread_poll",
-                                          "io_uring: kernel submission thread (SQPOLL)"),
+       IoengineHelp(), "psync, as fio (nbd with --uri; the default benchmark: best available)"},
+      Row<kFlag, &JobSpec::sqthread_poll>(
+          "sqthread_poll",
+          EngineOptionHelp(engine::kSqthreadPollOption, "kernel submission thread (SQPOLL)")),
       Row<kFlag, &JobSpec::hipri>(
-          "hipri", "io_uring: polled completions (IOPOLL; NVMe poll queues); pvsync2: RWF_HIPRI"),
+          "hipri", EngineOptionHelp(engine::kHipriOption,
+                                    "polled completions (pvsync2's RWF_HIPRI; io_uring's IOPOLL, "
+                                    "on NVMe poll queues)")),
       Row<kFlag, &JobSpec::nowait>(
-          "nowait",
-          "pvsync2: RWF_NOWAIT (an I/O that would block fails with EAGAIN, an error as in fio)"),
+          "nowait", EngineOptionHelp(engine::kNowaitOption,
+                                     "RWF_NOWAIT (an I/O that would block fails with EAGAIN, an "
+                                     "error as in fio)")),
       Row<kName, &JobSpec::e4defrag_donor>(
           "donorname",
-          "e4defrag: the donor file whose blocks each write moves into the target (in --directory; "
-          "required; other engines ignore it, as fio's)"),
+          EngineOptionHelp(engine::kDonorOption,
+                           "the donor file whose blocks each write moves into the target (in "
+                           "--directory; required; other engines ignore it, as fio's)")),
       Row<kFlag, &JobSpec::e4defrag_inplace>(
-          "inplace",
-          "e4defrag: allocate the donor's blocks before each move and free them after it, instead "
-          "of once for the whole file"),
+          "inplace", EngineOptionHelp(engine::kDonorOption,
+                                      "allocate the donor's blocks before each move and free them "
+                                      "after it, instead of once for the whole file")),
       {"cmdprio_percentage", kText,
        [](RunOptions& o, const OptionValue& v) {
          o.spec.cmdprio.percentage = ReadWritePair(v, 0, 100);
        },
-       "libaio, io_uring: this percent of the reads,writes at --cmdprio_class/--cmdprio (the "
-       "others at the job's priority); per-priority latencies in the summary",
+       EngineOptionHelp(engine::kCmdprioOption,
+                        "this percent of the reads,writes at --cmdprio_class/--cmdprio (the others "
+                        "at the job's priority); per-priority latencies in the summary"),
        "0"},
       {"cmdprio_class", kText,
        [](RunOptions& o, const OptionValue& v) { o.spec.cmdprio.cls = ReadWritePair(v, 1, 3); },
-       "libaio, io_uring: the class of cmdprio's I/Os (1 real-time, 2 best effort, 3 idle), or "
-       "R,W",
+       EngineOptionHelp(engine::kCmdprioOption,
+                        "the class of cmdprio's I/Os (1 real-time, 2 best effort, 3 idle), or R,W"),
        "1"},
       {"cmdprio", kText,
        [](RunOptions& o, const OptionValue& v) { o.spec.cmdprio.level = ReadWritePair(v, 0, 7); },
-       "libaio, io_uring: the level of cmdprio's I/Os (0 highest to 7), or R,W", "0"},
+       EngineOptionHelp(engine::kCmdprioOption,
+                        "the level of cmdprio's I/Os (0 highest to 7), or R,W"),
+       "0"},
       {"cmdprio_bssplit", kText,
        [](RunOptions& o, const OptionValue& v) {
          engine::ParseCmdPrioBssplit(v.text, o.spec.cmdprio);
        },
-       "libaio, io_uring: BS/PERC[/CLASS/LEVEL]:... per block size (R,W lists): that percent of "
-       "its I/Os at that priority (without one, --cmdprio_class/--cmdprio's)"},
+       EngineOptionHelp(engine::kCmdprioOption,
+                        "BS/PERC[/CLASS/LEVEL]:... per block size (R,W lists): that percent of its "
+                        "I/Os at that priority (without one, --cmdprio_class/--cmdprio's)")},
       Row<kCount, &JobSpec::uncached>(
           "uncached",
-          "pvsync2: RWF_UNCACHED, refused (Linux never had it; ignored with --direct=1, as fio)",
+          EngineOptionHelp(engine::kUncachedOption,
+                           "RWF_UNCACHED, refused (Linux never had it; ignored with --direct=1, as "
+                           "fio)"),
           "0"),
   };
   return table;
 }
 
 }  // namespace
+
+const char* EngineOptionHelp(engine::EngineOption option, std::string_view help) {
+  static std::mutex mutex;
+  static std::deque<std::string> texts;  // never moved: the pointers stay valid
+  const std::lock_guard<std::mutex> lock(mutex);
+  texts.push_back(fmt::format("{}: {}", engine::EnginesTaking(option, ", "), help));
+  return texts.back().c_str();
+}
 
 std::span<const OptionDef> EngineOptionTable() { return EngineRows(); }
 

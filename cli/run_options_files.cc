@@ -123,7 +123,8 @@ const std::vector<OptionDef>& OpenRows() {
           "remove the job's files (dircreate/dirstat/dirdelete: directories) once it ends"),
       Row<kChoice, &JobSpec::stat_type>(
           "stat_type",
-          "filestat and dirstat: the call timed: stat, lstat, or statx (after realpath, as fio)",
+          EngineOptionHelp(engine::kStatTypeOption,
+                           "the call timed: stat, lstat, or statx (after realpath, as fio)"),
           "stat",
           {{"stat", engine::StatType::kStat},
            {"lstat", engine::StatType::kLstat},

@@ -29,83 +29,6 @@ constexpr stats::EnumName<RwMode> kRwNames[] = {
     {RwMode::kReadWrite, "readwrite"},
 };
 
-// fio's names; "uring" is iotail's own alias.
-constexpr stats::EnumName<EngineKind> kEngineNames[] = {
-    {EngineKind::kIoUring, "io_uring"},
-    {EngineKind::kLibaio, "libaio"},
-    {EngineKind::kPsync, "psync"},
-    {EngineKind::kNull, "null"},
-    {EngineKind::kNbd, "nbd"},
-    {EngineKind::kSync, "sync"},
-    {EngineKind::kVsync, "vsync"},
-    {EngineKind::kPvsync, "pvsync"},
-    {EngineKind::kPvsync2, "pvsync2"},
-    {EngineKind::kPosixAio, "posixaio"},
-    {EngineKind::kMmap, "mmap"},
-    {EngineKind::kFalloc, "falloc"},
-    {EngineKind::kFtruncate, "ftruncate"},
-    {EngineKind::kE4defrag, "e4defrag"},
-    {EngineKind::kFileCreate, "filecreate"},
-    {EngineKind::kFileStat, "filestat"},
-    {EngineKind::kFileDelete, "filedelete"},
-    {EngineKind::kDirCreate, "dircreate"},
-    {EngineKind::kDirStat, "dirstat"},
-    {EngineKind::kDirDelete, "dirdelete"},
-    {EngineKind::kIoUring, "uring"},
-};
-
-constexpr const char* kSupportedEngines =
-    "sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, falloc, ftruncate, "
-    "e4defrag, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, null, nbd";
-
-// fio's other engines (fio 3.33's, with those of its later releases and the best-known external
-// ones): named as fio's engines that iotail does not run, rather than as unknown names.
-constexpr std::string_view kFioOnlyEngines[] = {
-    "cpuio",
-    "splice",
-    "netsplice",
-    "sg",
-    "net",
-    "rdma",
-    "rados",
-    "rbd",
-    "exec",
-    "gfapi",
-    "gfapi_async",
-    "libhdfs",
-    "pmemblk",
-    "dev-dax",
-    "libpmem",
-    "http",
-    "dfs",
-    "nfs",
-    "xnvme",
-    "libiscsi",
-    "libcufile",
-    "libzbc",
-    "libblkio",
-    "mtd",
-    "io_uring_cmd",
-    "solarisaio",
-    "windowsaio",
-    "librpma_apm_client",
-    "librpma_apm_server",
-    "librpma_gpspm_client",
-    "librpma_gpspm_server",
-    "ime_psync",
-    "ime_psyncv",
-    "ime_aio",
-    "external",
-    "spdk",
-    "spdk_bdev",
-    "guasi",
-    "syslet-rw",
-    "binject",
-    "sync_file_range",
-    "page_fault",
-    "skeleton_external",
-};
-
 constexpr stats::EnumName<RandomGenerator> kGeneratorNames[] = {
     {RandomGenerator::kTausworthe, "tausworthe"},
     {RandomGenerator::kLfsr, "lfsr"},
@@ -133,48 +56,6 @@ RwMode ParseRwMode(const std::string& text) {
 }
 
 std::string RwModeName(RwMode mode) { return std::string(stats::NameOf(kRwNames, mode)); }
-
-EngineKind ParseEngineKind(const std::string& text) {
-  if (const auto kind = stats::ValueNamed(kEngineNames, text)) return *kind;
-  // fio takes the engine's name up to the first ':' and hands the rest to the engine loader
-  // (external:PATH loads a shared object); a name it does not know is loaded as a shared object.
-  if (const size_t colon = text.find(':'); colon != std::string::npos) {
-    const std::string name = text.substr(0, colon);
-    if (name == "external") {
-      throw UsageError(fmt::format(
-          "--ioengine={}: iotail does not support external engines (fio's external:PATH loads an "
-          "engine from a shared object); iotail runs {}",
-          text, kSupportedEngines));
-    }
-    throw UsageError(fmt::format(
-        "--ioengine={}: iotail does not support fio's NAME:ARGUMENT engine forms (fio runs the "
-        "engine '{}' and passes what follows ':' to external engines only){}",
-        text, name,
-        stats::ValueNamed(kEngineNames, name)
-            ? fmt::format("; write --ioengine={}", name)
-            : fmt::format("; iotail runs {}", kSupportedEngines)));
-  }
-  if (text.find('/') != std::string::npos) {
-    throw UsageError(fmt::format(
-        "--ioengine={}: iotail does not support external engines (fio loads a path as an engine "
-        "from a shared object); iotail runs {}",
-        text, kSupportedEngines));
-  }
-  if (std::find(std::begin(kFioOnlyEngines), std::end(kFioOnlyEngines), text) !=
-      std::end(kFioOnlyEngines)) {
-    throw UsageError(
-        fmt::format("--ioengine={}: iotail does not support fio's {} engine; iotail runs {}", text,
-                    text, kSupportedEngines));
-  }
-  throw UsageError(fmt::format(
-      "--ioengine={}: iotail does not support engine '{}'{} (not one of fio's engines: fio would "
-      "try to load it as an external engine); iotail runs {}",
-      text, text, stats::DidYouMean(kEngineNames, text), kSupportedEngines));
-}
-
-std::string EngineKindName(EngineKind kind) {
-  return std::string(stats::NameOf(kEngineNames, kind));
-}
 
 std::string JobSpec::Normalize() {
   // fio's rate=N (one value) caps each direction the job does at N, as bs=N sets each direction's

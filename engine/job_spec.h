@@ -12,6 +12,7 @@
 
 #include "engine/buffer_fill.h"
 #include "engine/cmdprio.h"
+#include "engine/io/engine_table.h"
 #include "engine/numa.h"
 #include "engine/random_distribution.h"
 #include "engine/target.h"
@@ -31,33 +32,6 @@ enum class RwMode {
   kRandReadWrite,
   kTrim,      // fio's trim: sequential discards
   kRandTrim,  // randtrim
-};
-// fio's engines that iotail runs (engine/io/): the asynchronous ones (io_uring, libaio, posixaio,
-// nbd), the synchronous ones (sync, psync, vsync, pvsync, pvsync2, mmap: one I/O at a time, see
-// JobSpec::Synchronous) and null.
-enum class EngineKind {
-  kIoUring,
-  kLibaio,
-  kPsync,
-  kNull,
-  kNbd,
-  kSync,       // read(2)/write(2) after lseek(2)
-  kVsync,      // readv(2)/writev(2) after lseek(2)
-  kPvsync,     // preadv(2)/pwritev(2)
-  kPvsync2,    // preadv2(2)/pwritev2(2) with RWF_* flags (hipri, nowait)
-  kPosixAio,   // glibc's aio_read(3)/aio_write(3)
-  kMmap,       // memcpy to and from the file mapped with mmap(2)
-  kFalloc,     // fallocate(2) over each I/O's range (engine/io/engine_fileop.cc)
-  kFtruncate,  // ftruncate(2) to each write's offset
-  kE4defrag,   // ext4's EXT4_IOC_MOVE_EXT from a donor file (engine/io/engine_e4defrag.cc)
-  // fio's file and directory operation engines (engine/io/engine_fileop.cc): the measured
-  // operation is the file's "open", once per file per pass; their I/Os move nothing.
-  kFileCreate,  // open(2) with O_CREAT
-  kFileStat,    // stat(2), lstat(2) or statx(2) (--stat_type)
-  kFileDelete,  // unlink(2)
-  kDirCreate,   // mkdir(2)
-  kDirStat,     // stat(2), lstat(2) or statx(2) of a directory
-  kDirDelete,   // rmdir(2)
 };
 // The filestat and dirstat engines' --stat_type: which call they time.
 enum class StatType { kStat, kLstat, kStatx };
@@ -351,40 +325,24 @@ struct JobSpec {
   }
   bool RateLimited() const { return rate.Any() || rate_dir[0].Any() || rate_dir[1].Any(); }
   bool RatePerDirection() const { return rate_dir[0].Any() || rate_dir[1].Any(); }
-  // fio's FIO_SYNCIO engines: each I/O is done inside its call, so they run at depth 1.
-  bool Synchronous() const {
-    return ioengine == EngineKind::kPsync || ioengine == EngineKind::kSync ||
-           ioengine == EngineKind::kVsync || ioengine == EngineKind::kPvsync ||
-           ioengine == EngineKind::kPvsync2 || ioengine == EngineKind::kMmap ||
-           ChangesFilesOnly() || FileOperations();
-  }
+  // The engine's traits (engine/io/engine_table.h). fio's FIO_SYNCIO engines: each I/O is done
+  // inside its call, so they run at depth 1.
+  bool Synchronous() const { return HasTrait(ioengine, kSynchronousTrait); }
   // fio's engines that change the file whatever the direction (falloc, ftruncate, e4defrag): they
   // open it for writing, and they transfer no data (no verify).
-  bool ChangesFilesOnly() const {
-    return ioengine == EngineKind::kFalloc || ioengine == EngineKind::kFtruncate ||
-           ioengine == EngineKind::kE4defrag;
-  }
+  bool ChangesFilesOnly() const { return HasTrait(ioengine, kChangesFilesTrait); }
   // fio's file and directory operation engines (filecreate, filestat, filedelete, dircreate,
   // dirstat, dirdelete: its FIO_FAKEIO | FIO_NOSTATS engines): each file's operation is timed
   // (as a completion latency of the job's direction, once per file per pass); the I/Os are
   // counted, move nothing and have no latency.
-  bool FileOperations() const {
-    return ioengine == EngineKind::kFileCreate || ioengine == EngineKind::kFileStat ||
-           ioengine == EngineKind::kFileDelete || OnDirectories();
-  }
+  bool FileOperations() const { return HasTrait(ioengine, kFileOperationTrait); }
   // dircreate, dirstat, dirdelete: the job's "files" are directories.
-  bool OnDirectories() const {
-    return ioengine == EngineKind::kDirCreate || ioengine == EngineKind::kDirStat ||
-           ioengine == EngineKind::kDirDelete;
-  }
+  bool OnDirectories() const { return HasTrait(ioengine, kOnDirectoriesTrait); }
   // Whether fio counts this engine's I/Os as issued bytes when they are queued (its
   // io_queue_event with FIO_Q_QUEUED: libaio, io_uring, posixaio, vsync). Its synchronous
   // engines complete each I/O inside the call and count none, so a time_based loop of theirs
   // never ends at `size` (below).
-  bool CountsIssuedBytes() const {
-    return ioengine == EngineKind::kLibaio || ioengine == EngineKind::kIoUring ||
-           ioengine == EngineKind::kPosixAio || ioengine == EngineKind::kVsync;
-  }
+  bool CountsIssuedBytes() const { return HasTrait(ioengine, kCountsIssuedBytesTrait); }
   // fio's verify list without verify_backlog, for a job that mixes reads and writes or runs
   // time_based: each loop's written blocks are kept (in write order; a sequential job's are in
   // offset order anyway) and read back and checked once the loop's I/O is over, before the next
@@ -447,10 +405,6 @@ struct JobSpec {
 
 RwMode ParseRwMode(const std::string& text);  // UsageError naming --rw
 std::string RwModeName(RwMode mode);
-// UsageError naming --ioengine and the engine: fio's engines that iotail does not run, fio's
-// NAME:... and external forms, and names that are no engine of fio's.
-EngineKind ParseEngineKind(const std::string& text);
-std::string EngineKindName(EngineKind kind);
 RandomGenerator ParseRandomGenerator(const std::string& text);  // UsageError naming the option
 std::string RandomGeneratorName(RandomGenerator generator);
 

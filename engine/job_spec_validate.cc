@@ -35,6 +35,30 @@ std::string CpuListText(const cpu_set_t& set) {
   return out;
 }
 
+// An engine option given to a job (engine/io/engine_table.h: the rows that take it): its flags
+// in messages, whether the job gives it, and why it belongs to those engines.
+struct EngineOptionCheck {
+  EngineOption option;
+  const char* flags;
+  bool (*given)(const JobSpec&);
+  const char* why;
+};
+constexpr EngineOptionCheck kEngineOptionChecks[] = {
+    {kCmdprioOption, "--cmdprio_percentage/--cmdprio_bssplit",
+     [](const JobSpec& s) { return s.cmdprio.Any(); }, ", as in fio"},
+    {kHipriOption, "--hipri", [](const JobSpec& s) { return s.hipri; },
+     ": polled I/O (io_uring's IOPOLL, pvsync2's RWF_HIPRI), on a block device with poll queues "
+     "or a file system on one"},
+    {kNowaitOption, "--nowait", [](const JobSpec& s) { return s.nowait; },
+     "; fio also has it for io_uring and libaio"},
+    {kUncachedOption, "--uncached", [](const JobSpec& s) { return s.uncached != 0; }, ""},
+    {kSqthreadPollOption, "--sqthread_poll", [](const JobSpec& s) { return s.sqthread_poll; }, ""},
+    {kNbdOption, "--uri", [](const JobSpec& s) { return !s.uri.empty(); }, ""},
+    {kNbdOption, "--nbd_conns", [](const JobSpec& s) { return s.nbd_conns > 1; }, ""},
+    {kStatTypeOption, "--stat_type", [](const JobSpec& s) { return s.stat_type_given; },
+     ": the call those engines time, as fio's"},
+};
+
 }  // namespace
 
 void JobSpec::Validate() const {
@@ -121,13 +145,13 @@ void JobSpec::ValidateLogs() const {
 
 // Validate: what each engine takes.
 void JobSpec::ValidateEngine() const {
-  if (cmdprio.Any()) {
-    if (ioengine != EngineKind::kLibaio && ioengine != EngineKind::kIoUring) {
-      throw UsageError(fmt::format(
-          "--cmdprio_percentage/--cmdprio_bssplit: options of the libaio and io_uring engines "
-          "(not --ioengine={}), as in fio",
-          EngineKindName(ioengine)));
+  // The engine options given with an engine whose row does not take them (engine_table.h).
+  for (const EngineOptionCheck& check : kEngineOptionChecks) {
+    if (check.given(*this) && !TakesOption(ioengine, check.option)) {
+      throw UsageError(OnlyWithEngines(check.flags, check.option, ioengine, check.why));
     }
+  }
+  if (cmdprio.Any()) {
     if (cmdprio.bssplit_given && (cmdprio.percentage[0] != 0 || cmdprio.percentage[1] != 0)) {
       throw UsageError("--cmdprio_percentage and --cmdprio_bssplit are mutually exclusive");
     }
@@ -141,27 +165,13 @@ void JobSpec::ValidateEngine() const {
   // only (buffered I/O fails every I/O with EOPNOTSUPP), so say so before the run. They really
   // poll on a block device with poll queues, or a file system on one; a file the kernel cannot
   // poll at all (FUSE, NFS, tmpfs) fails at run time, and the run's end says why.
-  if (hipri && ioengine != EngineKind::kIoUring && ioengine != EngineKind::kPvsync2) {
-    throw UsageError(fmt::format(
-        "--hipri: polled I/O is io_uring's (IOPOLL) or pvsync2's (RWF_HIPRI), on a block device "
-        "with poll queues or a file system on one; not with --ioengine={}",
-        EngineKindName(ioengine)));
-  }
   if (hipri && !direct && ioengine == EngineKind::kIoUring) {
     throw UsageError(
         "--hipri: polled I/O needs --direct=1 (buffered I/O cannot be polled), on a block device "
         "with poll queues or a file system on one");
   }
-  if (nowait && ioengine != EngineKind::kPvsync2) {
-    throw UsageError(
-        "--nowait: iotail supports it with --ioengine=pvsync2 only (fio also has it for io_uring "
-        "and libaio)");
-  }
+  // fio 3.33 ignores --uncached with direct=1, and so does iotail.
   if (uncached != 0) {
-    if (ioengine != EngineKind::kPvsync2) {
-      throw UsageError("--uncached: only with --ioengine=pvsync2");
-    }
-    // fio 3.33 ignores it with direct=1, and so does iotail.
     if (!direct) {
       throw UsageError(
           "--uncached: iotail does not support it: fio 3.33 sets RWF_UNCACHED (0x40), a flag of a "
@@ -181,9 +191,6 @@ void JobSpec::ValidateEngine() const {
   if (ioengine == EngineKind::kE4defrag && e4defrag_donor.empty()) {
     throw UsageError("--donorname: --ioengine=e4defrag needs a donor file, as fio's");
   }
-  if (sqthread_poll && ioengine != EngineKind::kIoUring) {
-    throw UsageError("--sqthread_poll: only with --ioengine=io_uring");
-  }
   if ((fsync_every != 0 || fdatasync_every != 0) && ioengine == EngineKind::kNbd) {
     throw UsageError("--fsync/--fdatasync: not with --ioengine=nbd");
   }
@@ -196,17 +203,11 @@ void JobSpec::ValidateEngine() const {
     if (end_fsync) throw UsageError("--end_fsync: not with --ioengine=nbd");
     return;
   }
-  if (!uri.empty()) throw UsageError("--uri: only with --ioengine=nbd");
-  if (nbd_conns > 1) throw UsageError("--nbd_conns: only with --ioengine=nbd");
 }
 
 // Validate: the file and directory operation engines, and fio's options about opening files.
 void JobSpec::ValidateFileOperations() const {
   const std::string engine = EngineKindName(ioengine);
-  if (stat_type_given && ioengine != EngineKind::kFileStat && ioengine != EngineKind::kDirStat) {
-    throw UsageError(fmt::format(
-        "--stat_type: an option of the filestat and dirstat engines (fio's), not of {}", engine));
-  }
   if (!FileOperations()) {
     // The other engines' files are opened before the run and stay open (with create_on_open
     // they are created then, not laid out: engine/target.h).

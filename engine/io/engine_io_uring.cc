@@ -185,4 +185,10 @@ std::unique_ptr<IoEngine> MakeIoUringEngine() { return std::make_unique<IoUringE
 
 }  // namespace iotail::engine
 
+#else  // not built in: the engine table's row has no engine
+
+namespace iotail::engine {
+std::unique_ptr<IoEngine> MakeIoUringEngine() { return nullptr; }
+}  // namespace iotail::engine
+
 #endif  // built in

@@ -133,4 +133,10 @@ std::unique_ptr<IoEngine> MakeLibaioEngine() { return std::make_unique<LibaioEng
 
 }  // namespace iotail::engine
 
+#else  // not built in: the engine table's row has no engine
+
+namespace iotail::engine {
+std::unique_ptr<IoEngine> MakeLibaioEngine() { return nullptr; }
+}  // namespace iotail::engine
+
 #endif  // built in

@@ -244,4 +244,10 @@ std::unique_ptr<IoEngine> MakeNbdEngine() { return std::make_unique<NbdEngine>()
 
 }  // namespace iotail::engine
 
+#else  // not built in: the engine table's row has no engine
+
+namespace iotail::engine {
+std::unique_ptr<IoEngine> MakeNbdEngine() { return nullptr; }
+}  // namespace iotail::engine
+
 #endif  // built in

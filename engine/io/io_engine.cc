@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <ctime>
 #include <exception>
@@ -14,40 +17,8 @@
 namespace iotail::engine {
 
 std::unique_ptr<IoEngine> ConstructEngine(EngineKind kind) {
-  using Make = std::unique_ptr<IoEngine> (*)();
-  // The engines of this build: one whose library was not found at build time is missing.
-  static const std::pair<EngineKind, Make> kMakers[] = {
-#if IOTAIL_HAVE_LIBURING
-    {EngineKind::kIoUring, MakeIoUringEngine},
-#endif
-#if IOTAIL_HAVE_LIBAIO
-    {EngineKind::kLibaio, MakeLibaioEngine},
-#endif
-#if IOTAIL_HAVE_LIBNBD
-    {EngineKind::kNbd, MakeNbdEngine},
-#endif
-    {EngineKind::kPsync, MakePsyncEngine},
-    {EngineKind::kSync, MakeSyncEngine},
-    {EngineKind::kVsync, MakeVsyncEngine},
-    {EngineKind::kPvsync, MakePvsyncEngine},
-    {EngineKind::kPvsync2, MakePvsync2Engine},
-    {EngineKind::kPosixAio, MakePosixAioEngine},
-    {EngineKind::kMmap, MakeMmapEngine},
-    {EngineKind::kFalloc, MakeFallocEngine},
-    {EngineKind::kFtruncate, MakeFtruncateEngine},
-    {EngineKind::kE4defrag, MakeE4defragEngine},
-    {EngineKind::kFileCreate, [] { return MakeFileOperationEngine(EngineKind::kFileCreate); }},
-    {EngineKind::kFileStat, [] { return MakeFileOperationEngine(EngineKind::kFileStat); }},
-    {EngineKind::kFileDelete, [] { return MakeFileOperationEngine(EngineKind::kFileDelete); }},
-    {EngineKind::kDirCreate, [] { return MakeFileOperationEngine(EngineKind::kDirCreate); }},
-    {EngineKind::kDirStat, [] { return MakeFileOperationEngine(EngineKind::kDirStat); }},
-    {EngineKind::kDirDelete, [] { return MakeFileOperationEngine(EngineKind::kDirDelete); }},
-    {EngineKind::kNull, MakeNullEngine}
-  };
-  for (const auto& [k, make] : kMakers) {
-    if (k == kind) return make();
-  }
-  return nullptr;
+  const EngineMaker make = EngineRowOf(kind).make;
+  return make != nullptr ? make() : nullptr;
 }
 
 int IoEngine::ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete, uint64_t timeout_ns) {
@@ -62,8 +33,13 @@ int IoEngine::ReapTimeout(std::span<IoCompletion> out, uint32_t min_complete, ui
 
 std::string ProbeEngine(EngineKind kind) {
   std::unique_ptr<IoEngine> engine = ConstructEngine(kind);
-  if (engine == nullptr) return "not built in";
-  if (kind == EngineKind::kNbd) return "";  // needs a server: checked when connecting (--uri)
+  if (engine == nullptr) {
+    const char* library = EngineRowOf(kind).library;
+    return library != nullptr ? fmt::format("not built in: iotail was built without {}", library)
+                              : "not built in";
+  }
+  // Its target is a server: checked when connecting (--uri).
+  if (HasTrait(kind, kServerTargetTrait)) return "";
   // The same setup as a real run, on a tiny queue over /dev/null.
   const int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (fd < 0) return "cannot open /dev/null";
@@ -85,14 +61,20 @@ std::string ProbeEngine(EngineKind kind) {
 }
 
 std::vector<EngineKind> AvailableEngines() {
+  // The default benchmark's choices by preference, then the others in the table's order; not the
+  // engines of a server, which only connecting can probe.
+  std::vector<const EngineRow*> rows;
+  for (const EngineRow& row : EngineTable()) {
+    if ((row.traits & kServerTargetTrait) == 0) rows.push_back(&row);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const EngineRow* a, const EngineRow* b) {
+    const int pa = a->preference != 0 ? a->preference : INT32_MAX;
+    const int pb = b->preference != 0 ? b->preference : INT32_MAX;
+    return pa < pb;
+  });
   std::vector<EngineKind> out;
-  for (EngineKind k :
-       {EngineKind::kIoUring, EngineKind::kLibaio, EngineKind::kPsync, EngineKind::kPvsync,
-        EngineKind::kPvsync2, EngineKind::kSync, EngineKind::kVsync, EngineKind::kPosixAio,
-        EngineKind::kMmap, EngineKind::kFalloc, EngineKind::kFtruncate, EngineKind::kE4defrag,
-        EngineKind::kFileCreate, EngineKind::kFileStat, EngineKind::kFileDelete,
-        EngineKind::kDirCreate, EngineKind::kDirStat, EngineKind::kDirDelete, EngineKind::kNull}) {
-    if (ProbeEngine(k).empty()) out.push_back(k);
+  for (const EngineRow* row : rows) {
+    if (ProbeEngine(row->kind).empty()) out.push_back(row->kind);
   }
   return out;
 }

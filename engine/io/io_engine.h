@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/io/engine_table.h"
 #include "engine/job_spec.h"
 #include "stats/core/direction.h"
 
@@ -183,16 +184,19 @@ class BoundedWaitEngine : public IoEngine {
 // Throws UsageError naming --ioengine (with the engines that are available) if `kind` cannot run
 // here: not built in, or refused by the kernel.
 std::unique_ptr<IoEngine> MakeEngine(EngineKind kind);
-// The engine without the probe (nullptr when not built in): for workers of a run that has already
-// probed with MakeEngine().
+// The engine without the probe (nullptr when not built in), by its row's maker
+// (engine/io/engine_table.h): for workers of a run that has already probed with MakeEngine().
 std::unique_ptr<IoEngine> ConstructEngine(EngineKind kind);
-// Engines that can run here, in order of preference.
+// Engines that can run here: the default benchmark's choices in the table's order of preference
+// (the first is what it runs), then the others in table order; not those whose target is a
+// server (nbd), which only connecting can probe.
 std::vector<EngineKind> AvailableEngines();
 // "" if the engine can run here, else why not.
 std::string ProbeEngine(EngineKind kind);
 
-// Per-engine factories (engine_*.cc); those of optional engines exist only when built in
-// (IOTAIL_HAVE_LIBURING, _LIBAIO, _LIBNBD): call ConstructEngine() instead.
+// Per-engine factories (engine_*.cc), the makers of the engine table's rows; those of optional
+// engines return nullptr when not built in (IOTAIL_HAVE_LIBURING, _LIBAIO, _LIBNBD): call
+// ConstructEngine() instead.
 std::unique_ptr<IoEngine> MakeIoUringEngine();
 std::unique_ptr<IoEngine> MakeLibaioEngine();
 std::unique_ptr<IoEngine> MakePsyncEngine();

@@ -241,10 +241,11 @@ TEST_F(RunFileOpTest, OpenOptionsOtherEnginesCannotHonourAreRefused) {
   const std::string target = " --name=t --size=64k --nrfiles=2";
   fs::create_directories(dir_ / "iotail");
   // (create_on_open=1 is taken by every engine: tests/cli/run_create_on_open_test.cc.)
-  ExpectRefused({{"--openfiles=1" + target, "--openfiles=1: iotail keeps every file of a clone"},
-                 {"--stat_type=lstat" + target, "--stat_type: an option of the filestat"},
-                 {"--ioengine=filecreate --rw=trim" + target, "--rw: no trims"}},
-                dir_ / "iotail");
+  ExpectRefused(
+      {{"--openfiles=1" + target, "--openfiles=1: iotail keeps every file of a clone"},
+       {"--stat_type=lstat" + target, "--stat_type: only with --ioengine=filestat or dirstat"},
+       {"--ioengine=filecreate --rw=trim" + target, "--rw: no trims"}},
+      dir_ / "iotail");
   // What means the same in iotail as in fio is taken: create_on_open=0, openfiles >= the files.
   ExpectSameCounts("--name=t --rw=write --nrfiles=2 --size=64k --create_on_open=0 --openfiles=2");
 }

@@ -161,39 +161,23 @@ TEST_F(FioSemanticsTest, NullEngineOpensNoFileAsFio) {
 // fio's rate_min/rate_iops_min (__check_min_rate): checked at completions from 2 s after the job's
 // start (after its ramp), over at least ratecycle since the last check; a clone below its floor
 // ends with EIO and only it; the others run on. (iotail checked every full interval from the first
-// one and stopped the whole run.)
+// one and stopped the whole run.) The rule in detail (the settle from the ramp's end, a floor met
+// between completions, bytes and IOPS) is the worker's, tested in microseconds on a fake engine's
+// clock (tests/engine/worker_passes_test.cc); this run checks the options' wiring against fio, with
+// a short ratecycle so that the slow job ends 2.25 s in.
 TEST_F(FioSemanticsTest, RateMinEndsOnlyTheJobBelowItAfterTheSettleAsFio) {
   // thinktime=10ms: about 95 IOPS, below 1000.
   const std::string args =
-      "--ioengine=null --size=1g --rw=randread --runtime=5 --time_based --thinktime=10ms "
-      "--name=slow --rate_iops_min=1000 --name=ok";
+      "--ioengine=null --size=1g --rw=randread --runtime=3 --time_based --thinktime=10ms "
+      "--name=slow --rate_iops_min=1000 --ratecycle=250 --name=ok";
   ExpectBoth(args, 1, [](const std::vector<Job>& jobs, const CommandResult& r) {
     ASSERT_EQ(jobs.size(), 2u) << r.out;
     EXPECT_EQ(jobs[0].error, 5);           // EIO
-    EXPECT_GE(jobs[0].runtime_ms, 2900u);  // 2 s settle + 1 s ratecycle
-    EXPECT_LE(jobs[0].runtime_ms, 3900u);
+    EXPECT_GE(jobs[0].runtime_ms, 2200u);  // 2 s settle + 250 ms ratecycle
+    EXPECT_LE(jobs[0].runtime_ms, 2900u);
     EXPECT_EQ(jobs[1].error, 0);
-    EXPECT_GE(jobs[1].runtime_ms, 4900u);
+    EXPECT_GE(jobs[1].runtime_ms, 2900u);
     EXPECT_NE(r.err.find("slow: rate_iops_min=1000 not met, got "), std::string::npos) << r.err;
-  });
-}
-
-// A floor met over ratecycle at completions but not within each log interval: one 4k I/O every
-// 2 s (rate=2k) against ratemin=1k is 2 KiB/s between completions, though most 1 s intervals have
-// none; fio's examples/1mbs_clients.fio, scaled down (31 of its 32 jobs never ran in iotail). A
-// ramp and a shorter ratecycle change nothing.
-TEST_F(FioSemanticsTest, RateFloorMetBetweenCompletionsKeepsEveryJobRunningAsFio) {
-  const std::string args =
-      "--ioengine=psync --rw=read --size=1m --rate=2k --ratemin=1k --bs=4k --runtime=6 "
-      "--time_based --name=file1 --startdelay=0 --name=file2 --startdelay=1 --name=file3 "
-      "--startdelay=2 --ramp_time=1 --name=file4 --startdelay=3 --ratecycle=500";
-  ExpectBoth(args, 0, [](const std::vector<Job>& jobs, const CommandResult& r) {
-    ASSERT_EQ(jobs.size(), 4u) << r.out;
-    for (const Job& j : jobs) {
-      EXPECT_EQ(j.error, 0) << j;
-      EXPECT_GE(j.reads, 2u) << j;
-      EXPECT_GE(j.runtime_ms, 5900u) << j;
-    }
   });
 }
 

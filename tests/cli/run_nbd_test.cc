@@ -102,27 +102,6 @@ TEST_P(RunNbdTest, WritingOverAFilesystemOnAnExportNeedsTheFlag) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
-// fio's td_non_fatal_error: continue_on_error goes on only past the errnos of its type's list
-// (EIO and EILSEQ unless ignore_error gives one). A server failing 10% of the reads with ENOSPC
-// stops a continue_on_error=read job at its first error; ignore_error=ENOSPC (the read list)
-// keeps it going, every failure counted.
-TEST_P(RunNbdTest, ContinueOnErrorGoesOnOnlyPastTheListedErrnosAsFio) {
-  NbdServer server;
-  ASSERT_EQ(server.Start("--log=null --filter=error memory 16M error-pread-rate=10% error=ENOSPC"),
-            "");
-  const std::string job = "--rw=randread --bs=4k --size=4m --output-format=json ";
-  const auto stopped = Run(server, job + "--continue_on_error=read");
-  EXPECT_EQ(stopped.status, 1) << stopped.err;
-  const json a = json::parse(stopped.out.substr(stopped.out.find('{')));
-  EXPECT_EQ(a["jobs"][0]["iotail_errors"]["total"].get<int>(), 1) << stopped.out;
-  const auto going = Run(server, job + "--ignore_error=ENOSPC");
-  const json b = json::parse(going.out.substr(going.out.find('{')));
-  const int errors = b["jobs"][0]["iotail_errors"]["total"].get<int>();
-  EXPECT_GT(errors, 30) << going.out;                            // about 10% of 1,024
-  EXPECT_GT(b["jobs"][0]["read"]["total_ios"].get<int>(), 800);  // the job did its pass
-  EXPECT_EQ(Run(server, job + "--ignore_error=EFOO").status, 2);
-}
-
 TEST_P(RunNbdTest, SeveralConnectionsShareTheQueue) {
   NbdServer server;
   const fs::path log = dir_ / "connections.log";
