@@ -50,13 +50,13 @@ setup_s=$SECONDS setup_cpu=$(cpu_s)
 # the quickest build. A build directory configured before (by scripts/test.sh, say) keeps its
 # own settings.
 if [ -f "$build_path/CMakeCache.txt" ]; then
-  logged "configuring $build (as configured before)" cmake -S . -B "$build_path"
+  logged "configuring $build as configured before" cmake -S . -B "$build_path"
 else
-  logged "configuring $build (Release, -O2, the quick build)" \
+  logged "configuring $build: Release, -O2, the quick build" \
     cmake -S . -B "$build_path" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" -DIOTAIL_TESTS=OFF -DIOTAIL_QUICK_BUILD=ON
 fi
-logged "building $build/iotail with $(nproc) jobs (about a minute on 2 idle cores)" \
+logged "building $build/iotail with $(nproc) jobs, about a minute on 2 idle cores" \
   cmake --build "$build_path" -j "$(nproc)" --target iotail
 build_s=$((SECONDS - setup_s)) build_cpu=$(($(cpu_s) - setup_cpu))
 iotail="$build_path/iotail"
