@@ -123,9 +123,9 @@ void NameTargets(RunOptions& job) {
 // The short default benchmark (a command line without --name, --filename or --uri): what the user
 // gave keeps its fio meaning, and iotail's conveniences fill only what was not given: 4k random
 // reads at QD32, O_DIRECT, logged every 500 ms, on a temporary 64 MiB file in the current
-// directory (none with the null engine, which opens nothing), and 3 s time_based unless the amount
-// of I/O was given (size, io_size, number_ios, loops or time_based: then the job ends where fio's
-// would, at --runtime if given).
+// directory (none with the null engine, which opens nothing); time_based unless the amount of I/O
+// was given (size, io_size, number_ios or loops: then the job ends where fio's would, at --runtime
+// if given), and a time_based job runs 3 s unless --runtime says otherwise.
 void ApplyDefaultBenchmark(RunOptions& job, std::string& temp_path, std::ostream& err) {
   engine::JobSpec& spec = job.spec;
   const bool null_engine = spec.ioengine == engine::EngineKind::kNull;
@@ -135,12 +135,10 @@ void ApplyDefaultBenchmark(RunOptions& job, std::string& temp_path, std::ostream
   if (!job.Given("size")) spec.size = 64 << 20;
   if (!job.Given("rw")) spec.rw = engine::RwMode::kRandRead;
   if (!job.Given("iodepth")) spec.iodepth = 32;
-  const bool amount_given = job.Given("size") || job.Given("io_size") || job.Given("number_ios") ||
-                            job.Given("loops") || job.Given("time_based");
-  if (!amount_given) {
-    if (!job.Given("runtime")) spec.runtime_ns = 3'000'000'000;
-    spec.time_based = true;
-  }
+  const bool amount_given =
+      job.Given("size") || job.Given("io_size") || job.Given("number_ios") || job.Given("loops");
+  if (!amount_given && !job.Given("time_based")) spec.time_based = true;
+  if (spec.time_based && !job.Given("runtime")) spec.runtime_ns = 3'000'000'000;
   if (spec.write_hist_log.empty()) {
     spec.write_hist_log = "iotail";
     spec.log_hist_msec = 500;

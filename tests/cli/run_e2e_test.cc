@@ -301,6 +301,17 @@ TEST_F(RunE2eTest, DefaultBenchmarkKeepsTheOptionsGiven) {
             std::string::npos)
       << timed.err;
   EXPECT_GE(nlohmann::json::parse(timed.out).at("jobs").at(0).at("job_runtime").get<double>(), 250);
+  // --time_based given without --runtime: the default's 3 s, over the --size given.
+  const auto based = iotail::testing::RunShell("cd " + dir_.string() + " && " + IOTAIL_BINARY +
+                                                   " run --ioengine=null --size=8m --time_based "
+                                                   "--output-format=json",
+                                               dir_);
+  ASSERT_EQ(based.status, 0) << based.err;
+  EXPECT_NE(based.err.find("default benchmark for 3 s with the null engine over 8 MiB"),
+            std::string::npos)
+      << based.err;
+  EXPECT_GE(nlohmann::json::parse(based.out).at("jobs").at(0).at("job_runtime").get<double>(),
+            2900);
 }
 
 TEST_F(RunE2eTest, WholeRunPercentilesEqualPctilesOverTheLogs) {
