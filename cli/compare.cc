@@ -3,9 +3,10 @@
 // the inputs are read by cli/compare_inputs.h, the output written by stats/report/compare_report.h.
 // With one repetition on a side (or on both), each side's repetitions are pooled and the interval
 // comes from order statistics over the counts; with at least two on each side, from Welch's t over
-// the repetitions' percentiles. Exit status: 0; 2 on bad input (naming the file or option); 3 when
-// a
-// --fail-on check finds B significantly worse than its allowed margin.
+// the repetitions' percentiles. A side of plain JSON summaries (no bins) with one repetition gives
+// the printed percentiles' difference and no interval (verdict "no interval"; --fail-on is then
+// refused). Exit status: 0; 2 on bad input (naming the file or option); 3 when a --fail-on check
+// finds B significantly worse than its allowed margin.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -113,7 +114,9 @@ po::options_description CompareDescription(CompareArgs& a) {
       "repetitions of a run, each FILE[+FILE...] (the files of one repetition: its histogram\n"
       "logs, fio's or iotail's, or a JSON summary with bins, iotail run --output-format=json+).\n"
       "One repetition on a side: order statistics over the pooled counts; two or more on both\n"
-      "sides: Welch's t over the repetitions' percentiles.\n\noptions");
+      "sides: Welch's t over the repetitions' percentiles. A plain JSON summary (fio's\n"
+      "--output-format=json) has no bins: its printed percentiles are compared, without an\n"
+      "interval unless both sides have two repetitions or more.\n\noptions");
   // clang-format off
   description.add_options()
       ("help,h", "show this help (--help=man: the iotail-compare(1) page)")
@@ -172,43 +175,77 @@ std::optional<CompareSettings> ParseCompare(CommandArgs args, std::ostream& out)
   return s;
 }
 
+// One side's repetitions that have direction d: their histograms, or (summaries without bins)
+// their printed percentiles.
+struct DirectionReps {
+  std::vector<const stats::Histogram*> histograms;
+  std::vector<const PrintedPercentiles*> printed;
+  size_t size() const { return histograms.size() + printed.size(); }
+  uint64_t Samples() const {
+    uint64_t n = 0;
+    for (const stats::Histogram* h : histograms) n += h->Total();
+    for (const PrintedPercentiles* p : printed) n += p->samples;
+    return n;
+  }
+  // The percentile of each repetition (fio's rule on a histogram, or as printed).
+  std::vector<double> Each(double p, const stats::HistogramLayout& layout,
+                           std::string_view label) const {
+    std::vector<double> values;
+    const double list[] = {p};
+    for (const stats::Histogram* h : histograms) {
+      values.push_back(
+          stats::ComputePercentiles(h->counts(), layout, list, stats::PercentileMethod::kFio)
+              .front());
+    }
+    for (const PrintedPercentiles* printed_one : printed)
+      values.push_back(printed_one->At(p, label));
+    return values;
+  }
+};
+
+DirectionReps RepsOf(const CompareSide& side, int d) {
+  DirectionReps reps;
+  for (const auto& rep : side.repetitions) {
+    if (rep.dirs[d]) reps.histograms.push_back(&*rep.dirs[d]);
+    if (rep.printed[d]) reps.printed.push_back(&*rep.printed[d]);
+  }
+  return reps;
+}
+
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
 // The rows of one direction present on both sides.
 void CompareDirection(const CompareSide& a, const CompareSide& b, int d, const CompareSettings& s,
                       stats::CompareResult& result) {
-  std::vector<const stats::Histogram*> ha, hb;
-  for (const auto& rep : a.repetitions) {
-    if (rep.dirs[d]) ha.push_back(&*rep.dirs[d]);
-  }
-  for (const auto& rep : b.repetitions) {
-    if (rep.dirs[d]) hb.push_back(&*rep.dirs[d]);
-  }
-  if (ha.empty() || hb.empty()) return;
+  const DirectionReps ra = RepsOf(a, d), rb = RepsOf(b, d);
+  if (ra.size() == 0 || rb.size() == 0) return;
   auto pooled = [&](const std::vector<const stats::Histogram*>& hs) {
     stats::Histogram sum(a.layout.size());
     for (const stats::Histogram* h : hs) sum.Merge(*h);
     return sum;
   };
-  const stats::Histogram pa = pooled(ha), pb = pooled(hb);
-  const bool repetitions = ha.size() >= 2 && hb.size() >= 2;
+  const bool repetitions = ra.size() >= 2 && rb.size() >= 2;
+  const bool printed = !ra.printed.empty() || !rb.printed.empty();
+  const stats::Histogram pa = pooled(ra.histograms), pb = pooled(rb.histograms);
   for (double p : s.percentiles) {
     stats::CompareRow row;
     row.dir = stats::DirectionName(static_cast<stats::Direction>(d));
     row.percentile = p;
-    row.samples_a = pa.Total();
-    row.samples_b = pb.Total();
+    row.samples_a = ra.Samples();
+    row.samples_b = rb.Samples();
     row.repetitions = repetitions;
+    row.printed = printed && !repetitions;
     if (repetitions) {
-      auto each = [&](const std::vector<const stats::Histogram*>& hs) {
-        std::vector<double> values;
-        const double list[] = {p};
-        for (const stats::Histogram* h : hs) {
-          values.push_back(
-              stats::ComputePercentiles(h->counts(), a.layout, list, stats::PercentileMethod::kFio)
-                  .front());
-        }
-        return values;
-      };
-      row.comparison = stats::CompareRepetitions(each(ha), each(hb), s.confidence);
+      const std::vector<double> values_a = ra.Each(p, a.layout, "A");  // A's errors first
+      row.comparison = stats::CompareRepetitions(values_a, rb.Each(p, b.layout, "B"), s.confidence);
+    } else if (printed) {
+      // No bins on a side: the printed values (a side's mean over its repetitions), no interval.
+      const double value_a = Mean(ra.Each(p, a.layout, "A"));  // A's errors first
+      row.comparison = stats::ComparePrinted(value_a, Mean(rb.Each(p, b.layout, "B")));
     } else {
       row.comparison =
           stats::CompareHistograms(pa.counts(), pb.counts(), a.layout, p, s.confidence);
@@ -244,6 +281,13 @@ int CompareCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     for (const stats::CompareRow& row : result.rows) {
       if (row.percentile != f.percentile) continue;
       if (f.dir && row.dir != stats::DirectionName(*f.dir)) continue;
+      if (row.printed) {
+        throw stats::UsageError(fmt::format(
+            "--fail-on '{}': a side is a JSON summary without histogram bins (fio's "
+            "--output-format=json), so B - A has no confidence interval to test: give json+ "
+            "summaries or histogram logs, or two repetitions or more on each side",
+            f.text));
+      }
       stats::FailOnCheck check;
       check.target = f.text;
       check.dir = row.dir;
@@ -254,6 +298,12 @@ int CompareCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     }
   }
   if (s.json) {
+    if (std::any_of(result.rows.begin(), result.rows.end(),
+                    [](const stats::CompareRow& row) { return row.printed; })) {
+      err << "iotail compare: a side is a JSON summary with no histogram bins (fio's "
+             "--output-format=json): its printed percentiles are compared, without a confidence "
+             "interval (json+ or histogram logs give one)\n";
+    }
     stats::WriteCompareJson(out, result, s.unit);
   } else {
     stats::WriteCompareText(out, result, s.unit);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -31,20 +32,9 @@ bool IsJson(const std::string& path, std::string_view label) {
   return c == '{';
 }
 
-// Adds the bins of one direction object ({"clat_ns": {"bins": ...}}) of a JSON summary.
-void AddBins(const nlohmann::json& dir, const char* key, stats::Histogram& hist,
+// Adds the bins of one direction's latency object ({"bins": {...}}) of a JSON summary.
+void AddBins(const nlohmann::json& lat, const char* key, stats::Histogram& hist,
              const std::string& path, std::string_view label) {
-  if (!dir.contains(key)) return;
-  const nlohmann::json& lat = dir[key];
-  if (!lat.contains("bins")) {
-    if (lat.value("N", uint64_t{0}) > 0) {
-      throw UsageError(fmt::format(
-          "{}: '{}' is a JSON summary without histogram bins: write it with "
-          "--output-format=json+ (or compare the run's histogram logs, --write_hist_log)",
-          label, path));
-    }
-    return;
-  }
   for (const auto& [value, count] : lat["bins"].items()) {
     const auto v = stats::ParseFiniteDouble(value);
     if (!v || *v < 0 || !count.is_number_unsigned()) {
@@ -55,11 +45,37 @@ void AddBins(const nlohmann::json& dir, const char* key, stats::Histogram& hist,
   }
 }
 
+// The percentiles a summary without bins printed for one latency ({"N": .., "percentile":
+// {"50.000000": ns, ...}}, fio's --output-format=json).
+PrintedPercentiles ReadPrinted(const nlohmann::json& lat, const char* key, const std::string& path,
+                               std::string_view label) {
+  if (!lat.contains("percentile") || !lat["percentile"].is_object()) {
+    throw UsageError(fmt::format(
+        "{}: '{}' has neither histogram bins nor printed percentiles for {}: write it with "
+        "--output-format=json+ (or compare the run's histogram logs, --write_hist_log)",
+        label, path, key));
+  }
+  PrintedPercentiles printed;
+  printed.file = path;
+  printed.samples = lat.value("N", uint64_t{0});
+  for (const auto& [name, value] : lat["percentile"].items()) {
+    const auto p = stats::ParseFiniteDouble(name);
+    if (!p || !value.is_number() || value.get<double>() < 0) {
+      throw UsageError(fmt::format("{}: '{}': bad percentile '{}' in {}", label, path, name, key));
+    }
+    printed.values.emplace_back(*p, value.get<double>());
+  }
+  std::sort(printed.values.begin(), printed.values.end());  // JSON objects come sorted by name
+  return printed;
+}
+
 RepetitionHistograms LoadJson(const std::vector<std::string>& files, std::string_view label,
                               SummaryLatency latency) {
   const char* key = latency == SummaryLatency::kClat ? "clat_ns" : "lat_ns";
   std::array<stats::Histogram, stats::kDirectionCount> sums;
   for (auto& h : sums) h.Resize(stats::kWideBuckets);
+  RepetitionHistograms rep;
+  std::array<int, stats::kDirectionCount> printed_entries{};
   for (const std::string& path : files) {
     nlohmann::json doc;
     try {
@@ -81,12 +97,26 @@ RepetitionHistograms LoadJson(const std::vector<std::string>& files, std::string
     for (const nlohmann::json* entry : entries) {
       for (int d = 0; d < stats::kDirectionCount; ++d) {
         const char* name = stats::DirectionName(static_cast<stats::Direction>(d)).data();
-        if (entry->contains(name)) AddBins((*entry)[name], key, sums[d], path, label);
+        if (!entry->contains(name) || !(*entry)[name].contains(key)) continue;
+        const nlohmann::json& lat = (*entry)[name][key];
+        if (lat.contains("bins")) {
+          AddBins(lat, key, sums[d], path, label);
+        } else if (lat.value("N", uint64_t{0}) > 0) {
+          rep.printed[d] = ReadPrinted(lat, key, path, label);
+          ++printed_entries[d];
+        }
       }
     }
   }
-  RepetitionHistograms rep;
   for (int d = 0; d < stats::kDirectionCount; ++d) {
+    const char* name = stats::DirectionName(static_cast<stats::Direction>(d)).data();
+    if (printed_entries[d] > 1 || (printed_entries[d] == 1 && !sums[d].Empty())) {
+      throw UsageError(fmt::format(
+          "{}: {} {} entries of '{}' have no histogram bins, and printed percentiles cannot be "
+          "added up: give one job per file (fio's --group_reporting) or write them with "
+          "--output-format=json+",
+          label, printed_entries[d] + (sums[d].Empty() ? 0 : 1), name, fmt::join(files, "+")));
+    }
     if (!sums[d].Empty()) rep.dirs[d] = std::move(sums[d]);
   }
   return rep;
@@ -124,6 +154,18 @@ stats::Histogram Convert(const stats::Histogram& h, const stats::HistogramLayout
 
 }  // namespace
 
+double PrintedPercentiles::At(double percentile, std::string_view label) const {
+  std::string list;
+  for (const auto& [p, ns] : values) {
+    if (std::fabs(p - percentile) < 1e-9) return ns;
+    list += fmt::format("{}{}", list.empty() ? "" : ":", p);
+  }
+  throw UsageError(fmt::format(
+      "{}: '{}' printed no p{} (it has no histogram bins, only the percentiles {}): choose "
+      "--percentiles among them, or give a json+ summary or histogram logs",
+      label, file, percentile, list));
+}
+
 CompareSide LoadCompareSide(std::string_view input, std::string_view label,
                             SummaryLatency latency) {
   CompareSide side;
@@ -147,7 +189,8 @@ CompareSide LoadCompareSide(std::string_view input, std::string_view label,
     stats::HistogramLayout layout = stats::HistogramLayout::Recorded();
     RepetitionHistograms rep =
         json != 0 ? LoadJson(files, label, latency) : LoadLogs(files, &layout, label);
-    if (std::all_of(rep.dirs.begin(), rep.dirs.end(), [](const auto& h) { return !h; })) {
+    if (std::all_of(rep.dirs.begin(), rep.dirs.end(), [](const auto& h) { return !h; }) &&
+        std::all_of(rep.printed.begin(), rep.printed.end(), [](const auto& p) { return !p; })) {
       throw UsageError(fmt::format("{}: '{}' holds no latency samples", label, rep_text));
     }
     if (have_layout && layout != side.layout) {

@@ -3,12 +3,16 @@
 // histogram logs of its jobs, say). A file is either a fio-format histogram log (what `pctiles`
 // reads: fio's or iotail's clat or lat logs) or a JSON run summary with histogram bins (`iotail run
 // --output-format=json+`, or fio's json+), whose jobs' (or iotail_aggregate's) clat_ns bins (or
-// lat_ns with SummaryLatency::kLat) are summed per direction. A plain JSON summary has no bins and
-// is refused, naming the file. Each repetition's whole-run histograms (exact integer counts) are
-// kept per direction.
+// lat_ns with SummaryLatency::kLat) are summed per direction. Each repetition's whole-run
+// histograms (exact integer counts) are kept per direction. A plain JSON summary (fio's
+// --output-format=json, the file fio users have most) has no bins: of it, the percentiles it
+// printed are kept, which can be compared but carry no confidence interval; since printed
+// percentiles cannot be added up, such a repetition is one file with one job (or iotail's
+// aggregate, or fio's group_reporting entry) per direction.
 //
-// Errors (exit 2): UsageError naming the file (missing, unreadable, empty, JSON without bins, mixed
-// generations) or LogFormatError naming its line. Not thread-safe; plain data.
+// Errors (exit 2): UsageError naming the file (missing, unreadable, empty, JSON with neither bins
+// nor percentiles, printed percentiles of several jobs, mixed generations) or LogFormatError
+// naming its line. Not thread-safe; plain data.
 #pragma once
 
 #include <array>
@@ -23,9 +27,20 @@
 
 namespace iotail::cli {
 
-// One repetition: per direction its histogram, nullopt where it has no samples.
+// What a JSON summary without bins printed for one direction's latency.
+struct PrintedPercentiles {
+  std::string file;  // where they come from, for messages
+  uint64_t samples = 0;
+  std::vector<std::pair<double, double>> values;  // (percentile, ns), as printed
+  // The value printed for `percentile`; UsageError naming the file when it was not printed.
+  double At(double percentile, std::string_view label) const;
+};
+
+// One repetition: per direction its histogram, nullopt where it has no samples; or, read from a
+// summary without bins, its printed percentiles (then dirs is all nullopt).
 struct RepetitionHistograms {
   std::array<std::optional<stats::Histogram>, stats::kDirectionCount> dirs;
+  std::array<std::optional<PrintedPercentiles>, stats::kDirectionCount> printed;
 };
 
 struct CompareSide {

@@ -93,7 +93,7 @@ int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   for (int d = 0; d < stats::kDirectionCount; ++d) {
     if (present[d]) totals[d] = &merger.Total(static_cast<stats::Direction>(d));
   }
-  report.Finish(totals, merger.bytes_known());
+  report.Finish(totals, merger.bytes_known(), merger.data_end_ms());
   PrintMergerWarnings(merger, "plot", err);
 
   if (format == "html") {

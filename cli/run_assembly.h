@@ -1,5 +1,5 @@
-// The run assembly: one place where a command that runs jobs (`iotail run`, `iotail-mpi run`, and
-// any later one such as a sweep) turns its parsed options into a run, in named stages:
+// The run assembly: one place where a command that runs jobs (`iotail run`, `iotail-mpi run`,
+// each step of `iotail sweep`) turns its parsed options into a run, in named stages:
 //
 //   PlanRun      the jobs settled: engine chosen, targets named (fio's file names, the default
 //                benchmark's temporary file), log period, JobSpec::Normalize and Validate; the
@@ -15,8 +15,10 @@
 //   WriteOutputs the summary in each format, to stdout or --output; the log and verify lines.
 //   ExitStatus   the exit status, with its message on stderr.
 //
-// RunCommandWith (cli/run.cc) calls them in that order; a driver takes part through RunHooks
-// (cli/run_hooks.h) rather than a copy of the assembly. All stages run on the caller's thread; the
+// RunCommandWith (cli/run.cc, for `iotail run` and, with its RunHooks, iotail-mpi) calls them in
+// that order, and RunSweepStep (cli/sweep_step.h) the first four with the summary kept off the
+// output; a driver takes part through RunHooks (cli/run_hooks.h) rather than a copy of the
+// assembly. All stages run on the caller's thread; the
 // sinks are called on the interval clock's thread (stats/record/interval_sink.h). Not thread-safe.
 #pragma once
 

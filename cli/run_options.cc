@@ -313,9 +313,10 @@ std::span<const OptionDef> CoreOptionTable() { return Table(); }
 std::string RunDescription() {
   return std::string(
       "Drives I/O at files or block devices and reports latency as fio does. Without --filename\n"
-      "it runs a short default benchmark (4k random reads, QD32 with the best engine available,\n"
-      "3 s, on a 64 MiB temporary file in the current directory, removed afterwards; logs to "
-      "iotail_clat_hist.1.log).\n"
+      "it runs a short default benchmark, filling in only what was not given (4k random reads,\n"
+      "QD32 with the best engine available, 3 s time_based unless size, io_size, number_ios or\n"
+      "loops is given, on a 64 MiB temporary file in the current directory, removed\n"
+      "afterwards, none with the null engine; logs to iotail_clat_hist.1.log).\n"
       "A job without --ioengine runs psync (one I/O at a time), as in fio.\n\n"
       "Rate-limited open loop: --rate_iops or --rate schedules every I/O's start in advance\n"
       "(linear or poisson); a late I/O keeps its intended start, so `lat` (intended start to\n"

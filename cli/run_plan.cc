@@ -120,26 +120,39 @@ void NameTargets(RunOptions& job) {
   }
 }
 
-// The short default benchmark: 4k random reads at QD32 for 3 s on a temporary 64 MiB file in the
-// current directory, O_DIRECT, logged every 500 ms; what the user gave is kept.
+// The short default benchmark (a command line without --name, --filename or --uri): what the user
+// gave keeps its fio meaning, and iotail's conveniences fill only what was not given: 4k random
+// reads at QD32, O_DIRECT, logged every 500 ms, on a temporary 64 MiB file in the current
+// directory (none with the null engine, which opens nothing); time_based unless the amount of I/O
+// was given (size, io_size, number_ios or loops: then the job ends where fio's would, at --runtime
+// if given), and a time_based job runs 3 s unless --runtime says otherwise.
 void ApplyDefaultBenchmark(RunOptions& job, std::string& temp_path, std::ostream& err) {
   engine::JobSpec& spec = job.spec;
-  temp_path = fmt::format("iotail-default.{}.tmp", getpid());
-  spec.filenames = {temp_path};
+  const bool null_engine = spec.ioengine == engine::EngineKind::kNull;
+  // The null engine's target is a name it never opens (as its named jobs' NAME.0.0).
+  spec.filenames = {fmt::format("iotail-default.{}.tmp", getpid())};
+  if (!null_engine) temp_path = spec.filenames[0];
   if (!job.Given("size")) spec.size = 64 << 20;
   if (!job.Given("rw")) spec.rw = engine::RwMode::kRandRead;
   if (!job.Given("iodepth")) spec.iodepth = 32;
-  if (!job.Given("runtime")) spec.runtime_ns = 3'000'000'000;
-  spec.time_based = true;
+  const bool amount_given =
+      job.Given("size") || job.Given("io_size") || job.Given("number_ios") || job.Given("loops");
+  if (!amount_given && !job.Given("time_based")) spec.time_based = true;
+  if (spec.time_based && !job.Given("runtime")) spec.runtime_ns = 3'000'000'000;
   if (spec.write_hist_log.empty()) {
     spec.write_hist_log = "iotail";
     spec.log_hist_msec = 500;
   }
   if (!job.Given("direct")) spec.direct = true;
-  err << fmt::format(
-      "iotail run: no --filename: default benchmark on a temporary {} MiB file '{}' (removed "
-      "afterwards)\n",
-      spec.size >> 20, temp_path);
+  const std::string how_long =
+      spec.time_based && spec.runtime_ns != 0
+          ? fmt::format(" for {:g} s", static_cast<double>(spec.runtime_ns) / 1e9)
+          : "";
+  const std::string where =
+      null_engine ? fmt::format("with the null engine over {} MiB (no file)", spec.size >> 20)
+                  : fmt::format("on a temporary {} MiB file '{}' (removed afterwards)",
+                                spec.size >> 20, temp_path);
+  err << fmt::format("iotail run: no --filename: default benchmark{} {}\n", how_long, where);
 }
 
 // The interval clock ticks at the log period; the status interval rides on it (the status

@@ -5,17 +5,17 @@
 // calibrate the clock, probe the engines, open (and create or safety-check) each job's targets
 // (files and devices, or the NBD export: engine/nbd_target.h), build its numjobs Workers, each with
 // its own engine instance and its rate schedule (a rate is per worker, as fio's is per job clone),
-// open its histogram logs (clat, plus lat when rate-limited: a stats::HistLogSink), and prepare
-// every worker on its own thread; then it asks the caller for the interval sinks
-// (RunJobsOptions::open_sinks: the caller builds them all, logs included). Then, after waiting for
-// start_at_ms if given (UsageError if that is more than kStartAtToleranceMs in the past), the
+// and prepare every worker on its own thread; then it asks the caller for the interval sinks
+// (RunJobsOptions::open_sinks: the caller builds them all, histogram logs included; the engine
+// builds none, so a bad target leaves no empty log). Then, after waiting for start_at_ms if given
+// (UsageError if that is more than kStartAtToleranceMs in the past) or for await_start, the
 // workers start together, each job's after its startdelay; ramp_time is run but not recorded (no
 // counts, no lag, no log lines), and the interval clock starts when the first job records and hands
-// every interval to the log sinks and to the caller's sinks; each job's runtime counts from its own
-// recording start. *stop (set by a signal handler, say) ends the run early, cleanly, at any of
-// these stages. When every worker has stopped (runtime, bytes, loops, error or *stop), the interval
-// clock writes the final partial interval, end_fsync runs, and the totals per worker (exactly the
-// sums of the logged intervals) are returned. Not thread-safe; one call at a time.
+// every interval to the caller's sinks; each job's runtime counts from its own recording start.
+// *stop (set by a signal handler, say) ends the run early, cleanly, at any of these stages. When
+// every worker has stopped (runtime, bytes, loops, error or *stop), the interval clock writes the
+// final partial interval, end_fsync runs, and the totals per worker (exactly the sums of the logged
+// intervals) are returned. Not thread-safe; one call at a time.
 #pragma once
 
 #include <array>

@@ -4,12 +4,36 @@
 # alone (no tests, no iotail-mpi), runs the built-in default benchmark (`iotail run`: a short
 # random-read job on a temporary file, removed afterwards) which prints its summary and writes
 # fio-format histogram logs, then shows `iotail pctiles` over those logs. Each stage's time is
-# printed at the end.
+# printed at the end. The installing and building stages print one line each; what the package
+# manager and the build print goes to BUILD-DIR/quickstart.log (its last lines are shown if a stage
+# fails).
 # Usage: scripts/quickstart.sh [build-dir]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 build=${1:-build}
+case $build in
+  /*) build_path=$build ;;
+  *) build_path=$root/$build ;;
+esac
+mkdir -p "$build_path"
+log=$build_path/quickstart.log
+: >"$log"
+# logged WHAT COMMAND...: says WHAT in one line, runs COMMAND with its output in the log; on
+# failure, the log's last lines and COMMAND's exit status.
+logged() {
+  local what=$1
+  shift
+  echo "quickstart: $what (output in $log)"
+  local status=0
+  "$@" >>"$log" 2>&1 || status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "quickstart: failed (exit status $status): $*" >&2
+    echo "quickstart: the last lines of $log:" >&2
+    tail -n 30 "$log" >&2
+    exit "$status"
+  fi
+}
 
 # CPU seconds (user + system) of the commands this script has run so far (cutime and cstime of
 # /proc/PID/stat): on a machine shared with other work, the wall times below depend on the load
@@ -18,22 +42,24 @@ tick=$(getconf CLK_TCK)
 cpu_s() { awk -v tick="$tick" '{ printf "%.0f", ($16 + $17) / tick }' "/proc/$$/stat"; }
 
 SECONDS=0
-bash scripts/setup.sh --run
+bash scripts/setup.sh --run --log "$log"
 setup_s=$SECONDS setup_cpu=$(cpu_s)
 # -O2 as the RelWithDebInfo builds, without debug info; Ninja, no tests, only the iotail target,
 # and IOTAIL_QUICK_BUILD (each library compiled as one unit, with precompiled std and fmt
 # headers: a third of the CPU time of one unit per file, at the same -O2; see CMakeLists.txt):
 # the quickest build. A build directory configured before (by scripts/test.sh, say) keeps its
 # own settings.
-if [ -f "$build/CMakeCache.txt" ]; then
-  cmake -S . -B "$build" >/dev/null
+if [ -f "$build_path/CMakeCache.txt" ]; then
+  logged "configuring $build as configured before" cmake -S . -B "$build_path"
 else
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" \
-    -DIOTAIL_TESTS=OFF -DIOTAIL_QUICK_BUILD=ON >/dev/null
+  logged "configuring $build: Release, -O2, the quick build" \
+    cmake -S . -B "$build_path" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" -DIOTAIL_TESTS=OFF -DIOTAIL_QUICK_BUILD=ON
 fi
-cmake --build "$build" -j "$(nproc)" --target iotail
+logged "building $build/iotail with $(nproc) jobs, about a minute on 2 idle cores" \
+  cmake --build "$build_path" -j "$(nproc)" --target iotail
 build_s=$((SECONDS - setup_s)) build_cpu=$(($(cpu_s) - setup_cpu))
-iotail="$root/$build/iotail"
+iotail="$build_path/iotail"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/iotail-quickstart.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -4,6 +4,8 @@
 #   scripts/setup.sh --run    what building and running iotail needs, nothing else (quickstart.sh)
 #   scripts/setup.sh          that, plus what the tests, packaging and benchmarks need
 #   scripts/setup.sh --mpi    add Open MPI, to build iotail-mpi (test.sh passes it)
+#   --log FILE                apt-get's and dpkg's output appended to FILE instead of shown: one
+#                             line per stage here, and FILE's last lines if a stage fails
 # (--run --mpi: building and running both binaries.)
 set -euo pipefail
 
@@ -28,13 +30,19 @@ test_packages=(
 )
 mpi_packages=(openmpi-bin libopenmpi-dev)
 
-tests=1 mpi=0
-for arg in "$@"; do
-  case $arg in
+tests=1 mpi=0 log=
+while [ $# -gt 0 ]; do
+  case $1 in
     --run) tests=0 ;;
     --mpi) mpi=1 ;;
-    *) echo "usage: scripts/setup.sh [--run] [--mpi]" >&2; exit 2 ;;
+    --log)
+      [ $# -ge 2 ] || { echo "setup: --log needs a file name" >&2; exit 2; }
+      log=$2
+      shift
+      ;;
+    *) echo "usage: scripts/setup.sh [--run] [--mpi] [--log FILE]" >&2; exit 2 ;;
   esac
+  shift
 done
 packages=("${run_packages[@]}")
 if [ "$tests" -eq 1 ]; then packages+=("${test_packages[@]}"); fi
@@ -55,7 +63,27 @@ if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
 
-echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# stage WHAT COMMAND...: says WHAT in one line and runs COMMAND, its output in the log when there
+# is one (on failure: the log's last lines, and COMMAND's exit status).
+stage() {
+  local what=$1
+  shift
+  if [ -z "$log" ]; then
+    echo "setup: $what"
+    "$@"
+    return
+  fi
+  echo "setup: $what (output in $log)"
+  local status=0
+  "$@" >>"$log" 2>&1 || status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "setup: failed (exit status $status): $*" >&2
+    echo "setup: the last lines of $log:" >&2
+    tail -n 25 "$log" >&2
+    exit "$status"
+  fi
+}
+stage "updating the package lists" "${sudo_cmd[@]}" apt-get update -qq
+stage "installing ${#missing[@]} packages and what they need: ${missing[*]}" \
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -249,6 +249,12 @@ const HistogramLayout& Merger::layout() const {
 
 bool Merger::Empty() const { return !layout_.has_value(); }
 
+int64_t Merger::data_end_ms() const {
+  int64_t end = std::numeric_limits<int64_t>::min();
+  for (const Source& s : sources_) end = std::max(end, s.latest_end);
+  return end;
+}
+
 std::vector<std::string> Merger::warnings() const {
   std::set<std::string> unique;
   for (const auto& t : readers_) unique.insert(t.warnings.begin(), t.warnings.end());

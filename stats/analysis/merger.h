@@ -126,6 +126,9 @@ class Merger {
   // After Run(): whether every record had a non-zero bs column, so that MergedQuantum::bytes
   // holds every I/O's bytes (merged logs of older iotail versions wrote 0 there).
   bool bytes_known() const { return bytes_known_; }
+  // After Run(): the latest end time of any record, in the logs' time base: where the data ends
+  // (the last quantum may reach beyond it: a run's final, partial interval).
+  int64_t data_end_ms() const;
   // Files scanned in full before being read (the others were read on a guess that held).
   size_t scanned_files() const { return scanned_files_; }
   // After Run(): whether the first window's work was split between the threads by time.

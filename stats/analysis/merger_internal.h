@@ -3,6 +3,7 @@
 // of a turn. Not part of the API.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -49,6 +50,7 @@ struct Merger::Source {
   int64_t start = 0;  // the pending record's interval (start, end]: read, not yet all placed
   int64_t end = 0;
   int64_t last_quantum = merger_internal::kNoQuantum;
+  int64_t latest_end = std::numeric_limits<int64_t>::min();  // of the records pended so far
   std::optional<int64_t> period_ms;  // the log period (a record's interval after a gap)
   // Gaps seen (see RecordStart): how many, the longest and the line of the record after it.
   uint64_t gaps = 0;
@@ -59,6 +61,7 @@ struct Merger::Source {
   // `note_gap`: a record that another reader notes).
   void Pend(int64_t end_ms, uint64_t line, bool note_gap = true) {
     end = end_ms;
+    latest_end = std::max(latest_end, end_ms);
     start = RecordStart(prev_end, end, period_ms);
     if (start > prev_end && note_gap) {
       ++gaps;

@@ -34,7 +34,8 @@ MeanVariance Moments(std::span<const double> v) {
 }  // namespace
 
 std::string_view CompareVerdictName(CompareVerdict verdict) {
-  constexpr std::string_view kNames[] = {"faster", "slower", "no difference"};  // enum order
+  constexpr std::string_view kNames[] = {"faster", "slower", "no difference",
+                                         "no interval"};  // enum order
   return kNames[static_cast<size_t>(verdict)];
 }
 
@@ -83,6 +84,16 @@ PercentileComparison CompareRepetitions(std::span<const double> a, std::span<con
     c.upper_ns = c.diff_ns + t * se;
   }
   c.verdict = VerdictOf(c.lower_ns, c.upper_ns);
+  return c;
+}
+
+PercentileComparison ComparePrinted(double a_ns, double b_ns) {
+  PercentileComparison c;
+  c.a_ns = a_ns;
+  c.b_ns = b_ns;
+  c.diff_ns = b_ns - a_ns;
+  c.lower_ns = c.upper_ns = kNoValue;
+  c.verdict = CompareVerdict::kNoInterval;
   return c;
 }
 

@@ -11,6 +11,9 @@
 //   each repetition, then Welch's t interval of the difference of the two means (unequal variances,
 //   Welch-Satterthwaite degrees of freedom). It measures the run-to-run variation the order
 //   statistics of one run cannot see. Identical repetitions give a zero-width interval.
+// - Printed percentiles only (ComparePrinted: fio's plain JSON summaries, which hold no histogram
+//   bins): the difference of the two values, and no interval (verdict kNoInterval): one printed
+//   value per run says nothing about how far it could move by chance.
 // The verdict is kSlower when the interval lies above 0, kFaster when below, else kNoDifference.
 // Free functions; no state; thread-safe.
 #pragma once
@@ -23,8 +26,9 @@
 
 namespace iotail::stats {
 
-enum class CompareVerdict { kFaster, kSlower, kNoDifference };
-std::string_view CompareVerdictName(CompareVerdict verdict);  // "faster", "slower", "no difference"
+enum class CompareVerdict { kFaster, kSlower, kNoDifference, kNoInterval };
+// "faster", "slower", "no difference", "no interval"
+std::string_view CompareVerdictName(CompareVerdict verdict);
 
 struct PercentileComparison {
   double a_ns = 0, b_ns = 0;  // estimates of the percentile (NaN: that side has no samples)
@@ -41,5 +45,8 @@ PercentileComparison CompareHistograms(std::span<const uint64_t> a, std::span<co
 // `a` and `b`: the percentile of each repetition (ns), at least 2 each.
 PercentileComparison CompareRepetitions(std::span<const double> a, std::span<const double> b,
                                         double confidence);
+
+// `a_ns` and `b_ns`: the percentile as each run printed it (ns). The interval's bounds are NaN.
+PercentileComparison ComparePrinted(double a_ns, double b_ns);
 
 }  // namespace iotail::stats

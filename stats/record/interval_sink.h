@@ -1,16 +1,18 @@
 // IntervalSink: where every closed logging interval of a run goes. The interval clock
 // (engine/interval_clock.h) samples every worker's recorder at epoch-aligned instants and hands
 // each sink the interval's bounds and one exact delta per worker; a sink turns that into an output
-// (fio histogram logs, the live line and SLA checks, and later a Prometheus exposition or an MPI
-// reduction) without touching the workers. Adding an output is adding a sink; nothing else
-// changes.
+// without touching the workers. The sinks (stats/report/): HistLogSink (fio histogram logs),
+// ValueLogSink (fio's bw/iops/lat logs), LiveReport (the live line and --sla checks),
+// RateSampleSink (the summary's bw/iops samples), PrometheusMetrics (--prometheus); iotail-mpi adds
+// ForwardSink (mpi/rank_messages.h: each interval to rank 0). Adding an output is adding a sink;
+// nothing else changes.
 //
 // Contract: OnInterval() is called on the clock thread at each boundary, in time order, and once
 // more for the run's final partial interval (info.final) from the thread that finishes the clock;
 // never concurrently. It should return quickly (the next boundary waits for it) and may throw: the
 // run then fails with that exception. Close() is called once after the final interval, on the
-// finishing thread: flush and release. Sinks are owned by whoever built them and must outlive the
-// clock.
+// finishing thread: flush and release. Sinks are owned by whoever built them (a run's: RunSinks,
+// cli/run_assembly.h) and must outlive the clock.
 #pragma once
 
 #include <cstdint>

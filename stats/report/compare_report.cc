@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "stats/core/percentiles.h"
@@ -31,6 +32,11 @@ double ChangePct(const PercentileComparison& c) {
   return c.a_ns > 0 ? 100 * c.diff_ns / c.a_ns : std::nan("");
 }
 
+std::string_view MethodName(const CompareRow& row) {
+  if (row.repetitions) return "t over repetitions";
+  return row.printed ? "printed percentiles" : "order statistics";
+}
+
 }  // namespace
 
 void WriteCompareText(std::ostream& out, const CompareResult& r, LatencyUnit unit) {
@@ -52,8 +58,14 @@ void WriteCompareText(std::ostream& out, const CompareResult& r, LatencyUnit uni
         fmt::format("[{}, {}]", Text(c.lower_ns, unit, true), Text(c.upper_ns, unit, true)),
         std::isnan(change) ? "-" : fmt::format("{:+.1f}%", change), CompareVerdictName(c.verdict),
         row.repetitions
-            ? "t over repetitions"
-            : fmt::format("order statistics ({} vs {} samples)", row.samples_a, row.samples_b));
+            ? std::string(MethodName(row))
+            : fmt::format("{} ({} vs {} samples)", MethodName(row), row.samples_a, row.samples_b));
+  }
+  if (std::any_of(r.rows.begin(), r.rows.end(),
+                  [](const CompareRow& row) { return row.printed; })) {
+    out << "# no interval: a side is a JSON summary without histogram bins (fio's "
+           "--output-format=json), so only its printed percentiles are compared; json+ or "
+           "histogram logs give the interval\n";
   }
   for (const FailOnCheck& check : r.checks) {
     out << fmt::format("fail-on {} ({}): B-A is at least {} {}, allowed {} {}: {}\n", check.target,
@@ -78,8 +90,8 @@ void WriteCompareJson(std::ostream& out, const CompareResult& r, LatencyUnit uni
         "\"method\": {}, \"a\": {}, \"b\": {}, \"diff\": {}, \"diff_lower\": {}, \"diff_upper\": "
         "{}, \"change_pct\": {}, \"verdict\": {}}}",
         i ? "," : "", JsonString(row.dir), row.percentile, row.samples_a, row.samples_b,
-        JsonString(row.repetitions ? "t over repetitions" : "order statistics"), Json(c.a_ns, unit),
-        Json(c.b_ns, unit), Json(c.diff_ns, unit), Json(c.lower_ns, unit), Json(c.upper_ns, unit),
+        JsonString(MethodName(row)), Json(c.a_ns, unit), Json(c.b_ns, unit), Json(c.diff_ns, unit),
+        Json(c.lower_ns, unit), Json(c.upper_ns, unit),
         std::isfinite(change) ? fmt::format("{}", change) : "null",
         JsonString(CompareVerdictName(c.verdict)));
   }

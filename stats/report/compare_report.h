@@ -1,8 +1,10 @@
 // CompareReport: the output of `iotail compare A B`, as a readable table or as JSON. One row per
 // direction and percentile: A's and B's estimates, the difference B - A with its confidence
 // interval and its share of A, the verdict (stats/core/percentile_compare.h) and how the interval
-// was found ("order statistics" on the pooled counts of each side, or "t over repetitions"); then
-// one line per --fail-on check (allowed margin against the interval's lower bound).
+// was found ("order statistics" on the pooled counts of each side, "t over repetitions", or
+// "printed percentiles" of summaries without bins: no interval, verdict "no interval", and a line
+// after the table saying why); then one line per --fail-on check (allowed margin against the
+// interval's lower bound).
 //
 // JSON keys: confidence (percent), unit, a and b ({"input", "repetitions"}), rows[] ({dir,
 // percentile, samples_a, samples_b, method, a, b, diff, diff_lower, diff_upper, change_pct,
@@ -30,6 +32,7 @@ struct CompareRow {
   double percentile = 0;
   uint64_t samples_a = 0, samples_b = 0;
   bool repetitions = false;  // Welch's t over repetitions (else order statistics)
+  bool printed = false;      // the percentiles printed by summaries without bins: no interval
   PercentileComparison comparison;
 };
 

@@ -107,9 +107,25 @@ void PlotReport::Add(int64_t start_ms,
 }
 
 void PlotReport::Finish(const std::array<const Histogram*, kDirectionCount>& totals,
-                        bool bytes_known) {
+                        bool bytes_known, int64_t data_end_ms) {
   bytes_known_ = bytes_known;
   for (int k = 0; k < kDirectionCount; ++k) dirs_[k].total = totals[k];
+  if (!first_ms_) return;
+  const int64_t last_start = last_ms_ - options_.quantum_ms;
+  data_end_ms_ = std::clamp(data_end_ms, last_start, last_ms_);
+  if (data_end_ms_ <= last_start || data_end_ms_ == last_ms_) {
+    data_end_ms_ = last_ms_;
+    return;
+  }
+  // The last quantum holds a final, partial interval: its rates over the time it covers.
+  const double scale =
+      static_cast<double>(options_.quantum_ms) / static_cast<double>(data_end_ms_ - last_start);
+  const double last_t = static_cast<double>(last_start - *first_ms_) / 1000;
+  for (Direction_& d : dirs_) {
+    if (!d.present || d.t_s.empty() || d.t_s.back() != last_t) continue;
+    d.samples.back() *= scale;
+    d.mib_s.back() *= scale;
+  }
 }
 
 std::vector<NamedChart> PlotReport::Charts() const {
@@ -154,7 +170,7 @@ std::vector<NamedChart> PlotReport::Charts() const {
       const double quantum_s = static_cast<double>(options_.quantum_ms) / 1000;
       for (size_t c = 0; c < d.heat.size(); ++c) h.x_edges.push_back(d.heat_t0[c]);
       h.x_edges.push_back(std::min(d.heat_t0.back() + merge_ * quantum_s,
-                                   static_cast<double>(last_ms_ - *first_ms_) / 1000));
+                                   static_cast<double>(data_end_ms_ - *first_ms_) / 1000));
       for (size_t b = lo; b <= hi + 1; ++b) h.y_edges.push_back(BinLower(b) / 1e9);
       for (size_t b = lo; b <= hi; ++b) {
         for (const auto& col : d.heat) h.counts.push_back(col[b]);
@@ -213,19 +229,28 @@ std::vector<NamedChart> PlotReport::Charts() const {
 }
 
 std::string PlotReport::Html() const {
+  const int64_t partial_ms = data_end_ms_ - (last_ms_ - options_.quantum_ms);
+  const std::string partial =
+      first_ms_ && data_end_ms_ < last_ms_
+          ? fmt::format(
+                " The last interval is partial: the data ends {0} ms into it, and its IOPS "
+                "and bandwidth are rated over those {0} ms.",
+                partial_ms)
+          : std::string();
   std::string html = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{0}</title>\n"
       "<style>body{{font-family:sans-serif;margin:24px;color:#222}}figure{{margin:0 0 28px 0}}"
       "figcaption{{color:#555;font-size:13px}}</style>\n</head>\n<body>\n<h1>{0}</h1>\n"
       "<p>{1}; time quantum {2} ms. Percentiles use fio's rule (the value fio prints for the "
       "bucket); SLC1 and SLC2 are SBK's latency-spread factors (0: every percentile at the "
-      "median; larger: a longer tail).{3}</p>\n",
+      "median; larger: a longer tail).{3}{4}</p>\n",
       HtmlEscape(options_.title), HtmlEscape(options_.source), options_.quantum_ms,
       bytes_known_
           ? std::string(" Bandwidth is each record's I/Os times its bs column: iotail writes an "
                         "interval's mean bytes per I/O there, fio the size of one I/O (exact with "
                         "one block size only).")
-          : std::string(" No bandwidth chart: some records have no block size (bs 0)."));
+          : std::string(" No bandwidth chart: some records have no block size (bs 0)."),
+      partial);
   for (const NamedChart& c : Charts()) {
     html += fmt::format("<figure id=\"{}\">\n{}<figcaption>{}</figcaption>\n</figure>\n", c.name,
                         c.svg, c.name);

@@ -46,8 +46,12 @@ class PlotReport {
            const std::array<double, kDirectionCount>& bytes,
            const std::array<bool, kDirectionCount>& present);
   // The exact whole-run histogram of each direction present; whether the bytes were known for
-  // every record (else no bandwidth chart: see Merger::bytes_known).
-  void Finish(const std::array<const Histogram*, kDirectionCount>& totals, bool bytes_known);
+  // every record (else no bandwidth chart: see Merger::bytes_known); where the data ends
+  // (Merger::data_end_ms): a last quantum the records cover only in part (a run's final, partial
+  // interval) has its IOPS and bandwidth rated over the time they cover, not the whole quantum,
+  // and the heat map's time axis ends there.
+  void Finish(const std::array<const Histogram*, kDirectionCount>& totals, bool bytes_known,
+              int64_t data_end_ms);
 
   std::vector<NamedChart> Charts() const;
   // One self-contained HTML page holding every chart inline.
@@ -67,7 +71,8 @@ class PlotReport {
   HistogramLayout layout_;
   PlotOptions options_;
   std::optional<int64_t> first_ms_;
-  int64_t last_ms_ = 0;
+  int64_t last_ms_ = 0;      // the end of the last quantum
+  int64_t data_end_ms_ = 0;  // the end of the data (at most last_ms_)
   bool bytes_known_ = false;
   size_t merge_ = 1;  // quanta per heat-map column (doubles when columns run out)
   std::array<Direction_, kDirectionCount> dirs_;

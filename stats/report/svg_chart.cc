@@ -291,7 +291,9 @@ std::string RenderSvg(const HeatMap& map) {
   const size_t rows = map.y_edges.size() > 1 ? map.y_edges.size() - 1 : 0;
   double xlo = cols ? map.x_edges.front() : 0, xhi = cols ? map.x_edges.back() : 1;
   double ylo = rows ? map.y_edges.front() : 1e-6, yhi = rows ? map.y_edges.back() : 1e-3;
-  Fit(AxisKind::kLinear, xlo, xhi);
+  // The time axis spans the cells exactly (fitted to nice bounds it ran up to a step past the
+  // data); the ticks stay at nice values within it.
+  if (!(xlo < xhi)) Fit(AxisKind::kLinear, xlo, xhi);
   Fit(AxisKind::kLog, ylo, yhi);
   const Scale sx{AxisKind::kLinear, xlo, xhi, kLeft, kLeft + kPlotW};
   const Scale sy{AxisKind::kLog, ylo, yhi, kTop + kPlotH, kTop};

@@ -2,7 +2,8 @@
 // line charts on linear or logarithmic axes with a legend and horizontal reference lines (SLA
 // targets), and heat maps (time x latency bins, counts as colour on a log scale). Every chart has a
 // title, axis labels with units and tick labels a reader understands without the manual
-// (latencies as "250 µs", "1.5 ms"; counts as "12k").
+// (latencies as "250 µs", "1.5 ms"; counts as "12k"). Line charts fit their axes to nice bounds; a
+// heat map's time axis spans its cells exactly, so it ends where the data ends.
 //
 // NaN y values (an interval without samples) break a line instead of drawing it to zero; values
 // that a log axis cannot show (<= 0) are skipped. Pure functions of their input; thread-safe.

@@ -2,6 +2,7 @@
 // against 6 ms; two samples of one distribution), repetitions, --fail-on's exit status, JSON,
 // json+ summaries, the errors that name the file, and two real runs against nbdkit servers of
 // 5 ms and 6 ms read latency.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -106,6 +107,55 @@ TEST_F(CompareTest, RepetitionsUseTheirSpread) {
   EXPECT_EQ(Row(doc1, "read", 50)["method"], "order statistics");
 }
 
+// fio 3.33's plain JSON (tests/data/fio-json, scripts/gen-fio-plain-json.sh): the null engine
+// (tens of ns) against psync reads from /dev/shm (microseconds). No bins: the printed percentiles
+// are compared, with no interval and a line saying why; two repetitions each give Welch's t.
+TEST_F(CompareTest, FioPlainJsonIsComparedByItsPrintedPercentiles) {
+  const std::string data = std::string(IOTAIL_TEST_DATA_DIR) + "/fio-json/";
+  const std::string null1 = data + "null.1.json", psync1 = data + "psync.1.json";
+  CommandResult r = Iotail("compare --output-format=json --output-unit ns " + null1 + " " + psync1);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json doc = json::parse(r.out);
+  const json fio = json::parse(std::ifstream(psync1));
+  const json null_fio = json::parse(std::ifstream(null1));
+  for (const double p : {50.0, 90.0, 99.0, 99.9}) {
+    const json row = Row(doc, "read", p);
+    const std::string key = fmt::format("{:f}", p);
+    EXPECT_EQ(row["a"].get<double>(),
+              null_fio["jobs"][0]["read"]["clat_ns"]["percentile"][key].get<double>());
+    EXPECT_EQ(row["b"].get<double>(),
+              fio["jobs"][0]["read"]["clat_ns"]["percentile"][key].get<double>());
+    EXPECT_EQ(row["method"], "printed percentiles");
+    EXPECT_EQ(row["verdict"], "no interval");
+    EXPECT_TRUE(row["diff_lower"].is_null());
+    EXPECT_TRUE(row["diff_upper"].is_null());
+    EXPECT_GT(row["diff"].get<double>(), 0);
+  }
+  EXPECT_EQ(Row(doc, "read", 50)["samples_b"], fio["jobs"][0]["read"]["clat_ns"]["N"]);
+  EXPECT_NE(r.err.find("no histogram bins"), std::string::npos) << r.err;
+  // The table says why there is no interval.
+  r = Iotail("compare " + null1 + " " + psync1);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("no interval"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("without histogram bins"), std::string::npos) << r.out;
+  // A gate needs an interval.
+  r = Iotail("compare --fail-on p99:+10% " + null1 + " " + psync1);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no confidence interval"), std::string::npos) << r.err;
+  // A percentile fio did not print is named with the ones it did.
+  r = Iotail("compare --percentiles 42 " + null1 + " " + psync1);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("null.1.json' printed no p42"), std::string::npos) << r.err;
+  // Two repetitions on each side: Welch's t over the printed values, an interval, a verdict.
+  r = Iotail("compare --output-format=json " + null1 + "," + data + "null.2.json " + psync1 + "," +
+             data + "psync.2.json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json reps = Row(json::parse(r.out), "read", 50);
+  EXPECT_EQ(reps["method"], "t over repetitions");
+  EXPECT_FALSE(reps["diff_lower"].is_null());
+  EXPECT_EQ(reps["verdict"], "slower");
+}
+
 TEST_F(CompareTest, BadInputIsRefusedNamingTheFile) {
   const std::string a = Log("a.log", 5e6, 1);
   const std::string missing = (dir_ / "missing.log").string();
@@ -123,10 +173,19 @@ TEST_F(CompareTest, BadInputIsRefusedNamingTheFile) {
     std::ofstream plain(dir_ / "plain.json");
     plain << R"({"jobs": [{"read": {"clat_ns": {"N": 10, "percentile": {"50.000000": 100}}}}]})";
   }
+  // No bins, and p90 (of the default list) not printed.
   r = Iotail("compare " + a + " " + (dir_ / "plain.json").string());
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("plain.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("plain.json' printed no p90"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("json+"), std::string::npos) << r.err;
+  {
+    std::ofstream two(dir_ / "two.json");
+    two << R"({"jobs": [{"read": {"clat_ns": {"N": 10, "percentile": {"50.000000": 100}}}},)"
+        << R"( {"read": {"clat_ns": {"N": 10, "percentile": {"50.000000": 200}}}}]})";
+  }
+  r = Iotail("compare --percentiles 50 " + a + " " + (dir_ / "two.json").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("cannot be added up"), std::string::npos) << r.err;
   EXPECT_EQ(Iotail("compare " + a).status, 2);
   r = Iotail("compare --fail-on p99 " + a + " " + a);
   EXPECT_EQ(r.status, 2);

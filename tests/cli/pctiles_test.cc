@@ -287,7 +287,7 @@ namespace {
 // Multi-value options stop at the first word that is not theirs, so the forms users type work.
 TEST(PctilesOptionsTest, MultiValueOptionsStopAtTheFiles) {
   const std::string log = Data("basic", "hist_clat_hist.1.log");
-  // The README's own form: two targets, then the file.
+  // docs/guide.md's own form: two targets, then the file.
   Result r = Iotail("pctiles --sla 'read:p99<=100s' 'p50<=100s' " + log);
   EXPECT_EQ(r.status, 0) << r.err;
   r = Iotail("pctiles --sla 'p99<=1ns' " + log);

@@ -10,6 +10,7 @@
 
 #include "cli_test_util.h"
 #include "nbd_fixture.h"
+#include "stats/core/histogram_layout.h"
 
 namespace {
 
@@ -76,6 +77,52 @@ TEST_F(PlotTest, HtmlReportHoldsChartsThatParseWithAxesAndData) {
   EXPECT_EQ(check.status, 0) << check.out << check.err;
   EXPECT_NE(check.out.find("charts-read-percentiles.svg"), std::string::npos) << check.out;
   EXPECT_NE(check.out.find("charts-exceedance.svg"), std::string::npos) << check.out;
+}
+
+// A run's last, partial interval (a log line 250 ms after the one before, with 250 I/Os where the
+// full seconds hold 1,000) is rated over the time it covers: the IOPS line stays flat. The heat
+// map's time axis ends where the data ends (3.25 s), not at the quantum's end or a nice bound.
+constexpr char kCheckPartial[] = R"PY(
+import sys, xml.etree.ElementTree as ET
+ns = {'s': 'http://www.w3.org/2000/svg'}
+iops = ET.parse(sys.argv[1]).getroot()
+line = iops.find(".//s:g[@class='series']/s:polyline", ns)
+ys = [float(p.split(',')[1]) for p in line.get('points').split()]
+assert len(ys) == 4, ys
+assert max(ys) - min(ys) < 0.5, ('IOPS not flat', ys)
+heat = ET.parse(sys.argv[2]).getroot()
+cells = heat.findall(".//s:g[@class='cells']/s:rect", ns)
+right = max(float(c.get('x')) + float(c.get('width')) for c in cells)
+plot_right = max(float(l.get('x2')) for l in heat.findall(".//s:g[@class='axis y']/s:line", ns))
+assert abs(right - plot_right) < 1, ('heat map axis runs past the data', right, plot_right)
+ticks = [t.text for t in heat.findall(".//s:g[@class='axis x']/s:text", ns)]
+assert '4' not in ticks and '3' in ticks, ticks
+print('ok', ys, right, plot_right, ticks)
+)PY";
+
+TEST_F(PlotTest, APartialLastIntervalIsRatedOverItsTime) {
+  {
+    std::ofstream log(dir_ / "p_clat_hist.1.log");
+    for (const auto& [end_ms, ios] :
+         {std::pair{1000, 1000}, {2000, 1000}, {3000, 1000}, {3250, 250}}) {
+      log << end_ms << ", 0, 4096";
+      for (uint32_t b = 0; b < iotail::stats::kFio3Buckets; ++b)
+        log << ", " << (b == 700 ? ios : 0);
+      log << "\n";
+    }
+  }
+  const auto r = Shell(std::string(IOTAIL_BINARY) +
+                       " plot p_clat_hist.1.log --time-quantum 1s --format svg -o c");
+  ASSERT_EQ(r.status, 0) << r.err;
+  { std::ofstream(dir_ / "check.py") << kCheckPartial; }
+  const auto check = Shell("/usr/bin/python3 check.py c-iops.svg c-read-heatmap.svg");
+  EXPECT_EQ(check.status, 0) << check.out << check.err;
+  // The bandwidth too, and the page says the last interval was partial.
+  const auto html = Shell(std::string(IOTAIL_BINARY) +
+                          " plot p_clat_hist.1.log --time-quantum 1s -o report.html");
+  ASSERT_EQ(html.status, 0) << html.err;
+  EXPECT_NE(iotail::testing::ReadFile(dir_ / "report.html").find("the data ends 250 ms into it"),
+            std::string::npos);
 }
 
 TEST_F(PlotTest, BadInputIsAClearError) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -274,6 +275,43 @@ TEST_F(RunE2eTest, DefaultBenchmarkRunsAndCleansUp) {
   std::vector<std::string> left;
   for (const auto& e : fs::directory_iterator(dir_)) left.push_back(e.path().filename());
   EXPECT_EQ(left, std::vector<std::string>{"iotail_clat_hist.1.log"});
+}
+
+// Without --name the default benchmark fills in only what was not given: --number_ios keeps its
+// fio meaning (the job ends after that many I/Os, not after 3 s), and the null engine, which opens
+// nothing, is not announced with a temporary file.
+TEST_F(RunE2eTest, DefaultBenchmarkKeepsTheOptionsGiven) {
+  const auto r = iotail::testing::RunShell("cd " + dir_.string() + " && " + IOTAIL_BINARY +
+                                               " run --ioengine=null --size=1g "
+                                               "--number_ios=100000 --output-format=json",
+                                           dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto job = nlohmann::json::parse(r.out).at("jobs").at(0);
+  EXPECT_EQ(job.at("read").at("total_ios"), 100000);
+  EXPECT_LT(job.at("job_runtime").get<double>(), 3000) << "ran the default 3 s";
+  EXPECT_EQ(r.err.find("temporary"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("null engine over 1024 MiB (no file)"), std::string::npos) << r.err;
+  // Given nothing that bounds the amount, the default's 3 s (here --runtime's) still applies.
+  const auto timed = iotail::testing::RunShell("cd " + dir_.string() + " && " + IOTAIL_BINARY +
+                                                   " run --ioengine=null --runtime=300ms "
+                                                   "--output-format=json",
+                                               dir_);
+  ASSERT_EQ(timed.status, 0) << timed.err;
+  EXPECT_NE(timed.err.find("default benchmark for 0.3 s with the null engine over 64 MiB"),
+            std::string::npos)
+      << timed.err;
+  EXPECT_GE(nlohmann::json::parse(timed.out).at("jobs").at(0).at("job_runtime").get<double>(), 250);
+  // --time_based given without --runtime: the default's 3 s, over the --size given.
+  const auto based = iotail::testing::RunShell("cd " + dir_.string() + " && " + IOTAIL_BINARY +
+                                                   " run --ioengine=null --size=8m --time_based "
+                                                   "--output-format=json",
+                                               dir_);
+  ASSERT_EQ(based.status, 0) << based.err;
+  EXPECT_NE(based.err.find("default benchmark for 3 s with the null engine over 8 MiB"),
+            std::string::npos)
+      << based.err;
+  EXPECT_GE(nlohmann::json::parse(based.out).at("jobs").at(0).at("job_runtime").get<double>(),
+            2900);
 }
 
 TEST_F(RunE2eTest, WholeRunPercentilesEqualPctilesOverTheLogs) {

@@ -73,5 +73,14 @@ TEST(PercentileCompareTest, WelchIntervalOverRepetitions) {
   EXPECT_TRUE(std::isnan(CompareRepetitions(a, std::vector<double>{1}, 0.95).lower_ns));
 }
 
+TEST(PercentileCompareTest, PrintedValuesHaveADifferenceButNoInterval) {
+  const PercentileComparison c = ComparePrinted(1000, 1500);
+  EXPECT_DOUBLE_EQ(c.diff_ns, 500);
+  EXPECT_TRUE(std::isnan(c.lower_ns));
+  EXPECT_TRUE(std::isnan(c.upper_ns));
+  EXPECT_EQ(c.verdict, CompareVerdict::kNoInterval);
+  EXPECT_EQ(CompareVerdictName(c.verdict), "no interval");
+}
+
 }  // namespace
 }  // namespace iotail::stats

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "stats/report/plot_report.h"
 
@@ -66,7 +67,8 @@ TEST(PlotReportTest, ChartsPerDirectionAndExceedanceFromTheTotals) {
                   std::span<const double>(none)},
                  {100.0 * 65536, 0, 0}, {true, false, false});
     }
-    report.Finish({&total, nullptr, nullptr}, known);
+    // The data ends with the last quantum (3 s): no partial interval.
+    report.Finish({&total, nullptr, nullptr}, known, 3000);
     std::vector<std::string> names;
     for (const auto& c : report.Charts()) names.push_back(c.name);
     std::vector<std::string> expected = {"read-percentiles", "read-heatmap", "iops",
@@ -78,6 +80,7 @@ TEST(PlotReportTest, ChartsPerDirectionAndExceedanceFromTheTotals) {
                               : "No bandwidth chart: some records have no block size"),
               std::string::npos);
     EXPECT_NE(html.find("SLC1 and SLC2 are SBK"), std::string::npos);
+    EXPECT_EQ(html.find("The last interval is partial"), std::string::npos);
     if (known) {
       // 100 I/Os of 64 KiB a second: 6.25 MiB/s, so the bandwidth axis ends at its 8 tick (the
       // IOPS axis, 100 a second, goes further).
@@ -86,6 +89,44 @@ TEST(PlotReportTest, ChartsPerDirectionAndExceedanceFromTheTotals) {
       EXPECT_EQ(charts[3].svg.find(">100<"), std::string::npos) << charts[3].svg;
     }
   }
+}
+
+// A last quantum the data covers only in part (a run's final 500 ms, at the same rate) is rated
+// over those 500 ms: the IOPS line stays flat, and the page says so.
+TEST(PlotReportTest, APartialLastQuantumIsRatedOverTheTimeItCovers) {
+  const HistogramLayout layout = HistogramLayout::Fio3();
+  PlotOptions options;
+  options.quantum_ms = 1000;
+  std::vector<double> full(layout.size(), 0.0), half(layout.size(), 0.0), none(layout.size(), 0.0);
+  full[layout.IndexOfNs(100'000)] = 100;
+  half[layout.IndexOfNs(100'000)] = 50;
+  Histogram total(layout.size());
+  total.Add(layout.IndexOfNs(100'000), 250);
+  PlotReport report(layout, options);
+  for (int64_t t = 0; t < 3000; t += 1000) {
+    const std::vector<double>& counts = t < 2000 ? full : half;
+    report.Add(t,
+               {std::span<const double>(counts), std::span<const double>(none),
+                std::span<const double>(none)},
+               {0, 0, 0}, {true, false, false});
+  }
+  report.Finish({&total, nullptr, nullptr}, false, 2500);
+  std::string iops;
+  for (const auto& c : report.Charts()) {
+    if (c.name == "iops") iops = c.svg;
+  }
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(iops, m, std::regex("<polyline points=\"([^\"]*)\"")));
+  std::vector<double> ys;
+  const std::string points = m[1];
+  const std::regex point("[0-9.]+,([0-9.]+)");
+  for (auto it = std::sregex_iterator(points.begin(), points.end(), point);
+       it != std::sregex_iterator(); ++it) {
+    ys.push_back(std::stod((*it)[1]));
+  }
+  ASSERT_EQ(ys.size(), 3u) << points;
+  EXPECT_DOUBLE_EQ(ys[2], ys[0]) << points;
+  EXPECT_NE(report.Html().find("the data ends 500 ms into it"), std::string::npos);
 }
 
 }  // namespace
