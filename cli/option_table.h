@@ -77,6 +77,7 @@ struct OptionDef {
   std::vector<OptionChoice> choices{};  // kChoice
   OptionScope scope = OptionScope::kJob;
   int64_t min = 0, max = UINT32_MAX;  // kCount
+  const char* label = "";             // the value as --help shows it ("IOPS"); "": by its type
 };
 
 // A row's aliases and empty choices, written as calls rather than nested braces so that
@@ -168,10 +169,23 @@ struct OptionGroup {
 };
 std::vector<OptionGroup> AllOptionTables();
 
-// The row whose name or alias is `name` (underscores), or nullptr.
-const OptionDef* FindRunOption(std::string_view name);
-// Every name and alias, for suggestions.
-std::vector<std::string_view> RunOptionNames();
+// The row whose name or alias is `name` (underscores), or nullptr; with `driver`, a driver's rows
+// are looked up first (sweep's --ramp_time is the step's, not the job's).
+const OptionDef* FindRunOption(std::string_view name, std::span<const OptionGroup> driver = {});
+// Every name and alias (the driver's rows' first), for suggestions.
+std::vector<std::string_view> RunOptionNames(std::span<const OptionGroup> driver = {});
+
+// How a command that runs jobs reads its command line beyond `iotail run`'s table: its own rows
+// (`driver`: scope run, given on the command line only, never in a job file; their setters store
+// into RunOptions::driver), and words replaced in every value before its row parses it, on the
+// command line and in job files alike (iotail-mpi's {rank} and {host}), and in job file names.
+struct ParseContext {
+  std::span<const OptionGroup> driver;
+  std::vector<std::pair<std::string, std::string>> substitutions;
+  // `text` with every substitution's word replaced by its value.
+  std::string Substitute(std::string text) const;
+};
+RunPlan ParseRunPlan(std::span<char* const> args, const ParseContext& context);
 // Whether a bare --name (or a bare key in a job file) is allowed, meaning 1: flags, and choices
 // that include "1".
 bool TakesBareValue(const OptionDef& def);
@@ -187,8 +201,9 @@ std::string OptionValueLabel(const OptionDef& def);
 // free (a file, a size, a time).
 std::vector<std::string> OptionValueWords(const OptionDef& def);
 
-// The options part of `iotail run --help`: a line or two per row.
+// The options part of `iotail run --help`: a line or two per row (of `groups`: a driver's).
 std::string OptionsHelp();
+std::string OptionsHelp(std::span<const OptionGroup> groups);
 // docs/run-options.md: a table per concept (option, aliases, value, default, meaning, scope).
 std::string OptionsMarkdown();
 

@@ -3,6 +3,7 @@
 #include "cli/run_assembly.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -169,6 +170,7 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
 void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunResults& results,
                   const RunSinks& sinks, const RunHooks& hooks, stats::OutputFile* summary_file,
                   std::ostream& out, std::ostream& err) {
+  if (!hooks.print_summary) return;
   std::vector<OutputFormat> formats = run.plan.run.output_formats;
   if (formats.empty()) formats.push_back(OutputFormat::kNormal);
   std::string text;
@@ -182,7 +184,6 @@ void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunRe
       text += stats::FormatJsonSummary(summary);
     }
   }
-  if (!hooks.print_summary) return;
   if (summary_file == nullptr) {
     out << text;
   } else {
@@ -198,6 +199,11 @@ void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunRe
     for (const auto& p : sinks.value_logs()[j]) value += listed.insert(p).second ? " " + p : "";
   }
   const uint32_t period = run.specs[0].log_hist_msec;
+  if (const auto cluster = sinks.cluster_logs(); normal && !cluster.empty()) {
+    out << fmt::format(
+        "  the cluster's histogram logs ({} ms, fio format, every rank summed): {}\n", period,
+        fmt::join(cluster, " "));
+  }
   if (normal && !value.empty()) {
     out << fmt::format("  fio bw/iops/lat logs ({} ms windows):{}\n", period, value);
   }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/driver_options.h"
 #include "cli/option_values.h"
 #include "engine/job_spec.h"
 #include "stats/report/live_report.h"
@@ -39,6 +40,7 @@ struct RunOptions {
   std::vector<std::string> sla;                              // --sla targets, as given
   std::string prometheus;             // --prometheus=[ADDR:]PORT ("" = no metrics endpoint)
   uint64_t prometheus_linger_ns = 0;  // --prometheus_linger: serve this long after the run
+  DriverSettings driver;              // the options of sweep and iotail-mpi (cli/driver_options.h)
 
   // Jobs and groups, with fio's meanings (cli/run_options_jobs.cc).
   bool stonewall = false;        // --stonewall: wait for the jobs before, start a new group
@@ -79,7 +81,8 @@ struct RunPlan {
 // (--section=NAME selects their jobs); the command line's global options are the defaults beneath
 // a file's own settings, as in fio. Without --name and job files, the command line is one job.
 // Throws UsageError naming the option (and FILE:LINE in a job file) on bad input, with the
-// closest valid name for a typo.
+// closest valid name for a typo. A driver's own options and the words replaced in values:
+// ParseRunPlan with a ParseContext (cli/option_table.h).
 RunPlan ParseRunPlan(std::span<char* const> args);
 // Settles the window of fio's bw/iops/lat logs: --log_avg_msec sets the job's log period (it must
 // agree with an explicit --log_hist_msec when both logs are written). Returns a note for the user

@@ -68,6 +68,29 @@ std::unique_ptr<stats::HistLogSink> HistLogs(const engine::JobSpec& spec, size_t
   return std::make_unique<stats::HistLogSink>(std::move(o));
 }
 
+// The cluster's histogram log (RunHooks::cluster_ranks): one file of the sum of every delta (each
+// job of every rank), the bs column what `iotail merge` of the ranks' logs writes (the mean bytes
+// per I/O; 0 in an interval without I/O). nullptr without a prefix.
+std::unique_ptr<stats::HistLogSink> ClusterHistLog(const PlannedRun& run) {
+  const std::string& prefix = run.plan.run.driver.cluster.hist_prefix;
+  if (prefix.empty()) return nullptr;
+  stats::HistLogSinkOptions o;
+  o.prefix = prefix;
+  o.sum = true;
+  o.bs = 0;
+  o.coarseness = run.specs[0].log_hist_coarseness;
+  o.groups = run.specs[0].log_hist_groups;
+  for (const engine::JobSpec& spec : run.specs) {
+    o.lat_logs = o.lat_logs || spec.RateLimited();
+    for (stats::Direction d : engine::LoggedDirections(spec)) {
+      if (std::find(o.directions.begin(), o.directions.end(), d) == o.directions.end())
+        o.directions.push_back(d);
+    }
+  }
+  std::sort(o.directions.begin(), o.directions.end());
+  return std::make_unique<stats::HistLogSink>(std::move(o));
+}
+
 // A job's windowed bw/iops/lat logs as fio names them (nullptr when none is asked for).
 std::unique_ptr<stats::ValueLogSink> ValueLogs(const engine::JobSpec& spec, size_t first_delta,
                                                int first_number) {
@@ -125,6 +148,10 @@ struct RunSinks::State {
   uint64_t clamped_before = 0;                       // by the histogram logs of earlier batches
   // per_job_logs=0: (staged file, shared file) to append after the batch, in job and clone order.
   std::vector<std::pair<std::string, std::string>> shared_logs;
+  // A cluster's view (RunHooks::cluster_ranks), for the whole run: fed by the driver.
+  std::unique_ptr<stats::LiveReport> cluster_live;
+  std::unique_ptr<stats::HistLogSink> cluster_hist;
+  std::unique_ptr<stats::RateSampleSink> cluster_samples;
 };
 
 RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<bool>* stop,
@@ -141,20 +168,31 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
                        {},
                        {},
                        0,
-                       {}}),
+                       {},
+                       nullptr,
+                       nullptr,
+                       nullptr}),
       hist_logs_(run.specs.size()),
       lat_logs_(run.specs.size()),
       value_logs_(run.specs.size()) {
+  const int ranks = std::max(hooks.cluster_ranks, 1);
   const std::string& address = run.plan.run.prometheus;
-  if (address.empty()) return;
+  if (!address.empty()) StartMetrics(ranks);
+  if (hooks.cluster_ranks > 0) StartClusterView();
+}
+
+void RunSinks::StartMetrics(int ranks) {
+  const PlannedRun& run = run_;
+  const std::string& address = run.plan.run.prometheus;
   // --prometheus: the metrics follow every interval of every batch; the server answers from the
   // text they last rendered (cli/metrics_server.h).
   std::vector<stats::MetricsJob> metric_jobs;
   for (const auto& spec : run.specs) {
     stats::MetricsJob m{spec.name, engine::LoggedDirections(spec), {}, {}};
     for (int d = 0; d < 2; ++d) {
-      m.rate_iops[d] = spec.rate_dir[d].iops * spec.numjobs;
-      m.rate_bytes_per_s[d] = spec.rate_dir[d].bytes_per_s * spec.numjobs;
+      // Under iotail-mpi every rank runs the job: the cluster's target is the ranks' sum.
+      m.rate_iops[d] = spec.rate_dir[d].iops * spec.numjobs * ranks;
+      m.rate_bytes_per_s[d] = spec.rate_dir[d].bytes_per_s * spec.numjobs * ranks;
     }
     metric_jobs.push_back(std::move(m));
   }
@@ -162,11 +200,43 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
       std::make_unique<stats::PrometheusMetrics>(std::move(metric_jobs), IOTAIL_VERSION);
   state_->metrics_server = std::make_unique<MetricsServer>(
       address, [m = state_->metrics.get()] { return m->Exposition(); });
-  err << fmt::format("iotail run: Prometheus metrics at http://{}/metrics\n",
-                     state_->metrics_server->address());
+  err_ << fmt::format("iotail run: {}Prometheus metrics at http://{}/metrics\n",
+                      ranks > 1 ? "the cluster's " : "", state_->metrics_server->address());
+}
+
+void RunSinks::StartClusterView() {
+  std::vector<const engine::JobSpec*> all;
+  for (const engine::JobSpec& spec : run_.specs) all.push_back(&spec);
+  stats::LiveReportOptions live = LiveOptions(run_.plan.run, all);
+  live.scope = fmt::format("{} ranks", hooks_.cluster_ranks);
+  state_->cluster_live = std::make_unique<stats::LiveReport>(live, err_, &sla_);
+  state_->cluster_hist = ClusterHistLog(run_);
+  std::vector<size_t> entry_of(run_.entries.count);
+  for (size_t e = 0; e < entry_of.size(); ++e) entry_of[e] = e;
+  state_->cluster_samples = std::make_unique<stats::RateSampleSink>(
+      std::move(entry_of), run_.entries.count, run_.specs[0].log_hist_msec);
+  ViewSinks view;
+  view.per_job.push_back(state_->cluster_live.get());
+  if (state_->cluster_hist) view.per_job.push_back(state_->cluster_hist.get());
+  if (state_->metrics) {
+    std::vector<size_t> identity(run_.specs.size());
+    for (size_t j = 0; j < identity.size(); ++j) identity[j] = j;
+    state_->metrics->SetWorkers(std::move(identity));
+    view.per_job.push_back(state_->metrics.get());
+  }
+  view.per_entry = state_->cluster_samples.get();
+  if (hooks_.on_view) hooks_.on_view(view);
+}
+
+std::vector<std::string> RunSinks::cluster_logs() const {
+  if (!state_->cluster_hist) return {};
+  std::vector<std::string> paths = state_->cluster_hist->clat_paths();
+  for (const std::string& p : state_->cluster_hist->lat_paths()) paths.push_back(p);
+  return paths;
 }
 
 RunSinks::~RunSinks() {
+  if (hooks_.cluster_ranks > 0 && hooks_.on_view) hooks_.on_view({});
   try {
     CloseBatch();  // a run that ended by an exception: its shared logs still get what was logged
   } catch (...) {
@@ -198,7 +268,9 @@ void RunSinks::StartBatch(std::span<const size_t> batch_jobs) {
   }
   if (hooks_.on_batch) hooks_.on_batch(job_of_worker, entry_of_worker, run_.entries.count);
   state_->samples.SetWorkers(std::move(entry_of_worker));
-  if (state_->metrics != nullptr) state_->metrics->SetWorkers(std::move(job_of_worker));
+  if (state_->metrics != nullptr && hooks_.cluster_ranks == 0) {
+    state_->metrics->SetWorkers(std::move(job_of_worker));
+  }
 }
 
 std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> batch_jobs,
@@ -245,12 +317,15 @@ std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> ba
     }
     first_delta += spec.numjobs;
   }
-  const stats::LiveReportOptions live = LiveOptions(run_.plan.run, batch);
-  state_->report = std::make_unique<stats::LiveReport>(live, err_, &sla_);
   std::vector<stats::IntervalSink*> sinks;
   for (const auto& log : state_->logs) sinks.push_back(log.get());
-  sinks.insert(sinks.end(), {state_->report.get(), &state_->samples});
-  if (state_->metrics != nullptr) sinks.push_back(state_->metrics.get());
+  sinks.push_back(&state_->samples);
+  if (hooks_.cluster_ranks == 0) {  // a cluster's view is fed by its driver (RunHooks)
+    const stats::LiveReportOptions live = LiveOptions(run_.plan.run, batch);
+    state_->report = std::make_unique<stats::LiveReport>(live, err_, &sla_);
+    sinks.push_back(state_->report.get());
+    if (state_->metrics != nullptr) sinks.push_back(state_->metrics.get());
+  }
   sinks.insert(sinks.end(), hooks_.sinks.begin(), hooks_.sinks.end());
   return sinks;
 }

@@ -27,6 +27,7 @@ using nlohmann::json;
 struct Line {
   uint64_t time_ms = 0;
   int ddir = 0;
+  uint64_t bs = 0;
   std::vector<uint64_t> counts;
 };
 
@@ -41,7 +42,8 @@ std::vector<Line> ReadLog(const fs::path& path) {
     l.time_ms = std::stoull(f);
     std::getline(fields, f, ',');
     l.ddir = std::stoi(f);
-    std::getline(fields, f, ',');  // bs
+    std::getline(fields, f, ',');
+    l.bs = std::stoull(f);
     while (std::getline(fields, f, ',')) l.counts.push_back(std::stoull(f));
     lines.push_back(std::move(l));
   }
@@ -75,6 +77,11 @@ class MpiRunTest : public ::testing::Test {
     for (size_t i = 0; i < cluster.size() && i < merged.size(); ++i) {
       EXPECT_EQ(cluster[i].counts, merged[i].counts) << "line " << i;
       EXPECT_EQ(cluster[i].ddir, merged[i].ddir);
+      // The bs column: the mean bytes per I/O, as merge computes it from the ranks' own bs
+      // columns (each rounded to a byte), where the cluster has the exact bytes: a byte apart at
+      // most.
+      EXPECT_LE(std::max(cluster[i].bs, merged[i].bs) - std::min(cluster[i].bs, merged[i].bs), 1u)
+          << "line " << i << ": " << cluster[i].bs << " against " << merged[i].bs;
       // Full intervals end where merge's quanta end; the final partial one inside its quantum.
       if (i + 1 < cluster.size()) {
         EXPECT_EQ(cluster[i].time_ms, merged[i].time_ms) << "line " << i;
@@ -122,6 +129,58 @@ TEST_F(MpiRunTest, FourRanksMergeExactlyAndTheSummaryTotalsEveryRank) {
 
   EXPECT_EQ(CompareWithMerge("P", 500), ios);
   EXPECT_TRUE(fs::exists(dir_ / "P_lat_hist.1.log"));  // rate-limited: the lat log too
+}
+
+// A bssplit job from a job file that sets the log's name and period: the cluster's log is that
+// name at that period, and equals merge of the ranks' own logs in every column (bs: the mean bytes
+// per I/O of the 4k/64k mix, about 34 KiB, not 4096).
+TEST_F(MpiRunTest, BssplitJobFileClusterLogEqualsMergeInEveryColumn) {
+  std::ofstream(dir_ / "mix.fio") << "[mix]\nioengine=null\nfilename=t\nsize=64m\nrw=randread\n"
+                                     "bssplit=4k/50:64k/50\nrate_iops=2000\nruntime=2\n"
+                                     "time_based\nwrite_hist_log=J\nlog_hist_msec=250\n";
+  const auto r = Mpi(2, "--log_per_rank --output-format=json mix.fio");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json summary = json::parse(r.out.substr(r.out.find('{')));
+  const uint64_t ios = summary["jobs"][0]["read"]["total_ios"].get<uint64_t>();
+  EXPECT_EQ(CompareWithMerge("J", 250), ios);
+  const auto cluster = ReadLog(dir_ / "J_clat_hist.1.log");
+  ASSERT_GT(cluster.size(), 4u);
+  EXPECT_EQ(cluster[1].time_ms - cluster[0].time_ms, 250u);
+  EXPECT_GT(cluster[1].bs, 20000u);
+  EXPECT_LT(cluster[1].bs, 50000u);
+}
+
+// Every kind of file a rank writes is its own: fio's value logs, its histogram logs and the target
+// files iotail names, given on the command line or in a job file.
+TEST_F(MpiRunTest, NoTwoRanksWriteTheSameFile) {
+  const std::string logs = "write_bw_log=B\nwrite_iops_log=I\nwrite_lat_log=L\nwrite_hist_log=H\n";
+  std::ofstream(dir_ / "own.fio") << "[f]\nioengine=psync\nsize=256k\nrw=randread\nruntime=1\n"
+                                     "time_based\n" +
+                                         logs;
+  for (const std::string& args :
+       {std::string("--log_per_rank own.fio"),
+        std::string("--log_per_rank --name=f --ioengine=psync --size=256k --rw=randread "
+                    "--runtime=1 --time_based --write_bw_log=B --write_iops_log=I "
+                    "--write_lat_log=L --write_hist_log=H")}) {
+    const auto r = Mpi(2, args);
+    ASSERT_EQ(r.status, 0) << args << "\n" << r.err;
+    for (const std::string& name : {std::string("f.0.0"), std::string("B_bw.1.log"),
+                                    std::string("I_iops.1.log"), std::string("L_clat.1.log"),
+                                    std::string("L_lat.1.log"), std::string("H_clat_hist.1.log")}) {
+      const size_t dot = name.find(name[0] == 'f' ? '\0' : '_');
+      for (int k = 0; k < 2; ++k) {
+        const std::string own =
+            name[0] == 'f' ? name + ".rank" + std::to_string(k)
+                           : name.substr(0, dot) + ".rank" + std::to_string(k) + name.substr(dot);
+        EXPECT_TRUE(fs::exists(dir_ / own)) << args << ": " << own;
+      }
+      // The shared name is only the cluster's histogram log (rank 0's).
+      EXPECT_EQ(fs::exists(dir_ / name), name == "H_clat_hist.1.log") << args << ": " << name;
+    }
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      if (entry.path().extension() == ".log") fs::remove(entry.path());
+    }
+  }
 }
 
 TEST_F(MpiRunTest, EachCloneHasItsOwnSamplesAndGroupReportingSumsThem) {
