@@ -36,6 +36,9 @@ namespace iotail::cli {
 // cluster's interval summed over its ranks), per_entry one per summary entry.
 struct ViewSinks {
   std::vector<stats::IntervalSink*> per_job;
+  // The cluster's histogram log (a HistLogSink in its sum mode): one delta, the cluster's, whose
+  // bytes are those of the ranks' logs (the driver's to say; see mpi/cluster_reducer.h).
+  stats::IntervalSink* hist_log = nullptr;
   stats::RateSampleSink* per_entry = nullptr;  // its samples() go into the cluster's summary
 };
 

@@ -217,7 +217,7 @@ void RunSinks::StartClusterView() {
       std::move(entry_of), run_.entries.count, run_.specs[0].log_hist_msec);
   ViewSinks view;
   view.per_job.push_back(state_->cluster_live.get());
-  if (state_->cluster_hist) view.per_job.push_back(state_->cluster_hist.get());
+  view.hist_log = state_->cluster_hist.get();
   if (state_->metrics) {
     std::vector<size_t> identity(run_.specs.size());
     for (size_t j = 0; j < identity.size(); ++j) identity[j] = j;

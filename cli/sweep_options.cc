@@ -26,7 +26,7 @@ void SetRate(RunOptions& o, const OptionValue& v) {
   o.driver.sweep.*Field = ParsePositive(v);
 }
 
-const std::vector<OptionDef>& Rows() {
+const std::vector<OptionDef>& SweepRows() {
   static const std::vector<OptionDef> rows = {
       {"step_time", kTime,
        [](RunOptions& o, const OptionValue& v) {
@@ -74,7 +74,7 @@ const std::vector<OptionDef>& Rows() {
   return rows;
 }
 
-constexpr const char* kDescription =
+constexpr const char* kSweepDescription =
     "Finds the highest rate (IOPS, open loop, latency from each I/O's intended start) at which "
     "every --sla target holds over a whole step: an exponential probe (doubling from --start_rate "
     "until a step fails, or quartering while the first fails, down to --min_rate), a bisection, a "
@@ -91,7 +91,7 @@ constexpr const char* kDescription =
 }  // namespace
 
 std::span<const OptionGroup> SweepOptionGroups() {
-  static const std::vector<OptionGroup> groups = {{"iotail sweep's own options", Rows()}};
+  static const std::vector<OptionGroup> groups = {{"iotail sweep's own options", SweepRows()}};
   return groups;
 }
 
@@ -103,11 +103,40 @@ void SweepOrderCheck(const SweepSettings& s) {
   }
 }
 
+namespace {
+
+// `text`'s paragraphs (lines) wrapped before column 100.
+std::string WrapSweepText(std::string_view text) {
+  std::string out;
+  size_t column = 0;
+  while (!text.empty()) {
+    const size_t end = text.find_first_of(" \n");
+    const std::string_view word = text.substr(0, end);
+    if (column > 0 && column + 1 + word.size() >= 100) {
+      out += '\n';
+      column = 0;
+    } else if (column > 0) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    if (end != std::string_view::npos && text[end] == '\n') {
+      out += '\n';
+      column = 0;
+    }
+    text = end == std::string_view::npos ? "" : text.substr(end + 1);
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
 std::string SweepUsage() {
   return fmt::format(
       "usage: iotail sweep --sla TARGET [sweep options] [iotail run options] [JOBFILE.fio...]\n\n"
-      "{}\n{}\nand every option of iotail run (iotail run --help).\n",
-      kDescription, OptionsHelp(SweepOptionGroups()));
+      "{}{}\nand every option of iotail run (iotail run --help).\n",
+      WrapSweepText(kSweepDescription), OptionsHelp(SweepOptionGroups()));
 }
 
 CommandDoc SweepDoc() {
@@ -115,7 +144,7 @@ CommandDoc SweepDoc() {
   head.page = "iotail-sweep";
   head.summary = std::string(Commands()[1].summary);
   head.synopsis = {"iotail sweep --sla TARGET [options] [JOBFILE.fio...]"};
-  head.description = kDescription;
+  head.description = kSweepDescription;
   return DriverDoc(std::move(head), SweepOptionGroups());
 }
 

@@ -20,6 +20,14 @@ void ClusterView::Emit(const ClusterInterval& i) {
   std::lock_guard lock(mu_);
   const stats::IntervalInfo info{i.time_ms, i.start_ns, i.end_ns, i.final, i.planned_bytes};
   for (stats::IntervalSink* sink : view_.per_job) sink->OnInterval(info, i.jobs);
+  if (view_.hist_log != nullptr) {
+    // One delta, the cluster's, with the bytes its ranks' logs account for: the bs column is then
+    // what `iotail merge` of those logs writes.
+    stats::RecorderSnapshot all;
+    for (const stats::RecorderSnapshot& job : i.jobs) all.Add(job);
+    for (int d = 0; d < stats::kDirectionCount; ++d) all.dirs[d].bytes = i.logged_bytes[d];
+    view_.hist_log->OnInterval(info, std::span<const stats::RecorderSnapshot>(&all, 1));
+  }
   if (view_.per_entry != nullptr) {
     // Each entry's counts, as the deltas of as many workers (all a rate sample needs).
     const size_t entries = i.entry_counts.size() / kEntryWords;
@@ -36,6 +44,7 @@ void ClusterView::Emit(const ClusterInterval& i) {
   // The last interval: the sinks close (the log's file, the live report's last line), as a
   // run's interval clock closes them.
   for (stats::IntervalSink* sink : view_.per_job) sink->Close();
+  if (view_.hist_log != nullptr) view_.hist_log->Close();
   if (view_.per_entry != nullptr) view_.per_entry->Close();
 }
 

@@ -169,6 +169,12 @@ void ClusterSummary(stats::RunSummary& summary, const Cluster& c, Shared& shared
     if (j < samples.size()) job.samples = samples[j];
   }
   summary.disk_util.clear();  // per host: not summed
+  // Every rank runs the jobs at their rates: the cluster's targets are the ranks' sums.
+  const double ranks = c.size;
+  summary.mode.target_iops *= ranks;
+  summary.mode.target_bw *= ranks;
+  for (double& t : summary.mode.dir_target_iops) t *= ranks;
+  for (double& t : summary.mode.dir_target_bw) t *= ranks;
   for (int r = 0; r < c.size; ++r) summary.ranks.push_back(RankSummary(c, r, shared));
 }
 

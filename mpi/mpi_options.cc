@@ -13,7 +13,7 @@ using cli::OptionValue;
 using cli::RunOptions;
 using enum cli::ValueType;
 
-const std::vector<OptionDef>& Rows() {
+const std::vector<OptionDef>& MpiRows() {
   static const std::vector<OptionDef> rows = {
       {"log_per_rank", kFlag,
        [](RunOptions& o, const OptionValue& v) { o.driver.cluster.log_per_rank = v.number != 0; },
@@ -34,7 +34,7 @@ const std::vector<OptionDef>& Rows() {
 }  // namespace
 
 std::span<const cli::OptionGroup> MpiOptionGroups() {
-  static const std::vector<cli::OptionGroup> groups = {{"iotail-mpi's own options", Rows()}};
+  static const std::vector<cli::OptionGroup> groups = {{"iotail-mpi's own options", MpiRows()}};
   return groups;
 }
 

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "../test_util.h"
 #include "cli/option_table.h"
 #include "cli/run_assembly.h"
 #include "mpi/mpi_options.h"
 #include "stats/core/errors.h"
-#include "test_util.h"
 
 namespace iotail::mpi {
 namespace {
@@ -78,21 +78,21 @@ TEST_F(RankPlanTest, RankAndHostAreReplacedOnTheCommandLineAndInJobFiles) {
 }
 
 TEST_F(RankPlanTest, ValueLogsAreEachRanksOwnFromTheCommandLine) {
-  ExpectDisjoint({"--name=j", "--ioengine=null", "--size=1m", "--filename=same", "--write_bw_log=B",
+  ExpectDisjoint({"--name=j", "--ioengine=null", "--size=1m", "--filename=t.{rank}", "--write_bw_log=B",
                   "--write_iops_log=I", "--write_lat_log=L"},
                  3);
 }
 
 TEST_F(RankPlanTest, ValueLogsAreEachRanksOwnFromAJobFile) {
   const std::string file = JobFile(
-      "[global]\nioengine=null\nsize=1m\nfilename=same\n[j]\nwrite_bw_log=B\nwrite_iops_log=I\n"
+      "[global]\nioengine=null\nsize=1m\nfilename=t.{rank}\n[j]\nwrite_bw_log=B\nwrite_iops_log=I\n"
       "write_lat_log=L\n");
   ExpectDisjoint({file}, 3);
 }
 
 TEST_F(RankPlanTest, HistogramLogsOfEachRankAreItsOwnAndTheClustersIsTheJobFiles) {
   const std::string file =
-      JobFile("[j]\nioengine=null\nsize=1m\nfilename=same\nwrite_hist_log=H\nlog_hist_msec=250\n");
+      JobFile("[j]\nioengine=null\nsize=1m\nfilename=t.{rank}\nwrite_hist_log=H\nlog_hist_msec=250\n");
   ExpectDisjoint({"--log_per_rank", file}, 1);
   const cli::RunPlan rank0 = RankPlan(Parsed({"--log_per_rank", file}, 0), 0);
   EXPECT_EQ(rank0.run.driver.cluster.hist_prefix, "H");
