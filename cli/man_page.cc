@@ -125,8 +125,8 @@ std::string ManPage(const CommandDoc& doc, const ManExtras& extras) {
   if (!extras.files.empty()) out += ".SH FILES\n" + Paragraphs(extras.files);
   out += ".SH \"SEE ALSO\"\n";
   std::string see;
-  for (const char* page : {"iotail", "iotail-run", "iotail-sweep", "iotail-pctiles",
-                           "iotail-merge", "iotail-plot", "iotail-mpi", "fio"}) {
+  for (const char* page : {"iotail", "iotail-run", "iotail-sweep", "iotail-pctiles", "iotail-merge",
+                           "iotail-plot", "iotail-mpi", "fio"}) {
     if (page == doc.page) continue;
     see += fmt::format("{}.BR {} (1)", see.empty() ? "" : ",\n", Roff(page));
   }

@@ -65,7 +65,23 @@ struct OptionValue {
   int64_t number = 0;
 };
 
-using OptionSetter = void (*)(RunOptions&, const OptionValue&);
+// A row's setter: into one job's options (a row of scope job) or into the run's settings (scope
+// run); written as a plain function or a lambda of either signature, which picks the member.
+using JobSetter = void (*)(RunOptions&, const OptionValue&);
+using RunSetter = void (*)(RunSettings&, const OptionValue&);
+struct OptionSetter {
+  JobSetter job = nullptr;
+  RunSetter run = nullptr;
+  constexpr OptionSetter() = default;
+  template <class F>
+  constexpr OptionSetter(F f) {  // NOLINT(google-explicit-constructor): rows are brace lists
+    if constexpr (std::is_invocable_v<F, RunOptions&, const OptionValue&>) {
+      job = static_cast<JobSetter>(f);
+    } else if constexpr (std::is_invocable_v<F, RunSettings&, const OptionValue&>) {
+      run = static_cast<RunSetter>(f);
+    }
+  }
+};
 
 struct OptionDef {
   const char* name;
@@ -89,8 +105,15 @@ std::vector<const char*> Also(Names... names) {
 inline std::vector<OptionChoice> Choices() { return {}; }
 
 // The setters of plain fields: JobField<&engine::JobSpec::iodepth> stores the parsed value into
-// that field of the job's spec, RunField<&RunOptions::output> into RunOptions.
+// that field of the job's spec, RunField<&RunOptions::nrfiles> into the job's options,
+// RunField<&RunSettings::output> into the run's settings.
 namespace detail {
+template <class M>
+struct MemberOf;
+template <class T, class C>
+struct MemberOf<T C::*> {
+  using type = C;
+};
 inline void Store(bool& field, const OptionValue& v) { field = v.number != 0; }
 inline void Store(std::string& field, const OptionValue& v) { field = v.text; }
 template <class T>
@@ -102,7 +125,7 @@ void JobField(RunOptions& o, const OptionValue& v) {
   detail::Store(o.spec.*Field, v);
 }
 template <auto Field>
-void RunField(RunOptions& o, const OptionValue& v) {
+void RunField(typename detail::MemberOf<decltype(Field)>::type& o, const OptionValue& v) {
   detail::Store(o.*Field, v);
 }
 
@@ -120,14 +143,8 @@ void SizeOrZones(RunOptions& o, const OptionValue& v) {
 // RunOptions, written as one call: Row<kFlag, &JobSpec::hipri>("hipri", "polled completions") (a
 // flag is off unless a default is given), Row<kCount, &JobSpec::loops>("loops", "passes", "1").
 namespace detail {
-template <class M>
-struct MemberOf;
-template <class T, class C>
-struct MemberOf<T C::*> {
-  using type = C;
-};
 template <auto Field>
-constexpr OptionSetter FieldSetter() {
+OptionSetter FieldSetter() {
   if constexpr (std::is_same_v<typename MemberOf<decltype(Field)>::type, engine::JobSpec>) {
     return JobField<Field>;
   } else {

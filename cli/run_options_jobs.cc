@@ -142,7 +142,7 @@ const std::vector<OptionDef>& JobControlRows() {
        {{"1000", 1000}, {"1024", 1024}}},
       {"eta",
        kChoice,
-       [](RunOptions& o, const OptionValue& v) {
+       [](RunSettings& o, const OptionValue& v) {
          if (v.number == 0) o.live_format = stats::LiveFormat::kNone;
        },
        "always|auto: the live lines; never: none (fio's status line)",
@@ -223,17 +223,24 @@ RunOptions DefaultJob() {
   return o;
 }
 
-void Apply(RunOptions& o, const Setting& s) {
+// The setting stored by its row: into the job's options, or (a row of scope run) the run's.
+template <class Target>
+void Apply(Target& o, const Setting& s) {
   const OptionDef* def = s.def != nullptr ? s.def : FindRunOption(s.name);
   if (def == nullptr) Unknown(s);
   try {
-    def->set(o, ParseOptionValue(*def, s.Spelled(), s.value));
+    const OptionValue value = ParseOptionValue(*def, s.Spelled(), s.value);
+    if constexpr (std::is_same_v<Target, RunSettings>) {
+      def->set.run(o, value);
+    } else {
+      def->set.job(o, value);
+      o.given_names.emplace_back(def->name);
+    }
   } catch (const UsageError& e) {
     if (s.origin.empty()) throw;
     throw UsageError(s.origin + ": " + e.what());
   }
   o.given.emplace_back(s.name, s.value);
-  o.given_names.emplace_back(def->name);
 }
 
 // One job from its settings in order (a later one wins); kb_base first, as fio parses it, so that
@@ -302,7 +309,6 @@ RunPlan ParseRunPlan(std::span<char* const> args) { return ParseRunPlan(args, Pa
 
 RunPlan ParseRunPlan(std::span<char* const> args, const ParseContext& context) {
   RunPlan plan;
-  plan.run = DefaultJob();
   const CommandLine cl = Tokenize(args, context);
   plan.parse_only = cl.parse_only;
   const JobFileEnvironment env = JobFileEnvironment::System();
@@ -349,15 +355,7 @@ RunOptions ParseRunOptions(std::span<char* const> args) {
   if (plan.jobs.size() != 1) {
     throw UsageError(fmt::format("expected one job, got {}", plan.jobs.size()));
   }
-  RunOptions job = std::move(plan.jobs.front());
-  job.help = plan.run.help;
-  job.output = plan.run.output;
-  job.output_format = plan.run.output_format;
-  job.live_format = plan.run.live_format;
-  job.status_interval_ms = plan.run.status_interval_ms;
-  job.sla = plan.run.sla;
-  for (auto& g : plan.run.given) job.given.push_back(g);
-  return job;
+  return std::move(plan.jobs.front());
 }
 
 }  // namespace iotail::cli

@@ -24,7 +24,7 @@ namespace iotail::cli {
 namespace {
 
 // The live lines of a batch: on a terminal a status line redraws in place, as fio's eta line.
-stats::LiveReportOptions LiveOptions(const RunOptions& run_opts,
+stats::LiveReportOptions LiveOptions(const RunSettings& run_opts,
                                      std::span<const engine::JobSpec* const> batch) {
   stats::LiveReportOptions live;
   live.format = run_opts.live_format;

@@ -22,14 +22,14 @@ double ParsePositive(const OptionValue& v) {
 }
 
 template <double SweepSettings::*Field>
-void SetRate(RunOptions& o, const OptionValue& v) {
+void SetRate(RunSettings& o, const OptionValue& v) {
   o.driver.sweep.*Field = ParsePositive(v);
 }
 
 const std::vector<OptionDef>& SweepRows() {
   static const std::vector<OptionDef> rows = {
       {"step_time", kTime,
-       [](RunOptions& o, const OptionValue& v) {
+       [](RunSettings& o, const OptionValue& v) {
          if (v.number < 100'000'000) {
            throw UsageError(
                fmt::format("--{}: expected at least 100ms, got '{}'", v.option, v.text));
@@ -38,13 +38,13 @@ const std::vector<OptionDef>& SweepRows() {
        },
        "recorded time of each step", "4s", Also(), Choices(), OptionScope::kRun},
       {"ramp_time", kTime,
-       [](RunOptions& o, const OptionValue& v) {
+       [](RunSettings& o, const OptionValue& v) {
          o.driver.sweep.ramp_ns = static_cast<uint64_t>(v.number);
        },
        "run but record nothing before each step (the job's ramp_time)", "1s", Also(), Choices(),
        OptionScope::kRun},
       {"resolution", kText,
-       [](RunOptions& o, const OptionValue& v) {
+       [](RunSettings& o, const OptionValue& v) {
          OptionValue number = v;
          if (number.text.ends_with('%')) number.text.pop_back();
          const double pct = ParsePositive(number);
@@ -64,7 +64,7 @@ const std::vector<OptionDef>& SweepRows() {
       {"max_rate", kText, SetRate<&SweepSettings::max_rate>, "highest rate tried", "10000000",
        Also(), Choices(), OptionScope::kRun, 0, UINT32_MAX, "IOPS"},
       {"retries", kCount,
-       [](RunOptions& o, const OptionValue& v) {
+       [](RunSettings& o, const OptionValue& v) {
          o.driver.sweep.retries = static_cast<int>(v.number);
        },
        "run a step whose latency failed again, N times at most; the rate fails only if every run "

@@ -26,8 +26,6 @@ RunPlan StepPlan(const RunPlan& base, double rate, const SweepSettings& settings
     if (!job.spec.write_hist_log.empty()) {
       job.spec.write_hist_log += fmt::format(".step{}", index);
     }
-    job.sla.clear();
-    job.live_format = stats::LiveFormat::kNone;
   }
   plan.run.sla.clear();
   plan.run.live_format = stats::LiveFormat::kNone;

@@ -10,17 +10,17 @@ namespace {
 using cli::OptionDef;
 using cli::OptionScope;
 using cli::OptionValue;
-using cli::RunOptions;
+using cli::RunSettings;
 using enum cli::ValueType;
 
 const std::vector<OptionDef>& MpiRows() {
   static const std::vector<OptionDef> rows = {
       {"log_per_rank", kFlag,
-       [](RunOptions& o, const OptionValue& v) { o.driver.cluster.log_per_rank = v.number != 0; },
+       [](RunSettings& o, const OptionValue& v) { o.driver.cluster.log_per_rank = v.number != 0; },
        "also write each rank's own histogram logs, as PREFIX.rank<R>_clat_hist.<N>.log", "0",
        cli::Also(), cli::Choices(), OptionScope::kRun},
       {"setup_timeout", kTime,
-       [](RunOptions& o, const OptionValue& v) {
+       [](RunSettings& o, const OptionValue& v) {
          if (v.number == 0) throw stats::UsageError("--setup_timeout: expected more than 0");
          o.driver.cluster.setup_timeout_ns = static_cast<uint64_t>(v.number);
        },

@@ -17,90 +17,15 @@
 
 #include "cli_test_util.h"
 #include "http_get.h"
+#include "mpi_fixture.h"
 #include "nbd_fixture.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using iotail::testing::mpi::MpiRunTest;
+using iotail::testing::mpi::ReadLog;
 using nlohmann::json;
-
-struct Line {
-  uint64_t time_ms = 0;
-  int ddir = 0;
-  uint64_t bs = 0;
-  std::vector<uint64_t> counts;
-};
-
-std::vector<Line> ReadLog(const fs::path& path) {
-  std::vector<Line> lines;
-  std::ifstream in(path);
-  for (std::string text; std::getline(in, text);) {
-    std::stringstream fields(text);
-    std::string f;
-    Line l;
-    std::getline(fields, f, ',');
-    l.time_ms = std::stoull(f);
-    std::getline(fields, f, ',');
-    l.ddir = std::stoi(f);
-    std::getline(fields, f, ',');
-    l.bs = std::stoull(f);
-    while (std::getline(fields, f, ',')) l.counts.push_back(std::stoull(f));
-    lines.push_back(std::move(l));
-  }
-  return lines;
-}
-
-class MpiRunTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (std::string(IOTAIL_MPI_BINARY).empty()) GTEST_SKIP() << "iotail-mpi not built (no MPI)";
-    mpirun_ = iotail::testing::FindInPath("mpirun");
-    if (mpirun_.empty()) GTEST_SKIP() << "mpirun not found (Debian package openmpi-bin)";
-    dir_ = iotail::testing::MakeScratchDir("iotail_mpi");
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  // Compares PREFIX_clat_hist.1.log with `iotail merge` of PREFIX.rank*_clat_hist.*.log, bucket
-  // for bucket; returns the I/Os the cluster log holds.
-  uint64_t CompareWithMerge(const std::string& prefix, int period_ms) {
-    const auto merge =
-        iotail::testing::RunShell("cd '" + dir_.string() + "' && " + IOTAIL_BINARY +
-                                      " merge --time-quantum=" + std::to_string(period_ms) +
-                                      "ms -o M.log " + prefix + ".rank*_clat_hist.*.log",
-                                  dir_);
-    EXPECT_EQ(merge.status, 0) << merge.err;
-    const auto cluster = ReadLog(dir_ / (prefix + "_clat_hist.1.log"));
-    const auto merged = ReadLog(dir_ / "M.log");
-    EXPECT_EQ(cluster.size(), merged.size());
-    uint64_t logged = 0;
-    for (size_t i = 0; i < cluster.size() && i < merged.size(); ++i) {
-      EXPECT_EQ(cluster[i].counts, merged[i].counts) << "line " << i;
-      EXPECT_EQ(cluster[i].ddir, merged[i].ddir);
-      // The bs column: the mean bytes per I/O, as merge computes it from the ranks' bs columns.
-      EXPECT_EQ(cluster[i].bs, merged[i].bs) << "line " << i;
-      // Full intervals end where merge's quanta end; the final partial one inside its quantum.
-      if (i + 1 < cluster.size()) {
-        EXPECT_EQ(cluster[i].time_ms, merged[i].time_ms) << "line " << i;
-      } else {
-        EXPECT_LE(cluster[i].time_ms, merged[i].time_ms);
-        EXPECT_GT(cluster[i].time_ms + period_ms, merged[i].time_ms);
-      }
-      for (uint64_t c : cluster[i].counts) logged += c;
-    }
-    return logged;
-  }
-
-  iotail::testing::CommandResult Mpi(int ranks, const std::string& args) {
-    return iotail::testing::RunShell(
-        "cd '" + dir_.string() + "' && timeout -s KILL 120 " + mpirun_ +
-            " --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(ranks) +
-            " " + IOTAIL_MPI_BINARY + " run " + args,
-        dir_);
-  }
-  std::string mpirun_;
-  fs::path dir_;
-};
 
 TEST_F(MpiRunTest, FourRanksMergeExactlyAndTheSummaryTotalsEveryRank) {
   const auto r = Mpi(4,
@@ -126,58 +51,6 @@ TEST_F(MpiRunTest, FourRanksMergeExactlyAndTheSummaryTotalsEveryRank) {
 
   EXPECT_EQ(CompareWithMerge("P", 500), ios);
   EXPECT_TRUE(fs::exists(dir_ / "P_lat_hist.1.log"));  // rate-limited: the lat log too
-}
-
-// A bssplit job from a job file that sets the log's name and period: the cluster's log is that
-// name at that period, and equals merge of the ranks' own logs in every column (bs: the mean bytes
-// per I/O of the 4k/64k mix, about 34 KiB, not 4096).
-TEST_F(MpiRunTest, BssplitJobFileClusterLogEqualsMergeInEveryColumn) {
-  std::ofstream(dir_ / "mix.fio") << "[mix]\nioengine=null\nfilename=t\nsize=64m\nrw=randread\n"
-                                     "bssplit=4k/50:64k/50\nrate_iops=2000\nruntime=2\n"
-                                     "time_based\nwrite_hist_log=J\nlog_hist_msec=250\n";
-  const auto r = Mpi(2, "--log_per_rank --output-format=json mix.fio");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const json summary = json::parse(r.out.substr(r.out.find('{')));
-  const uint64_t ios = summary["jobs"][0]["read"]["total_ios"].get<uint64_t>();
-  EXPECT_EQ(CompareWithMerge("J", 250), ios);
-  const auto cluster = ReadLog(dir_ / "J_clat_hist.1.log");
-  ASSERT_GT(cluster.size(), 4u);
-  EXPECT_EQ(cluster[1].time_ms - cluster[0].time_ms, 250u);
-  EXPECT_GT(cluster[1].bs, 20000u);
-  EXPECT_LT(cluster[1].bs, 50000u);
-}
-
-// Every kind of file a rank writes is its own: fio's value logs, its histogram logs and the target
-// files iotail names, given on the command line or in a job file.
-TEST_F(MpiRunTest, NoTwoRanksWriteTheSameFile) {
-  const std::string logs = "write_bw_log=B\nwrite_iops_log=I\nwrite_lat_log=L\nwrite_hist_log=H\n";
-  std::ofstream(dir_ / "own.fio") << "[f]\nioengine=psync\nsize=256k\nrw=randread\nruntime=1\n"
-                                     "time_based\n" +
-                                         logs;
-  for (const std::string& args :
-       {std::string("--log_per_rank own.fio"),
-        std::string("--log_per_rank --name=f --ioengine=psync --size=256k --rw=randread "
-                    "--runtime=1 --time_based --write_bw_log=B --write_iops_log=I "
-                    "--write_lat_log=L --write_hist_log=H")}) {
-    const auto r = Mpi(2, args);
-    ASSERT_EQ(r.status, 0) << args << "\n" << r.err;
-    for (const std::string& name : {std::string("f.0.0"), std::string("B_bw.1.log"),
-                                    std::string("I_iops.1.log"), std::string("L_clat.1.log"),
-                                    std::string("L_lat.1.log"), std::string("H_clat_hist.1.log")}) {
-      const size_t dot = name.find(name[0] == 'f' ? '\0' : '_');
-      for (int k = 0; k < 2; ++k) {
-        const std::string own =
-            name[0] == 'f' ? name + ".rank" + std::to_string(k)
-                           : name.substr(0, dot) + ".rank" + std::to_string(k) + name.substr(dot);
-        EXPECT_TRUE(fs::exists(dir_ / own)) << args << ": " << own;
-      }
-      // The shared name is only the cluster's histogram log (rank 0's).
-      EXPECT_EQ(fs::exists(dir_ / name), name == "H_clat_hist.1.log") << args << ": " << name;
-    }
-    for (const auto& entry : fs::directory_iterator(dir_)) {
-      if (entry.path().extension() == ".log") fs::remove(entry.path());
-    }
-  }
 }
 
 TEST_F(MpiRunTest, EachCloneHasItsOwnSamplesAndGroupReportingSumsThem) {

@@ -78,8 +78,8 @@ TEST_F(RankPlanTest, RankAndHostAreReplacedOnTheCommandLineAndInJobFiles) {
 }
 
 TEST_F(RankPlanTest, ValueLogsAreEachRanksOwnFromTheCommandLine) {
-  ExpectDisjoint({"--name=j", "--ioengine=null", "--size=1m", "--filename=t.{rank}", "--write_bw_log=B",
-                  "--write_iops_log=I", "--write_lat_log=L"},
+  ExpectDisjoint({"--name=j", "--ioengine=null", "--size=1m", "--filename=t.{rank}",
+                  "--write_bw_log=B", "--write_iops_log=I", "--write_lat_log=L"},
                  3);
 }
 
@@ -91,8 +91,8 @@ TEST_F(RankPlanTest, ValueLogsAreEachRanksOwnFromAJobFile) {
 }
 
 TEST_F(RankPlanTest, HistogramLogsOfEachRankAreItsOwnAndTheClustersIsTheJobFiles) {
-  const std::string file =
-      JobFile("[j]\nioengine=null\nsize=1m\nfilename=t.{rank}\nwrite_hist_log=H\nlog_hist_msec=250\n");
+  const std::string file = JobFile(
+      "[j]\nioengine=null\nsize=1m\nfilename=t.{rank}\nwrite_hist_log=H\nlog_hist_msec=250\n");
   ExpectDisjoint({"--log_per_rank", file}, 1);
   const cli::RunPlan rank0 = RankPlan(Parsed({"--log_per_rank", file}, 0), 0);
   EXPECT_EQ(rank0.run.driver.cluster.hist_prefix, "H");
@@ -134,6 +134,16 @@ TEST_F(RankPlanTest, OnlyRankZeroShowsAndServes) {
   EXPECT_TRUE(r1.run.prometheus.empty());
   EXPECT_TRUE(r1.run.output.empty());
   EXPECT_EQ(r1.run.live_format, stats::LiveFormat::kNone);
+}
+
+TEST_F(RankPlanTest, IotailMpisOptionsAreRowsOfScopeRun) {
+  for (const cli::OptionGroup& group : MpiOptionGroups()) {
+    for (const cli::OptionDef& d : group.rows) {
+      EXPECT_EQ(d.scope, cli::OptionScope::kRun) << d.name;
+      EXPECT_TRUE(d.set.run != nullptr && d.set.job == nullptr) << d.name;
+      EXPECT_EQ(cli::FindRunOption(d.name), nullptr) << d.name << " shadows iotail run's";
+    }
+  }
 }
 
 TEST_F(RankPlanTest, RefusesWhatTheClusterDecides) {
