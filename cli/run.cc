@@ -42,7 +42,7 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   if (run.plan.parse_only) {
     err << fmt::format(
         "iotail run: --parse-only: {} job(s) ({} with their clones) in {} group(s), all valid\n",
-        run.specs.size(), run.clones, run.groups.groupid.back() + 1);
+        run.jobs(), run.clones, run.groups.groupid.back() + 1);
     return 0;
   }
   RunHooks none;
@@ -51,7 +51,7 @@ int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
 
 int ExecuteRun(PlannedRun& run, RunHooks& hooks, std::ostream& out, std::ostream& err) {
   StopSignals signals;  // a driver's own (a sweep's) outlives this one
-  if (hooks.on_jobs) hooks.on_jobs(run.specs);
+  if (hooks.on_jobs) hooks.on_jobs(run.Specs());
   // The summary file is checked and created (as a temporary beside it) before the run, so a wrong
   // path is found now rather than after the run; it replaces the destination only when complete.
   std::unique_ptr<stats::OutputFile> summary_file;

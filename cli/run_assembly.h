@@ -42,10 +42,14 @@ namespace iotail::cli {
 
 // Stage 1. The jobs of `plan` settled and checked (UsageError naming the option otherwise); notes
 // for the user go to `err`. The default benchmark's temporary file is removed when the PlannedRun
-// is destroyed.
+// is destroyed. One planned record per job: plan.jobs[j], its options as parsed with its spec
+// settled (no copy beside it to drift).
 struct PlannedRun {
-  RunPlan plan;
-  std::vector<engine::JobSpec> specs;  // one per job, settled
+  RunPlan plan;  // its jobs' specs settled
+  const engine::JobSpec& spec(size_t j) const { return plan.jobs[j].spec; }
+  size_t jobs() const { return plan.jobs.size(); }
+  // The settled specs in job order, as the engine and RunHooks::on_jobs take them (a copy).
+  std::vector<engine::JobSpec> Specs() const;
   Groups groups;
   Entries entries;
   bool default_benchmark = false;  // one job without a target: the short default benchmark

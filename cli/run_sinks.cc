@@ -78,9 +78,10 @@ std::unique_ptr<stats::HistLogSink> ClusterHistLog(const PlannedRun& run) {
   o.prefix = prefix;
   o.sum = true;
   o.bs = 0;
-  o.coarseness = run.specs[0].log_hist_coarseness;
-  o.groups = run.specs[0].log_hist_groups;
-  for (const engine::JobSpec& spec : run.specs) {
+  o.coarseness = run.spec(0).log_hist_coarseness;
+  o.groups = run.spec(0).log_hist_groups;
+  for (const RunOptions& job : run.plan.jobs) {
+    const engine::JobSpec& spec = job.spec;
     o.lat_logs = o.lat_logs || spec.RateLimited();
     for (stats::Direction d : engine::LoggedDirections(spec)) {
       if (std::find(o.directions.begin(), o.directions.end(), d) == o.directions.end())
@@ -161,7 +162,7 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
       stop_(stop),
       err_(err),
       sla_(stats::ParseSlaTargets(run.plan.run.sla, "--sla"), stats::PercentileMethod::kFio),
-      state_(new State{stats::RateSampleSink({}, run.entries.count, run.specs[0].log_hist_msec),
+      state_(new State{stats::RateSampleSink({}, run.entries.count, run.spec(0).log_hist_msec),
                        nullptr,
                        nullptr,
                        nullptr,
@@ -172,9 +173,9 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
                        nullptr,
                        nullptr,
                        nullptr}),
-      hist_logs_(run.specs.size()),
-      lat_logs_(run.specs.size()),
-      value_logs_(run.specs.size()) {
+      hist_logs_(run.jobs()),
+      lat_logs_(run.jobs()),
+      value_logs_(run.jobs()) {
   const int ranks = std::max(hooks.cluster_ranks, 1);
   const std::string& address = run.plan.run.prometheus;
   if (!address.empty()) StartMetrics(ranks);
@@ -187,7 +188,8 @@ void RunSinks::StartMetrics(int ranks) {
   // --prometheus: the metrics follow every interval of every batch; the server answers from the
   // text they last rendered (cli/metrics_server.h).
   std::vector<stats::MetricsJob> metric_jobs;
-  for (const auto& spec : run.specs) {
+  for (const RunOptions& job : run.plan.jobs) {
+    const engine::JobSpec& spec = job.spec;
     stats::MetricsJob m{spec.name, engine::LoggedDirections(spec), {}, {}};
     for (int d = 0; d < 2; ++d) {
       // Under iotail-mpi every rank runs the job: the cluster's target is the ranks' sum.
@@ -206,7 +208,7 @@ void RunSinks::StartMetrics(int ranks) {
 
 void RunSinks::StartClusterView() {
   std::vector<const engine::JobSpec*> all;
-  for (const engine::JobSpec& spec : run_.specs) all.push_back(&spec);
+  for (const RunOptions& job : run_.plan.jobs) all.push_back(&job.spec);
   stats::LiveReportOptions live = LiveOptions(run_.plan.run, all);
   live.scope = fmt::format("{} ranks", hooks_.cluster_ranks);
   state_->cluster_live = std::make_unique<stats::LiveReport>(live, err_, &sla_);
@@ -214,12 +216,12 @@ void RunSinks::StartClusterView() {
   std::vector<size_t> entry_of(run_.entries.count);
   for (size_t e = 0; e < entry_of.size(); ++e) entry_of[e] = e;
   state_->cluster_samples = std::make_unique<stats::RateSampleSink>(
-      std::move(entry_of), run_.entries.count, run_.specs[0].log_hist_msec);
+      std::move(entry_of), run_.entries.count, run_.spec(0).log_hist_msec);
   ViewSinks view;
   view.per_job.push_back(state_->cluster_live.get());
   view.hist_log = state_->cluster_hist.get();
   if (state_->metrics) {
-    std::vector<size_t> identity(run_.specs.size());
+    std::vector<size_t> identity(run_.jobs());
     for (size_t j = 0; j < identity.size(); ++j) identity[j] = j;
     state_->metrics->SetWorkers(std::move(identity));
     view.per_job.push_back(state_->metrics.get());
@@ -262,7 +264,7 @@ std::vector<std::string> RunSinks::CloseBatch() {
 void RunSinks::StartBatch(std::span<const size_t> batch_jobs) {
   std::vector<size_t> job_of_worker, entry_of_worker;
   for (size_t j : batch_jobs) {
-    job_of_worker.insert(job_of_worker.end(), run_.specs[j].numjobs, j);
+    job_of_worker.insert(job_of_worker.end(), run_.spec(j).numjobs, j);
     const std::vector<size_t>& entries = run_.entries.entry[j];
     entry_of_worker.insert(entry_of_worker.end(), entries.begin(), entries.end());
   }
@@ -276,13 +278,13 @@ void RunSinks::StartBatch(std::span<const size_t> batch_jobs) {
 std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> batch_jobs,
                                                       int first_worker) {
   std::vector<const engine::JobSpec*> batch;
-  for (size_t j : batch_jobs) batch.push_back(&run_.specs[j]);
+  for (size_t j : batch_jobs) batch.push_back(&run_.spec(j));
   state_->clamped_before = clamped_in_logs();
   state_->logs.clear();
   state_->hist_logs.clear();
   size_t first_delta = 0;
   for (size_t j : batch_jobs) {
-    const engine::JobSpec& own = run_.specs[j];
+    const engine::JobSpec& own = run_.spec(j);
     // per_job_logs=0: the logs under staged prefixes, appended to the shared files afterwards.
     engine::JobSpec staged_spec;
     if (!own.per_job_logs) {

@@ -286,7 +286,7 @@ int PlanEveryRank(int argc, char** argv, const Cluster& c, std::unique_ptr<cli::
       if (*done && c.rank == 0) {
         std::cerr << fmt::format(
             "iotail-mpi: --parse-only: {} job(s) ({} with their clones) per rank, all valid\n",
-            run->specs.size(), run->clones);
+            run->jobs(), run->clones);
       }
     }
   } catch (const std::exception& e) {
@@ -322,7 +322,7 @@ int Main(int argc, char** argv) {
     MPI_Finalize();
     return status;
   }
-  MeetRanks(c, run->specs[0].log_hist_msec);
+  MeetRanks(c, run->spec(0).log_hist_msec);
 
   Shared shared;
   Mailbox mailbox;

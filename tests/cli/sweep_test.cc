@@ -51,11 +51,14 @@ TEST_F(SweepTest, JsonToOutputAndHistogramLogsPerStep) {
 }
 
 // Stopped by SIGINT in the middle of its search, a sweep keeps every finished step, in the JSON
-// to --output too, with the highest rate that passed, and exits 130 (issue 38).
+// to --output too, with the highest rate that passed, and exits 130 (issue 38). One signal:
+// timeout without --foreground signals its process group as well, and a second signal kills, as
+// it does `iotail run`.
 TEST_F(SweepTest, AStoppedSweepReportsEveryFinishedStep) {
   const std::string output = (dir_ / "sweep.json").string();
   const CommandResult r = iotail::testing::RunShell(
-      "cd '" + dir_.string() + "' && timeout --preserve-status -s INT 3 " + IOTAIL_BINARY +
+      "cd '" + dir_.string() + "' && timeout --foreground --preserve-status -s INT 3 " +
+          IOTAIL_BINARY +
           " sweep --ioengine=null --size=1g --rw=randread --sla 'p99<=1s' --step_time=500ms "
           "--ramp_time=100ms --start_rate=1000 --output-format=json --output=" +
           output,
@@ -74,7 +77,8 @@ TEST_F(SweepTest, AStoppedSweepReportsEveryFinishedStep) {
 // SIGINT while the first step lays out its file: 130 (not 1), the outcome said.
 TEST_F(SweepTest, SigintDuringAStepsSetupExits130) {
   const CommandResult r = iotail::testing::RunShell(
-      "cd '" + dir_.string() + "' && timeout --preserve-status -s INT 0.3 " + IOTAIL_BINARY +
+      "cd '" + dir_.string() + "' && timeout --foreground --preserve-status -s INT 0.3 " +
+          IOTAIL_BINARY +
           " sweep --filename=big --size=2g --rw=randread --sla 'p99<=1s' --step_time=1s",
       dir_);
   EXPECT_EQ(r.status, 130) << r.out << r.err;

@@ -30,7 +30,7 @@ struct Line {
   std::vector<uint64_t> counts;
 };
 
-std::vector<Line> ReadLog(const fs::path& path) {
+inline std::vector<Line> ReadLog(const fs::path& path) {
   std::vector<Line> lines;
   std::ifstream in(path);
   for (std::string text; std::getline(in, text);) {

@@ -38,7 +38,7 @@ cli::RunPlan Parsed(std::vector<std::string> args, int rank, const std::string& 
 // Every file the rank's planned run would write: targets and every log prefix.
 std::set<std::string> Writes(const cli::PlannedRun& run) {
   std::set<std::string> out;
-  for (const engine::JobSpec& s : run.specs) {
+  for (const engine::JobSpec& s : run.Specs()) {
     for (const std::string& f : s.filenames) out.insert("target " + f);
     for (const std::string* p :
          {&s.write_hist_log, &s.write_bw_log, &s.write_iops_log, &s.write_lat_log}) {
@@ -103,7 +103,7 @@ TEST_F(RankPlanTest, HistogramLogsOfEachRankAreItsOwnAndTheClustersIsTheJobFiles
   const cli::RunPlan quiet = RankPlan(Parsed({"--status_interval=1s", file}, 1), 1);
   EXPECT_TRUE(quiet.jobs[0].spec.write_hist_log.empty());
   std::ostringstream notes;
-  EXPECT_EQ(cli::PlanRun(quiet, notes).specs[0].log_hist_msec, 250u);
+  EXPECT_EQ(cli::PlanRun(quiet, notes).spec(0).log_hist_msec, 250u);
 }
 
 TEST_F(RankPlanTest, TargetFilesIotailNamesAreEachRanksOwn) {
@@ -119,9 +119,9 @@ TEST_F(RankPlanTest, TheDefaultBenchmarkLogsAsEachRanksOwn) {
   const cli::PlannedRun r0 = cli::PlanRun(RankPlan(Parsed({}, 0), 0), notes);
   const cli::PlannedRun r1 = cli::PlanRun(RankPlan(Parsed({}, 1), 1), notes);
   EXPECT_EQ(r0.plan.run.driver.cluster.hist_prefix, "iotail");
-  EXPECT_EQ(r0.specs[0].write_hist_log, "iotail.rank0");
-  EXPECT_EQ(r1.specs[0].write_hist_log, "iotail.rank1");
-  EXPECT_EQ(r0.specs[0].log_hist_msec, 500u);
+  EXPECT_EQ(r0.spec(0).write_hist_log, "iotail.rank0");
+  EXPECT_EQ(r1.spec(0).write_hist_log, "iotail.rank1");
+  EXPECT_EQ(r0.spec(0).log_hist_msec, 500u);
 }
 
 TEST_F(RankPlanTest, OnlyRankZeroShowsAndServes) {
