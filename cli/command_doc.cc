@@ -67,6 +67,20 @@ CommandDoc RunDoc() {
   return doc;
 }
 
+CommandDoc DriverDoc(CommandDoc head, std::span<const OptionGroup> own) {
+  const CommandDoc run = RunDoc();
+  for (const OptionGroup& group : own) {
+    OptionSection section{group.title, {}};
+    for (const OptionDef& d : group.rows) section.options.push_back(RunOptionDoc(d));
+    head.sections.push_back(std::move(section));
+  }
+  for (OptionSection section : run.sections) {
+    section.title = "iotail run: " + section.title;
+    head.sections.push_back(std::move(section));
+  }
+  return head;
+}
+
 CommandDoc ProgramOptionsDoc(std::string_view command, const po::options_description& description) {
   CommandDoc doc;
   doc.page = fmt::format("iotail-{}", command);

@@ -47,6 +47,11 @@ struct ManExtras {
 // The docs of `iotail run`, from the option table; of iotail-mpi (its own options, then those of
 // iotail run).
 CommandDoc RunDoc();
+// The docs of a command that drives runs (sweep, iotail-mpi): `head` (page, summary, synopsis,
+// description) with a section per group of its own rows, then every section of `iotail run`,
+// titled "iotail run: ...".
+struct OptionGroup;
+CommandDoc DriverDoc(CommandDoc head, std::span<const OptionGroup> own);
 // The docs of a Boost.Program_options command: its caption ("usage: ...\n\nText\n\noptions") and
 // options; `command` is the subcommand's name.
 CommandDoc ProgramOptionsDoc(std::string_view command,

@@ -11,7 +11,7 @@ std::span<const CommandInfo> Commands() {
       {"run", "drive I/O at a file or block device and write fio-format histogram logs",
        &RunCommand, &RunDoc},
       {"sweep", "find the highest rate at which latency SLA targets hold (capacity at an SLA)",
-       &SweepCommand, nullptr},
+       &SweepCommand, &SweepDoc},
       {"pctiles", "per-interval latency percentiles and SLC factors from histogram logs",
        &PctilesCommand, &PctilesDoc},
       {"merge", "align and merge histogram logs into one fio-format histogram log", &MergeCommand,

@@ -21,9 +21,6 @@ int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 int RunCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 int CompareCommand(CommandArgs args, std::ostream& out, std::ostream& err);
-// `iotail run` with a driver's hooks (cli/run_hooks.h): iotail-mpi runs each rank's jobs this way.
-struct RunHooks;
-int RunCommandWith(CommandArgs args, std::ostream& out, std::ostream& err, RunHooks& hooks);
 // `iotail pctiles --compat fio-histo-log-pctiles ARGS`: args[0] is "pctiles", then ARGS.
 int PctilesCompatCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 // `iotail completion bash|zsh`: the shell's completion script (cli/completion.cc).
@@ -32,6 +29,7 @@ int CompletionCommand(CommandArgs args, std::ostream& out, std::ostream& err);
 // Each command's documentation, from the tables that parse its options (cli/command_doc.h).
 struct CommandDoc;
 CommandDoc RunDoc();
+CommandDoc SweepDoc();
 CommandDoc PctilesDoc();
 CommandDoc MergeDoc();
 CommandDoc CompareDoc();

@@ -125,8 +125,8 @@ std::string ManPage(const CommandDoc& doc, const ManExtras& extras) {
   if (!extras.files.empty()) out += ".SH FILES\n" + Paragraphs(extras.files);
   out += ".SH \"SEE ALSO\"\n";
   std::string see;
-  for (const char* page : {"iotail", "iotail-run", "iotail-pctiles", "iotail-merge", "iotail-plot",
-                           "iotail-mpi", "fio"}) {
+  for (const char* page : {"iotail", "iotail-run", "iotail-sweep", "iotail-pctiles", "iotail-merge",
+                           "iotail-plot", "iotail-mpi", "fio"}) {
     if (page == doc.page) continue;
     see += fmt::format("{}.BR {} (1)", see.empty() ? "" : ",\n", Roff(page));
   }
@@ -155,6 +155,14 @@ ManExtras ExtrasFor(std::string_view page) {
     e.files =
         "PREFIX_clat_hist.N.log (and PREFIX_lat_hist.N.log when rate-limited): fio-format "
         "histogram logs written with --write_hist_log=PREFIX, one per worker.";
+  } else if (page == "iotail-sweep") {
+    e.examples = {{"The capacity of an nbd export at a p99 of 10 ms, in JSON:",
+                   "iotail sweep --uri=nbd://server/export --rw=randread --iodepth=16 \\\n"
+                   "  --sla 'p99<=10ms' --step_time=4s --output-format=json"}};
+    e.exit_status =
+        "0 with a capacity; 3 when no rate meets the SLA; 2 on bad options; 1 when a step counted "
+        "I/O errors or a log could not be written; 128 + signal when stopped (every finished step "
+        "is still reported).";
   } else if (page == "iotail-pctiles") {
     e.examples = {{"Percentiles per second of two logs merged, with an SLA gate:",
                    "iotail pctiles a_clat_hist.*.log --percentiles 50 99 99.9 \\\n"

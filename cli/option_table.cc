@@ -48,6 +48,7 @@ std::string Wrap(std::string_view text, size_t indent, size_t width) {
 
 // What the value looks like, for --help and the docs.
 std::string ValueLabel(const OptionDef& def) {
+  if (*def.label != '\0') return def.label;
   switch (def.type) {
     case ValueType::kFlag:
       return "";
@@ -134,8 +135,10 @@ std::vector<OptionGroup> AllOptionTables() {
           {"fio's options accepted with no effect in iotail", AcceptedOptionTable()}};
 }
 
-const OptionDef* FindRunOption(std::string_view name) {
-  for (const OptionGroup& group : AllOptionTables()) {
+namespace {
+
+const OptionDef* FindIn(std::span<const OptionGroup> groups, std::string_view name) {
+  for (const OptionGroup& group : groups) {
     for (const OptionDef& d : group.rows) {
       if (name == d.name) return &d;
       for (const char* alias : d.aliases) {
@@ -146,15 +149,37 @@ const OptionDef* FindRunOption(std::string_view name) {
   return nullptr;
 }
 
-std::vector<std::string_view> RunOptionNames() {
-  std::vector<std::string_view> names;
-  for (const OptionGroup& group : AllOptionTables()) {
+void AddNames(std::span<const OptionGroup> groups, std::vector<std::string_view>& names) {
+  for (const OptionGroup& group : groups) {
     for (const OptionDef& d : group.rows) {
       names.emplace_back(d.name);
       names.insert(names.end(), d.aliases.begin(), d.aliases.end());
     }
   }
+}
+
+}  // namespace
+
+const OptionDef* FindRunOption(std::string_view name, std::span<const OptionGroup> driver) {
+  if (const OptionDef* own = FindIn(driver, name)) return own;
+  static const std::vector<OptionGroup> run = AllOptionTables();
+  return FindIn(run, name);
+}
+
+std::vector<std::string_view> RunOptionNames(std::span<const OptionGroup> driver) {
+  std::vector<std::string_view> names;
+  AddNames(driver, names);
+  AddNames(AllOptionTables(), names);
   return names;
+}
+
+std::string ParseContext::Substitute(std::string text) const {
+  for (const auto& [key, value] : substitutions) {
+    for (size_t p = text.find(key); p != std::string::npos; p = text.find(key, p + value.size())) {
+      text.replace(p, key.size(), value);
+    }
+  }
+  return text;
 }
 
 OptionValue ParseOptionValue(const OptionDef& def, std::string_view given_as,
@@ -211,9 +236,11 @@ OptionValue ParseOptionValue(const OptionDef& def, std::string_view given_as,
   return v;
 }
 
-std::string OptionsHelp() {
+std::string OptionsHelp() { return OptionsHelp(AllOptionTables()); }
+
+std::string OptionsHelp(std::span<const OptionGroup> groups) {
   std::string out;
-  for (const OptionGroup& group : AllOptionTables()) {
+  for (const OptionGroup& group : groups) {
     out += fmt::format("\n{}:\n", group.title);
     for (const OptionDef& d : group.rows) {
       const std::string label = ValueLabel(d);

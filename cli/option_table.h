@@ -66,7 +66,23 @@ struct OptionValue {
   int64_t number = 0;
 };
 
-using OptionSetter = void (*)(RunOptions&, const OptionValue&);
+// A row's setter: into one job's options (a row of scope job) or into the run's settings (scope
+// run); written as a plain function or a lambda of either signature, which picks the member.
+using JobSetter = void (*)(RunOptions&, const OptionValue&);
+using RunSetter = void (*)(RunSettings&, const OptionValue&);
+struct OptionSetter {
+  JobSetter job = nullptr;
+  RunSetter run = nullptr;
+  constexpr OptionSetter() = default;
+  template <class F>
+  constexpr OptionSetter(F f) {  // NOLINT(google-explicit-constructor): rows are brace lists
+    if constexpr (std::is_invocable_v<F, RunOptions&, const OptionValue&>) {
+      job = static_cast<JobSetter>(f);
+    } else if constexpr (std::is_invocable_v<F, RunSettings&, const OptionValue&>) {
+      run = static_cast<RunSetter>(f);
+    }
+  }
+};
 
 struct OptionDef {
   const char* name;
@@ -78,6 +94,7 @@ struct OptionDef {
   std::vector<OptionChoice> choices{};  // kChoice
   OptionScope scope = OptionScope::kJob;
   int64_t min = 0, max = UINT32_MAX;  // kCount
+  const char* label = "";             // the value as --help shows it ("IOPS"); "": by its type
 };
 
 // A row's aliases and empty choices, written as calls rather than nested braces so that
@@ -89,8 +106,15 @@ std::vector<const char*> Also(Names... names) {
 inline std::vector<OptionChoice> Choices() { return {}; }
 
 // The setters of plain fields: JobField<&engine::JobSpec::iodepth> stores the parsed value into
-// that field of the job's spec, RunField<&RunOptions::output> into RunOptions.
+// that field of the job's spec, RunField<&RunOptions::nrfiles> into the job's options,
+// RunField<&RunSettings::output> into the run's settings.
 namespace detail {
+template <class M>
+struct MemberOf;
+template <class T, class C>
+struct MemberOf<T C::*> {
+  using type = C;
+};
 inline void Store(bool& field, const OptionValue& v) { field = v.number != 0; }
 inline void Store(std::string& field, const OptionValue& v) { field = v.text; }
 template <class T>
@@ -102,7 +126,7 @@ void JobField(RunOptions& o, const OptionValue& v) {
   detail::Store(o.spec.*Field, v);
 }
 template <auto Field>
-void RunField(RunOptions& o, const OptionValue& v) {
+void RunField(typename detail::MemberOf<decltype(Field)>::type& o, const OptionValue& v) {
   detail::Store(o.*Field, v);
 }
 
@@ -120,14 +144,8 @@ void SizeOrZones(RunOptions& o, const OptionValue& v) {
 // RunOptions, written as one call: Row<kFlag, &JobSpec::hipri>("hipri", "polled completions") (a
 // flag is off unless a default is given), Row<kCount, &JobSpec::loops>("loops", "passes", "1").
 namespace detail {
-template <class M>
-struct MemberOf;
-template <class T, class C>
-struct MemberOf<T C::*> {
-  using type = C;
-};
 template <auto Field>
-constexpr OptionSetter FieldSetter() {
+OptionSetter FieldSetter() {
   if constexpr (std::is_same_v<typename MemberOf<decltype(Field)>::type, engine::JobSpec>) {
     return JobField<Field>;
   } else {
@@ -173,10 +191,23 @@ struct OptionGroup {
 };
 std::vector<OptionGroup> AllOptionTables();
 
-// The row whose name or alias is `name` (underscores), or nullptr.
-const OptionDef* FindRunOption(std::string_view name);
-// Every name and alias, for suggestions.
-std::vector<std::string_view> RunOptionNames();
+// The row whose name or alias is `name` (underscores), or nullptr; with `driver`, a driver's rows
+// are looked up first (sweep's --ramp_time is the step's, not the job's).
+const OptionDef* FindRunOption(std::string_view name, std::span<const OptionGroup> driver = {});
+// Every name and alias (the driver's rows' first), for suggestions.
+std::vector<std::string_view> RunOptionNames(std::span<const OptionGroup> driver = {});
+
+// How a command that runs jobs reads its command line beyond `iotail run`'s table: its own rows
+// (`driver`: scope run, given on the command line only, never in a job file; their setters store
+// into RunOptions::driver), and words replaced in every value before its row parses it, on the
+// command line and in job files alike (iotail-mpi's {rank} and {host}), and in job file names.
+struct ParseContext {
+  std::span<const OptionGroup> driver;
+  std::vector<std::pair<std::string, std::string>> substitutions;
+  // `text` with every substitution's word replaced by its value.
+  std::string Substitute(std::string text) const;
+};
+RunPlan ParseRunPlan(std::span<char* const> args, const ParseContext& context);
 // Whether a bare --name (or a bare key in a job file) is allowed, meaning 1: flags, and choices
 // that include "1".
 bool TakesBareValue(const OptionDef& def);
@@ -192,8 +223,9 @@ std::string OptionValueLabel(const OptionDef& def);
 // free (a file, a size, a time).
 std::vector<std::string> OptionValueWords(const OptionDef& def);
 
-// The options part of `iotail run --help`: a line or two per row.
+// The options part of `iotail run --help`: a line or two per row (of `groups`: a driver's).
 std::string OptionsHelp();
+std::string OptionsHelp(std::span<const OptionGroup> groups);
 // docs/run-options.md: a table per concept (option, aliases, value, default, meaning, scope).
 std::string OptionsMarkdown();
 

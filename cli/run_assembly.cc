@@ -3,6 +3,7 @@
 #include "cli/run_assembly.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -46,7 +47,7 @@ engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, const RunHooks& ho
                             engine::ZoneRegistry& zones, const std::atomic<bool>& stop,
                             std::ostream& err) {
   std::vector<engine::JobSpec> batch;
-  for (size_t j : batch_jobs) batch.push_back(run.specs[j]);
+  for (size_t j : batch_jobs) batch.push_back(run.spec(j));
   engine::RunJobsOptions options;
   options.stop = &stop;
   options.first_worker = first_worker;
@@ -62,7 +63,7 @@ engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, const RunHooks& ho
   } catch (const std::system_error& e) {
     if (!run.default_benchmark || !batch[0].direct || e.code().value() != EINVAL) throw;
     err << "iotail run: O_DIRECT not supported here; using buffered I/O\n";
-    batch[0].direct = run.specs[0].direct = run.plan.jobs[0].spec.direct = false;
+    batch[0].direct = run.plan.jobs[0].spec.direct = false;
     return engine::RunJobs(batch, options);
   }
 }
@@ -71,8 +72,8 @@ engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, const RunHooks& ho
 // has none.
 std::vector<std::string> TargetDisks(const PlannedRun& run) {
   std::vector<std::string> paths;
-  for (size_t j = 0; j < run.specs.size(); ++j) {
-    const engine::JobSpec& spec = run.specs[j];
+  for (size_t j = 0; j < run.jobs(); ++j) {
+    const engine::JobSpec& spec = run.spec(j);
     if (spec.ioengine == engine::EngineKind::kNull) continue;  // no file, no disk (as fio)
     if (!run.plan.jobs[j].disk_util) continue;                 // fio's disk_util=0
     paths.insert(paths.end(), spec.filenames.begin(), spec.filenames.end());
@@ -90,7 +91,7 @@ std::string SignalName(int signal) {
 RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const RunHooks& hooks,
                       const std::atomic<bool>& stop, std::ostream& err) {
   RunResults r;
-  r.outcomes.resize(run.specs.size());
+  r.outcomes.resize(run.jobs());
   const std::vector<std::string> disks = TargetDisks(run);
   const std::vector<engine::DiskCounters> disks_before = engine::ReadDiskCounters(disks);
   const uint64_t disks_from_ns = engine::Clock::MonotonicNs();
@@ -110,7 +111,7 @@ RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const RunHooks& hooks,
       const auto& shortfalls = outcome.jobs[k].rate_shortfalls;
       r.rate_shortfalls.insert(r.rate_shortfalls.end(), shortfalls.begin(), shortfalls.end());
       r.outcomes[batch_jobs[k]] = std::move(outcome.jobs[k]);
-      first_worker += static_cast<int>(run.specs[batch_jobs[k]].numjobs);
+      first_worker += static_cast<int>(run.spec(batch_jobs[k]).numjobs);
     }
     if (r.start_realtime_ns == 0) {
       r.start_realtime_ns = outcome.start_realtime_ns;
@@ -155,9 +156,9 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
     if (results.outcomes[j].per_worker.empty()) continue;  // never ran
     summary.header +=
         (summary.header.empty() ? "" : "\n") +
-        Header(run.specs[j], results.outcomes[j], results.clock_source, run.groups.groupid[j]);
+        Header(run.spec(j), results.outcomes[j], results.clock_source, run.groups.groupid[j]);
   }
-  summary.mode = Mode(run.specs);
+  summary.mode = Mode(run.Specs());
   if (results.stopped && signal != 0) summary.interrupted_by = SignalName(signal);
   summary.start_at_ms = results.start_at_ms;
   summary.start_skew_ns = results.start_skew_ns;
@@ -169,6 +170,7 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
 void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunResults& results,
                   const RunSinks& sinks, const RunHooks& hooks, stats::OutputFile* summary_file,
                   std::ostream& out, std::ostream& err) {
+  if (!hooks.print_summary) return;
   std::vector<OutputFormat> formats = run.plan.run.output_formats;
   if (formats.empty()) formats.push_back(OutputFormat::kNormal);
   std::string text;
@@ -182,7 +184,6 @@ void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunRe
       text += stats::FormatJsonSummary(summary);
     }
   }
-  if (!hooks.print_summary) return;
   if (summary_file == nullptr) {
     out << text;
   } else {
@@ -192,12 +193,17 @@ void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunRe
   const bool normal = formats.size() == 1 && formats[0] == OutputFormat::kNormal;
   std::string hist, lat, value;
   std::set<std::string> listed;  // a shared log (per_job_logs=0) is listed once
-  for (size_t j = 0; j < run.specs.size(); ++j) {
+  for (size_t j = 0; j < run.jobs(); ++j) {
     for (const auto& p : sinks.hist_logs()[j]) hist += listed.insert(p).second ? " " + p : "";
     for (const auto& p : sinks.lat_logs()[j]) lat += listed.insert(p).second ? " " + p : "";
     for (const auto& p : sinks.value_logs()[j]) value += listed.insert(p).second ? " " + p : "";
   }
-  const uint32_t period = run.specs[0].log_hist_msec;
+  const uint32_t period = run.spec(0).log_hist_msec;
+  if (const auto cluster = sinks.cluster_logs(); normal && !cluster.empty()) {
+    out << fmt::format(
+        "  the cluster's histogram logs ({} ms, fio format, every rank summed): {}\n", period,
+        fmt::join(cluster, " "));
+  }
   if (normal && !value.empty()) {
     out << fmt::format("  fio bw/iops/lat logs ({} ms windows):{}\n", period, value);
   }
@@ -214,8 +220,8 @@ void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunRe
         "--log_hist_groups=59 logs them exactly\n",
         clamped);
   }
-  for (size_t j = 0; j < run.specs.size(); ++j) {
-    const engine::JobSpec& spec = run.specs[j];
+  for (size_t j = 0; j < run.jobs(); ++j) {
+    const engine::JobSpec& spec = run.spec(j);
     if (spec.verify == engine::VerifyKind::kNone) continue;
     const engine::JobOutcome& o = results.outcomes[j];
     if (!o.verify_failure.empty()) {
@@ -235,22 +241,23 @@ int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const Ru
   for (const auto& j : summary.jobs) errors += j.totals.TotalErrors();
   int engine_error = 0;
   std::string lost_uri;  // an nbd job whose connection was lost
-  for (size_t j = 0; j < run.specs.size(); ++j) {
-    const engine::JobSpec& spec = run.specs[j];
+  for (size_t j = 0; j < run.jobs(); ++j) {
+    const engine::JobSpec& spec = run.spec(j);
     const int e = results.outcomes[j].engine_error;
     if (e != 0 && engine_error == 0) engine_error = e;
     if (spec.ioengine == engine::EngineKind::kNbd && e == ENOTCONN) lost_uri = spec.uri;
   }
   for (const auto& j : summary.jobs) {
     if (j.totals.errors[ENOTCONN] == 0) continue;
-    for (const auto& spec : run.specs) {
+    for (const RunOptions& job : run.plan.jobs) {
+      const engine::JobSpec& spec = job.spec;
       if (spec.name == j.name && spec.ioengine == engine::EngineKind::kNbd) lost_uri = spec.uri;
     }
   }
-  for (size_t j = 0; j < run.specs.size(); ++j) {
+  for (size_t j = 0; j < run.jobs(); ++j) {
     if (results.outcomes[j].per_worker.empty() && results.stopped) {
       err << fmt::format("iotail run: job '{}' did not run: the run was stopped before it began\n",
-                         run.specs[j].name);
+                         run.spec(j).name);
     }
   }
   for (const std::string& why : results.output_errors) {
@@ -259,7 +266,8 @@ int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const Ru
   // --hipri on a file the kernel cannot poll (FUSE, NFS, tmpfs): every I/O fails with EOPNOTSUPP.
   for (const auto& j : summary.jobs) {
     if (j.totals.errors[EOPNOTSUPP] == 0) continue;
-    for (const auto& spec : run.specs) {
+    for (const RunOptions& job : run.plan.jobs) {
+      const engine::JobSpec& spec = job.spec;
       if (spec.name != j.name || !spec.hipri) continue;
       err << fmt::format(
           "iotail run: job '{}': --hipri: the target refused polled I/O (EOPNOTSUPP): it needs a "

@@ -15,10 +15,11 @@
 //   WriteOutputs the summary in each format, to stdout or --output; the log and verify lines.
 //   ExitStatus   the exit status, with its message on stderr.
 //
-// RunCommandWith (cli/run.cc, for `iotail run` and, with its RunHooks, iotail-mpi) calls them in
-// that order, and RunSweepStep (cli/sweep_step.h) the first four with the summary kept off the
-// output; a driver takes part through RunHooks (cli/run_hooks.h) rather than a copy of the
-// assembly. All stages run on the caller's thread; the
+// Every command that runs jobs (`iotail run`, `iotail sweep`'s steps, iotail-mpi's ranks) takes one
+// path: ParseRunPlan (its own options are rows of the option table), a pure transform of the plan
+// of its own (a sweep step's rate, a rank's log and file names), PlanRun, then ExecuteRun, which
+// owns the stages after planning and the interrupt handling; a driver takes part through RunHooks
+// (cli/run_hooks.h) rather than a copy of the assembly. All stages run on the caller's thread; the
 // sinks are called on the interval clock's thread (stats/record/interval_sink.h). Not thread-safe.
 #pragma once
 
@@ -41,10 +42,14 @@ namespace iotail::cli {
 
 // Stage 1. The jobs of `plan` settled and checked (UsageError naming the option otherwise); notes
 // for the user go to `err`. The default benchmark's temporary file is removed when the PlannedRun
-// is destroyed.
+// is destroyed. One planned record per job: plan.jobs[j], its options as parsed with its spec
+// settled (no copy beside it to drift).
 struct PlannedRun {
-  RunPlan plan;
-  std::vector<engine::JobSpec> specs;  // one per job, settled
+  RunPlan plan;  // its jobs' specs settled
+  const engine::JobSpec& spec(size_t j) const { return plan.jobs[j].spec; }
+  size_t jobs() const { return plan.jobs.size(); }
+  // The settled specs in job order, as the engine and RunHooks::on_jobs take them (a copy).
+  std::vector<engine::JobSpec> Specs() const;
   Groups groups;
   Entries entries;
   bool default_benchmark = false;  // one job without a target: the short default benchmark
@@ -91,8 +96,12 @@ class RunSinks {
   uint64_t clamped_in_logs() const;
   // After the summary: serve the final metrics for --prometheus_linger (Ctrl-C ends), then stop.
   void Linger(const std::atomic<bool>& stop, std::ostream& out, std::ostream& err);
+  // A cluster's view (RunHooks::cluster_ranks): its histogram logs (none in a local run).
+  std::vector<std::string> cluster_logs() const;
 
  private:
+  void StartMetrics(int ranks);
+  void StartClusterView();
   struct State;
   const PlannedRun& run_;
   const RunHooks& hooks_;
@@ -131,6 +140,14 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
 void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunResults& results,
                   const RunSinks& sinks, const RunHooks& hooks, stats::OutputFile* summary_file,
                   std::ostream& out, std::ostream& err);
+
+// Stages 2 to 6 after PlanRun, for every command that runs jobs: on_jobs, the summary file
+// (--output, checked before the run; not when the hooks keep the summary off), RunSinks,
+// RunBatches, Summarise, on_summary, WriteOutputs, the --prometheus_linger, ExitStatus. SIGINT
+// and SIGTERM stop the run cleanly for its duration (cli/stop_signals.h; a driver's own
+// StopSignals around several runs keeps them handled in between); one during the targets' setup
+// ends it with "nothing was run" and 128 + signal. Returns the exit status (as ExitStatus).
+int ExecuteRun(PlannedRun& run, RunHooks& hooks, std::ostream& out, std::ostream& err);
 
 // Stage 6. 0 on success; 1 when I/O errors were counted, the engine failed, an output failed or a
 // job clone missed its rate floor (and ended, as in fio); 128 + signal when interrupted; 3 when an

@@ -10,6 +10,15 @@
 // at (0: at once), so a driver can start several hosts together once all are ready; print_summary
 // false keeps the summary and the log-file lines off the output (the exit status is computed as
 // always).
+//
+// cluster_ranks > 0 (iotail-mpi's rank 0) makes the run's view sinks the cluster's: RunSinks builds
+// them once for the run, by the same code as a local run's (the live report and its --sla checks
+// over every job, the histogram log of the sum of every rank and job under
+// RunOptions::driver.cluster.hist_prefix, the Prometheus metrics with targets of that many ranks,
+// the bw/iops samples per summary entry), does not feed them from this run's own interval clock,
+// and hands them to on_view (on the run's thread, once built, and with empty pointers before they
+// are destroyed): the driver feeds them the cluster's intervals on its own thread, which must end
+// before on_summary returns. The --prometheus_linger and the SLA's exit status are then the run's.
 #pragma once
 
 #include <functional>
@@ -18,9 +27,20 @@
 
 #include "engine/job_spec.h"
 #include "stats/record/interval_sink.h"
+#include "stats/report/rate_samples.h"
 #include "stats/report/run_summary.h"
 
 namespace iotail::cli {
+
+// The view sinks of a cluster run (see above): per_job take one delta per job of the run (a
+// cluster's interval summed over its ranks), per_entry one per summary entry.
+struct ViewSinks {
+  std::vector<stats::IntervalSink*> per_job;
+  // The cluster's histogram log (a HistLogSink in its sum mode): one delta, the cluster's, whose
+  // bytes are those of the ranks' logs (the driver's to say; see mpi/cluster_reducer.h).
+  stats::IntervalSink* hist_log = nullptr;
+  stats::RateSampleSink* per_entry = nullptr;  // its samples() go into the cluster's summary
+};
 
 struct RunHooks {
   std::function<void(std::span<const engine::JobSpec>)> on_jobs;
@@ -31,6 +51,8 @@ struct RunHooks {
   std::function<uint64_t()> on_ready;
   std::function<void(stats::RunSummary&)> on_summary;
   bool print_summary = true;
+  int cluster_ranks = 0;
+  std::function<void(const ViewSinks&)> on_view;
 };
 
 }  // namespace iotail::cli

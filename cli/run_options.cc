@@ -191,7 +191,7 @@ const std::vector<OptionDef>& Table() {
   static const std::vector<OptionDef> table = {
       {"help",
        kChoice,
-       RunField<&RunOptions::help>,
+       RunField<&RunSettings::help>,
        "show this help (markdown: every option as docs/run-options.md; man: the iotail-run(1) "
        "page)",
        "",

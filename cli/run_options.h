@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/driver_options.h"
 #include "cli/option_values.h"
 #include "engine/job_spec.h"
 #include "stats/report/live_report.h"
@@ -20,25 +21,34 @@ namespace iotail::cli {
 
 enum class OutputFormat { kNormal, kJson, kJsonPlus, kTerse };
 
-struct RunOptions {
-  engine::JobSpec spec;
+// The settings of the run as a whole: the rows of scope run, given on the command line only
+// (wherever they appear), never in a job file; a driver's own rows store into `driver`.
+struct RunSettings {
   int help = 0;  // --help: 1 the usage, 2 every option as markdown (docs/run-options.md), 3 man
-  uint32_t log_avg_msec = 0;  // --log_avg_msec (0: not given)
   OutputFormat output_format = OutputFormat::kNormal;
   std::vector<OutputFormat> output_formats;  // --output-format=normal,json: each, in this order
   std::string output;                        // --output FILE ("" = stdout)
-  std::vector<double> percentiles;           // --percentile_list (default fio's list)
+  uint64_t status_interval_ms = 0;           // --status-interval (0 = the log period)
+  stats::LiveFormat live_format = stats::LiveFormat::kText;  // --live-format
+  std::vector<std::string> sla;                              // --sla targets, as given
+  std::string prometheus;             // --prometheus=[ADDR:]PORT ("" = no metrics endpoint)
+  uint64_t prometheus_linger_ns = 0;  // --prometheus_linger: serve this long after the run
+  DriverSettings driver;              // the options of sweep and iotail-mpi (cli/driver_options.h)
+  std::vector<std::pair<std::string, std::string>> given;  // as given, for the summary
+};
+
+// One job's settings: the rows of scope job, from the command line (before the first --name: every
+// job's) and from job files.
+struct RunOptions {
+  engine::JobSpec spec;
+  uint32_t log_avg_msec = 0;                               // --log_avg_msec (0: not given)
+  std::vector<double> percentiles;                         // --percentile_list (default fio's list)
   std::vector<std::pair<std::string, std::string>> given;  // options as given, for the summary
   std::vector<std::string_view> given_names;               // their table names (not aliases)
   // Whether the option named `name` in the table (not an alias) was given for this job.
   bool Given(std::string_view name) const {
     return std::find(given_names.begin(), given_names.end(), name) != given_names.end();
   }
-  uint64_t status_interval_ms = 0;  // --status-interval (0 = the log period)
-  stats::LiveFormat live_format = stats::LiveFormat::kText;  // --live-format
-  std::vector<std::string> sla;                              // --sla targets, as given
-  std::string prometheus;             // --prometheus=[ADDR:]PORT ("" = no metrics endpoint)
-  uint64_t prometheus_linger_ns = 0;  // --prometheus_linger: serve this long after the run
 
   // Jobs and groups, with fio's meanings (cli/run_options_jobs.cc).
   bool stonewall = false;        // --stonewall: wait for the jobs before, start a new group
@@ -67,7 +77,7 @@ struct RunOptions {
 // --sla, --help: in `run`, wherever they appear).
 struct RunPlan {
   std::vector<RunOptions> jobs;
-  RunOptions run;
+  RunSettings run;
   std::string showcmd;      // --showcmd: the job files as command lines (then nothing is run)
   bool parse_only = false;  // --parse-only: check everything, run nothing
   bool named_jobs = false;  // jobs came from --name or job files (not a bare command line)
@@ -79,7 +89,8 @@ struct RunPlan {
 // (--section=NAME selects their jobs); the command line's global options are the defaults beneath
 // a file's own settings, as in fio. Without --name and job files, the command line is one job.
 // Throws UsageError naming the option (and FILE:LINE in a job file) on bad input, with the
-// closest valid name for a typo.
+// closest valid name for a typo. A driver's own options and the words replaced in values:
+// ParseRunPlan with a ParseContext (cli/option_table.h).
 RunPlan ParseRunPlan(std::span<char* const> args);
 // Settles the window of fio's bw/iops/lat logs: --log_avg_msec sets the job's log period (it must
 // agree with an explicit --log_hist_msec when both logs are written). Returns a note for the user
@@ -87,7 +98,7 @@ RunPlan ParseRunPlan(std::span<char* const> args);
 std::string SettleLogPeriod(RunOptions& options);
 // Whether `name` (underscores) is a setting of the whole run rather than of one job.
 bool IsRunLevelOption(std::string_view name);
-// One job as the only job of a plan (for tests and single-job callers).
+// One job as the only job of a plan (for tests and single-job callers; the run's settings dropped).
 RunOptions ParseRunOptions(std::span<char* const> args);
 std::string RunUsage();
 // The usage's text between its first line and the options (the man page's DESCRIPTION).

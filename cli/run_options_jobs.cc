@@ -142,7 +142,7 @@ const std::vector<OptionDef>& JobControlRows() {
        {{"1000", 1000}, {"1024", 1024}}},
       {"eta",
        kChoice,
-       [](RunOptions& o, const OptionValue& v) {
+       [](RunSettings& o, const OptionValue& v) {
          if (v.number == 0) o.live_format = stats::LiveFormat::kNone;
        },
        "always|auto: the live lines; never: none (fio's status line)",
@@ -158,17 +158,18 @@ struct Setting {
   std::string name, value;
   std::string origin;   // "FILE:LINE" in a job file, "" on the command line
   std::string spelled;  // the name as the user wrote it (--live-format), for messages; "": name
+  const OptionDef* def = nullptr;  // its row (a command-line setting); nullptr: run's, by name
   std::string_view Spelled() const { return spelled.empty() ? name : spelled; }
 };
 
-[[noreturn]] void Unknown(const Setting& s) {
-  const std::vector<std::string_view> names = RunOptionNames();
+[[noreturn]] void Unknown(const Setting& s, std::span<const OptionGroup> driver = {}) {
+  const std::vector<std::string_view> names = RunOptionNames(driver);
   const std::string why = UnknownOptionMessage(s.name, names);
   throw UsageError(s.origin.empty() ? why : s.origin + ": " + why);
 }
 
 // The command line in order: its settings (names normalised: dashes to underscores; values of
-// flags filled in) and its job files.
+// flags filled in; the context's words replaced) and its job files.
 struct CommandLine {
   std::vector<Setting> settings;
   std::vector<std::string> files;
@@ -176,13 +177,13 @@ struct CommandLine {
   bool showcmd = false, parse_only = false;
 };
 
-CommandLine Tokenize(std::span<char* const> args) {
+CommandLine Tokenize(std::span<char* const> args, const ParseContext& context) {
   CommandLine out;
   for (size_t i = 1; i < args.size(); ++i) {
     std::string arg = args[i];
     if (arg == "-h") arg = "--help";
     if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
-      out.files.push_back(arg);  // a job file
+      out.files.push_back(context.Substitute(arg));  // a job file
       continue;
     }
     arg = arg.substr(2);
@@ -194,8 +195,8 @@ CommandLine Tokenize(std::span<char* const> args) {
       (name == "showcmd" ? out.showcmd : out.parse_only) = true;
       continue;
     }
-    const OptionDef* def = FindRunOption(name);
-    if (def == nullptr && name != "section") Unknown({name, "", "", ""});
+    const OptionDef* def = FindRunOption(name, context.driver);
+    if (def == nullptr && name != "section") Unknown({name, "", "", "", nullptr}, context.driver);
     std::string value;
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
@@ -209,7 +210,8 @@ CommandLine Tokenize(std::span<char* const> args) {
       out.sections.push_back(value);
       continue;
     }
-    out.settings.push_back({std::move(name), std::move(value), "", std::move(spelled)});
+    out.settings.push_back(
+        {std::move(name), context.Substitute(value), "", std::move(spelled), def});
   }
   return out;
 }
@@ -221,17 +223,24 @@ RunOptions DefaultJob() {
   return o;
 }
 
-void Apply(RunOptions& o, const Setting& s) {
-  const OptionDef* def = FindRunOption(s.name);
+// The setting stored by its row: into the job's options, or (a row of scope run) the run's.
+template <class Target>
+void Apply(Target& o, const Setting& s) {
+  const OptionDef* def = s.def != nullptr ? s.def : FindRunOption(s.name);
   if (def == nullptr) Unknown(s);
   try {
-    def->set(o, ParseOptionValue(*def, s.Spelled(), s.value));
+    const OptionValue value = ParseOptionValue(*def, s.Spelled(), s.value);
+    if constexpr (std::is_same_v<Target, RunSettings>) {
+      def->set.run(o, value);
+    } else {
+      def->set.job(o, value);
+      o.given_names.emplace_back(def->name);
+    }
   } catch (const UsageError& e) {
     if (s.origin.empty()) throw;
     throw UsageError(s.origin + ": " + e.what());
   }
   o.given.emplace_back(s.name, s.value);
-  o.given_names.emplace_back(def->name);
 }
 
 // One job from its settings in order (a later one wins); kb_base first, as fio parses it, so that
@@ -251,6 +260,42 @@ RunOptions BuildJob(const std::vector<const std::vector<Setting>*>& layers) {
   return job;
 }
 
+// A job file's jobs (fio's rules; see ParseRunPlan) appended to the plan's.
+void AddJobFile(RunPlan& plan, const CommandLine& cl, size_t f, const std::vector<Setting>& global,
+                const JobFileEnvironment& env, const ParseContext& context) {
+  std::vector<Setting> file_global;
+  bool first_of_file = true;
+  for (const JobFileSection& section : ParseJobFile(cl.files[f], env)) {
+    std::vector<Setting> own;
+    for (const JobFileSetting& js : section.settings) {
+      if (IsRunLevelOption(js.name)) {
+        throw UsageError(fmt::format(
+            "{}: --{} is a setting of the whole run, given on the command line, not in a job "
+            "file",
+            js.origin, js.name));
+      }
+      own.push_back({js.name, context.Substitute(js.value), js.origin, "", nullptr});
+    }
+    if (section.global) {
+      file_global.insert(file_global.end(), own.begin(), own.end());
+      continue;
+    }
+    if (!cl.sections.empty() &&
+        std::find(cl.sections.begin(), cl.sections.end(), section.name) == cl.sections.end()) {
+      continue;
+    }
+    std::vector<Setting> head = {{"name", section.name, section.origin, "", nullptr}};
+    if (f > 0 && first_of_file) head.push_back({"stonewall", "1", section.origin, "", nullptr});
+    first_of_file = false;
+    std::vector<Setting> all = head;
+    all.insert(all.end(), own.begin(), own.end());
+    RunOptions job = BuildJob({&global, &file_global, &all});
+    job.origin = section.origin;
+    for (const Setting& s : own) job.own.emplace_back(s.name, s.value);
+    plan.jobs.push_back(std::move(job));
+  }
+}
+
 }  // namespace
 
 std::span<const OptionDef> JobControlOptionTable() { return JobControlRows(); }
@@ -260,10 +305,11 @@ bool IsRunLevelOption(std::string_view name) {
   return def != nullptr && def->scope == OptionScope::kRun;
 }
 
-RunPlan ParseRunPlan(std::span<char* const> args) {
+RunPlan ParseRunPlan(std::span<char* const> args) { return ParseRunPlan(args, ParseContext{}); }
+
+RunPlan ParseRunPlan(std::span<char* const> args, const ParseContext& context) {
   RunPlan plan;
-  plan.run = DefaultJob();
-  const CommandLine cl = Tokenize(args);
+  const CommandLine cl = Tokenize(args, context);
   plan.parse_only = cl.parse_only;
   const JobFileEnvironment env = JobFileEnvironment::System();
   if (cl.showcmd) {
@@ -274,7 +320,7 @@ RunPlan ParseRunPlan(std::span<char* const> args) {
   std::vector<Setting> global;
   std::vector<std::vector<Setting>> jobs;
   for (const Setting& s : cl.settings) {
-    if (IsRunLevelOption(s.name)) {
+    if (s.def->scope == OptionScope::kRun) {
       Apply(plan.run, s);
     } else if (s.name == "name") {
       jobs.push_back({s});
@@ -296,39 +342,7 @@ RunPlan ParseRunPlan(std::span<char* const> args) {
   // Job files: the command line's global settings are the defaults beneath each file's own; a
   // file's global sections apply to the jobs after them in that file; the first job of every file
   // after the first waits for the jobs before it (fio's implicit stonewall).
-  for (size_t f = 0; f < cl.files.size(); ++f) {
-    std::vector<Setting> file_global;
-    bool first_of_file = true;
-    for (const JobFileSection& section : ParseJobFile(cl.files[f], env)) {
-      std::vector<Setting> own;
-      for (const JobFileSetting& js : section.settings) {
-        if (IsRunLevelOption(js.name)) {
-          throw UsageError(fmt::format(
-              "{}: --{} is a setting of the whole run, given on the command line, not in a job "
-              "file",
-              js.origin, js.name));
-        }
-        own.push_back({js.name, js.value, js.origin, ""});
-      }
-      if (section.global) {
-        file_global.insert(file_global.end(), own.begin(), own.end());
-        continue;
-      }
-      if (!cl.sections.empty() &&
-          std::find(cl.sections.begin(), cl.sections.end(), section.name) == cl.sections.end()) {
-        continue;
-      }
-      std::vector<Setting> head = {{"name", section.name, section.origin, ""}};
-      if (f > 0 && first_of_file) head.push_back({"stonewall", "1", section.origin, ""});
-      first_of_file = false;
-      std::vector<Setting> all = head;
-      all.insert(all.end(), own.begin(), own.end());
-      RunOptions job = BuildJob({&global, &file_global, &all});
-      job.origin = section.origin;
-      for (const Setting& s : own) job.own.emplace_back(s.name, s.value);
-      plan.jobs.push_back(std::move(job));
-    }
-  }
+  for (size_t f = 0; f < cl.files.size(); ++f) AddJobFile(plan, cl, f, global, env, context);
   if (plan.jobs.empty()) {
     throw UsageError(cl.sections.empty() ? "no job: the job files define no job section"
                                          : "no job: no section of the job files matches --section");
@@ -341,15 +355,7 @@ RunOptions ParseRunOptions(std::span<char* const> args) {
   if (plan.jobs.size() != 1) {
     throw UsageError(fmt::format("expected one job, got {}", plan.jobs.size()));
   }
-  RunOptions job = std::move(plan.jobs.front());
-  job.help = plan.run.help;
-  job.output = plan.run.output;
-  job.output_format = plan.run.output_format;
-  job.live_format = plan.run.live_format;
-  job.status_interval_ms = plan.run.status_interval_ms;
-  job.sla = plan.run.sla;
-  for (auto& g : plan.run.given) job.given.push_back(g);
-  return job;
+  return std::move(plan.jobs.front());
 }
 
 }  // namespace iotail::cli

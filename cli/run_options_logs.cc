@@ -20,7 +20,7 @@ using stats::UsageError;
 
 namespace {
 
-void ParseOutputFormats(RunOptions& o, const OptionValue& v) {
+void ParseOutputFormats(RunSettings& o, const OptionValue& v) {
   static const OptionDef kFormat = {"output_format",
                                     ValueType::kChoice,
                                     nullptr,
@@ -45,11 +45,11 @@ using enum ValueType;
 
 const std::vector<OptionDef>& LogRows() {
   static const std::vector<OptionDef> table = {
-      {"status_interval", kMillis, RunField<&RunOptions::status_interval_ms>, "a live line every T",
-       "the log period", Also("eta_newline"), Choices(), OptionScope::kRun},
+      {"status_interval", kMillis, RunField<&RunSettings::status_interval_ms>,
+       "a live line every T", "the log period", Also("eta_newline"), Choices(), OptionScope::kRun},
       {"live_format",
        kChoice,
-       RunField<&RunOptions::live_format>,
+       RunField<&RunSettings::live_format>,
        "live lines on stderr",
        "text",
        Also(),
@@ -58,7 +58,7 @@ const std::vector<OptionDef>& LogRows() {
         {"none", stats::LiveFormat::kNone}},
        OptionScope::kRun},
       {"sla", kText,
-       [](RunOptions& o, const OptionValue& v) {
+       [](RunSettings& o, const OptionValue& v) {
          const std::string args[] = {v.text};
          (void)stats::ParseSlaTargets(args, "--sla");  // bad targets fail here, naming --sla
          o.sla.push_back(v.text);
@@ -81,13 +81,13 @@ const std::vector<OptionDef>& LogRows() {
        "normal|json|json+|terse, or several: normal,json (json+ adds the latency bins, as fio)",
        "normal", Also(), Choices(), OptionScope::kRun},
       {"minimal", kFlag,
-       [](RunOptions& o, const OptionValue& v) {
+       [](RunSettings& o, const OptionValue& v) {
          if (v.number == 0) return;
          o.output_formats = {OutputFormat::kTerse};
          o.output_format = OutputFormat::kTerse;
        },
        "fio's terse output (as --output-format=terse)", "0", Also(), Choices(), OptionScope::kRun},
-      {"output", kText, RunField<&RunOptions::output>, "write the summary to FILE", "stdout",
+      {"output", kText, RunField<&RunSettings::output>, "write the summary to FILE", "stdout",
        Also(), Choices(), OptionScope::kRun},
       {"percentile_list", kText,
        [](RunOptions& o, const OptionValue& v) {
@@ -122,13 +122,13 @@ const std::vector<OptionDef>& LogRows() {
           "log_prio",
           "bw/iops/lat logs: the priority column as fio's 0x0000 (0 in a window, as fio's)"),
       {"prometheus", kText,
-       [](RunOptions& o, const OptionValue& v) {
+       [](RunSettings& o, const OptionValue& v) {
          if (v.text.empty()) throw UsageError("--prometheus: expected [ADDR:]PORT, e.g. 9100");
          o.prometheus = v.text;
        },
        "[ADDR:]PORT: serve Prometheus metrics at /metrics (loopback unless ADDR; 0: any port)", "",
        Also(), Choices(), OptionScope::kRun},
-      {"prometheus_linger", kTime, RunField<&RunOptions::prometheus_linger_ns>,
+      {"prometheus_linger", kTime, RunField<&RunSettings::prometheus_linger_ns>,
        "keep serving metrics this long after the run (e.g. 15s)", "0", Also(), Choices(),
        OptionScope::kRun},
   };

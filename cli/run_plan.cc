@@ -204,6 +204,12 @@ void NoteMeasuredAnyway(const std::vector<RunOptions>& jobs, std::ostream& err) 
 
 }  // namespace
 
+std::vector<engine::JobSpec> PlannedRun::Specs() const {
+  std::vector<engine::JobSpec> specs;
+  for (const RunOptions& job : plan.jobs) specs.push_back(job.spec);
+  return specs;
+}
+
 PlannedRun::TempFile::~TempFile() {
   if (!path.empty()) unlink(path.c_str());
 }
@@ -236,13 +242,12 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
       throw stats::UsageError(fmt::format("{}{}job '{}': {}", job.origin,
                                           job.origin.empty() ? "" : ": ", job.spec.name, what));
     }
-    run.specs.push_back(job.spec);
   }
   NoteMeasuredAnyway(jobs, err);
   // fio runs at most 4,096 jobs, clones included (its REAL_MAX_JOBS): so does iotail, rather
   // than start thousands of workers a run cannot hold.
   uint64_t& clones = run.clones;
-  for (const engine::JobSpec& spec : run.specs) clones += spec.numjobs;
+  for (const RunOptions& job : jobs) clones += job.spec.numjobs;
   if (clones > kMaxClones) {
     throw stats::UsageError(
         fmt::format("--numjobs: {} jobs with their clones in all; fio and iotail run at most {}",
@@ -250,12 +255,12 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
   }
   run.groups = PlanGroups(jobs);
   // fio's exitall is one flag for the whole run, set by any job that names it.
-  const bool exitall = std::any_of(run.specs.begin(), run.specs.end(),
-                                   [](const engine::JobSpec& s) { return s.exitall; });
-  for (size_t j = 0; j < run.specs.size(); ++j) {
-    run.specs[j].exitall = exitall;
-    run.specs[j].report_group = run.groups.groupid[j];
-    run.specs[j].ss_group = jobs[j].group_reporting;  // steady state per group, as fio's
+  const bool exitall =
+      std::any_of(jobs.begin(), jobs.end(), [](const RunOptions& job) { return job.spec.exitall; });
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    jobs[j].spec.exitall = exitall;
+    jobs[j].spec.report_group = run.groups.groupid[j];
+    jobs[j].spec.ss_group = jobs[j].group_reporting;  // steady state per group, as fio's
   }
   run.entries = PlanEntries(jobs, run.groups);
   return run;

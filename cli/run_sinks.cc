@@ -24,7 +24,7 @@ namespace iotail::cli {
 namespace {
 
 // The live lines of a batch: on a terminal a status line redraws in place, as fio's eta line.
-stats::LiveReportOptions LiveOptions(const RunOptions& run_opts,
+stats::LiveReportOptions LiveOptions(const RunSettings& run_opts,
                                      std::span<const engine::JobSpec* const> batch) {
   stats::LiveReportOptions live;
   live.format = run_opts.live_format;
@@ -65,6 +65,30 @@ std::unique_ptr<stats::HistLogSink> HistLogs(const engine::JobSpec& spec, size_t
   o.directions = engine::LoggedDirections(spec);
   o.bs = spec.MinBlockSize();
   o.lat_logs = spec.RateLimited();
+  return std::make_unique<stats::HistLogSink>(std::move(o));
+}
+
+// The cluster's histogram log (RunHooks::cluster_ranks): one file of the sum of every delta (each
+// job of every rank), the bs column what `iotail merge` of the ranks' logs writes (the mean bytes
+// per I/O; 0 in an interval without I/O). nullptr without a prefix.
+std::unique_ptr<stats::HistLogSink> ClusterHistLog(const PlannedRun& run) {
+  const std::string& prefix = run.plan.run.driver.cluster.hist_prefix;
+  if (prefix.empty()) return nullptr;
+  stats::HistLogSinkOptions o;
+  o.prefix = prefix;
+  o.sum = true;
+  o.bs = 0;
+  o.coarseness = run.spec(0).log_hist_coarseness;
+  o.groups = run.spec(0).log_hist_groups;
+  for (const RunOptions& job : run.plan.jobs) {
+    const engine::JobSpec& spec = job.spec;
+    o.lat_logs = o.lat_logs || spec.RateLimited();
+    for (stats::Direction d : engine::LoggedDirections(spec)) {
+      if (std::find(o.directions.begin(), o.directions.end(), d) == o.directions.end())
+        o.directions.push_back(d);
+    }
+  }
+  std::sort(o.directions.begin(), o.directions.end());
   return std::make_unique<stats::HistLogSink>(std::move(o));
 }
 
@@ -125,6 +149,10 @@ struct RunSinks::State {
   uint64_t clamped_before = 0;                       // by the histogram logs of earlier batches
   // per_job_logs=0: (staged file, shared file) to append after the batch, in job and clone order.
   std::vector<std::pair<std::string, std::string>> shared_logs;
+  // A cluster's view (RunHooks::cluster_ranks), for the whole run: fed by the driver.
+  std::unique_ptr<stats::LiveReport> cluster_live;
+  std::unique_ptr<stats::HistLogSink> cluster_hist;
+  std::unique_ptr<stats::RateSampleSink> cluster_samples;
 };
 
 RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<bool>* stop,
@@ -134,27 +162,39 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
       stop_(stop),
       err_(err),
       sla_(stats::ParseSlaTargets(run.plan.run.sla, "--sla"), stats::PercentileMethod::kFio),
-      state_(new State{stats::RateSampleSink({}, run.entries.count, run.specs[0].log_hist_msec),
+      state_(new State{stats::RateSampleSink({}, run.entries.count, run.spec(0).log_hist_msec),
                        nullptr,
                        nullptr,
                        nullptr,
                        {},
                        {},
                        0,
-                       {}}),
-      hist_logs_(run.specs.size()),
-      lat_logs_(run.specs.size()),
-      value_logs_(run.specs.size()) {
+                       {},
+                       nullptr,
+                       nullptr,
+                       nullptr}),
+      hist_logs_(run.jobs()),
+      lat_logs_(run.jobs()),
+      value_logs_(run.jobs()) {
+  const int ranks = std::max(hooks.cluster_ranks, 1);
   const std::string& address = run.plan.run.prometheus;
-  if (address.empty()) return;
+  if (!address.empty()) StartMetrics(ranks);
+  if (hooks.cluster_ranks > 0) StartClusterView();
+}
+
+void RunSinks::StartMetrics(int ranks) {
+  const PlannedRun& run = run_;
+  const std::string& address = run.plan.run.prometheus;
   // --prometheus: the metrics follow every interval of every batch; the server answers from the
   // text they last rendered (cli/metrics_server.h).
   std::vector<stats::MetricsJob> metric_jobs;
-  for (const auto& spec : run.specs) {
+  for (const RunOptions& job : run.plan.jobs) {
+    const engine::JobSpec& spec = job.spec;
     stats::MetricsJob m{spec.name, engine::LoggedDirections(spec), {}, {}};
     for (int d = 0; d < 2; ++d) {
-      m.rate_iops[d] = spec.rate_dir[d].iops * spec.numjobs;
-      m.rate_bytes_per_s[d] = spec.rate_dir[d].bytes_per_s * spec.numjobs;
+      // Under iotail-mpi every rank runs the job: the cluster's target is the ranks' sum.
+      m.rate_iops[d] = spec.rate_dir[d].iops * spec.numjobs * ranks;
+      m.rate_bytes_per_s[d] = spec.rate_dir[d].bytes_per_s * spec.numjobs * ranks;
     }
     metric_jobs.push_back(std::move(m));
   }
@@ -162,11 +202,43 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
       std::make_unique<stats::PrometheusMetrics>(std::move(metric_jobs), IOTAIL_VERSION);
   state_->metrics_server = std::make_unique<MetricsServer>(
       address, [m = state_->metrics.get()] { return m->Exposition(); });
-  err << fmt::format("iotail run: Prometheus metrics at http://{}/metrics\n",
-                     state_->metrics_server->address());
+  err_ << fmt::format("iotail run: {}Prometheus metrics at http://{}/metrics\n",
+                      ranks > 1 ? "the cluster's " : "", state_->metrics_server->address());
+}
+
+void RunSinks::StartClusterView() {
+  std::vector<const engine::JobSpec*> all;
+  for (const RunOptions& job : run_.plan.jobs) all.push_back(&job.spec);
+  stats::LiveReportOptions live = LiveOptions(run_.plan.run, all);
+  live.scope = fmt::format("{} ranks", hooks_.cluster_ranks);
+  state_->cluster_live = std::make_unique<stats::LiveReport>(live, err_, &sla_);
+  state_->cluster_hist = ClusterHistLog(run_);
+  std::vector<size_t> entry_of(run_.entries.count);
+  for (size_t e = 0; e < entry_of.size(); ++e) entry_of[e] = e;
+  state_->cluster_samples = std::make_unique<stats::RateSampleSink>(
+      std::move(entry_of), run_.entries.count, run_.spec(0).log_hist_msec);
+  ViewSinks view;
+  view.per_job.push_back(state_->cluster_live.get());
+  view.hist_log = state_->cluster_hist.get();
+  if (state_->metrics) {
+    std::vector<size_t> identity(run_.jobs());
+    for (size_t j = 0; j < identity.size(); ++j) identity[j] = j;
+    state_->metrics->SetWorkers(std::move(identity));
+    view.per_job.push_back(state_->metrics.get());
+  }
+  view.per_entry = state_->cluster_samples.get();
+  if (hooks_.on_view) hooks_.on_view(view);
+}
+
+std::vector<std::string> RunSinks::cluster_logs() const {
+  if (!state_->cluster_hist) return {};
+  std::vector<std::string> paths = state_->cluster_hist->clat_paths();
+  for (const std::string& p : state_->cluster_hist->lat_paths()) paths.push_back(p);
+  return paths;
 }
 
 RunSinks::~RunSinks() {
+  if (hooks_.cluster_ranks > 0 && hooks_.on_view) hooks_.on_view({});
   try {
     CloseBatch();  // a run that ended by an exception: its shared logs still get what was logged
   } catch (...) {
@@ -192,25 +264,27 @@ std::vector<std::string> RunSinks::CloseBatch() {
 void RunSinks::StartBatch(std::span<const size_t> batch_jobs) {
   std::vector<size_t> job_of_worker, entry_of_worker;
   for (size_t j : batch_jobs) {
-    job_of_worker.insert(job_of_worker.end(), run_.specs[j].numjobs, j);
+    job_of_worker.insert(job_of_worker.end(), run_.spec(j).numjobs, j);
     const std::vector<size_t>& entries = run_.entries.entry[j];
     entry_of_worker.insert(entry_of_worker.end(), entries.begin(), entries.end());
   }
   if (hooks_.on_batch) hooks_.on_batch(job_of_worker, entry_of_worker, run_.entries.count);
   state_->samples.SetWorkers(std::move(entry_of_worker));
-  if (state_->metrics != nullptr) state_->metrics->SetWorkers(std::move(job_of_worker));
+  if (state_->metrics != nullptr && hooks_.cluster_ranks == 0) {
+    state_->metrics->SetWorkers(std::move(job_of_worker));
+  }
 }
 
 std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> batch_jobs,
                                                       int first_worker) {
   std::vector<const engine::JobSpec*> batch;
-  for (size_t j : batch_jobs) batch.push_back(&run_.specs[j]);
+  for (size_t j : batch_jobs) batch.push_back(&run_.spec(j));
   state_->clamped_before = clamped_in_logs();
   state_->logs.clear();
   state_->hist_logs.clear();
   size_t first_delta = 0;
   for (size_t j : batch_jobs) {
-    const engine::JobSpec& own = run_.specs[j];
+    const engine::JobSpec& own = run_.spec(j);
     // per_job_logs=0: the logs under staged prefixes, appended to the shared files afterwards.
     engine::JobSpec staged_spec;
     if (!own.per_job_logs) {
@@ -245,12 +319,15 @@ std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> ba
     }
     first_delta += spec.numjobs;
   }
-  const stats::LiveReportOptions live = LiveOptions(run_.plan.run, batch);
-  state_->report = std::make_unique<stats::LiveReport>(live, err_, &sla_);
   std::vector<stats::IntervalSink*> sinks;
   for (const auto& log : state_->logs) sinks.push_back(log.get());
-  sinks.insert(sinks.end(), {state_->report.get(), &state_->samples});
-  if (state_->metrics != nullptr) sinks.push_back(state_->metrics.get());
+  sinks.push_back(&state_->samples);
+  if (hooks_.cluster_ranks == 0) {  // a cluster's view is fed by its driver (RunHooks)
+    const stats::LiveReportOptions live = LiveOptions(run_.plan.run, batch);
+    state_->report = std::make_unique<stats::LiveReport>(live, err_, &sla_);
+    sinks.push_back(state_->report.get());
+    if (state_->metrics != nullptr) sinks.push_back(state_->metrics.get());
+  }
   sinks.insert(sinks.end(), hooks_.sinks.begin(), hooks_.sinks.end());
   return sinks;
 }

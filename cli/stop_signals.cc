@@ -5,6 +5,7 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 std::atomic<int> g_signal{0};
+std::atomic<int> g_depth{0};  // StopSignals alive (nested)
 
 extern "C" void OnStopSignal(int sig) {
   g_signal.store(sig);
@@ -14,6 +15,7 @@ extern "C" void OnStopSignal(int sig) {
 }  // namespace
 
 StopSignals::StopSignals() {
+  if (g_depth.fetch_add(1) > 0) return;
   g_stop = false;
   g_signal = 0;
   struct sigaction sa {};
@@ -25,6 +27,7 @@ StopSignals::StopSignals() {
 }
 
 StopSignals::~StopSignals() {
+  if (g_depth.fetch_sub(1) > 1) return;
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
 }

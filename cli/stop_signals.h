@@ -1,8 +1,10 @@
 // StopSignals: SIGINT and SIGTERM stop a command that runs jobs cleanly (`iotail run`, `iotail
 // sweep`): while one is alive, the first signal sets the stop flag (the workers stop issuing and
 // the run ends with its summary) and records which signal it was; a second signal takes the
-// default action (terminates). The previous handlers are restored when it is destroyed. One at a
-// time per process; the flag is the process's one.
+// default action (terminates). The previous handlers are restored when it is destroyed. They nest:
+// only the outermost one installs the handlers and clears the flag, so a driver that runs several
+// runs (a sweep's steps) keeps the signal handled between them, and a run inside it sees the
+// driver's flag. Made and destroyed on one thread; the flag is the process's one.
 #pragma once
 
 #include <signal.h>

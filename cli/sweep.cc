@@ -1,15 +1,17 @@
 // iotail sweep: the highest rate at which every SLA target holds. Takes `iotail run`'s options (the
-// workload, the target) plus --sla and its own: steps of --step_time at a fixed rate in the open
-// loop (cli/sweep_step.h: each through the run assembly), first an exponential probe (doubling
-// from --start_rate until a step fails, or quartering while the first fails, down to --min_rate),
-// then a bisection between the highest passing and the lowest failing rate until they are within
+// workload, the target, --sla) and its own (rows of the option table: cli/sweep_options.h): steps
+// of --step_time at a fixed rate in the open loop (cli/sweep_step.h: each through the run
+// assembly), first an exponential probe (doubling from --start_rate until a step fails, or
+// quartering while the first fails, down to --min_rate), then a bisection between the highest
+// passing and the lowest failing rate until they are within
 // --resolution of each other, then a confirming step at the passing rate (lowered by the
 // resolution, at most three times, while it does not confirm). A step that fails on latency alone
 // is run again (--retries, default once) and the rate fails only if every run fails: on a shared
 // host one stall of tens of ms puts a step's p99 over the target, whatever its rate. Output: a line
 // per step and the capacity (cli/sweep_report.h), or JSON with --output-format=json. Exit status: 0
 // with a capacity; 3 when no rate meets the SLA; 2 on bad options; 1 when a step counted I/O
-// errors; 128 + signal when stopped.
+// errors or a step's log could not be written; 128 + signal when stopped. A sweep stopped early
+// (a signal, I/O errors) still reports every finished step and the highest rate that passed.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
@@ -23,10 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/command_doc.h"
 #include "cli/commands.h"
-#include "cli/option_values.h"
+#include "cli/option_table.h"
 #include "cli/run_options.h"
 #include "cli/stop_signals.h"
+#include "cli/sweep_options.h"
 #include "cli/sweep_report.h"
 #include "cli/sweep_step.h"
 #include "stats/core/errors.h"
@@ -38,108 +42,6 @@ namespace {
 
 constexpr int kExitNoRate = 3;
 constexpr int kConfirmTries = 3;
-
-struct SweepSettings {
-  SweepStepSettings step;
-  // --resolution: the bisection stops when the bracket is this fraction of its upper rate.
-  double resolution = 0.02;
-  // --start_rate, --min_rate, --max_rate: I/Os per second, summed over the clones.
-  double start_rate = 100;
-  double min_rate = 10;
-  double max_rate = 1e7;
-  int retries = 1;  // --retries: runs again of a step that fails on latency alone
-};
-
-constexpr std::string_view kSweepUsage =
-    "usage: iotail sweep --sla TARGET [sweep options] [iotail run options]\n\n"
-    "Finds the highest rate (IOPS, open loop, latency from each I/O's intended start) at which\n"
-    "every --sla target holds over a whole step: an exponential probe, a bisection, a confirming\n"
-    "step. The workload is iotail run's options (iotail run --help); each step sets rate_iops\n"
-    "(the rate R split over the job clones, per direction as fio's), runtime, time_based and\n"
-    "ramp_time. Exit status 3 when no rate meets the SLA.\n\n"
-    "sweep options:\n"
-    "  --sla TARGET          [read|write|trim|all:]p99<=10ms, mean<2ms, max<1s (repeatable)\n"
-    "  --step_time TIME      recorded time of each step (default 4s)\n"
-    "  --ramp_time TIME      run but record nothing before each step (default 1s)\n"
-    "  --resolution PCT      stop bisecting when the bounds are this close (default 2%)\n"
-    "  --start_rate IOPS     first rate of the probe (default 100)\n"
-    "  --min_rate IOPS       lowest rate tried when the first step fails (default 10)\n"
-    "  --max_rate IOPS       highest rate tried (default 10000000)\n"
-    "  --retries N           run a step whose latency failed again, N times at most; the rate\n"
-    "                        fails only if every run fails (default 1: a stall of the host\n"
-    "                        does not end the probe)\n"
-    "  --output-format=json  one JSON document instead of the table (--output FILE: to FILE)\n"
-    "  --write_hist_log=P    each step's histogram logs as P.stepN_clat_hist.1.log ...\n";
-
-double ParsePositive(std::string_view text, std::string_view option) {
-  size_t used = 0;
-  const double v = ParseNumber(text, option, &used);
-  if (used != text.size() || !(v > 0)) {
-    throw stats::UsageError(fmt::format("{}: expected a positive number, got '{}'", option, text));
-  }
-  return v;
-}
-
-// Takes the sweep's own options out of args (the rest is iotail run's); ramp_time is both.
-SweepSettings TakeSweepOptions(CommandArgs args, std::vector<char*>& rest, bool* help) {
-  SweepSettings s;
-  rest.push_back(args[0]);
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string arg = args[i];
-    if (arg == "--help" || arg == "-h") *help = true;
-    if (!arg.starts_with("--")) {
-      rest.push_back(args[i]);
-      continue;
-    }
-    const size_t eq = arg.find('=');
-    std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    std::replace(name.begin(), name.end(), '-', '_');
-    static const std::vector<std::string> kOwn = {
-        "step_time", "ramp_time", "resolution", "start_rate", "min_rate", "max_rate", "retries"};
-    if (std::find(kOwn.begin(), kOwn.end(), name) == kOwn.end()) {
-      rest.push_back(args[i]);
-      continue;
-    }
-    std::string value;
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      throw stats::UsageError(fmt::format("--{}: expected a value", name));
-    }
-    const std::string option = "--" + name;
-    if (name == "step_time") {
-      s.step.step_ns = ParseTimeNs(value, option);
-      if (s.step.step_ns < 100'000'000) {
-        throw stats::UsageError(
-            fmt::format("{}: expected at least 100ms, got '{}'", option, value));
-      }
-    } else if (name == "ramp_time") {
-      s.step.ramp_ns = ParseTimeNs(value, option);
-    } else if (name == "resolution") {
-      if (value.ends_with('%')) value.pop_back();
-      s.resolution = ParsePositive(value, option) / 100;
-      if (s.resolution >= 1) {
-        throw stats::UsageError(fmt::format("{}: expected a percentage below 100", option));
-      }
-    } else if (name == "start_rate") {
-      s.start_rate = ParsePositive(value, option);
-    } else if (name == "retries") {
-      s.retries = static_cast<int>(ParseU32(value, option));
-    } else if (name == "min_rate") {
-      s.min_rate = ParsePositive(value, option);
-    } else {
-      s.max_rate = ParsePositive(value, option);
-    }
-  }
-  if (s.min_rate > s.start_rate || s.start_rate > s.max_rate) {
-    throw stats::UsageError(
-        fmt::format("--min_rate ({}), --start_rate ({}) and --max_rate ({}) must be in that order",
-                    s.min_rate, s.start_rate, s.max_rate));
-  }
-  return s;
-}
 
 // The search; `run` runs one step and reports it. Returns the outcome.
 SweepOutcome Search(const SweepSettings& s,
@@ -154,6 +56,7 @@ SweepOutcome Search(const SweepSettings& s,
     for (int i = 0; i < s.retries && last->Failed(); ++i) last = run("retry", rate);
     if (last->Pass()) {
       pass = std::max(pass.value_or(0), rate);
+      outcome.passed = pass;
     } else {
       fail = std::min(fail.value_or(rate), rate);
     }
@@ -198,6 +101,7 @@ SweepOutcome Search(const SweepSettings& s,
     for (int k = 0; k < s.retries && confirm.Failed(); ++k) confirm = run("retry", candidate);
     last = confirm;
     if (confirm.Pass()) {
+      outcome.passed = std::max(*outcome.passed, candidate);
       outcome.capacity = candidate;
       outcome.confirmed = true;
       break;
@@ -219,21 +123,30 @@ SweepOutcome Search(const SweepSettings& s,
   return outcome;
 }
 
+// What a sweep that stopped early had found: the steps run and the highest rate that passed.
+void StoppedOutcome(SweepOutcome& outcome, const std::string& why, int steps) {
+  outcome.capacity.reset();
+  outcome.confirmed = false;
+  outcome.message = fmt::format(
+      "stopped ({}) after {} step(s): {}", why, steps,
+      outcome.passed ? fmt::format("the highest rate that passed so far is {:.0f} IOPS (no "
+                                   "capacity: the search did not finish)",
+                                   *outcome.passed)
+                     : std::string("no rate had passed"));
+}
+
 }  // namespace
 
 int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
-  std::vector<char*> rest;
-  bool help = false;
-  const SweepSettings s = TakeSweepOptions(args, rest, &help);
-  if (help) {
-    out << kSweepUsage;
-    return 0;
-  }
-  RunPlan plan = ParseRunPlan(rest);
+  ParseContext context;
+  context.driver = SweepOptionGroups();
+  RunPlan plan = ParseRunPlan(args, context);
   if (plan.run.help != 0) {
-    out << kSweepUsage;
+    out << (plan.run.help == 3 ? ManPage(SweepDoc()) : SweepUsage());
     return 0;
   }
+  const SweepSettings& s = plan.run.driver.sweep;
+  SweepOrderCheck(s);
   if (!plan.named_jobs && plan.jobs[0].spec.filenames.empty() && plan.jobs[0].spec.uri.empty()) {
     // Not iotail run's default benchmark (a temporary file, logs in the current directory).
     if (plan.jobs[0].spec.ioengine != engine::EngineKind::kNull) {
@@ -256,16 +169,17 @@ int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     output = std::make_unique<stats::OutputFile>(plan.run.output, "--output");
   }
   std::ostream& report_out = output ? buffer : out;
-  SweepReport report(report_out, json, plan.run.sla, s.step, s.resolution);
-  StopSignals signals;
+  SweepReport report(report_out, json, plan.run.sla, s);
+  StopSignals signals;  // held across the steps: each step's run nests in it
   report.Begin();
   int index = 0;
-  bool io_errors = false;
+  bool io_errors = false, output_failed = false;
   std::optional<SweepStep> saturated;  // the saturated step of the lowest target
   SweepOutcome outcome = Search(s, [&](const char* phase, double rate) {
-    SweepStep step = RunSweepStep(plan, rate, sla, s.step, ++index, err);
+    SweepStep step = RunSweepStep(plan, rate, sla, s, ++index, err);
     step.phase = phase;
     io_errors = io_errors || step.errors != 0;
+    output_failed = output_failed || step.output_failed;
     if (step.saturated && (!saturated || step.rate < saturated->rate)) saturated = step;
     report.Step(step);
     if (json) {
@@ -273,30 +187,33 @@ int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     }
     return step;
   });
-  if (StopSignals::signal() != 0) {
-    err << "iotail sweep: stopped by a signal\n";
-    return 128 + StopSignals::signal();
-  }
-  if (io_errors) {
-    err << "iotail sweep: a step counted I/O errors; the sweep stopped there\n";
-    return 1;
-  }
-  if (saturated) {
+  int status = outcome.capacity ? 0 : kExitNoRate;
+  if (const int signal = StopSignals::signal(); signal != 0) {
+    StoppedOutcome(outcome,
+                   sigabbrev_np(signal) != nullptr ? fmt::format("SIG{}", sigabbrev_np(signal))
+                                                   : fmt::format("signal {}", signal),
+                   index);
+    status = 128 + signal;
+  } else if (io_errors) {
+    StoppedOutcome(outcome, "a step counted I/O errors", index);
+    status = 1;
+  } else if (saturated) {
     outcome.message += fmt::format(
         "\nthe target saturated: asked for {:.0f} IOPS, it achieved {:.0f} ({:.0f}%)",
         saturated->target_iops, saturated->achieved_iops,
         saturated->target_iops > 0 ? 100 * saturated->achieved_iops / saturated->target_iops : 0);
+  }
+  if (output_failed && status != 1 && status < 128) {
+    err << "iotail sweep: a step's log could not be written (see above)\n";
+    status = 1;
   }
   report.End(outcome);
   if (output) {
     output->Write(buffer.str());
     output->Commit();
   }
-  if (!outcome.capacity) {
-    err << "iotail sweep: " << outcome.message << '\n';
-    return kExitNoRate;
-  }
-  return 0;
+  if (status != 0) err << "iotail sweep: " << outcome.message << '\n';
+  return status;
 }
 
 }  // namespace iotail::cli

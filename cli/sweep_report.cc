@@ -25,15 +25,16 @@ std::string SweepVerdict(const SweepStep& step) {
 }
 
 SweepReport::SweepReport(std::ostream& out, bool json, std::vector<std::string> sla,
-                         const SweepStepSettings& settings, double resolution)
-    : out_(out), json_(json), sla_(std::move(sla)), settings_(settings), resolution_(resolution) {}
+                         const SweepSettings& settings)
+    : out_(out), json_(json), sla_(std::move(sla)), settings_(settings) {}
 
 void SweepReport::Begin() {
   if (json_) return;
   out_ << fmt::format(
       "iotail sweep: SLA {}; steps of {} s after a {} s ramp; resolution {}%; latency from each "
       "I/O's intended start\n",
-      fmt::join(sla_, ", "), settings_.step_ns / 1e9, settings_.ramp_ns / 1e9, resolution_ * 100);
+      fmt::join(sla_, ", "), settings_.step_ns / 1e9, settings_.ramp_ns / 1e9,
+      settings_.resolution * 100);
   out_ << fmt::format("{:<8} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}  {}\n", "phase",
                       "rate", "target", "achieved", "p50 ms", "p99 ms", "p99.9 ms", "max ms",
                       "late", "verdict");
@@ -65,7 +66,7 @@ void SweepReport::End(const SweepOutcome& outcome) {
   std::string s = "{\"sla\": [";
   for (size_t i = 0; i < sla_.size(); ++i) s += (i ? ", " : "") + stats::JsonString(sla_[i]);
   s += fmt::format("], \"step_time_s\": {}, \"ramp_time_s\": {}, \"resolution_pct\": {},\n",
-                   settings_.step_ns / 1e9, settings_.ramp_ns / 1e9, resolution_ * 100);
+                   settings_.step_ns / 1e9, settings_.ramp_ns / 1e9, settings_.resolution * 100);
   s += "\"steps\": [";
   for (size_t i = 0; i < steps_.size(); ++i) {
     const SweepStep& st = steps_[i];
@@ -81,9 +82,13 @@ void SweepReport::End(const SweepOutcome& outcome) {
         JsonMs(st.p99_ns), JsonMs(st.p999_ns), JsonMs(st.max_ns), st.ios, st.late_ios,
         st.saturated ? "true" : "false", stats::JsonString(SweepVerdict(st)), violations);
   }
-  s += fmt::format("\n],\n\"capacity_iops\": {}, \"confirmed\": {}, \"outcome\": {}}}\n",
-                   outcome.capacity ? fmt::format("{:.3f}", *outcome.capacity) : "null",
-                   outcome.confirmed ? "true" : "false", stats::JsonString(outcome.message));
+  s += fmt::format(
+      "\n],\n\"capacity_iops\": {}, \"confirmed\": {}, \"highest_pass_iops\": {}, \"outcome\": "
+      "{}}}\n",
+      outcome.capacity ? fmt::format("{:.3f}", *outcome.capacity) : "null",
+      outcome.confirmed ? "true" : "false",
+      outcome.passed ? fmt::format("{:.3f}", *outcome.passed) : "null",
+      stats::JsonString(outcome.message));
   out_ << s;
 }
 

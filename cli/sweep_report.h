@@ -2,7 +2,9 @@
 // document at the end. Keys of the JSON: sla (targets as given), step_time_s, ramp_time_s,
 // resolution_pct, steps[] ({phase, rate, target_iops, achieved_iops, p50_ms, p99_ms, p99.9_ms,
 // max_ms, ios, late_ios, saturated, verdict, violations[]}), capacity_iops (null when no rate met
-// the SLA), confirmed, outcome (a sentence). Not thread-safe; one report per stream.
+// the SLA), confirmed, highest_pass_iops (the highest rate that passed a step, confirmed or not;
+// null if none: what a stopped sweep had found), outcome (a sentence). Not thread-safe; one report
+// per stream.
 #pragma once
 
 #include <optional>
@@ -16,6 +18,7 @@ namespace iotail::cli {
 
 struct SweepOutcome {
   std::optional<double> capacity;  // the highest rate R that met every target
+  std::optional<double> passed;    // the highest rate that passed a step (confirmed or not)
   bool confirmed = false;          // a confirming step at that rate met them too
   std::string message;             // what the sweep found, in a sentence
 };
@@ -23,7 +26,7 @@ struct SweepOutcome {
 class SweepReport {
  public:
   SweepReport(std::ostream& out, bool json, std::vector<std::string> sla,
-              const SweepStepSettings& settings, double resolution);
+              const SweepSettings& settings);
   // Writes the header (text).
   void Begin();
   // One step, as it ends (text: its line now).
@@ -34,8 +37,7 @@ class SweepReport {
   std::ostream& out_;
   bool json_;
   std::vector<std::string> sla_;
-  SweepStepSettings settings_;
-  double resolution_;
+  SweepSettings settings_;
   std::vector<SweepStep> steps_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <sstream>
 
 #include "cli/run_assembly.h"
@@ -11,10 +12,8 @@
 #include "stats/core/percentiles.h"
 
 namespace iotail::cli {
-namespace {
 
-// The plan of one step: every job clone at rate / clones per direction, time_based for the step.
-RunPlan StepPlan(const RunPlan& base, double rate, const SweepStepSettings& settings, int index) {
+RunPlan StepPlan(const RunPlan& base, double rate, const SweepSettings& settings, int index) {
   RunPlan plan = base;
   uint64_t clones = 0;
   for (const RunOptions& job : plan.jobs) clones += job.spec.numjobs;
@@ -27,8 +26,6 @@ RunPlan StepPlan(const RunPlan& base, double rate, const SweepStepSettings& sett
     if (!job.spec.write_hist_log.empty()) {
       job.spec.write_hist_log += fmt::format(".step{}", index);
     }
-    job.sla.clear();
-    job.live_format = stats::LiveFormat::kNone;
   }
   plan.run.sla.clear();
   plan.run.live_format = stats::LiveFormat::kNone;
@@ -37,23 +34,33 @@ RunPlan StepPlan(const RunPlan& base, double rate, const SweepStepSettings& sett
   return plan;
 }
 
+namespace {
+
 std::string MsWithUnit(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
 }  // namespace
 
 SweepStep RunSweepStep(const RunPlan& base, double rate, const std::vector<stats::SlaTarget>& sla,
-                       const SweepStepSettings& settings, int index, std::ostream& err) {
+                       const SweepSettings& settings, int index, std::ostream& err) {
   SweepStep step;
   step.rate = rate;
   std::ostringstream quiet;
   PlannedRun run = PlanRun(StepPlan(base, rate, settings, index), index == 1 ? err : quiet);
   RunHooks hooks;
   hooks.print_summary = false;
-  RunSinks sinks(run, hooks, &StopSignals::flag(), err);
-  RunResults results = RunBatches(run, sinks, hooks, StopSignals::flag(), err);
-  const int signal = StopSignals::signal();
-  stats::RunSummary summary = Summarise(run, results, sinks, signal);
+  std::optional<stats::RunSummary> measured;
+  hooks.on_summary = [&](stats::RunSummary& summary) { measured = summary; };
+  const int status = ExecuteRun(run, hooks, quiet, err);
   step.stopped = StopSignals::flag().load();
+  if (!measured) {  // stopped during its setup: nothing was measured
+    step.stopped = true;
+    return step;
+  }
+  const stats::RunSummary& summary = *measured;
+  // Exit status 1 without counted I/O errors: an output (a log) failed.
+  uint64_t errors = 0;
+  for (const stats::JobTotals& job : summary.jobs) errors += job.totals.TotalErrors();
+  step.output_failed = status == 1 && errors == 0;
 
   // Every clone's total latency, per direction and combined.
   const stats::HistogramLayout layout = stats::HistogramLayout::Recorded();

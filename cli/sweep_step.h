@@ -1,6 +1,7 @@
-// One step of `iotail sweep`: the sweep's run plan at one target rate, run through the run
-// assembly (cli/run_assembly.h: PlanRun, RunSinks, RunBatches, Summarise; no copy of it) with the
-// summary kept off the output, and judged against the SLA targets.
+// One step of `iotail sweep`: the sweep's run plan at one target rate (StepPlan, a pure transform
+// of the parsed plan), planned and executed as every run is (cli/run_assembly.h: PlanRun, then
+// ExecuteRun, with the summary kept off the output and handed to the step through
+// RunHooks::on_summary), and judged against the SLA targets.
 //
 // The step's rate R is fio's rate_iops summed over the clones that run together: each job clone
 // gets R / clones per direction (fio's rate_iops=N caps each direction at N), so for a job of one
@@ -18,16 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "cli/driver_options.h"
 #include "cli/run_options.h"
 #include "stats/core/sla.h"
 
 namespace iotail::cli {
-
-struct SweepStepSettings {
-  uint64_t step_ns = 4'000'000'000;
-  uint64_t ramp_ns = 1'000'000'000;
-  double saturation = 0.9;  // achieved / target below this: saturated
-};
 
 struct SweepStep {
   std::string phase;       // "probe", "bisect", "confirm" or "retry"
@@ -37,18 +33,22 @@ struct SweepStep {
   double p50_ns = 0, p99_ns = 0, p999_ns = 0, max_ns = 0;  // all directions combined
   uint64_t ios = 0, late_ios = 0, errors = 0;
   bool saturated = false;
-  bool stopped = false;                 // a signal stopped it
+  bool stopped = false;                 // a signal stopped it (before its setup ended: no figures)
+  bool output_failed = false;           // a log of the step could not be written
   std::vector<std::string> violations;  // "p99<=10ms (read: 12.3 ms)"
   bool Pass() const { return !saturated && !stopped && errors == 0 && violations.empty(); }
   // Failed on latency alone (what a retry may clear).
   bool Failed() const { return !saturated && !stopped && errors == 0 && !violations.empty(); }
 };
 
-// Runs step number `index` (from 1); notes of the run plan (PlanRun's) go to `err` for the first.
-// Histogram logs (--write_hist_log=PREFIX) are written per step as PREFIX.stepN; fio's other logs
-// are rewritten by every step. Throws what the run assembly throws (UsageError for a plan it
-// refuses, std::system_error).
+// The plan of step number `index` (from 1) at rate R: every job clone at R / clones per
+// direction, time_based for the step after its ramp, no live lines, SLA checks, summary file or
+// metrics of its own; histogram logs (--write_hist_log=PREFIX) per step as PREFIX.stepN. Pure.
+RunPlan StepPlan(const RunPlan& base, double rate, const SweepSettings& settings, int index);
+
+// Runs step number `index`; notes of the run plan (PlanRun's) go to `err` for the first. Throws
+// what the run assembly throws (UsageError for a plan it refuses, std::system_error).
 SweepStep RunSweepStep(const RunPlan& base, double rate, const std::vector<stats::SlaTarget>& sla,
-                       const SweepStepSettings& settings, int index, std::ostream& err);
+                       const SweepSettings& settings, int index, std::ostream& err);
 
 }  // namespace iotail::cli

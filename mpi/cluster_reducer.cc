@@ -15,6 +15,7 @@ std::vector<uint64_t> EncodeInterval(const ClusterInterval& interval) {
   for (const auto& j : interval.jobs) stats::Encode(j, out);
   out.push_back(interval.entry_counts.size());
   out.insert(out.end(), interval.entry_counts.begin(), interval.entry_counts.end());
+  out.insert(out.end(), interval.logged_bytes.begin(), interval.logged_bytes.end());
   return out;
 }
 
@@ -37,6 +38,7 @@ ClusterInterval DecodeInterval(std::span<const uint64_t> words) {
   interval.entry_counts.assign(words.begin() + static_cast<ptrdiff_t>(pos),
                                words.begin() + static_cast<ptrdiff_t>(pos + counts));
   pos += counts;
+  for (uint64_t& b : interval.logged_bytes) b = stats::DecodeWord(words, pos);
   if (pos != words.size()) throw std::runtime_error("interval: trailing words");
   return interval;
 }
@@ -94,6 +96,8 @@ void ClusterReducer::Drain() {
           sum.entry_counts.resize(front.entry_counts.size());
         for (size_t k = 0; k < front.entry_counts.size(); ++k)
           sum.entry_counts[k] += front.entry_counts[k];
+        for (int d = 0; d < stats::kDirectionCount; ++d)
+          sum.logged_bytes[d] += front.logged_bytes[d];
         sum.start_ns = std::min(sum.start_ns, front.start_ns);
         sum.end_ns = std::max(sum.end_ns, front.end_ns);
         sum.time_ms = std::max(sum.time_ms, front.time_ms);

@@ -12,10 +12,12 @@
 // failed is marked done so the others are not held up).
 //
 // The encoding of an interval (EncodeInterval) is what a rank sends: its time, bounds, planned
-// bytes, one RecorderSnapshot per job (stats/record/snapshot_codec.h) and the entries' counts.
+// bytes, one RecorderSnapshot per job (stats/record/snapshot_codec.h), the entries' counts and the
+// logged bytes.
 // Not thread-safe.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -36,6 +38,11 @@ struct ClusterInterval {
   // Per summary entry (a clone, or a group with group_reporting), per direction: I/Os, bytes
   // (kEntryWords words each): what the summary's bw/iops samples of each entry are made of.
   std::vector<uint64_t> entry_counts;
+  // Per direction, the bytes its histogram logs account for: each worker's I/Os times its logged
+  // bs (the interval's mean bytes per I/O, rounded to a byte), summed. What `iotail merge` of the
+  // ranks' own logs counts, so the cluster's log, whose bs column is this over the I/Os, equals
+  // that merge in every column.
+  std::array<uint64_t, stats::kDirectionCount> logged_bytes{};
 };
 inline constexpr size_t kEntryWords = 2 * stats::kDirectionCount;
 

@@ -42,9 +42,9 @@ uint64_t ChooseStart(const Cluster& c, uint64_t period_ms) {
   return ((now_ms + lead_ms) / period_ms + 1) * period_ms;
 }
 
-Exchange::Exchange(const Cluster& c, const RankArgs& args, Shared& shared, Mailbox& mailbox)
+Exchange::Exchange(const Cluster& c, uint64_t setup_timeout_ns, Shared& shared, Mailbox& mailbox)
     : c_(c),
-      args_(args),
+      setup_timeout_(setup_timeout_ns),
       shared_(shared),
       mailbox_(mailbox),
       done_(c.size, false),
@@ -81,7 +81,8 @@ void Exchange::Loop() {
 void Exchange::MakeCluster() {
   std::lock_guard lock(shared_.mu);
   if (!shared_.jobs_known) return;
-  cluster_ = std::make_unique<ClusterView>(c_.size, args_, shared_.specs, std::cerr);
+  cluster_ = shared_.cluster.get();
+  period_ms_ = shared_.period_ms;
 }
 
 bool Exchange::Ready() {
@@ -102,7 +103,7 @@ bool Exchange::Ready() {
       if (Clock::now() - first_ready_[b] > setup_timeout_) throw std::runtime_error(Stragglers(b));
       break;
     }
-    const uint64_t start = ChooseStart(c_, args_.log_hist_msec);
+    const uint64_t start = ChooseStart(c_, period_ms_);
     for (int r = 1; r < c_.size; ++r) Send(kTagStart, {b, start}, r);
     SetStart(b, start);
     started_ = b + 1;
@@ -241,16 +242,16 @@ void Exchange::CheckSilence() {
     if (done_[i] || shared_.has_totals[i]) continue;
     const auto silent = now - heard_[i];
     const double silent_s = std::chrono::duration<double>(silent).count();
-    if (silent > SilenceWarning(args_.log_hist_msec) && !warned_[i]) {
+    if (silent > SilenceWarning(period_ms_) && !warned_[i]) {
       warned_[i] = true;
       std::cerr << fmt::format(
           "iotail-mpi: warning: rank {} ({}) has sent nothing for {:.1f} s (its intervals are due "
           "every {} ms): stopped, hung or unreachable; the cluster's intervals wait for it, and "
           "once the run is over the job ends without it after {:.0f} s of silence\n",
-          r, c_.Name(r), silent_s, args_.log_hist_msec,
-          std::chrono::duration<double>(SilenceGrace(args_.log_hist_msec)).count());
+          r, c_.Name(r), silent_s, period_ms_,
+          std::chrono::duration<double>(SilenceGrace(period_ms_)).count());
     }
-    if (over && silent > SilenceGrace(args_.log_hist_msec)) {
+    if (over && silent > SilenceGrace(period_ms_)) {
       std::cerr << fmt::format(
           "iotail-mpi: rank {} ({}) sent nothing for {:.1f} s: ending the job without it (the "
           "summary holds the other ranks' measurements)\n",

@@ -21,7 +21,6 @@
 
 #include "engine/job_spec.h"
 #include "mpi/cluster_view.h"
-#include "mpi/rank_args.h"
 #include "mpi/rank_messages.h"
 
 namespace iotail::mpi {
@@ -34,7 +33,9 @@ void Wait(MPI_Request& request);
 struct Shared {
   std::mutex mu;
   std::condition_variable cv;
-  std::vector<engine::JobSpec> specs;  // set by on_jobs
+  std::vector<engine::JobSpec> specs;    // set by on_jobs
+  uint64_t period_ms = 1000;             // the jobs' log period (set by on_jobs)
+  std::unique_ptr<ClusterView> cluster;  // rank 0: made by on_jobs
   bool jobs_known = false;
   bool cluster_ready = false;  // rank 0: all totals received and intervals merged
   std::vector<RankTotals> totals;
@@ -71,8 +72,8 @@ uint64_t ChooseStart(const Cluster& c, uint64_t period_ms);
 
 class Exchange {
  public:
-  Exchange(const Cluster& c, const RankArgs& args, Shared& shared, Mailbox& mailbox);
-  std::unique_ptr<ClusterView>& cluster() { return cluster_; }
+  // setup_timeout_ns: --setup_timeout.
+  Exchange(const Cluster& c, uint64_t setup_timeout_ns, Shared& shared, Mailbox& mailbox);
 
   // Runs until every rank is done; throws std::runtime_error (with the failing rank's status in
   // status()) when the run or a message fails.
@@ -113,11 +114,11 @@ class Exchange {
 
   using Clock = std::chrono::steady_clock;
   const Cluster& c_;
-  const RankArgs& args_;
+  std::chrono::nanoseconds setup_timeout_;
   Shared& shared_;
   Mailbox& mailbox_;
-  std::unique_ptr<ClusterView> cluster_;
-  std::chrono::nanoseconds setup_timeout_{args_.setup_timeout_ns};
+  ClusterView* cluster_ = nullptr;              // rank 0: shared_.cluster, once the jobs are known
+  uint64_t period_ms_ = 1000;                   // the jobs' log period
   uint64_t ready_told_ = 0;                     // this rank's ready batches already told
   std::vector<std::set<int>> ready_ranks_;      // rank 0: per batch, the ranks ready to start it
   std::vector<Clock::time_point> first_ready_;  // rank 0: per batch, when the first was ready

@@ -2,16 +2,20 @@
 // runs on each rank what `iotail run OPTIONS` runs on one host, from one common start, and rank 0
 // shows and writes the cluster as one: live lines, fio-format histogram logs of all ranks summed,
 // and a summary whose totals are the exact sums of every rank's (docs/ARCHITECTURE.md,
-// "iotail-mpi").
+// "iotail-mpi"). Each rank takes the one path of every command that runs jobs: ParsePlan (the
+// option table, with iotail-mpi's rows and the rank's {rank} and {host}), RankPlan (the rank's own
+// file names: mpi/rank_plan.h), cli::PlanRun, cli::ExecuteRun (with hooks).
 //
 // Threads: MPI is called from the main thread only (MPI_THREAD_FUNNELED). The run itself goes on a
-// second thread (cli::RunCommandWith, with hooks); its interval clock hands each closed interval to
+// second thread (cli::ExecuteRun, with hooks); its interval clock hands each closed interval to
 // a ForwardSink, which encodes it into the Mailbox; the main thread sends it to rank 0 with
 // MPI_Isend and progresses the requests with short sleeps (no rank spins a core while it waits,
 // and the workers are never touched). Rank 0 receives with MPI_Iprobe/MPI_Recv, merges by time
-// (mpi/cluster_reducer.h) and feeds its cluster sinks. At the end every rank sends its whole-run
-// totals (exact: the recorders' integer histograms), rank 0 puts the cluster's into the summary,
-// and an MPI_Allreduce gives every rank the same exit status.
+// (mpi/cluster_reducer.h) and feeds the view sinks of its own run (mpi/cluster_view.h: its live
+// lines, --sla checks, cluster log, metrics and linger are a run's, cli::RunHooks::cluster_ranks).
+// At the end every rank sends its whole-run totals (exact: the recorders' integer histograms),
+// rank 0 puts the cluster's into the summary, and an MPI_Allreduce gives every rank the same exit
+// status.
 #include <fmt/format.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -30,14 +34,17 @@
 
 #include "cli/command_doc.h"
 #include "cli/commands.h"
+#include "cli/option_table.h"
+#include "cli/run_assembly.h"
 #include "cli/run_hooks.h"
 #include "engine/clock.h"
 #include "engine/job_runner.h"
 #include "mpi/cluster_view.h"
 #include "mpi/exchange.h"
 #include "mpi/mpi_doc.h"
-#include "mpi/rank_args.h"
+#include "mpi/mpi_options.h"
 #include "mpi/rank_messages.h"
+#include "mpi/rank_plan.h"
 #include "stats/core/errors.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/sla.h"
@@ -93,7 +100,7 @@ std::string HostName() {
 
 // Host names and clock offsets (warning about clocks too far apart). Collective: every rank calls
 // it, before its run.
-void MeetRanks(Cluster& c, const RankArgs& args) {
+void MeetRanks(Cluster& c, uint64_t period_ms) {
   c.names.assign(static_cast<size_t>(c.size) * 64, 0);
   char mine[64] = {};
   std::strncpy(mine, c.host.c_str(), sizeof mine - 1);
@@ -104,7 +111,7 @@ void MeetRanks(Cluster& c, const RankArgs& args) {
   if (c.rank != 0) return;
   for (int r = 1; r < c.size; ++r) {
     const int64_t off = c.offsets[static_cast<size_t>(r)];
-    if (std::abs(static_cast<double>(off)) > 0.01 * args.log_hist_msec * 1e6) {
+    if (std::abs(static_cast<double>(off)) > 0.01 * static_cast<double>(period_ms) * 1e6) {
       std::cerr << fmt::format(
           "iotail-mpi: warning: rank {}'s clock is {:.3f} ms off rank 0's, over 1% of the log "
           "period; intervals of different ranks will not line up (synchronise the clocks, e.g. "
@@ -146,8 +153,8 @@ stats::RankInfo RankSummary(const Cluster& c, int r, const Shared& shared) {
 
 // Rank 0: the summary of the cluster, from every rank's exact totals (the caller holds shared.mu
 // and the cluster is complete).
-void ClusterSummary(stats::RunSummary& summary, const Cluster& c, const RankArgs& args,
-                    const Shared& shared, ClusterView& cluster) {
+void ClusterSummary(stats::RunSummary& summary, const Cluster& c, Shared& shared) {
+  const std::vector<stats::RateSamples> samples = shared.cluster->samples();
   for (size_t j = 0; j < summary.jobs.size(); ++j) {
     stats::JobTotals& job = summary.jobs[j];
     job.totals = {};
@@ -159,42 +166,39 @@ void ClusterSummary(stats::RunSummary& summary, const Cluster& c, const RankArgs
       job.cpu.Add(t.cpu[j]);
       job.depths.Add(t.depths[j]);
     }
-    if (j < cluster.samples().size()) job.samples = cluster.samples()[j];
+    if (j < samples.size()) job.samples = samples[j];
   }
   summary.disk_util.clear();  // per host: not summed
-  // The settings as the user gave them, not the rank's own (its start, log prefix, live lines).
-  bool seen_period = false;
-  std::vector<std::pair<std::string, std::string>> options;
-  for (auto& [key, value] : summary.options) {
-    if (key == "live_format" || key == "start_at" || key == "write_hist_log") continue;
-    if (key == "log_hist_msec" && !seen_period) {
-      seen_period = true;  // the one iotail-mpi puts first
-      continue;
-    }
-    options.emplace_back(key, value);
-  }
-  if (!args.hist_prefix.empty()) options.emplace_back("write_hist_log", args.hist_prefix);
-  if (args.log_per_rank) options.emplace_back("log_per_rank", "1");
-  summary.options = std::move(options);
-  summary.sla = &cluster.sla();
+  // Every rank runs the jobs at their rates: the cluster's targets are the ranks' sums.
+  const double ranks = c.size;
+  summary.mode.target_iops *= ranks;
+  summary.mode.target_bw *= ranks;
+  for (double& t : summary.mode.dir_target_iops) t *= ranks;
+  for (double& t : summary.mode.dir_target_bw) t *= ranks;
   for (int r = 0; r < c.size; ++r) summary.ranks.push_back(RankSummary(c, r, shared));
 }
 
 // The main thread's side of the run: MPI progress (sends, receives, rank 0's merge) until the run
 // and the exchange are over.
 
-// The hooks through which this rank's `iotail run` feeds the exchange (cli/run_hooks.h).
-void SetHooks(cli::RunHooks& hooks, const Cluster& c, const RankArgs& args, Shared& shared,
-              Mailbox& mailbox, std::unique_ptr<ForwardSink>& forward, Exchange& exchange) {
+// The hooks through which this rank's run feeds the exchange (cli/run_hooks.h); rank 0's run is
+// the cluster's view (RunHooks::cluster_ranks), fed by the ClusterView.
+void SetHooks(cli::RunHooks& hooks, const Cluster& c, Shared& shared, Mailbox& mailbox,
+              std::unique_ptr<ForwardSink>& forward) {
   hooks.print_summary = c.rank == 0;
+  hooks.cluster_ranks = c.rank == 0 ? c.size : 0;
   hooks.on_jobs = [&](std::span<const engine::JobSpec> specs) {
     std::lock_guard lock(shared.mu);
     shared.specs.assign(specs.begin(), specs.end());
+    shared.period_ms = specs[0].log_hist_msec;
+    if (c.rank == 0)
+      shared.cluster = std::make_unique<ClusterView>(c.size, specs.size(), shared.period_ms);
     forward = std::make_unique<ForwardSink>(mailbox, specs.size());
     hooks.sinks = {forward.get()};
     shared.jobs_known = true;
     shared.cv.notify_all();
   };
+  hooks.on_view = [&](const cli::ViewSinks& view) { shared.cluster->SetView(view); };
   hooks.on_ready = [&]() -> uint64_t {
     std::unique_lock lock(shared.mu);
     const size_t batch = shared.ready++;
@@ -211,20 +215,18 @@ void SetHooks(cli::RunHooks& hooks, const Cluster& c, const RankArgs& args, Shar
     if (c.rank != 0) return;
     std::unique_lock lock(shared.mu);
     shared.cv.wait(lock, [&] { return shared.cluster_ready; });
-    ClusterSummary(summary, c, args, shared, *exchange.cluster());
+    ClusterSummary(summary, c, shared);
   };
 }
 
-// This rank's `iotail run` on its own thread; its status (or failure) lands in `shared`.
-std::thread StartRun(const Cluster& c, RankArgs& args, cli::RunHooks& hooks, Shared& shared,
+// This rank's run (cli::ExecuteRun) on its own thread; its status (or failure) lands in `shared`.
+std::thread StartRun(const Cluster& c, cli::PlannedRun& run, cli::RunHooks& hooks, Shared& shared,
                      std::ostream& quiet) {
   return std::thread([&] {
-    std::vector<char*> cargs;
-    for (auto& a : args.run_args) cargs.push_back(a.data());
     int status = 1;
     std::string failure;
     try {
-      status = cli::RunCommandWith(cargs, c.rank == 0 ? std::cout : quiet, std::cerr, hooks);
+      status = cli::ExecuteRun(run, hooks, c.rank == 0 ? std::cout : quiet, std::cerr);
     } catch (const stats::UsageError& e) {
       failure = e.what();
       status = 2;
@@ -241,6 +243,66 @@ std::thread StartRun(const Cluster& c, RankArgs& args, cli::RunHooks& hooks, Sha
   });
 }
 
+// The plan of this rank: the command line and job files read once by the option table, with
+// iotail-mpi's own rows and this rank's {rank} and {host}, then the rank's transform
+// (mpi/rank_plan.h). The help is printed here (rank 0) and ends the job: *done.
+cli::RunPlan ParsePlan(int argc, char** argv, const Cluster& c, bool* done) {
+  if (argc < 2 || std::string_view(argv[1]) != "run") {
+    throw stats::UsageError("usage: mpirun -np N iotail-mpi run [the options of iotail run]");
+  }
+  cli::ParseContext context;
+  context.driver = MpiOptionGroups();
+  context.substitutions = {{"{rank}", std::to_string(c.rank)}, {"{host}", c.host}};
+  cli::RunPlan plan = cli::ParseRunPlan(std::span<char* const>(argv + 1, argv + argc), context);
+  *done = plan.run.help != 0 || !plan.showcmd.empty();
+  if (*done) {
+    if (c.rank == 0) {
+      std::cout << (plan.run.help == 3 ? cli::ManPage(MpiDoc())
+                    : !plan.showcmd.empty()
+                        ? plan.showcmd
+                        : "usage: mpirun -np N iotail-mpi run [options] [JOBFILE.fio...]\n"
+                          "Every rank runs what iotail run runs; rank 0 shows and writes the "
+                          "cluster as one.\n" +
+                              cli::OptionsHelp(MpiOptionGroups()) +
+                              "\nand every option of iotail run (iotail run --help).\n");
+    }
+    return plan;
+  }
+  return RankPlan(std::move(plan), c.rank);
+}
+
+// Every rank's plan read and settled (PlanRun; notes from rank 0 only, errors from each rank that
+// has them); the worst status of any rank (0, 2 for a plan refused, 1 for another failure) ends
+// them all alike. *done: nothing to run (--help, --showcmd, --parse-only: rank 0 has printed it).
+int PlanEveryRank(int argc, char** argv, const Cluster& c, std::unique_ptr<cli::PlannedRun>& run,
+                  bool* done, std::ostream& quiet) {
+  int status = 0;
+  try {
+    cli::RunPlan plan = ParsePlan(argc, argv, c, done);
+    if (!*done) {
+      run = std::make_unique<cli::PlannedRun>(
+          cli::PlanRun(std::move(plan), c.rank == 0 ? std::cerr : quiet));
+      *done = run->plan.parse_only;
+      if (*done && c.rank == 0) {
+        std::cerr << fmt::format(
+            "iotail-mpi: --parse-only: {} job(s) ({} with their clones) per rank, all valid\n",
+            run->jobs(), run->clones);
+      }
+    }
+  } catch (const std::exception& e) {
+    status = dynamic_cast<const stats::UsageError*>(&e) != nullptr ? 2 : 1;
+    if (c.rank == 0 || status == 1) {
+      std::cerr << fmt::format("iotail-mpi: {}{}\n",
+                               c.rank == 0 ? "" : fmt::format("rank {}: ", c.rank), e.what());
+    }
+  }
+  int worst = 0;
+  MPI_Request reduce;
+  MPI_Iallreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &reduce);
+  Wait(reduce);
+  return worst;
+}
+
 int Main(int argc, char** argv) {
   if (argc == 2 && std::string_view(argv[1]) == "--help=man") {  // the page, without MPI
     std::cout << cli::ManPage(MpiDoc());
@@ -252,33 +314,23 @@ int Main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &c.size);
   c.host = HostName();
-  RankArgs args;
-  try {
-    args = MakeRankArgs(std::vector<std::string>(argv + 1, argv + argc), c.rank, c.host);
-  } catch (const std::exception& e) {
-    if (c.rank == 0) std::cerr << "iotail-mpi: " << e.what() << "\n";
+  std::ostringstream quiet;
+  std::unique_ptr<cli::PlannedRun> run;
+  bool done = false;
+  if (const int status = PlanEveryRank(argc, argv, c, run, &done, quiet); status != 0 || done) {
+    std::cout.flush();
     MPI_Finalize();
-    return 2;
+    return status;
   }
-  if (args.help) {
-    if (c.rank == 0) {
-      std::cout << "usage: mpirun -np N iotail-mpi run [the options of iotail run]\n"
-                   "  --log_per_rank  also write each rank's own logs as PREFIX.rank<R>_...\n"
-                   "  {rank} and {host} in any option are replaced per rank\n";
-    }
-    MPI_Finalize();
-    return 0;
-  }
-  MeetRanks(c, args);
+  MeetRanks(c, run->spec(0).log_hist_msec);
 
   Shared shared;
   Mailbox mailbox;
-  Exchange exchange(c, args, shared, mailbox);
+  Exchange exchange(c, run->plan.run.driver.cluster.setup_timeout_ns, shared, mailbox);
   std::unique_ptr<ForwardSink> forward;
   cli::RunHooks hooks;
-  SetHooks(hooks, c, args, shared, mailbox, forward, exchange);
-  std::ostringstream quiet;
-  std::thread runner = StartRun(c, args, hooks, shared, quiet);
+  SetHooks(hooks, c, shared, mailbox, forward);
+  std::thread runner = StartRun(c, *run, hooks, shared, quiet);
   try {
     exchange.Loop();
   } catch (const std::exception& e) {
@@ -288,17 +340,7 @@ int Main(int argc, char** argv) {
     return exchange.status();
   }
   runner.join();
-  int status = shared.status;
-  if (ClusterView* cluster = exchange.cluster().get(); c.rank == 0 && cluster != nullptr) {
-    cluster->Close(std::cerr);
-    if (cluster->sla().AnyViolated() && status == 0) {
-      std::cerr << "iotail-mpi: SLA violated (over the cluster's intervals)\n";
-      status = 3;
-    }
-    for (const std::string& p : cluster->log_paths()) {
-      std::cerr << fmt::format("iotail-mpi: cluster histogram log {}\n", p);
-    }
-  }
+  const int status = shared.status;
   // A rank given up on cannot take part in a collective (MPI_Finalize included): end the job.
   for (double silence : shared.lost_silence_s) {
     if (silence > 0) {

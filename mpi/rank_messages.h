@@ -70,6 +70,11 @@ class ForwardSink final : public stats::IntervalSink {
                              std::vector<uint64_t>(entries_ * kEntryWords)};
     for (size_t w = 0; w < deltas.size() && w < job_of_worker_.size(); ++w) {
       interval.jobs[job_of_worker_[w]].Add(deltas[w]);
+      for (int d = 0; d < stats::kDirectionCount; ++d) {
+        const stats::DirectionSnapshot& dir = deltas[w].dirs[d];
+        if (dir.ios != 0)
+          interval.logged_bytes[d] += dir.ios * ((dir.bytes + dir.ios / 2) / dir.ios);
+      }
       if (w >= entry_of_worker_.size() || entry_of_worker_[w] >= entries_) continue;
       uint64_t* counts = interval.entry_counts.data() + entry_of_worker_[w] * kEntryWords;
       for (int d = 0; d < stats::kDirectionCount; ++d) {

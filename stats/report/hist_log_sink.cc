@@ -5,6 +5,11 @@
 namespace iotail::stats {
 
 HistLogSink::HistLogSink(HistLogSinkOptions options) : options_(std::move(options)) {
+  if (options_.sum) {
+    options_.workers = 1;
+    options_.first_number = 1;
+    options_.first_delta = 0;
+  }
   for (int w = options_.first_number; w < options_.first_number + options_.workers; ++w) {
     clat_.push_back(std::make_unique<HistLogWriter>(HistLogWriter::ClatLogPath(options_.prefix, w),
                                                     options_.coarseness, options_.groups));
@@ -16,6 +21,18 @@ HistLogSink::HistLogSink(HistLogSinkOptions options) : options_(std::move(option
 }
 
 void HistLogSink::OnInterval(const IntervalInfo& info, std::span<const RecorderSnapshot> deltas) {
+  if (options_.sum) {
+    // Not the I/O path: a cluster's interval, summed on its driver's thread.
+    RecorderSnapshot all;
+    for (const RecorderSnapshot& d : deltas) all.Add(d);
+    deltas = std::span<const RecorderSnapshot>(&all, 1);
+    Write(info, deltas);
+    return;
+  }
+  Write(info, deltas);
+}
+
+void HistLogSink::Write(const IntervalInfo& info, std::span<const RecorderSnapshot> deltas) {
   for (size_t w = 0; options_.first_delta + w < deltas.size() && w < clat_.size(); ++w) {
     for (Direction d : options_.directions) {
       const DirectionSnapshot& dir = deltas[options_.first_delta + w].dirs[DirectionIndex(d)];

@@ -36,6 +36,9 @@ struct HistLogSinkOptions {
   std::vector<Direction> directions;  // a line per direction every interval, even when idle
   uint32_t bs = 4096;                 // the bs column of an interval without I/O
   bool lat_logs = false;              // also PREFIX_lat_hist.N.log
+  // One file (PREFIX_clat_hist.1.log) of the sum of every delta rather than one per worker: a
+  // cluster's log, each delta a job of every rank (workers, first_delta and first_number unused).
+  bool sum = false;
 };
 
 class HistLogSink final : public IntervalSink {
@@ -51,6 +54,7 @@ class HistLogSink final : public IntervalSink {
   uint64_t clamped() const;
 
  private:
+  void Write(const IntervalInfo& info, std::span<const RecorderSnapshot> deltas);
   HistLogSinkOptions options_;
   std::vector<std::unique_ptr<HistLogWriter>> clat_;
   std::vector<std::unique_ptr<HistLogWriter>> lat_;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/option_suggest.h"
+#include "cli/sweep_options.h"
 #include "stats/core/errors.h"
 #include "tests/test_util.h"
 
@@ -24,6 +25,20 @@ const std::set<std::string_view> kIotailOwn = {
 const std::set<std::string_view> kNewerFio = {"steadystate_check_interval", "ss_interval",
                                               "verify_async_cpus"};
 
+// A driver's rows (sweep's) are of scope run, with run setters, and shadow run's rows only where
+// they mean to (sweep's --ramp_time is the step's).
+TEST(OptionTableTest, SweepsRowsAreRunSettings) {
+  for (const OptionGroup& group : SweepOptionGroups()) {
+    for (const OptionDef& d : group.rows) {
+      EXPECT_EQ(d.scope, OptionScope::kRun) << d.name;
+      EXPECT_TRUE(d.set.run != nullptr && d.set.job == nullptr) << d.name;
+      EXPECT_EQ(FindRunOption(d.name, SweepOptionGroups()), &d) << d.name;
+      EXPECT_TRUE(FindRunOption(d.name) == nullptr || std::string_view(d.name) == "ramp_time")
+          << d.name;
+    }
+  }
+}
+
 TEST(OptionTableTest, NamesAndAliasesAreUniqueAndFiosUnlessIotailsOwn) {
   std::set<std::string_view> seen;
   for (const OptionGroup& group : AllOptionTables()) {
@@ -33,7 +48,10 @@ TEST(OptionTableTest, NamesAndAliasesAreUniqueAndFiosUnlessIotailsOwn) {
       EXPECT_TRUE(IsFioOption(d.name) || kIotailOwn.contains(d.name) || kNewerFio.contains(d.name))
           << d.name << " is neither fio's nor listed as iotail's own";
       EXPECT_NE(std::string_view(d.help), "") << d.name;
-      EXPECT_NE(d.set, nullptr) << d.name;
+      // A row of scope run stores into the run's settings, one of scope job into the job's.
+      EXPECT_TRUE(d.scope == OptionScope::kRun ? d.set.run != nullptr && d.set.job == nullptr
+                                               : d.set.job != nullptr && d.set.run == nullptr)
+          << d.name << ": no setter of its scope";
       for (const char* alias : d.aliases) {
         EXPECT_TRUE(seen.insert(alias).second) << alias;
         EXPECT_EQ(FindRunOption(alias), &d) << alias;

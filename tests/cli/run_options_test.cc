@@ -45,7 +45,7 @@ TEST(RunOptionsTest, FioSpellings) {
   const RunOptions o =
       Parse({"--filename=a:b", "--bs", "8k", "--direct", "--time_based=1", "--runtime", "2s",
              "--cpus-allowed=1", "--zero-buffers", "--rw=randrw", "--rwmixread=30",
-             "--bssplit=4k/50:8k/50", "--output-format=json", "--continue_on_error=0"});
+             "--bssplit=4k/50:8k/50", "--continue_on_error=0"});
   EXPECT_EQ(o.spec.filenames, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(o.spec.bs, 8192u);
   EXPECT_TRUE(o.spec.direct);
@@ -56,7 +56,6 @@ TEST(RunOptionsTest, FioSpellings) {
   EXPECT_EQ(o.spec.rw, engine::RwMode::kRandReadWrite);
   EXPECT_EQ(o.spec.rwmixread, 30u);
   ASSERT_EQ(o.spec.bssplit.size(), 2u);
-  EXPECT_EQ(o.output_format, OutputFormat::kJson);
   EXPECT_EQ(o.spec.continue_on_error, (std::array<bool, 3>{false, false, false}));
   EXPECT_EQ(o.percentiles.size(), 17u);
   EXPECT_FALSE(Parse({"--direct=0"}).spec.direct);

@@ -50,6 +50,61 @@ TEST_F(SweepTest, JsonToOutputAndHistogramLogsPerStep) {
   EXPECT_TRUE(std::filesystem::exists(prefix + ".step1_clat_hist.1.log"));
 }
 
+// Stopped by SIGINT in the middle of its search, a sweep keeps every finished step, in the JSON
+// to --output too, with the highest rate that passed, and exits 130 (issue 38). One signal:
+// timeout without --foreground signals its process group as well, and a second signal kills, as
+// it does `iotail run`.
+TEST_F(SweepTest, AStoppedSweepReportsEveryFinishedStep) {
+  const std::string output = (dir_ / "sweep.json").string();
+  const CommandResult r = iotail::testing::RunShell(
+      "cd '" + dir_.string() + "' && timeout --foreground --preserve-status -s INT 3 " +
+          IOTAIL_BINARY +
+          " sweep --ioengine=null --size=1g --rw=randread --sla 'p99<=1s' --step_time=500ms "
+          "--ramp_time=100ms --start_rate=1000 --output-format=json --output=" +
+          output,
+      dir_);
+  EXPECT_EQ(r.status, 130) << r.err;
+  std::ifstream in(output);
+  ASSERT_TRUE(in) << r.err;
+  const json doc = json::parse(in);
+  ASSERT_GE(doc["steps"].size(), 2u) << doc;
+  EXPECT_EQ(doc["steps"][0]["verdict"], "pass");
+  EXPECT_TRUE(doc["capacity_iops"].is_null());
+  EXPECT_GE(doc["highest_pass_iops"].get<double>(), 1000.0);
+  EXPECT_NE(doc["outcome"].get<std::string>().find("stopped (SIGINT)"), std::string::npos);
+}
+
+// SIGINT while the first step lays out its file: 130 (not 1), the outcome said.
+TEST_F(SweepTest, SigintDuringAStepsSetupExits130) {
+  const CommandResult r = iotail::testing::RunShell(
+      "cd '" + dir_.string() + "' && timeout --foreground --preserve-status -s INT 0.3 " +
+          IOTAIL_BINARY +
+          " sweep --filename=big --size=2g --rw=randread --sla 'p99<=1s' --step_time=1s",
+      dir_);
+  EXPECT_EQ(r.status, 130) << r.out << r.err;
+  EXPECT_NE(r.out.find("stopped (SIGINT)"), std::string::npos) << r.out << r.err;
+}
+
+// Its own options are rows of the option table: in its --help, its man page and the completion.
+TEST_F(SweepTest, ItsOptionsAreInItsHelpManPageAndCompletion) {
+  const CommandResult help = Iotail("sweep --help");
+  EXPECT_EQ(help.status, 0);
+  for (const char* option :
+       {"--step_time=TIME", "--resolution=PCT", "--start_rate=IOPS", "--retries=N"}) {
+    EXPECT_NE(help.out.find(option), std::string::npos) << option << "\n" << help.out;
+  }
+  const CommandResult man = Iotail("sweep --help=man");
+  EXPECT_NE(man.out.find("step_time"), std::string::npos);
+  EXPECT_NE(man.out.find("iotail run: "), std::string::npos);  // and run's sections
+  const CommandResult bash = Iotail("completion bash");
+  EXPECT_NE(bash.out.find("--step_time"), std::string::npos);
+  // A bad value names the option once.
+  const CommandResult bad = Iotail("sweep --ioengine=null --sla 'p99<=1ms' --retries=x");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--retries: "), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.find("----"), std::string::npos) << bad.err;
+}
+
 TEST_F(SweepTest, BadOptionsAreRefused) {
   for (const char* args :
        {"--ioengine=null --size=1g --step_time=300ms", "--rw=randread --sla 'p99<=1ms'",

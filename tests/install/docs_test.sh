@@ -15,7 +15,7 @@ done
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-pages=(iotail iotail-run iotail-pctiles iotail-merge iotail-compare iotail-plot)
+pages=(iotail iotail-run iotail-sweep iotail-pctiles iotail-merge iotail-compare iotail-plot)
 [ -x "$build/iotail-mpi" ] && pages+=(iotail-mpi)
 for page in "${pages[@]}"; do
   file=$docs/man/$page.1
@@ -56,6 +56,7 @@ expect_reply io_uring 4 iotail run --ioengine = io
 expect_reply json+ 4 iotail run --output-format = json
 expect_reply --iodepth= 2 iotail run --iode
 expect_reply plot 1 iotail pl
+expect_reply --step_time= 2 iotail sweep --step_t
 expect_reply --time-quantum= 2 iotail pctiles --time-q
 expect_reply job.fio 2 iotail run jo
 expect_reply zsh 2 iotail completion z

@@ -7,6 +7,8 @@
 
 #include <vector>
 
+#include "mpi/rank_messages.h"
+
 namespace iotail::mpi {
 namespace {
 
@@ -79,6 +81,7 @@ TEST(ClusterReducerTest, EncodingRoundTrips) {
   i.planned_bytes = 77;
   i.entry_counts.assign(2 * kEntryWords, 0);
   i.entry_counts[kEntryWords + 3] = 8192;  // entry 1, write bytes
+  i.logged_bytes = {5, 6, 7};
   const auto words = EncodeInterval(i);
   const ClusterInterval back = DecodeInterval(words);
   EXPECT_EQ(back.time_ms, 1500u);
@@ -86,9 +89,38 @@ TEST(ClusterReducerTest, EncodingRoundTrips) {
   EXPECT_EQ(back.planned_bytes, 77u);
   EXPECT_EQ(back.jobs[0].dirs[0].clat.hist[100], 42u);
   EXPECT_EQ(back.entry_counts, i.entry_counts);
+  EXPECT_EQ(back.logged_bytes, i.logged_bytes);
   std::vector<uint64_t> longer = words;
   longer.push_back(0);
   EXPECT_THROW(DecodeInterval(longer), std::runtime_error);
+}
+
+// The bytes the ranks' logs account for: each worker's I/Os times its own rounded mean, as its
+// log's bs column carries it, and as `iotail merge` counts them; summed over the ranks by the
+// reducer.
+TEST(ClusterReducerTest, LoggedBytesAreEachWorkersRoundedMeanTimesItsIos) {
+  Mailbox mailbox;
+  ForwardSink sink(mailbox, 1);
+  const size_t job_of[] = {0, 0}, entry_of[] = {0, 1};
+  sink.SetWorkers(job_of, entry_of, 2);
+  std::vector<stats::RecorderSnapshot> deltas(2);
+  deltas[0].dirs[0].ios = 3;
+  deltas[0].dirs[0].bytes = 3 * 4096 + 65536;  // mean 34133.33: logged as 34133
+  deltas[1].dirs[0].ios = 2;
+  deltas[1].dirs[0].bytes = 4096 + 65536;  // mean 34816
+  sink.OnInterval({1000, 0, 1, false, 0}, deltas);
+  const auto messages = mailbox.TakeAll();
+  ASSERT_EQ(messages.size(), 1u);
+  ClusterInterval i = DecodeInterval(messages[0].words);
+  EXPECT_EQ(i.logged_bytes[0], 3u * 34133 + 2u * 34816);
+  EXPECT_EQ(i.jobs[0].dirs[0].bytes, 3u * 4096 + 65536 + 4096 + 65536);  // the summary's: exact
+  std::vector<ClusterInterval> out;
+  ClusterReducer reducer(2, 1, 1000, [&](const ClusterInterval& c) { out.push_back(c); });
+  i.final = true;
+  reducer.Add(0, i);
+  reducer.Add(1, i);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].logged_bytes[0], 2 * (3u * 34133 + 2u * 34816));
 }
 
 }  // namespace

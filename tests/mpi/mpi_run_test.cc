@@ -17,86 +17,15 @@
 
 #include "cli_test_util.h"
 #include "http_get.h"
+#include "mpi_fixture.h"
 #include "nbd_fixture.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using iotail::testing::mpi::MpiRunTest;
+using iotail::testing::mpi::ReadLog;
 using nlohmann::json;
-
-struct Line {
-  uint64_t time_ms = 0;
-  int ddir = 0;
-  std::vector<uint64_t> counts;
-};
-
-std::vector<Line> ReadLog(const fs::path& path) {
-  std::vector<Line> lines;
-  std::ifstream in(path);
-  for (std::string text; std::getline(in, text);) {
-    std::stringstream fields(text);
-    std::string f;
-    Line l;
-    std::getline(fields, f, ',');
-    l.time_ms = std::stoull(f);
-    std::getline(fields, f, ',');
-    l.ddir = std::stoi(f);
-    std::getline(fields, f, ',');  // bs
-    while (std::getline(fields, f, ',')) l.counts.push_back(std::stoull(f));
-    lines.push_back(std::move(l));
-  }
-  return lines;
-}
-
-class MpiRunTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (std::string(IOTAIL_MPI_BINARY).empty()) GTEST_SKIP() << "iotail-mpi not built (no MPI)";
-    mpirun_ = iotail::testing::FindInPath("mpirun");
-    if (mpirun_.empty()) GTEST_SKIP() << "mpirun not found (Debian package openmpi-bin)";
-    dir_ = iotail::testing::MakeScratchDir("iotail_mpi");
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  // Compares PREFIX_clat_hist.1.log with `iotail merge` of PREFIX.rank*_clat_hist.*.log, bucket
-  // for bucket; returns the I/Os the cluster log holds.
-  uint64_t CompareWithMerge(const std::string& prefix, int period_ms) {
-    const auto merge =
-        iotail::testing::RunShell("cd '" + dir_.string() + "' && " + IOTAIL_BINARY +
-                                      " merge --time-quantum=" + std::to_string(period_ms) +
-                                      "ms -o M.log " + prefix + ".rank*_clat_hist.*.log",
-                                  dir_);
-    EXPECT_EQ(merge.status, 0) << merge.err;
-    const auto cluster = ReadLog(dir_ / (prefix + "_clat_hist.1.log"));
-    const auto merged = ReadLog(dir_ / "M.log");
-    EXPECT_EQ(cluster.size(), merged.size());
-    uint64_t logged = 0;
-    for (size_t i = 0; i < cluster.size() && i < merged.size(); ++i) {
-      EXPECT_EQ(cluster[i].counts, merged[i].counts) << "line " << i;
-      EXPECT_EQ(cluster[i].ddir, merged[i].ddir);
-      // Full intervals end where merge's quanta end; the final partial one inside its quantum.
-      if (i + 1 < cluster.size()) {
-        EXPECT_EQ(cluster[i].time_ms, merged[i].time_ms) << "line " << i;
-      } else {
-        EXPECT_LE(cluster[i].time_ms, merged[i].time_ms);
-        EXPECT_GT(cluster[i].time_ms + period_ms, merged[i].time_ms);
-      }
-      for (uint64_t c : cluster[i].counts) logged += c;
-    }
-    return logged;
-  }
-
-  iotail::testing::CommandResult Mpi(int ranks, const std::string& args) {
-    return iotail::testing::RunShell(
-        "cd '" + dir_.string() + "' && timeout -s KILL 120 " + mpirun_ +
-            " --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(ranks) +
-            " " + IOTAIL_MPI_BINARY + " run " + args,
-        dir_);
-  }
-  std::string mpirun_;
-  fs::path dir_;
-};
 
 TEST_F(MpiRunTest, FourRanksMergeExactlyAndTheSummaryTotalsEveryRank) {
   const auto r = Mpi(4,
