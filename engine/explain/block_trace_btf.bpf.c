@@ -4,15 +4,15 @@
 // one iotail_block_record is written with the request's own start_time_ns and io_start_time_ns;
 // io_uring submissions of the process `target_tgid` (0: none) and completions on its rings. Every
 // record that the ring buffer cannot take is counted in `counters`, never lost silently.
+// vmlinux.h first (the kernel's types), then libbpf's headers, then ours.
+// clang-format off
 #include "vmlinux.h"
-
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-
 #include "trace_record.h"
-
 #include "trace_common.bpf.h"
+// clang-format on
 
 // Kernels before 5.16 named the request's disk rq->rq_disk (now rq->q->disk).
 struct request___old {
@@ -33,12 +33,17 @@ static __always_inline __u32 request_dev(struct request *rq) {
 // REQ_OP_* (the low 8 bits of cmd_flags): READ 0, WRITE 1, FLUSH 2, DISCARD 3, SECURE_ERASE 5.
 static __always_inline __u8 request_op(__u32 cmd_flags) {
   switch (cmd_flags & 0xff) {
-    case 0: return IOTAIL_OP_READ;
-    case 1: return IOTAIL_OP_WRITE;
-    case 2: return IOTAIL_OP_FLUSH;
+    case 0:
+      return IOTAIL_OP_READ;
+    case 1:
+      return IOTAIL_OP_WRITE;
+    case 2:
+      return IOTAIL_OP_FLUSH;
     case 3:
-    case 5: return IOTAIL_OP_TRIM;
-    default: return IOTAIL_OP_OTHER;
+    case 5:
+      return IOTAIL_OP_TRIM;
+    default:
+      return IOTAIL_OP_OTHER;
   }
 }
 

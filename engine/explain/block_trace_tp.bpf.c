@@ -3,11 +3,12 @@
 // the offset user space found in the tracepoint's format file (tracefs) and wrote into `layout`
 // before loading. A request in flight is keyed by its device and sector, so two requests at the
 // same sector of one device at once share an entry (the typed programs key by request).
+// vmlinux.h first (the kernel's types), then libbpf's headers, then ours.
+// clang-format off
 #include "vmlinux.h"
-
 #include <bpf/bpf_helpers.h>
-
 #include "trace_record.h"
+// clang-format on
 
 struct inflight_key {
   __u32 dev;
@@ -21,11 +22,11 @@ struct inflight_key {
 // Offsets in the tracepoints' records, set by user space (trace_record.h).
 const volatile struct tracepoint_layout layout = {};
 
-#define READ_FIELD(type, ctx, offset)                                    \
-  ({                                                                     \
-    type value_ = 0;                                                     \
+#define READ_FIELD(type, ctx, offset)                                         \
+  ({                                                                          \
+    type value_ = 0;                                                          \
     bpf_probe_read_kernel(&value_, sizeof(value_), (char *)(ctx) + (offset)); \
-    value_;                                                              \
+    value_;                                                                   \
   })
 
 static __always_inline int key_of(void *ctx, __u32 dev_offset, __u32 sector_offset,
@@ -41,16 +42,21 @@ static __always_inline int key_of(void *ctx, __u32 dev_offset, __u32 sector_offs
 // letter: R read, W write, D discard (DE secure erase), F flush, N anything else.
 static __always_inline __u8 rwbs_op(const char *rwbs) {
   char c = rwbs[0];
-  if (c == 'F' && (rwbs[1] == 'R' || rwbs[1] == 'W' || rwbs[1] == 'D' || rwbs[1] == 'N' ||
-                   rwbs[1] == 'F')) {
+  if (c == 'F' &&
+      (rwbs[1] == 'R' || rwbs[1] == 'W' || rwbs[1] == 'D' || rwbs[1] == 'N' || rwbs[1] == 'F')) {
     c = rwbs[1];
   }
   switch (c) {
-    case 'R': return IOTAIL_OP_READ;
-    case 'W': return IOTAIL_OP_WRITE;
-    case 'D': return IOTAIL_OP_TRIM;
-    case 'F': return IOTAIL_OP_FLUSH;
-    default: return IOTAIL_OP_OTHER;
+    case 'R':
+      return IOTAIL_OP_READ;
+    case 'W':
+      return IOTAIL_OP_WRITE;
+    case 'D':
+      return IOTAIL_OP_TRIM;
+    case 'F':
+      return IOTAIL_OP_FLUSH;
+    default:
+      return IOTAIL_OP_OTHER;
   }
 }
 
