@@ -242,6 +242,7 @@ TraceCounters BlockTracer::Counters() const {
   counters.uring_dropped = Load(c.uring_dropped);
   counters.untracked = Load(c.inflight_full);
   counters.rings_full = Load(c.rings_full);
+  counters.missed = impl_->programs->Missed();
   counters.delivered = impl_->delivered.load(std::memory_order_relaxed);
   return counters;
 }

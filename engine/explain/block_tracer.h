@@ -13,7 +13,8 @@
 // program the kernel refused), which the caller says once.
 //
 // Times are CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns), the clock of iotail's own stamps.
-// Nothing is lost silently: a record the ring buffer cannot take is counted (Counters()).
+// Nothing is lost silently: a record the ring buffer cannot take is counted, and so is a hit the
+// kernel did not run a program for (another BPF program was running on that CPU) (Counters()).
 // Costs, per I/O of a traced device: a hash lookup per tracepoint, a hash update at insert/issue
 // and a lookup and delete at completion, one ring-buffer record; other devices pay one lookup.
 //
@@ -79,6 +80,7 @@ struct TraceCounters {
   uint64_t uring_dropped = 0;
   uint64_t untracked = 0;   // requests whose insert/issue could not be remembered (map full)
   uint64_t rings_full = 0;  // rings of the process not remembered (map full)
+  uint64_t missed = 0;      // tracepoint hits the kernel ran no program for (one was running)
   uint64_t delivered = 0;   // events handed to a consumer
 };
 

@@ -36,6 +36,8 @@ LibBpf Load() {
   find(l.program_set_autoload, "bpf_program__set_autoload");
   find(l.program_attach, "bpf_program__attach");
   find(l.program_name, "bpf_program__name");
+  find(l.program_fd, "bpf_program__fd");
+  find(l.obj_get_info_by_fd, "bpf_obj_get_info_by_fd");
   find(l.map_set_max_entries, "bpf_map__set_max_entries");
   find(l.map_fd, "bpf_map__fd");
   find(l.map_update_elem, "bpf_map_update_elem");

@@ -21,6 +21,8 @@ struct LibBpf {
   decltype(&::bpf_program__set_autoload) program_set_autoload;
   decltype(&::bpf_program__attach) program_attach;
   decltype(&::bpf_program__name) program_name;
+  decltype(&::bpf_program__fd) program_fd;
+  decltype(&::bpf_obj_get_info_by_fd) obj_get_info_by_fd;
   decltype(&::bpf_map__set_max_entries) map_set_max_entries;
   decltype(&::bpf_map__fd) map_fd;
   decltype(&::bpf_map_update_elem) map_update_elem;

@@ -96,6 +96,24 @@ class LoadedPrograms : public TracePrograms {
   Skeleton* skeleton() const { return skeleton_; }
   int EventsFd() const override { return Bpf().map_fd(skeleton_->maps.events); }
   const iotail_trace_counters* Counters() const override { return &skeleton_->bss->counters; }
+  uint64_t Missed() const override {
+    const auto& p = skeleton_->progs;
+    const auto& l = skeleton_->links;
+    const std::pair<bpf_program*, bpf_link*> attached[] = {
+        {p.block_insert, l.block_insert},   {p.block_issue, l.block_issue},
+        {p.block_requeue, l.block_requeue}, {p.block_complete, l.block_complete},
+        {p.uring_submit, l.uring_submit},   {p.uring_complete, l.uring_complete}};
+    uint64_t missed = 0;
+    for (const auto& [program, link] : attached) {
+      bpf_prog_info info{};
+      uint32_t length = sizeof(info);
+      if (link != nullptr &&
+          Bpf().obj_get_info_by_fd(Bpf().program_fd(program), &info, &length) == 0) {
+        missed += info.recursion_misses;
+      }
+    }
+    return missed;
+  }
 
   // Sets what both objects share, before loading.
   void Configure(const TraceSetup& setup) {

@@ -38,6 +38,9 @@ class TracePrograms {
   virtual ~TracePrograms() = default;
   virtual int EventsFd() const = 0;                           // the ring buffer map
   virtual const iotail_trace_counters* Counters() const = 0;  // the programs' .bss (mapped)
+  // Runs the kernel skipped: a tracepoint that fired while a BPF program was already running on
+  // that CPU (bpf_prog_info.recursion_misses, Linux 5.12+), summed over the attached programs.
+  virtual uint64_t Missed() const = 0;
 };
 
 // Each throws TraceLoadError (libbpf's own words included) when the kernel refuses.

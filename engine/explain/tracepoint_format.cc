@@ -36,8 +36,8 @@ std::vector<TracepointField> ParseTracepointFormat(std::string_view text) {
     const size_t semicolon = line.find(';');
     if (start == std::string_view::npos || semicolon == std::string_view::npos) continue;
     std::string_view declaration = line.substr(start + 6, semicolon - start - 6);
-    const size_t bracket = declaration.find('[');
-    if (bracket != std::string_view::npos) declaration = declaration.substr(0, bracket);
+    // "char rwbs[10]" names rwbs; "__data_loc char[] cmd" names cmd.
+    if (declaration.ends_with(']')) declaration = declaration.substr(0, declaration.rfind('['));
     const size_t space = declaration.find_last_of(" \t*");
     const std::string_view name =
         space == std::string_view::npos ? declaration : declaration.substr(space + 1);
