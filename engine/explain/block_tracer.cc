@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/explain/libbpf_loader.h"
+#include "engine/explain/trace_device.h"
 #include "engine/explain/trace_programs.h"
 #endif
 
@@ -154,10 +155,25 @@ struct BlockTracer::Impl {
 
 std::variant<std::unique_ptr<BlockTracer>, TracerUnavailable> BlockTracer::Open(
     std::span<const dev_t> devices, pid_t tgid, const BlockTracerOptions& options) {
-  if (devices.size() > 4096 || (devices.empty() && tgid <= 0) || tgid < 0) {
-    return TracerUnavailable{
-        Cause::kBadInput,
-        fmt::format("nothing to trace ({} devices, process {})", devices.size(), tgid)};
+  if (devices.size() > 4096 || (devices.empty() && tgid <= 0) || tgid < 0 ||
+      options.ring_bytes > (size_t{1} << 30)) {
+    return TracerUnavailable{Cause::kBadInput,
+                             fmt::format("nothing to trace, or too much ({} devices, process {}, a "
+                                         "ring buffer of {} bytes)",
+                                         devices.size(), tgid, options.ring_bytes)};
+  }
+  // The tracepoints name whole disks: a partition (or what is no block device) would match
+  // nothing, silently.
+  for (const dev_t dev : devices) {
+    const auto device = TraceDeviceOf(dev);
+    if (const auto* why = std::get_if<std::string>(&device)) {
+      return TracerUnavailable{Cause::kBadInput, *why};
+    }
+    if (const dev_t disk = std::get<TraceDevice>(device).disk; disk != dev) {
+      return TracerUnavailable{Cause::kBadInput,
+                               fmt::format("device {}:{} is a partition of {}:{}: trace the disk",
+                                           major(dev), minor(dev), major(disk), minor(disk))};
+    }
   }
   try {
     Bpf();

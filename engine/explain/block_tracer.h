@@ -112,9 +112,10 @@ struct TracerUnavailable {
 
 class BlockTracer {
  public:
-  // Traces the requests of `devices` (as st_rdev or st_dev give them; a partition's requests are
-  // its disk's: pass the disk, TraceDeviceOf() says which) and, when tgid is not 0, the io_uring
-  // submissions and completions of process `tgid`. At most 4096 devices.
+  // Traces the requests of `devices`, whole disks as TraceDeviceOf() gives them (a partition's
+  // requests are its disk's; a partition or what is no block device is refused, kBadInput), and,
+  // when tgid is not 0, the io_uring submissions and completions of process `tgid`. At most 4096
+  // devices, a ring buffer of at most 1 GiB.
   static std::variant<std::unique_ptr<BlockTracer>, TracerUnavailable> Open(
       std::span<const dev_t> devices, pid_t tgid, const BlockTracerOptions& options = {});
 

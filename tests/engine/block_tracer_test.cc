@@ -164,11 +164,17 @@ TEST(BlockTracerTest, DeviceStageIsTheBackingFilesLatency) {
   EXPECT_LT(fast_p50, 0.1);
 }
 
-TEST(BlockTracerTest, NothingToTraceIsRefusedWithAReason) {
-  const auto opened = BlockTracer::Open({}, 0);
-  const auto* why = std::get_if<engine::TracerUnavailable>(&opened);
-  ASSERT_NE(why, nullptr);
-  EXPECT_FALSE(why->reason.empty());
+TEST(BlockTracerTest, NothingToTraceOrNoDiskIsRefusedWithAReason) {
+  auto refused = [](std::span<const dev_t> devices, pid_t tgid) {
+    const auto opened = BlockTracer::Open(devices, tgid);
+    const auto* why = std::get_if<engine::TracerUnavailable>(&opened);
+    return why != nullptr ? why->reason : std::string("opened");
+  };
+  EXPECT_NE(refused({}, 0).find("nothing to trace"), std::string::npos);
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/shm", &st), 0);
+  const dev_t tmpfs = st.st_dev;  // no block device: would match nothing
+  EXPECT_NE(refused(std::span(&tmpfs, 1), 0).find("not a block device"), std::string::npos);
 }
 
 }  // namespace

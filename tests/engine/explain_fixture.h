@@ -33,7 +33,7 @@ inline uint64_t MonotonicNs() {
 // The output of a shell command and its exit status.
 inline std::pair<int, std::string> RunShell(const std::string& command) {
   std::string output;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  FILE* pipe = ::popen(("{ " + command + "; } 2>&1").c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
   char buffer[512];
   while (std::fgets(buffer, sizeof(buffer), pipe)) output += buffer;
@@ -49,7 +49,8 @@ class LoopDevice {
   LoopDevice(const LoopDevice&) = delete;
   LoopDevice& operator=(const LoopDevice&) = delete;
   ~LoopDevice() {
-    if (!path_.empty()) RunShell("losetup -d " + path_);
+    // Partitions added with partx outlive the loop device unless removed first.
+    if (!path_.empty()) RunShell("partx -d " + path_ + "; losetup -d " + path_);
     if (!owned_file_.empty()) std::filesystem::remove(owned_file_);
   }
 

@@ -158,5 +158,45 @@ TEST(BlockTracerTest, FileOffsetsMapToTheSectorsTracedOnItsDevice) {
   }
 }
 
+// A partition's I/O is traced on its disk, at the partition's first sector plus the offset; the
+// partition itself is refused (the tracepoints never name it).
+TEST(BlockTracerTest, PartitionIsTracedOnItsDiskFromItsFirstSector) {
+  LoopDevice disk;
+  if (std::string why = disk.AttachNewFile(32 << 20); !why.empty()) GTEST_SKIP() << why;
+  if (RunShell("command -v sfdisk").first != 0) GTEST_SKIP() << "sfdisk not installed (fdisk)";
+  ASSERT_EQ(RunShell("printf 'label: gpt\\n,16M\\n,\\n' | sfdisk -q " + disk.path()).first, 0);
+  RunShell("partx -u " + disk.path() + " || blockdev --rereadpt " + disk.path());
+  const std::string part = disk.path() + "p2";
+  if (!std::filesystem::exists(part)) GTEST_SKIP() << "no partition devices for " << disk.path();
+  // The second partition's start, as sfdisk tells it ("...p2 : start=       34816, size=...").
+  const auto [status, dump] = RunShell("sfdisk -d " + disk.path() + " | grep '^" + part + " '");
+  ASSERT_EQ(status, 0) << dump;
+  const uint64_t start = std::stoull(dump.substr(dump.find("start=") + 6));
+
+  const auto device = engine::TraceDeviceOf(part);
+  ASSERT_TRUE(std::holds_alternative<TraceDevice>(device)) << std::get<std::string>(device);
+  EXPECT_EQ(std::get<TraceDevice>(device).disk, disk.rdev());
+  EXPECT_EQ(std::get<TraceDevice>(device).start_sector, start);
+  EXPECT_FALSE(std::get<TraceDevice>(device).through_filesystem);
+
+  struct stat st {};
+  ASSERT_EQ(::stat(part.c_str(), &st), 0);
+  const dev_t part_dev = st.st_rdev, disk_dev = disk.rdev();
+  const auto refused = engine::BlockTracer::Open(std::span(&part_dev, 1), 0);
+  if (const auto* why = std::get_if<engine::TracerUnavailable>(&refused)) {
+    EXPECT_NE(why->reason.find("partition"), std::string::npos) << why->reason;
+  } else {
+    ADD_FAILURE() << "a partition was accepted: its requests are named by its disk";
+  }
+  std::unique_ptr<engine::BlockTracer> tracer;
+  IOTAIL_OPEN_TRACER_OR_SKIP(tracer, std::span(&disk_dev, 1), 0);
+  DirectReads(part, {4096, 1 << 20});
+  Collector seen;
+  PollUntil(*tracer, seen, [&] { return seen.block.size() >= 2; });
+  ASSERT_EQ(seen.block.size(), 2u);
+  EXPECT_EQ(seen.block[0].sector, start + 4096 / 512);
+  EXPECT_EQ(seen.block[1].sector, start + (1 << 20) / 512);
+}
+
 }  // namespace
 }  // namespace iotail::testing
