@@ -112,7 +112,9 @@ IoUringEvent Decode(const iotail_uring_record& r) {
   return e;
 }
 
-uint64_t Load(const uint64_t& counter) { return __atomic_load_n(&counter, __ATOMIC_RELAXED); }
+uint64_t LoadCounter(const uint64_t& counter) {
+  return __atomic_load_n(&counter, __ATOMIC_RELAXED);
+}
 
 }  // namespace
 
@@ -252,12 +254,12 @@ TraceCounters BlockTracer::Counters() const {
   if (!impl_->programs) return impl_->closed;
   const iotail_trace_counters& c = *impl_->programs->Counters();
   TraceCounters counters;
-  counters.block_records = Load(c.block_records);
-  counters.block_dropped = Load(c.block_dropped);
-  counters.uring_records = Load(c.uring_records);
-  counters.uring_dropped = Load(c.uring_dropped);
-  counters.untracked = Load(c.inflight_full);
-  counters.rings_full = Load(c.rings_full);
+  counters.block_records = LoadCounter(c.block_records);
+  counters.block_dropped = LoadCounter(c.block_dropped);
+  counters.uring_records = LoadCounter(c.uring_records);
+  counters.uring_dropped = LoadCounter(c.uring_dropped);
+  counters.untracked = LoadCounter(c.inflight_full);
+  counters.rings_full = LoadCounter(c.rings_full);
   counters.missed = impl_->programs->Missed();
   counters.delivered = impl_->delivered.load(std::memory_order_relaxed);
   return counters;

@@ -12,7 +12,7 @@
 namespace iotail::engine {
 namespace {
 
-constexpr uint32_t kBatch = 256;  // extents per FIEMAP call
+constexpr uint32_t kExtentsPerCall = 256;  // extents per FIEMAP call
 constexpr uint32_t kNoDeviceBlock = FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
                                     FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_DATA_INLINE |
                                     FIEMAP_EXTENT_DATA_TAIL | FIEMAP_EXTENT_UNWRITTEN |
@@ -21,7 +21,7 @@ constexpr uint32_t kNoDeviceBlock = FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALL
 }  // namespace
 
 FileExtents FileExtents::Of(int fd, const std::string& path) {
-  std::vector<uint8_t> buffer(sizeof(fiemap) + kBatch * sizeof(fiemap_extent));
+  std::vector<uint8_t> buffer(sizeof(fiemap) + kExtentsPerCall * sizeof(fiemap_extent));
   auto* map = reinterpret_cast<fiemap*>(buffer.data());
   std::vector<FileExtent> extents;
   uint64_t start = 0;
@@ -30,7 +30,7 @@ FileExtents FileExtents::Of(int fd, const std::string& path) {
     map->fm_start = start;
     map->fm_length = FIEMAP_MAX_OFFSET - start;
     map->fm_flags = FIEMAP_FLAG_SYNC;
-    map->fm_extent_count = kBatch;
+    map->fm_extent_count = kExtentsPerCall;
     if (::ioctl(fd, FS_IOC_FIEMAP, map) != 0) {
       throw std::system_error(errno, std::generic_category(),
                               fmt::format("FIEMAP of '{}' (where its blocks lie)", path));
@@ -43,7 +43,7 @@ FileExtents FileExtents::Of(int fd, const std::string& path) {
       last = last || (e.fe_flags & FIEMAP_EXTENT_LAST);
     }
     const FileExtent& back = extents.back();
-    if (last || map->fm_mapped_extents < kBatch) break;
+    if (last || map->fm_mapped_extents < kExtentsPerCall) break;
     start = back.logical + back.length;
   }
   return FileExtents(std::move(extents));

@@ -10,20 +10,20 @@
 namespace iotail::engine {
 namespace {
 
-constexpr const char* kLibrary = "libbpf.so.1";
+constexpr const char* kLibbpf = "libbpf.so.1";
 
-LibBpf Load() {
-  void* library = ::dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+LibBpf LoadLibbpf() {
+  void* library = ::dlopen(kLibbpf, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* why = ::dlerror();
-    throw std::runtime_error(fmt::format("--explain needs {} (Debian package libbpf1): {}",
-                                         kLibrary, why ? why : "not found"));
+    throw std::runtime_error(fmt::format("--explain needs {} (Debian package libbpf1): {}", kLibbpf,
+                                         why ? why : "not found"));
   }
   // Kept loaded for the life of the process: programs and ring buffers may outlive any one user.
   auto find = [&](auto& function, const char* name) {
     void* symbol = ::dlsym(library, name);
     if (symbol == nullptr) {
-      throw std::runtime_error(fmt::format("{} has no {}: too old a libbpf?", kLibrary, name));
+      throw std::runtime_error(fmt::format("{} has no {}: too old a libbpf?", kLibbpf, name));
     }
     function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(symbol);
   };
@@ -52,7 +52,8 @@ LibBpf Load() {
 }  // namespace
 
 const LibBpf& Bpf() {
-  static const LibBpf library = Load();  // a failed load throws, and the next call tries again
+  static const LibBpf library =
+      LoadLibbpf();  // a failed load throws, and the next call tries again
   return library;
 }
 
