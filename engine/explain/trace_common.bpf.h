@@ -65,14 +65,16 @@ static __always_inline void track_insert(IOTAIL_INFLIGHT_KEY *key, __u64 now) {
   }
 }
 
+// Most requests are issued directly (no scheduler: no insert), so the issue tries to add the
+// request first and looks up the entry only when it is there already (inserted, or requeued).
 static __always_inline void track_issue(IOTAIL_INFLIGHT_KEY *key, __u64 now) {
+  struct inflight_request value = {.issue_ns = now};
+  const long added = bpf_map_update_elem(&inflight, key, &value, BPF_NOEXIST);
+  if (added == 0) return;
   struct inflight_request *tracked = bpf_map_lookup_elem(&inflight, key);
   if (tracked) {
     tracked->issue_ns = now;
-    return;
-  }
-  struct inflight_request value = {.issue_ns = now};
-  if (bpf_map_update_elem(&inflight, key, &value, BPF_ANY) != 0) {
+  } else {
     __sync_fetch_and_add(&counters.inflight_full, 1);
   }
 }
