@@ -164,6 +164,27 @@ TEST(BlockTracerTest, DeviceStageIsTheBackingFilesLatency) {
   EXPECT_LT(fast_p50, 0.1);
 }
 
+// A ring buffer of one page, not drained during 300 reads: what it cannot take is counted, and
+// what was delivered plus what was dropped is every read.
+TEST(BlockTracerTest, RecordsTheRingCannotTakeAreCounted) {
+  LoopDevice loop;
+  if (std::string why = loop.AttachNewFile(16 << 20); !why.empty()) GTEST_SKIP() << why;
+  const dev_t dev = loop.rdev();
+  std::unique_ptr<BlockTracer> tracer;
+  IOTAIL_OPEN_TRACER_OR_SKIP(tracer, std::span(&dev, 1), 0, {.ring_bytes = 4096});
+  std::vector<uint64_t> offsets;
+  for (uint64_t i = 0; i < 300; ++i) offsets.push_back(i * 3 * 4096);
+  DirectReads(loop.path(), offsets);
+  Collector seen;
+  tracer->Drain(seen);
+  const engine::TraceCounters counters = tracer->Counters();
+  EXPECT_GT(counters.block_dropped, 0u);
+  EXPECT_LT(seen.block.size(), offsets.size());
+  EXPECT_EQ(seen.block.size() + counters.block_dropped, offsets.size());
+  EXPECT_EQ(counters.block_records, seen.block.size());
+  EXPECT_EQ(counters.delivered, seen.block.size());
+}
+
 TEST(BlockTracerTest, NothingToTraceOrNoDiskIsRefusedWithAReason) {
   auto refused = [](std::span<const dev_t> devices, pid_t tgid) {
     const auto opened = BlockTracer::Open(devices, tgid);
