@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "engine/explain/block_tracer.h"
+#include "tests/cli/cli_test_util.h"
 
 namespace iotail::testing {
 
@@ -30,16 +31,12 @@ inline uint64_t MonotonicNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// The output of a shell command and its exit status.
+// A shell command's exit status and its output (standard error included), without the last
+// newline.
 inline std::pair<int, std::string> RunShell(const std::string& command) {
-  std::string output;
-  FILE* pipe = ::popen(("{ " + command + "; } 2>&1").c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  char buffer[512];
-  while (std::fgets(buffer, sizeof(buffer), pipe)) output += buffer;
-  const int status = ::pclose(pipe);
-  while (!output.empty() && output.back() == '\n') output.pop_back();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  CommandResult r = Capture("{ " + command + "; } 2>&1");
+  while (!r.out.empty() && r.out.back() == '\n') r.out.pop_back();
+  return {r.status, r.out};
 }
 
 // A loop device (direct I/O) over `backing`, or over a new file of `bytes` in /dev/shm.
