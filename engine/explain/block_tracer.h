@@ -65,7 +65,8 @@ struct IoUringEvent {
   pid_t tid = 0;           // the thread the tracepoint fired on
 };
 
-// What Poll and Drain hand the events to, on the polling thread.
+// What Poll and Drain hand the events to, on the polling thread. Its calls come from inside
+// libbpf's C code: they must not throw.
 class TraceConsumer {
  public:
   virtual ~TraceConsumer() = default;

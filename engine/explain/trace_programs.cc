@@ -79,8 +79,10 @@ class PrintCapture {
   libbpf_print_fn_t previous_ = nullptr;
 };
 
+// EACCES is also the verifier's refusal of a program (the rights were checked before loading):
+// a refusal, after which the plain tracepoints are tried.
 Cause CauseOf(int error) {
-  if (error == EPERM || error == EACCES) return Cause::kNoRights;
+  if (error == EPERM) return Cause::kNoRights;
   if (error == ENOENT) return Cause::kNoTracepoint;
   return Cause::kRefused;
 }
