@@ -19,9 +19,12 @@ run_packages=(
   liburing-dev libaio-dev libboost-program-options-dev libfmt-dev libblkid-dev nlohmann-json3-dev
   nettle-dev
 )
-# The tests, the golden data, packaging and the benchmarks.
+# The tests, the golden data, packaging and the benchmarks; and what builds the BPF tracer of
+# --explain (optional: without it the build goes on and --explain says why it explains nothing):
+# libbpf's headers (libbpf-dev; libbpf1 itself is loaded with dlopen), bpftool for vmlinux.h and
+# the skeletons, clang to compile the programs (-target bpf) and llvm to strip them.
 test_packages=(
-  clang make git googletest libgtest-dev nlohmann-json3-dev
+  clang llvm libbpf-dev bpftool make git googletest libgtest-dev nlohmann-json3-dev
   fio python3 python3-numpy python3-pandas
   util-linux hyperfine strace valgrind
   nbdkit libnbd-bin libnbd-dev fuse3 e2fsprogs fdisk lvm2 mdadm

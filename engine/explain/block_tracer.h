@@ -1,0 +1,147 @@
+// BlockTracer: the kernel's view of a run's I/O, from BPF programs on the block and io_uring
+// tracepoints, for `--explain` (issue 34). For each request completed on one of the run's devices
+// it hands over a BlockRequestEvent (device, sector, length, operation, the times of insert, issue
+// and completion, the request's own allocation time, the error); for each io_uring submission and
+// completion of the run's process an IoUringEvent carrying the SQE's user_data, so that a caller
+// can join both to its own I/Os (by device and sector, or by user_data) and split their latency
+// into stages. Other devices' and other processes' events are dropped inside the BPF programs.
+//
+// Attaching: typed raw tracepoints (tp_btf, CO-RE against the kernel's BTF) where they load, else
+// plain tracepoints (fields at the offsets of tracefs's format files). Open() is the probe and the
+// setup in one: it returns the tracer or, never throwing for what the machine lacks, the reason
+// there is none (built without the BPF component, libbpf missing, no rights, no tracepoint, a
+// program the kernel refused), which the caller says once.
+//
+// Times are CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns), the clock of iotail's own stamps.
+// Nothing is lost silently: a record the ring buffer cannot take is counted, and so is a hit the
+// kernel did not run a program for (another BPF program was running on that CPU) (Counters()).
+// Costs, per I/O of a traced device: a hash lookup per tracepoint, a hash update at insert/issue
+// and a lookup and delete at completion, one ring-buffer record; other devices pay one lookup.
+//
+// Threads: thread-compatible. One thread at a time calls Poll, Drain, Close and the destructor
+// (the drain runs on a thread of its own in a run); Counters() may be called from any thread
+// concurrently with Poll and Drain, not with Close. The consumer is called on the polling thread.
+// Not for the I/O hot path: Open loads programs (tens of milliseconds), Poll allocates nothing.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <variant>
+
+namespace iotail::engine {
+
+enum class BlockOp : uint8_t { kRead, kWrite, kTrim, kFlush, kOther };
+
+// A request of a traced device completed (or part of it: `partial`).
+struct BlockRequestEvent {
+  dev_t dev = 0;        // the whole disk (makedev: as st_rdev), even for a partition's I/O
+  uint64_t sector = 0;  // 512-byte sectors from the start of the disk
+  uint32_t nr_sector = 0;
+  BlockOp op = BlockOp::kOther;
+  int32_t error = 0;       // 0 or -errno
+  uint32_t cpu = 0;        // the CPU the completion ran on
+  uint64_t insert_ns = 0;  // into the scheduler or software queue; 0: issued directly, or unseen
+  uint64_t issue_ns = 0;   // to the driver; 0: not seen (issued before the tracer attached)
+  uint64_t complete_ns = 0;
+  uint64_t alloc_ns = 0;  // the request's start_time_ns (typed tracepoints only), 0 when unset
+  uint64_t kernel_issue_ns = 0;  // its io_start_time_ns (typed only, QUEUE_FLAG_STATS), or 0
+  bool partial = false;          // more of the request completes later (typed tracepoints only)
+  bool requeued = false;         // the driver requeued it: issue_ns is the last issue
+};
+
+struct IoUringEvent {
+  enum class Kind : uint8_t { kSubmit, kComplete };
+  Kind kind = Kind::kSubmit;
+  uint64_t time_ns = 0;
+  uint64_t ring = 0;       // the ring's identity (its kernel context's address)
+  uint64_t user_data = 0;  // the SQE's user_data, as the CQE carries it
+  int32_t res = 0;         // completion: bytes or -errno
+  uint8_t opcode = 0;      // submission: IORING_OP_*
+  pid_t tid = 0;           // the thread the tracepoint fired on
+};
+
+// What Poll and Drain hand the events to, on the polling thread. Its calls come from inside
+// libbpf's C code: they must not throw.
+class TraceConsumer {
+ public:
+  virtual ~TraceConsumer() = default;
+  virtual void OnBlockRequest(const BlockRequestEvent& event) = 0;
+  virtual void OnIoUring(const IoUringEvent& event) = 0;
+};
+
+struct TraceCounters {
+  uint64_t block_records = 0;  // written by the programs
+  uint64_t block_dropped = 0;  // lost: the ring buffer was full
+  uint64_t uring_records = 0;
+  uint64_t uring_dropped = 0;
+  uint64_t untracked = 0;   // requests whose insert/issue could not be remembered (map full)
+  uint64_t rings_full = 0;  // rings of the process not remembered (map full)
+  uint64_t missed = 0;      // tracepoint hits the kernel ran no program for (one was running)
+  uint64_t delivered = 0;   // events handed to a consumer
+};
+
+enum class TracerAttach {
+  kAuto,         // typed raw tracepoints, else plain tracepoints
+  kTyped,        // typed raw tracepoints only
+  kTracepoints,  // plain tracepoints only (tracefs)
+};
+
+struct BlockTracerOptions {
+  TracerAttach attach = TracerAttach::kAuto;
+  size_t ring_bytes = size_t{4} << 20;  // the ring buffer (rounded up to a power of two pages)
+};
+
+// Why there is no tracer, in words a user can act on ("built without libbpf's headers...", "no
+// rights to load BPF programs (CAP_BPF and CAP_PERFMON, or root)", ...).
+struct TracerUnavailable {
+  enum class Cause : uint8_t {
+    kNotBuilt,
+    kNoLibrary,
+    kNoRights,
+    kNoTracepoint,
+    kRefused,
+    kBadInput
+  };
+  Cause cause = Cause::kRefused;
+  std::string reason;
+};
+
+class BlockTracer {
+ public:
+  // Traces the requests of `devices`, whole disks as TraceDeviceOf() gives them (a partition's
+  // requests are its disk's; a partition or what is no block device is refused, kBadInput), and,
+  // when tgid is not 0, the io_uring submissions and completions of process `tgid`. At most 4096
+  // devices, a ring buffer of at most 1 GiB.
+  static std::variant<std::unique_ptr<BlockTracer>, TracerUnavailable> Open(
+      std::span<const dev_t> devices, pid_t tgid, const BlockTracerOptions& options = {});
+
+  ~BlockTracer();
+  BlockTracer(const BlockTracer&) = delete;
+  BlockTracer& operator=(const BlockTracer&) = delete;
+
+  // Waits up to `timeout` for records (woken early when a quarter of the ring buffer is waiting),
+  // then hands every waiting one to `consumer`. Returns how many.
+  size_t Poll(TraceConsumer& consumer, std::chrono::milliseconds timeout);
+  // Hands every waiting record to `consumer` without waiting. Returns how many.
+  size_t Drain(TraceConsumer& consumer);
+  // Detaches the programs and frees the maps; records not drained are lost (drain first). Also
+  // done by the destructor; after it, Poll and Drain return 0.
+  void Close();
+
+  TraceCounters Counters() const;
+  // "typed raw tracepoints" or "tracepoints": how the programs are attached.
+  const char* Attachment() const;
+
+  struct Impl;
+
+ private:
+  explicit BlockTracer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace iotail::engine

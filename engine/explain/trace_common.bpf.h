@@ -1,0 +1,141 @@
+// What both BPF objects of BlockTracer share (included by block_trace_btf.bpf.c and
+// block_trace_tp.bpf.c after vmlinux.h and trace_record.h): the maps, the counters, the settings
+// user space writes before loading (.rodata), and the request tracking from insert/issue to
+// completion. IOTAIL_INFLIGHT_KEY, the key of a request in flight, may be defined first (the typed
+// programs key by the request's address, the plain ones by device and sector).
+#pragma once
+
+#ifndef IOTAIL_INFLIGHT_KEY
+#define IOTAIL_INFLIGHT_KEY __u64
+#endif
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+// Set by user space before loading.
+const volatile __u32 target_tgid = 0;         // the process whose io_uring events are kept; 0: none
+const volatile __u64 wakeup_bytes = 1 << 20;  // wake the reader when this much is waiting
+
+struct iotail_trace_counters counters = {};
+
+// The traced devices (kernel dev_t); max_entries set by user space to their number.
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u8);
+} devices SEC(".maps");
+
+struct inflight_request {
+  __u64 insert_ns;
+  __u64 issue_ns;
+  __u32 requeued;
+  __u32 reserved;
+};
+
+// Requests of the traced devices between insert (or issue) and completion.
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __type(key, IOTAIL_INFLIGHT_KEY);
+  __type(value, struct inflight_request);
+} inflight SEC(".maps");
+
+// The io_uring rings (io_ring_ctx addresses) the process submitted to.
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 1024);
+  __type(key, __u64);
+  __type(value, __u8);
+} rings SEC(".maps");
+
+// The records; its size is set by user space (a power of two, a multiple of the page size).
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 22);
+} events SEC(".maps");
+
+static __always_inline int traced_device(__u32 dev) {
+  return bpf_map_lookup_elem(&devices, &dev) != 0;
+}
+
+static __always_inline void track_insert(IOTAIL_INFLIGHT_KEY *key, __u64 now) {
+  struct inflight_request value = {.insert_ns = now};
+  if (bpf_map_update_elem(&inflight, key, &value, BPF_ANY) != 0) {
+    __sync_fetch_and_add(&counters.inflight_full, 1);
+  }
+}
+
+// Most requests are issued directly (no scheduler: no insert), so the issue tries to add the
+// request first and looks up the entry only when it is there already (inserted, or requeued).
+static __always_inline void track_issue(IOTAIL_INFLIGHT_KEY *key, __u64 now) {
+  struct inflight_request value = {.issue_ns = now};
+  const long added = bpf_map_update_elem(&inflight, key, &value, BPF_NOEXIST);
+  if (added == 0) return;
+  struct inflight_request *tracked = bpf_map_lookup_elem(&inflight, key);
+  if (tracked) {
+    tracked->issue_ns = now;
+  } else {
+    __sync_fetch_and_add(&counters.inflight_full, 1);
+  }
+}
+
+static __always_inline void track_requeue(IOTAIL_INFLIGHT_KEY *key) {
+  struct inflight_request *tracked = bpf_map_lookup_elem(&inflight, key);
+  if (tracked) tracked->requeued = 1;
+}
+
+// Copies the insert and issue times into `r` and forgets the request once it is complete.
+static __always_inline void fill_tracked(struct iotail_block_record *r, IOTAIL_INFLIGHT_KEY *key,
+                                         int final) {
+  struct inflight_request *tracked = bpf_map_lookup_elem(&inflight, key);
+  if (tracked) {
+    r->insert_ns = tracked->insert_ns;
+    r->issue_ns = tracked->issue_ns;
+    if (tracked->requeued) r->flags |= IOTAIL_BLOCK_REQUEUED;
+    if (final) bpf_map_delete_elem(&inflight, key);
+  } else {
+    r->insert_ns = 0;
+    r->issue_ns = 0;
+  }
+  if (!r->issue_ns) r->flags |= IOTAIL_BLOCK_ISSUE_UNSEEN;
+}
+
+// Submits a reserved record, waking the reader only once wakeup_bytes are waiting (a wakeup per
+// record would cost more than the record).
+static __always_inline void submit_record(void *record, __u64 *counter) {
+  __sync_fetch_and_add(counter, 1);
+  __u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+                                                                              : BPF_RB_NO_WAKEUP;
+  bpf_ringbuf_submit(record, flags);
+}
+
+// A completion belongs to the process when its ring is one the process submitted to (completions
+// may be posted from other tasks), or when it runs in the process.
+static __always_inline int our_ring(__u64 ring) {
+  if (bpf_map_lookup_elem(&rings, &ring)) return 1;
+  return (bpf_get_current_pid_tgid() >> 32) == target_tgid;
+}
+
+static __always_inline void emit_uring(__u32 kind, __u64 now, __u64 ring, __u64 user_data,
+                                       __s32 res, __u8 opcode, int remember_ring) {
+  if (remember_ring && !bpf_map_lookup_elem(&rings, &ring)) {
+    __u8 one = 1;
+    if (bpf_map_update_elem(&rings, &ring, &one, BPF_NOEXIST) == -7 /* -E2BIG */) {
+      __sync_fetch_and_add(&counters.rings_full, 1);
+    }
+  }
+  struct iotail_uring_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+  if (!r) {
+    __sync_fetch_and_add(&counters.uring_dropped, 1);
+    return;
+  }
+  r->kind = kind;
+  r->tid = (__u32)bpf_get_current_pid_tgid();
+  r->time_ns = now;
+  r->ring = ring;
+  r->user_data = user_data;
+  r->res = res;
+  r->opcode = opcode;
+  r->reserved[0] = r->reserved[1] = r->reserved[2] = 0;
+  submit_record(r, &counters.uring_records);
+}

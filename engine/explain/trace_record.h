@@ -1,0 +1,83 @@
+// The records the BPF programs of engine/explain/ (block_trace_btf.bpf.c, block_trace_tp.bpf.c)
+// write into their ring buffer, and the counters they keep in their .bss: one layout, read by the
+// programs (C, clang -target bpf, with vmlinux.h) and by BlockTracer (C++), so both include this
+// file and nothing else defines it. Plain data, fixed-width fields, no padding left implicit; a
+// change here changes both sides at the next build. Times are bpf_ktime_get_ns(): CLOCK_MONOTONIC.
+// Devices are the kernel's dev_t (major << 20 | minor), as the block tracepoints give them.
+#pragma once
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+enum iotail_trace_kind {
+  IOTAIL_TRACE_BLOCK = 1,           // struct iotail_block_record
+  IOTAIL_TRACE_URING_SUBMIT = 2,    // struct iotail_uring_record
+  IOTAIL_TRACE_URING_COMPLETE = 3,  // struct iotail_uring_record
+};
+
+enum iotail_block_op {
+  IOTAIL_OP_READ = 0,
+  IOTAIL_OP_WRITE = 1,
+  IOTAIL_OP_TRIM = 2,  // discard or secure erase
+  IOTAIL_OP_FLUSH = 3,
+  IOTAIL_OP_OTHER = 4,  // write zeroes, zone management, driver-private...
+};
+
+enum iotail_block_flags {
+  IOTAIL_BLOCK_PARTIAL = 1,       // a completion of part of the request (more follow)
+  IOTAIL_BLOCK_REQUEUED = 2,      // the driver requeued it at least once; issue is the last one
+  IOTAIL_BLOCK_STATUS = 4,        // `error` holds a blk_status_t (typed path), not -errno
+  IOTAIL_BLOCK_ISSUE_UNSEEN = 8,  // no issue was seen (issued before the tracer attached)
+};
+
+// A request completed (wholly, or partly: IOTAIL_BLOCK_PARTIAL) on a traced device.
+struct iotail_block_record {
+  __u32 kind;  // IOTAIL_TRACE_BLOCK
+  __u32 dev;
+  __u64 sector;  // 512-byte sectors from the start of the whole disk
+  __u32 nr_sector;
+  __u8 op;     // enum iotail_block_op
+  __u8 flags;  // enum iotail_block_flags
+  __u16 reserved;
+  __s32 error;        // 0, -errno (tracepoints) or a blk_status_t (typed, with IOTAIL_BLOCK_STATUS)
+  __u32 cpu;          // CPU the completion ran on
+  __u64 insert_ns;    // block_rq_insert, 0 when issued directly (no scheduler queue)
+  __u64 issue_ns;     // block_rq_issue, 0 when unseen
+  __u64 complete_ns;  // block_rq_complete
+  __u64 alloc_ns;     // request->start_time_ns (typed only), 0 when the kernel did not set it
+  __u64 kernel_issue_ns;  // request->io_start_time_ns (typed only; QUEUE_FLAG_STATS), else 0
+};
+
+// io_uring_submit_req or io_uring_complete of the traced process's rings.
+struct iotail_uring_record {
+  __u32 kind;  // IOTAIL_TRACE_URING_SUBMIT or IOTAIL_TRACE_URING_COMPLETE
+  __u32 tid;   // the thread the tracepoint fired on
+  __u64 time_ns;
+  __u64 ring;  // the io_ring_ctx's address: an opaque identity of the ring
+  __u64 user_data;
+  __s32 res;    // completion: bytes or -errno; submission: 0
+  __u8 opcode;  // submission: IORING_OP_*; completion: 0 (the tracepoint does not carry it)
+  __u8 reserved[3];
+};
+
+// Kept by the programs in .bss (memory-mapped: user space reads them without a syscall).
+struct iotail_trace_counters {
+  __u64 block_records;  // records written
+  __u64 block_dropped;  // records lost: the ring buffer was full
+  __u64 uring_records;
+  __u64 uring_dropped;
+  __u64 inflight_full;  // requests not tracked between insert/issue and complete: map full
+  __u64 rings_full;     // rings of the process not remembered: map full
+};
+
+// Where the plain-tracepoint programs read each field (offsets in the tracepoints' records, from
+// tracefs's events/<group>/<name>/format), written by user space before loading.
+struct tracepoint_layout {
+  __u32 insert_dev, insert_sector;
+  __u32 issue_dev, issue_sector;
+  __u32 requeue_dev, requeue_sector;
+  __u32 complete_dev, complete_sector, complete_nr_sector, complete_error, complete_rwbs;
+  __u32 submit_ctx, submit_user_data, submit_opcode;
+  __u32 cqe_ctx, cqe_user_data, cqe_res;
+};
