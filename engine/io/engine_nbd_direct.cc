@@ -213,10 +213,11 @@ class NbdDirectEngine final : public BoundedWaitEngine {
                     h);
     }
     char line[768];
-    const int n = std::snprintf(line, sizeof line,
-                                "iotail: nbd: the server at '%s' broke the NBD protocol: %s; its "
-                                "connection is dropped and its I/Os fail with EPROTO\n",
-                                uri_.c_str(), what);
+    const int n =
+        std::snprintf(line, sizeof line,
+                      "iotail run: nbd: the server at '%s' broke the NBD protocol: %s; its "
+                      "connection is dropped and its I/Os fail with EPROTO\n",
+                      uri_.c_str(), what);
     if (n > 0) {
       [[maybe_unused]] const ssize_t w =
           ::write(STDERR_FILENO, line, std::min(static_cast<size_t>(n), sizeof line - 1));

@@ -106,32 +106,38 @@ TEST_P(RunNbdMisbehavingTest, RuntimeEndsARunAgainstASlowDripServer) {
   ExpectStuckReadsGivenUp(Summary(), Log());
 }
 
-TEST_P(RunNbdMisbehavingTest, SigintEndsARunAgainstASlowDripServerWithinTheGrace) {
-  MisbehavingNbdServer server(Misbehaving(MisbehavingNbdServer::kSlowDrip));
-  ASSERT_EQ(server.Start(), "");
-  std::vector<std::string> args = kDripJob;
-  args.push_back("--runtime=60");
-  ChildProcess run;
-  Spawn(run, server.uri(), args);
-  // Until the drip has begun (the 21st reply), then a little into it.
-  const auto deadline = SteadyClock::now() + std::chrono::seconds(5);
-  while (server.replies() < 21 && SteadyClock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_GE(server.replies(), 21u) << Log();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  ASSERT_TRUE(run.Running()) << Log();
-  run.Signal(SIGINT);
-  const auto signalled = SteadyClock::now();
-  ASSERT_TRUE(run.WaitFor(std::chrono::seconds(8))) << "still running 8 s after SIGINT: " << Log();
-  // The worker waits Worker::kStopGraceNs (1 s) for what is in flight, then gives it up.
-  EXPECT_LT(Seconds(SteadyClock::now() - signalled).count(), 2.5) << Log();
-  EXPECT_EQ(run.status(), 130) << Log();
-  EXPECT_NE(Log().find("interrupted by SIGINT"), std::string::npos) << Log();
-  const json j = Summary();
-  ExpectStuckReadsGivenUp(j, Log());
-  if (!j.is_discarded()) {
-    EXPECT_EQ(j["iotail_run"]["interrupted"], true);
+TEST_P(RunNbdMisbehavingTest, SignalEndsARunAgainstASlowDripServerWithinTheGrace) {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    MisbehavingNbdServer server(Misbehaving(MisbehavingNbdServer::kSlowDrip));
+    ASSERT_EQ(server.Start(), "");
+    std::vector<std::string> args = kDripJob;
+    args.push_back("--runtime=60");
+    ChildProcess run;
+    Spawn(run, server.uri(), args);
+    // Until the drip has begun (the 21st reply), then a little into it.
+    const auto deadline = SteadyClock::now() + std::chrono::seconds(5);
+    while (server.replies() < 21 && SteadyClock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_GE(server.replies(), 21u) << Log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_TRUE(run.Running()) << Log();
+    run.Signal(sig);
+    const auto signalled = SteadyClock::now();
+    ASSERT_TRUE(run.WaitFor(std::chrono::seconds(8)))
+        << "still running 8 s after SIG" << sigabbrev_np(sig) << ": " << Log();
+    // The worker waits Worker::kStopGraceNs (1 s) for what is in flight, then gives it up.
+    EXPECT_LT(Seconds(SteadyClock::now() - signalled).count(), 2.5) << Log();
+    EXPECT_EQ(run.status(), 128 + sig) << Log();
+    EXPECT_NE(Log().find(std::string("interrupted by SIG") + sigabbrev_np(sig)), std::string::npos)
+        << Log();
+    const json j = Summary();
+    ExpectStuckReadsGivenUp(j, Log());
+    if (!j.is_discarded()) {
+      EXPECT_EQ(j["iotail_run"]["interrupted"], true);
+    }
+    fs::remove(dir_ / "iotail.log");
+    fs::remove(summary_);
   }
 }
 
