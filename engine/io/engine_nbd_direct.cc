@@ -91,7 +91,7 @@ class NbdDirectEngine final : public BoundedWaitEngine {
       s.buf = r.buf;
       s.len = r.len;
       s.read = r.dir == stats::Direction::kRead;
-      s.busy = s.sent = true;
+      s.busy = true;
       Conn& c = conns_[r.slot % conns_.size()];
       unsigned char* h = &headers_[static_cast<size_t>(r.slot) * wire::kRequestSize];
       wire::EncodeRequest(h, s.read ? wire::kCmdRead : wire::kCmdWrite, r.slot, r.offset, r.len);
@@ -129,11 +129,10 @@ class NbdDirectEngine final : public BoundedWaitEngine {
   static constexpr size_t kStraightRecv = 64 << 10;  // data left of a read worth receiving in place
 
   struct Slot {
-    char* buf = nullptr;
+    char* buf = nullptr;  // null until first submitted
     uint32_t len = 0;
     bool read = false;
     bool busy = false;
-    bool sent = false;  // ever: a reply to a slot not busy is a duplicate, not an unknown handle
   };
   struct Conn {
     int fd = -1;
@@ -205,7 +204,7 @@ class NbdDirectEngine final : public BoundedWaitEngine {
                     p.magic());
     } else {
       const uint64_t h = p.handle();
-      const bool sent = h < slots_.size() && h % conns_.size() == i && slots_[h].sent;
+      const bool sent = h < slots_.size() && h % conns_.size() == i && slots_[h].buf != nullptr;
       std::snprintf(what, sizeof what,
                     sent ? "a second reply to handle %" PRIu64 " (a duplicated handle)"
                          : "a reply to handle %" PRIu64

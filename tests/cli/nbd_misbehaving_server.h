@@ -1,7 +1,8 @@
 // A misbehaving NBD server for the nbd engine's tests: a thread of the test process serving one
 // export on a Unix socket in a fresh temporary directory, speaking the fixed-newstyle handshake
 // and simple replies only (every other option, structured replies and extended headers included,
-// is answered NBD_REP_ERR_UNSUP, so libnbd falls back to simple replies too). Reads return zeroes,
+// is answered NBD_REP_ERR_UNSUP, so libnbd falls back to simple replies too), with its own encoding
+// (not engine/io/nbd_wire.h's, which is under test). Reads return zeroes,
 // writes are taken and dropped. Connections are served one after the other, in the order they
 // come (the run's probe first, then the engine's). What it does wrong is set by Behaviour:
 // - kSlowDrip: after `good_replies` replies on a connection, every byte of a reply is sent alone,
