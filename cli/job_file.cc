@@ -12,11 +12,13 @@
 #include <cstring>
 #include <filesystem>
 
-#include "cli/printable_text.h"
 #include "stats/core/errors.h"
+#include "stats/util/printable_text.h"
 
 namespace iotail::cli {
 
+using stats::FindUnprintable;
+using stats::Printable;
 using stats::UsageError;
 
 namespace {

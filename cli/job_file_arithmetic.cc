@@ -7,11 +7,12 @@
 #include <string_view>
 
 #include "cli/job_file.h"
-#include "cli/printable_text.h"
 #include "stats/core/errors.h"
+#include "stats/util/printable_text.h"
 
 namespace iotail::cli {
 
+using stats::Printable;
 using stats::UsageError;
 
 namespace {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/clock.h"
+#include "engine/io/nbd_handshake.h"
 #include "engine/target.h"
 #include "stats/core/errors.h"
 
@@ -157,10 +158,17 @@ NbdExport ProbeNbdExport(const JobSpec& spec, const std::atomic<bool>* stop) {
   } closer{h};
   NbdExport e;
   const int64_t size = Nbd().get_size(h);
-  if (size < 0) {
+  // libnbd (1.14) hands the size of a ready handle back as it is: one over 2^63-1 turns negative,
+  // with no error set.
+  if (size < -1 || (size == -1 && Nbd().get_error() == nullptr)) {
     throw std::system_error(
-        Nbd().get_errno() ? Nbd().get_errno() : EIO, std::generic_category(),
-        fmt::format("--uri: '{}': export size: {}", spec.uri, Nbd().get_error()));
+        EOVERFLOW, std::generic_category(),
+        fmt::format("--uri: '{}': {}", spec.uri, ExportTooLarge(static_cast<uint64_t>(size))));
+  }
+  if (size < 0) {
+    const int err = Nbd().get_errno() ? Nbd().get_errno() : EIO;
+    throw std::system_error(err, std::generic_category(),
+                            fmt::format("--uri: '{}': export size: {}", spec.uri, NbdError(err)));
   }
   e.size = static_cast<uint64_t>(size);
   auto block = [&](int which) {

@@ -12,10 +12,18 @@
 // (SO_RCVTIMEO), so a busy closed loop costs one sendmsg and one recv per batch of I/Os; otherwise
 // the sockets are polled (ppoll) and received from without blocking. A completion's stamp is read
 // once per recv. A reply's error field is the I/O's -errno (nbd_wire::ErrnoOfNbdError, as libnbd
-// maps it). A connection that ends (EOF, a reset, a send that fails) or breaks the protocol fails
-// every I/O in flight with ENOTCONN and the engine returns -ENOTCONN from then on, as the libnbd
-// path does. Abandon() closes the sockets: nothing is received into a buffer after that. The
-// destructor sends NBD_CMD_DISC on a connection with nothing in flight, then closes it.
+// maps it). A connection that ends (EOF, a reset, a send that fails) fails every I/O in flight
+// with ENOTCONN and the engine returns -ENOTCONN from then on, as the libnbd path does; a server
+// that breaks the protocol (a wrong magic, a reply to a handle not in flight: a duplicated or
+// unknown one) is dropped the same way with EPROTO, and one line on stderr names the server and
+// what it sent. The replies parsed before the failure are completions like any other: until the
+// worker has reaped them all, Submit() fails its requests into the same ring (with the
+// connection's errno) instead of returning the error, which would end the worker with them unseen.
+// Every wait checks its deadline after each receive, so a server that trickles its replies in
+// (slowloris) cannot hold a Reap past its bound, nor a stopping worker past its grace
+// (Worker::kStopGraceNs, then Abandon). Abandon() closes the sockets: nothing is received into a
+// buffer after that. The destructor sends NBD_CMD_DISC on a connection with nothing in flight,
+// then closes it.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -24,7 +32,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cinttypes>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <string>
@@ -42,7 +52,7 @@ namespace wire = nbd_wire;
 class NbdDirectEngine final : public BoundedWaitEngine {
  public:
   NbdDirectEngine(std::vector<int> fds, const EngineSetup& setup)
-      : conns_(fds.size()), slots_(setup.depth) {
+      : conns_(fds.size()), slots_(setup.depth), uri_(setup.uri) {
     done_.resize(setup.depth);
     headers_.resize(static_cast<size_t>(setup.depth) * wire::kRequestSize);
     recv_buffer_.resize(kRecvBufferSize);
@@ -74,7 +84,7 @@ class NbdDirectEngine final : public BoundedWaitEngine {
   void Prepare(const EngineSetup&) override {}  // connected by MakeNbdEngine's Prepare
 
   int Submit(std::span<const IoRequest> requests) override {
-    if (dead_) return -ENOTCONN;
+    if (dead_) return FailLate(requests);
     for (Conn& c : conns_) Compact(c);
     for (const IoRequest& r : requests) {
       Slot& s = slots_[r.slot];
@@ -91,7 +101,7 @@ class NbdDirectEngine final : public BoundedWaitEngine {
     }
     const uint64_t start = Clock::NowNs();
     for (Conn& c : conns_) {
-      if (c.head < c.count && !Flush(c)) Fail();
+      if (c.head < c.count && !Flush(c)) Fail(ENOTCONN);
     }
     const uint64_t issued = Clock::NowNs();
     StampBatch(requests, start, issued);
@@ -111,7 +121,7 @@ class NbdDirectEngine final : public BoundedWaitEngine {
       c.fd = -1;
     }
     dead_ = true;
-    count_ = 0;
+    count_ = owed_ = 0;
   }
 
  private:
@@ -119,7 +129,7 @@ class NbdDirectEngine final : public BoundedWaitEngine {
   static constexpr size_t kStraightRecv = 64 << 10;  // data left of a read worth receiving in place
 
   struct Slot {
-    char* buf = nullptr;
+    char* buf = nullptr;  // null until first submitted
     uint32_t len = 0;
     bool read = false;
     bool busy = false;
@@ -154,15 +164,64 @@ class NbdDirectEngine final : public BoundedWaitEngine {
     }
   };
 
-  // The connection is lost: every I/O in flight fails with ENOTCONN.
-  void Fail() {
+  // The connection is lost (ENOTCONN) or broke the protocol (EPROTO): every I/O in flight fails
+  // with `err`; what is in the ring then is owed to the worker.
+  void Fail(int err) {
     if (dead_) return;
     dead_ = true;
+    error_ = err;
     const uint64_t now = Clock::NowNs();
     for (uint32_t i = 0; i < slots_.size(); ++i) {
-      if (slots_[i].busy) Push(i, -ENOTCONN, now);
+      if (slots_[i].busy) Push(i, -err, now);
       slots_[i].busy = false;
     }
+    owed_ = count_;
+  }
+
+  // Submit on a dead engine: the error, once the worker has reaped what it is owed; until then the
+  // requests fail into the ring behind it (the worker would end without reaping it otherwise).
+  int FailLate(std::span<const IoRequest> requests) {
+    if (owed_ == 0) return -error_;
+    const uint64_t now = Clock::NowNs();
+    StampBatch(requests, now, now);
+    for (const IoRequest& r : requests) Push(r.slot, -error_, now);
+    return static_cast<int>(requests.size());
+  }
+
+  // Completions to `out`, or the engine's error once dead and empty.
+  int Finish(std::span<IoCompletion> out) {
+    const int n = Drain(out, dead_ ? -error_ : 0);
+    if (n > 0) owed_ -= std::min(owed_, static_cast<size_t>(n));
+    return n;
+  }
+
+  // The server on connection `i` broke the protocol: one line on stderr saying how, then Fail.
+  void ProtocolError(size_t i) {
+    const wire::NbdReplyParser& p = conns_[i].parser;
+    char what[160];
+    if (p.violation() == wire::NbdReplyParser::Violation::kBadMagic) {
+      std::snprintf(what, sizeof what, "a reply with magic 0x%08" PRIx32 ", not a simple reply's",
+                    p.magic());
+    } else {
+      const uint64_t h = p.handle();
+      const bool sent = h < slots_.size() && h % conns_.size() == i && slots_[h].buf != nullptr;
+      std::snprintf(what, sizeof what,
+                    sent ? "a second reply to handle %" PRIu64 " (a duplicated handle)"
+                         : "a reply to handle %" PRIu64
+                           ", which was never sent (an unknown handle)",
+                    h);
+    }
+    char line[768];
+    const int n =
+        std::snprintf(line, sizeof line,
+                      "iotail run: nbd: the server at '%s' broke the NBD protocol: %s; its "
+                      "connection is dropped and its I/Os fail with EPROTO\n",
+                      uri_.c_str(), what);
+    if (n > 0) {
+      [[maybe_unused]] const ssize_t w =
+          ::write(STDERR_FILENO, line, std::min(static_cast<size_t>(n), sizeof line - 1));
+    }
+    Fail(EPROTO);
   }
 
   static void Compact(Conn& c) {
@@ -212,13 +271,13 @@ class NbdDirectEngine final : public BoundedWaitEngine {
     now_ = Clock::NowNs();
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
     if (n <= 0) {
-      Fail();
+      Fail(ENOTCONN);
       return 0;
     }
     if (straight) {
       c.parser.Advance(static_cast<size_t>(n), sink);
     } else if (!c.parser.Feed(dst, static_cast<size_t>(n), sink)) {
-      Fail();
+      ProtocolError(i);
       return 0;
     }
     return static_cast<size_t>(n);
@@ -232,25 +291,25 @@ class NbdDirectEngine final : public BoundedWaitEngine {
   }
 
   // Moves ready completions to `out`; waits (up to `timeout_ns`) while fewer than `min_complete`.
+  // The deadline is checked after every receive: bytes trickling in do not extend it.
   int Wait(std::span<IoCompletion> out, uint32_t min_complete, uint64_t timeout_ns) override {
-    if (count_ > 0 && count_ >= min_complete) return Drain(out, 0);
+    if (count_ > 0 && count_ >= min_complete) return Finish(out);
     const uint64_t deadline = Clock::MonotonicNs() + timeout_ns;
     bool first = true;
     while (!dead_ && (first || count_ < min_complete)) {
+      if (!first && Clock::MonotonicNs() >= deadline) break;
+      first = false;
       for (Conn& c : conns_) {
-        if (c.head < c.count && !Flush(c)) Fail();
+        if (c.head < c.count && !Flush(c)) Fail(ENOTCONN);
       }
       if (dead_) break;
       const bool must_wait = count_ < min_complete;
       if (must_wait && blocking_ && timeout_ns >= kMaxWaitNs && !Pending()) {
-        const size_t got = Receive(0, true);
-        if (got == 0) break;  // the timeout or a signal: let the worker look
-        first = false;
+        if (Receive(0, true) == 0) break;  // the timeout or a signal: let the worker look
         continue;
       }
       size_t got = 0;
       for (size_t i = 0; i < conns_.size() && !dead_; ++i) got += Receive(i, false);
-      first = false;
       if (got > 0 || !must_wait || dead_) continue;
       const uint64_t now = Clock::MonotonicNs();
       if (now >= deadline) break;
@@ -264,7 +323,7 @@ class NbdDirectEngine final : public BoundedWaitEngine {
       const int rc = ppoll(polls_.data(), polls_.size(), &ts, nullptr);
       if (rc <= 0) break;  // the timeout, or a signal
     }
-    return Drain(out, dead_ ? -ENOTCONN : 0);
+    return Finish(out);
   }
 
   std::vector<Conn> conns_;
@@ -272,7 +331,10 @@ class NbdDirectEngine final : public BoundedWaitEngine {
   std::vector<unsigned char> headers_;  // slot i's request header at i * 28
   std::vector<char> recv_buffer_;
   std::vector<pollfd> polls_;
+  std::string uri_;   // for the protocol error's message
   uint64_t now_ = 0;  // the stamp of the last recv
+  size_t owed_ = 0;   // completions in the ring when the engine died, not yet reaped
+  int error_ = 0;     // once dead_: ENOTCONN or EPROTO
   bool blocking_ = false;
   bool dead_ = false;
 };

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "engine/clock.h"
 #include "engine/io/nbd_wire.h"
 #include "stats/core/errors.h"
+#include "stats/util/printable_text.h"
 
 namespace iotail::engine {
 
@@ -171,6 +173,11 @@ Socket Dial(const PlainNbdUri& u, const Deadline& deadline) {
 
 }  // namespace
 
+std::string ExportTooLarge(uint64_t size) {
+  return fmt::format(
+      "the export's size, {} bytes, is over 2^63-1, the most an NBD client can address", size);
+}
+
 PlainNbdUri ParsePlainNbdUri(const std::string& uri) {
   PlainNbdUri u;
   auto not_plain = [&](const char* why) {
@@ -261,13 +268,15 @@ DirectNbdConnection ConnectNbdDirect(const std::string& uri, const NbdLimits& li
       c.why_not = "the server does not know NBD_OPT_GO";
       return c;
     }
-    if (type & 0x80000000u) {
+    if (type & 0x80000000u) {  // the server's text, as a terminal may show it
       deadline.Fail(ECONNABORTED,
                     fmt::format("the server refused the export '{}': {}", u.export_name,
-                                std::string(data.begin(), data.end())));
+                                stats::Printable(std::string_view(
+                                    reinterpret_cast<const char*>(data.data()), data.size()))));
     }
     if (type == kRepInfo && len >= 12 && Get16(data.data()) == 0) {  // NBD_INFO_EXPORT
       c.size = Get64(data.data() + 2);
+      if (c.size > uint64_t{INT64_MAX}) deadline.Fail(EOVERFLOW, ExportTooLarge(c.size));
       c.transmission_flags = Get16(data.data() + 10);
       have_export = true;
     }

@@ -14,7 +14,9 @@
 // transmission phase, non-blocking, close-on-exec, owned by the caller. When the direct path
 // cannot serve (another URI form, an old-style server or one without fixed newstyle, a server that
 // requires TLS or does not know NBD_OPT_GO), `fd` is -1 and `why_not` says why, for the caller to
-// fall back or report. Failures are thrown as ConnectNbd's (engine/nbd_target.h): a refused
+// fall back or report. A refusal's message from the server is shown printable (stats/util/
+// printable_text.h: control bytes as \xNN); an export over 2^63-1 bytes is refused (EOVERFLOW,
+// ExportTooLarge). Failures are thrown as ConnectNbd's (engine/nbd_target.h): a refused
 // connection or a refused export a std::system_error naming the URI, the --nbd_timeout deadline a
 // std::system_error(ETIMEDOUT) naming it, a set *limits.stop a stats::Interrupted. Only a host
 // name's lookup (getaddrinfo) blocks. Thread-safe (no shared state).
@@ -35,6 +37,10 @@ struct DirectNbdConnection {
 };
 
 DirectNbdConnection ConnectNbdDirect(const std::string& uri, const NbdLimits& limits);
+
+// Why an export of `size` bytes (over 2^63-1) cannot be served, naming the size: for both paths'
+// checks of the export's size.
+std::string ExportTooLarge(uint64_t size);
 
 // The parts of a URI ConnectNbdDirect serves; `why_not` set (and the rest empty) for any other.
 struct PlainNbdUri {

@@ -10,8 +10,8 @@
 // (magic 0x67446698, error, handle) and, for a successful read, the read's data, copied straight
 // into the request's buffer. It asks its sink what a handle is (Expect), tells it when a reply is
 // whole (Complete) and stops at the first byte that breaks the protocol (a wrong magic, a handle
-// not in flight): the connection is then unusable. No allocation, no throw; one parser per
-// connection, used by one thread.
+// not in flight): the connection is then unusable, and violation(), magic() and handle() say what
+// broke it. No allocation, no throw; one parser per connection, used by one thread.
 #pragma once
 
 #include <cerrno>
@@ -80,6 +80,8 @@ inline int ErrnoOfNbdError(uint32_t e) {
 //   void Complete(uint64_t handle, uint32_t nbd_error): the reply is whole (data included).
 class NbdReplyParser {
  public:
+  enum class Violation { kNone, kBadMagic, kUnexpectedHandle };
+
   // Consumes all `n` bytes; false at the first protocol error (the rest is not looked at).
   template <class Sink>
   bool Feed(const char* p, size_t n, Sink& sink) {
@@ -99,11 +101,18 @@ class NbdReplyParser {
       n -= take;
       if (have_ < kSimpleReplySize) break;
       have_ = 0;
-      if (Get32(header_) != kSimpleReplyMagic) return false;
+      magic_ = Get32(header_);
+      if (magic_ != kSimpleReplyMagic) {
+        violation_ = Violation::kBadMagic;
+        return false;
+      }
       error_ = Get32(header_ + 4);
       handle_ = Get64(header_ + 8);
       uint32_t len = 0;
-      if (!sink.Expect(handle_, &data_, &len)) return false;
+      if (!sink.Expect(handle_, &data_, &len)) {
+        violation_ = Violation::kUnexpectedHandle;
+        return false;
+      }
       if (error_ != 0 || len == 0) {
         sink.Complete(handle_, error_);
       } else {
@@ -124,11 +133,19 @@ class NbdReplyParser {
     if (data_left_ == 0) sink.Complete(handle_, 0);
   }
 
+  // After Feed() returned false: what broke the protocol, the reply's magic and its handle (of a
+  // kUnexpectedHandle).
+  Violation violation() const { return violation_; }
+  uint32_t magic() const { return magic_; }
+  uint64_t handle() const { return handle_; }
+
  private:
   unsigned char header_[kSimpleReplySize] = {};
   size_t have_ = 0;  // header bytes gathered
+  uint32_t magic_ = 0;
   uint32_t error_ = 0;
   uint64_t handle_ = 0;
+  Violation violation_ = Violation::kNone;
   char* data_ = nullptr;  // where the current read's next byte goes
   size_t data_left_ = 0;
 };

@@ -86,10 +86,27 @@ TEST(NbdWireTest, WrongMagicOrUnknownHandleIsAProtocolError) {
   auto r = Reply(1, 0);
   r[0] = 0;
   EXPECT_FALSE(bad_magic.Feed(r.data(), r.size(), sink));
+  EXPECT_EQ(bad_magic.violation(), wire::NbdReplyParser::Violation::kBadMagic);
+  EXPECT_EQ(bad_magic.magic(), 0x00446698u);
   wire::NbdReplyParser bad_handle;
   r = Reply(9, 0);
   EXPECT_FALSE(bad_handle.Feed(r.data(), r.size(), sink));
+  EXPECT_EQ(bad_handle.violation(), wire::NbdReplyParser::Violation::kUnexpectedHandle);
+  EXPECT_EQ(bad_handle.handle(), 9u);
   EXPECT_TRUE(sink.done.empty());
+}
+
+TEST(NbdWireTest, RepliesBeforeAProtocolErrorInOneFeedAreCompleted) {
+  FakeSink sink;
+  wire::NbdReplyParser parser;
+  std::vector<char> stream;
+  for (const auto& r : {Reply(1, 0), Reply(0, 0, "abcdefgh"), Reply(3, 0), Reply(7, 0)}) {
+    stream.insert(stream.end(), r.begin(), r.end());
+  }
+  EXPECT_FALSE(parser.Feed(stream.data(), stream.size(), sink));
+  ASSERT_EQ(sink.done.size(), 3u);
+  EXPECT_EQ(parser.violation(), wire::NbdReplyParser::Violation::kUnexpectedHandle);
+  EXPECT_EQ(parser.handle(), 7u);
 }
 
 TEST(NbdWireTest, ErrorsMapAsLibnbdMapsThem) {

@@ -1,5 +1,6 @@
-// Text from a user's file as an error message may show it: never raw control bytes or broken
-// UTF-8 (a job file that is not one, /etc/shadow included by mistake), and never more than a line.
+// Text from outside (a user's file, a server's message) as an error message may show it: never raw
+// control bytes or broken UTF-8 (a job file that is not one, /etc/shadow included by mistake, an
+// NBD server's refusal with escape sequences), and never more than a line.
 // Pure functions; thread-safe.
 #pragma once
 
@@ -7,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace iotail::cli {
+namespace iotail::stats {
 
 // The length of the printable UTF-8 character `s` starts with, or 0 for a control character
 // (C0, DEL, C1) or a byte that does not start a well-formed UTF-8 sequence.
@@ -18,4 +19,4 @@ size_t FindUnprintable(std::string_view s);
 // 120 bytes of it.
 std::string Printable(std::string_view text);
 
-}  // namespace iotail::cli
+}  // namespace iotail::stats

@@ -1,8 +1,8 @@
-#include "cli/printable_text.h"
+#include "stats/util/printable_text.h"
 
 #include <fmt/format.h>
 
-namespace iotail::cli {
+namespace iotail::stats {
 
 size_t PrintableLength(std::string_view s) {
   const auto byte = [&s](size_t i) { return static_cast<unsigned char>(s[i]); };
@@ -61,4 +61,4 @@ std::string Printable(std::string_view text) {
   return out;
 }
 
-}  // namespace iotail::cli
+}  // namespace iotail::stats
