@@ -63,10 +63,10 @@ Worker::~Worker() {
 }
 
 void Worker::QueueRedos() {
-  while (redo_count_ > 0) {
-    const uint32_t s = redo_[--redo_count_];
-    const Slot& slot = slots_[s];
-    batch_[batch_count_++] =
+  while (queue_.redo_count > 0) {
+    const uint32_t s = queue_.redo[--queue_.redo_count];
+    const Slot& slot = queue_.slots[s];
+    queue_.batch[queue_.batch_count++] =
         IoRequest{s,
                   slot.dir,
                   slot.file,
@@ -85,8 +85,9 @@ void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_li
     return;
   }
   QueueRedo();
-  new_in_batch_ = 0;
-  while (issue_new && free_count_ > 0 && slots_.size() - free_count_ < lt_.issue_cap &&
+  queue_.new_in_batch = 0;
+  while (issue_new && queue_.free_count > 0 &&
+         queue_.slots.size() - queue_.free_count < lt_.issue_cap &&
          (bytes_limit == 0 || issued_bytes < bytes_limit) && LoopGoesOn()) {
     const IoChoice c = pattern_.Next();
     issued_bytes += c.bs;
@@ -98,11 +99,12 @@ void Worker::FillBatch(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_li
 
 void Worker::FillBatchFeatures(bool issue_new, uint64_t& issued_bytes, uint64_t bytes_limit) {
   QueueRedo();
-  new_in_batch_ = 0;
+  queue_.new_in_batch = 0;
   zoned_.wait = false;
   trims_.in_batch = 0;
   flow_held_ = false;
-  while (issue_new && free_count_ > 0 && slots_.size() - free_count_ < lt_.issue_cap &&
+  while (issue_new && queue_.free_count > 0 &&
+         queue_.slots.size() - queue_.free_count < lt_.issue_cap &&
          (bytes_limit == 0 || issued_bytes < bytes_limit) && trims_.in_batch < spec_.iodepth &&
          NextLoopIfDone()) {
     if (!flow_.MayIssue()) {
@@ -136,8 +138,8 @@ void Worker::FillBatchFeatures(bool issue_new, uint64_t& issued_bytes, uint64_t 
 }
 
 Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
-  const uint32_t s = free_[--free_count_];
-  Slot& slot = slots_[s];
+  const uint32_t s = queue_.free[--queue_.free_count];
+  Slot& slot = queue_.slots[s];
   slot.offset = c.offset;
   slot.len = c.bs;
   slot.done = 0;
@@ -152,9 +154,9 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
   slot.cmdprio = prio.chosen;
   char* buffer = data_.buffers + static_cast<size_t>(s) * data_.size;
   if (features_.buffer && c.dir == stats::Direction::kWrite) FillWriteBuffer(buffer, c);
-  batch_[batch_count_++] =
+  queue_.batch[queue_.batch_count++] =
       IoRequest{s, c.dir, c.file, c.offset, c.bs, buffer, &slot.stamps, prio.ioprio, prio.chosen};
-  ++new_in_batch_;
+  ++queue_.new_in_batch;
   return slot;
 }
 
@@ -261,7 +263,7 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
   for (;;) {
     if (in_flight <= low) draining = false;
     FillBatch(!stopping && !draining, issued_bytes, plan_.bytes_limit);
-    if (batch_count_ > 0 && !SubmitBatch(&in_flight)) return;
+    if (queue_.batch_count > 0 && !SubmitBatch(&in_flight)) return;
     if (in_flight >= depth && low < depth) draining = true;
     if (in_flight == 0) {
       if (flow_held_ && !stopping) {
@@ -295,13 +297,13 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
     const int n =
         stopping && traits_.can_abandon
             ? ReapStopping(want, complete_max, &in_flight)
-            : engine_->Reap(std::span<IoCompletion>(completions_.data(), complete_max), want);
+            : engine_->Reap(std::span<IoCompletion>(queue_.completions.data(), complete_max), want);
     if (n < 0) {
       engine_error_ = -n;
       rec.RecordError(-n);
       return;
     }
-    const uint64_t now = n > 0 ? completions_[0].done_ns : Clock::NowNs();
+    const uint64_t now = n > 0 ? queue_.completions[0].done_ns : Clock::NowNs();
     if (!Complete(n, times.record_from_ns, &in_flight)) stopping = true;
     if (features_.round) {
       if (n > 0 && !CheckRateFloor(now)) stopping = true;
@@ -328,10 +330,11 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
 bool Worker::SubmitBatch(uint32_t* in_flight) {
   // --iodepth_batch_submit: at most that many requests per submission call (0: the whole batch).
   // By default 1, as fio: each I/O's submission is its own call, so its stamps are its own.
-  const size_t chunk = spec_.iodepth_batch_submit != 0 ? spec_.iodepth_batch_submit : batch_count_;
-  for (size_t at = 0; at < batch_count_; at += chunk) {
-    const size_t count = std::min(chunk, batch_count_ - at);
-    const int rc = engine_->Submit(std::span<const IoRequest>(batch_.data() + at, count));
+  const size_t chunk =
+      spec_.iodepth_batch_submit != 0 ? spec_.iodepth_batch_submit : queue_.batch_count;
+  for (size_t at = 0; at < queue_.batch_count; at += chunk) {
+    const size_t count = std::min(chunk, queue_.batch_count - at);
+    const int rc = engine_->Submit(std::span<const IoRequest>(queue_.batch.data() + at, count));
     if (rc < 0) {
       engine_error_ = -rc;
       recorder_->RecordError(-rc);
@@ -342,7 +345,7 @@ bool Worker::SubmitBatch(uint32_t* in_flight) {
       ++depths_.level[stats::IoDepthCounts::LevelIndex(*in_flight + at + k)];
     }
   }
-  *in_flight += static_cast<uint32_t>(new_in_batch_);
+  *in_flight += static_cast<uint32_t>(queue_.new_in_batch);
   recorder_->SetInFlight(*in_flight);
   return true;
 }
@@ -353,15 +356,15 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
   const bool async = traits_.asynchronous;
   bool ok = true;
   for (int i = 0; i < n; ++i) {
-    const IoCompletion& c = completions_[static_cast<size_t>(i)];
-    Slot& slot = slots_[c.slot];
+    const IoCompletion& c = queue_.completions[static_cast<size_t>(i)];
+    Slot& slot = queue_.slots[c.slot];
     int64_t res = c.result;
     // The usual case: the whole (remaining) transfer done.
     if (res <= 0 || slot.done + static_cast<uint64_t>(res) != slot.len) [[unlikely]] {
       if (Resubmits(c.slot, slot, &res)) continue;
     }
     --*in_flight;
-    free_[free_count_++] = c.slot;
+    queue_.free[queue_.free_count++] = c.slot;
     slot.taken = false;
     if (zbd_) zbd_->Completed(slot.dir, slot.offset, slot.len);
     if (res < 0) [[unlikely]] {
@@ -398,7 +401,7 @@ bool Worker::Resubmits(uint32_t slot_index, Slot& slot, int64_t* res) {
   const int64_t r = *res;
   if ((r == -EAGAIN && traits_.retries_eagain) || (r > 0 && slot.done + r < slot.len)) {
     if (r > 0) slot.done += static_cast<uint32_t>(r);
-    redo_[redo_count_++] = slot_index;
+    queue_.redo[queue_.redo_count++] = slot_index;
     return true;
   }
   if (r == 0 && slot.len > 0) *res = -EIO;  // end of file: fio's "full resid" error

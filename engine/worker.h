@@ -184,8 +184,8 @@ class Worker {
   Slot& QueueNew(const IoChoice& c, uint64_t intended_ns);
   // A new batch, beginning with the resubmissions (short transfers, -EAGAIN).
   void QueueRedo() {
-    batch_count_ = 0;
-    if (redo_count_ > 0) QueueRedos();
+    queue_.batch_count = 0;
+    if (queue_.redo_count > 0) QueueRedos();
   }
   [[gnu::noinline]] void QueueRedos();
   // What a write's buffer is given before it leaves (features_.buffer): verify's header and
@@ -270,15 +270,19 @@ class Worker {
     FastRandom rng{0};
     uint16_t job_ioprio = 0;
   } prio_;
-  std::vector<Slot> slots_;
-  std::vector<uint32_t> free_;  // free slot stack
-  std::vector<uint32_t> redo_;  // slots to resubmit
-  std::vector<IoRequest> batch_;
-  std::vector<IoCompletion> completions_;
-  size_t free_count_ = 0;
-  size_t redo_count_ = 0;
-  size_t batch_count_ = 0;
-  size_t new_in_batch_ = 0;
+  // The queue: a slot per I/O of the depth (taken from the free stack when queued, back when it
+  // completes), the slots to resubmit, the batch being built and the completions reaped.
+  struct Queue {
+    std::vector<Slot> slots;
+    std::vector<uint32_t> free;  // free slot stack (free_count of them)
+    std::vector<uint32_t> redo;  // slots to resubmit (redo_count of them)
+    std::vector<IoRequest> batch;
+    std::vector<IoCompletion> completions;
+    size_t free_count = 0;
+    size_t redo_count = 0;
+    size_t batch_count = 0;
+    size_t new_in_batch = 0;
+  } queue_;
   struct Grace {                 // a stopping worker's wait for an engine that can abandon I/Os
     uint64_t give_up_at_ns = 0;  // when the grace ends (0: not stopping yet)
     uint64_t abandoned = 0;      // I/Os given up when the grace ended

@@ -56,10 +56,10 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
     }
     // Issue every due I/O that has a free slot; all of this round's share one submit stamp.
     QueueRedo();
-    new_in_batch_ = 0;
+    queue_.new_in_batch = 0;
     uint64_t next_due = 0;
     const bool more = !stopping && (bytes_limit == 0 || issued_bytes < bytes_limit);
-    while (more && free_count_ > 0 && (bytes_limit == 0 || issued_bytes < bytes_limit)) {
+    while (more && queue_.free_count > 0 && (bytes_limit == 0 || issued_bytes < bytes_limit)) {
       stats::Direction dir = stats::Direction::kRead;
       RateSchedule& schedule = NextDue(&dir);
       next_due = schedule.next_ns();
@@ -75,7 +75,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
       passes_.loop_bytes += c.bs;
       ++passes_.issued_ios;
     }
-    if (batch_count_ > 0) {
+    if (queue_.batch_count > 0) {
       if (!SubmitBatch(&in_flight)) return;
     }
     if ((times.stop_at_ns != 0 && now >= times.stop_at_ns) || Stopped(stop)) {
@@ -88,7 +88,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
     // Wait: for a completion when no slot is free (the next I/O could not start anyway), else
     // until the next I/O is due (or the run's end), reaping whatever completes meanwhile.
     int n = 0;
-    if (issuing && free_count_ > 0) {
+    if (issuing && queue_.free_count > 0) {
       uint64_t until = next_due > now ? next_due : now;
       if (times.stop_at_ns != 0 && times.stop_at_ns < until) until = times.stop_at_ns;
       uint64_t wait = until > now ? until - now : 0;
@@ -99,8 +99,9 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
       // of the waiting time (at high rates the worker sleeps the whole wait, as before).
       const uint64_t early = wait >= 4 * oversleep_ns_ ? oversleep_ns_ : 0;
       const uint64_t sleep = wait - early;
-      if (in_flight > 0 || batch_count_ > 0) {
-        n = engine_->ReapTimeout(std::span<IoCompletion>(completions_.data(), depth), 1, sleep);
+      if (in_flight > 0 || queue_.batch_count > 0) {
+        n = engine_->ReapTimeout(std::span<IoCompletion>(queue_.completions.data(), depth), 1,
+                                 sleep);
       } else if (sleep > 0) {
         timespec ts{static_cast<time_t>(sleep / 1'000'000'000u),
                     static_cast<long>(sleep % 1'000'000'000u)};
@@ -114,7 +115,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
     } else if (in_flight > 0) {
       n = stopping && traits_.can_abandon
               ? ReapStopping(1, depth, &in_flight)
-              : engine_->Reap(std::span<IoCompletion>(completions_.data(), depth), 1);
+              : engine_->Reap(std::span<IoCompletion>(queue_.completions.data(), depth), 1);
     }
     if (n < 0) {
       engine_error_ = -n;

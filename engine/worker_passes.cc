@@ -121,7 +121,7 @@ void Worker::SetFeatureFlags() {
 }
 
 bool Worker::OverlapsInFlight(const IoChoice& c) const {
-  for (const Slot& s : slots_) {
+  for (const Slot& s : queue_.slots) {
     if (s.taken && s.file == c.file && s.offset < c.offset + c.bs && c.offset < s.offset + s.len) {
       return true;
     }
@@ -152,7 +152,7 @@ bool Worker::NextZoned(IoChoice& c) {
     const stats::Direction dir = zbd_->Direction(pattern_.NextDirection());
     c = pattern_.Next(dir);
   }
-  const uint32_t own_in_flight = spec_.iodepth - static_cast<uint32_t>(free_count_);
+  const uint32_t own_in_flight = spec_.iodepth - static_cast<uint32_t>(queue_.free_count);
   switch (zbd_->Adjust(c, own_in_flight)) {
     case ZbdAccess::Verdict::kAccept:
       pattern_.ContinueAt(zbd_->SequentialNext(c));
@@ -285,7 +285,7 @@ void Worker::SyncFile(uint32_t file) {
 }
 
 int Worker::ReapStopping(uint32_t want, size_t max, uint32_t* in_flight) {
-  const std::span<IoCompletion> out(completions_.data(), max);
+  const std::span<IoCompletion> out(queue_.completions.data(), max);
   const uint64_t now = Clock::NowNs();
   if (grace_.give_up_at_ns == 0) grace_.give_up_at_ns = now + kStopGraceNs;
   if (now < grace_.give_up_at_ns)
@@ -296,7 +296,7 @@ int Worker::ReapStopping(uint32_t want, size_t max, uint32_t* in_flight) {
   for (uint32_t i = 0; i < *in_flight; ++i) recorder_->RecordError(ETIMEDOUT);
   grace_.abandoned += *in_flight;
   *in_flight = 0;
-  redo_count_ = 0;
+  queue_.redo_count = 0;
   recorder_->SetInFlight(0);
   return 0;
 }

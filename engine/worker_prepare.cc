@@ -85,13 +85,13 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
       throw std::system_error(ENOMEM, std::generic_category(), "verify_backlog buffer");
     }
   }
-  slots_.assign(depth, Slot{});
-  free_.resize(depth);
-  for (uint32_t i = 0; i < depth; ++i) free_[i] = depth - 1 - i;
-  free_count_ = depth;
-  redo_.resize(depth);
-  batch_.resize(depth);
-  completions_.resize(depth);
+  queue_.slots.assign(depth, Slot{});
+  queue_.free.resize(depth);
+  for (uint32_t i = 0; i < depth; ++i) queue_.free[i] = depth - 1 - i;
+  queue_.free_count = depth;
+  queue_.redo.resize(depth);
+  queue_.batch.resize(depth);
+  queue_.completions.resize(depth);
   EngineSetup setup;
   setup.fds = plan_.fds;
   setup.depth = depth;

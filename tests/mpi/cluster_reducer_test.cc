@@ -105,14 +105,14 @@ TEST(ClusterReducerTest, LoggedBytesAreEachWorkersRoundedMeanTimesItsIos) {
   sink.SetWorkers(job_of, entry_of, 2);
   std::vector<stats::RecorderSnapshot> deltas(2);
   deltas[0].dirs[0].ios = 3;
-  deltas[0].dirs[0].bytes = 3 * 4096 + 65536;  // mean 34133.33: logged as 34133
+  deltas[0].dirs[0].bytes = 3 * 4096 + 65536;  // mean 25941.33: logged as 25941
   deltas[1].dirs[0].ios = 2;
   deltas[1].dirs[0].bytes = 4096 + 65536;  // mean 34816
   sink.OnInterval({1000, 0, 1, false, 0}, deltas);
   const auto messages = mailbox.TakeAll();
   ASSERT_EQ(messages.size(), 1u);
   ClusterInterval i = DecodeInterval(messages[0].words);
-  EXPECT_EQ(i.logged_bytes[0], 3u * 34133 + 2u * 34816);
+  EXPECT_EQ(i.logged_bytes[0], 3u * 25941 + 2u * 34816);
   EXPECT_EQ(i.jobs[0].dirs[0].bytes, 3u * 4096 + 65536 + 4096 + 65536);  // the summary's: exact
   std::vector<ClusterInterval> out;
   ClusterReducer reducer(2, 1, 1000, [&](const ClusterInterval& c) { out.push_back(c); });
@@ -120,7 +120,7 @@ TEST(ClusterReducerTest, LoggedBytesAreEachWorkersRoundedMeanTimesItsIos) {
   reducer.Add(0, i);
   reducer.Add(1, i);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].logged_bytes[0], 2 * (3u * 34133 + 2u * 34816));
+  EXPECT_EQ(out[0].logged_bytes[0], 2 * (3u * 25941 + 2u * 34816));
 }
 
 }  // namespace
