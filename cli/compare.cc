@@ -89,6 +89,25 @@ FailOn ParseFailOn(const std::string& text) {
   return f;
 }
 
+// Why a --fail-on target has no row to test: the directions and percentiles compared.
+std::string UnmatchedFailOn(const FailOn& f, const std::vector<stats::CompareRow>& rows) {
+  std::vector<std::string> dirs, pcts;
+  for (const stats::CompareRow& row : rows) {
+    if (std::find(dirs.begin(), dirs.end(), row.dir) == dirs.end()) dirs.push_back(row.dir);
+    const std::string p = fmt::format("p{}", row.percentile);
+    if (std::find(pcts.begin(), pcts.end(), p) == pcts.end()) pcts.push_back(p);
+  }
+  const bool dir_missing =
+      f.dir && std::find(dirs.begin(), dirs.end(), stats::DirectionName(*f.dir)) == dirs.end();
+  return fmt::format(
+      "--fail-on '{}': {} is not compared (directions with samples on both sides: {}; "
+      "percentiles: {}), so the target would pass on nothing",
+      f.text,
+      dir_missing ? fmt::format("the {} direction", stats::DirectionName(*f.dir))
+                  : fmt::format("p{}", f.percentile),
+      fmt::join(dirs, ", "), fmt::join(pcts, " "));
+}
+
 struct CompareSettings {
   std::string a, b;
   std::vector<double> percentiles;
@@ -278,9 +297,11 @@ int CompareCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
         fmt::format("A ('{}') and B ('{}') have no direction with samples in common", s.a, s.b));
   }
   for (const FailOn& f : s.fail_on) {
+    bool matched = false;
     for (const stats::CompareRow& row : result.rows) {
       if (row.percentile != f.percentile) continue;
       if (f.dir && row.dir != stats::DirectionName(*f.dir)) continue;
+      matched = true;
       if (row.printed) {
         throw stats::UsageError(fmt::format(
             "--fail-on '{}': a side is a JSON summary without histogram bins (fio's "
@@ -296,6 +317,9 @@ int CompareCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
       check.failed = check.diff_lower_ns > check.allowed_ns;
       result.checks.push_back(std::move(check));
     }
+    // A gate on nothing never passes silently (issue 38): the direction or the percentile it
+    // names is not among the rows both sides have.
+    if (!matched) throw stats::UsageError(UnmatchedFailOn(f, result.rows));
   }
   if (s.json) {
     if (std::any_of(result.rows.begin(), result.rows.end(),

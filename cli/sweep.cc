@@ -160,6 +160,26 @@ int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
     throw stats::UsageError("--sla: the sweep needs at least one target, e.g. --sla 'p99<=10ms'");
   }
   const std::vector<stats::SlaTarget> sla = stats::ParseSlaTargets(plan.run.sla, "--sla");
+  // A target on a direction no job does would hold on nothing at every rate (issue 38): refused.
+  for (const stats::SlaTarget& t : sla) {
+    if (!t.direction) continue;
+    const bool done = std::any_of(plan.jobs.begin(), plan.jobs.end(), [&](const RunOptions& j) {
+      switch (*t.direction) {
+        case stats::Direction::kRead:
+          return j.spec.HasReads();
+        case stats::Direction::kWrite:
+          return j.spec.HasWrites();
+        case stats::Direction::kTrim:
+          return j.spec.HasTrims();
+      }
+      return false;
+    });
+    if (!done) {
+      throw stats::UsageError(fmt::format(
+          "--sla '{}': no job of the sweep does {}s, so the target would hold on nothing", t.text,
+          stats::DirectionName(*t.direction)));
+    }
+  }
   const bool json = plan.run.output_format == OutputFormat::kJson ||
                     plan.run.output_format == OutputFormat::kJsonPlus;
   // With --output the report goes to that file, whole or not at all (its path checked now).

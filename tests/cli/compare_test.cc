@@ -82,6 +82,13 @@ TEST_F(CompareTest, FailOnSetsTheExitStatus) {
   EXPECT_EQ(Iotail("compare --fail-on 'p99:+0%' --fail-on p50:+0ms " + a + " " + c).status, 0);
   // A faster B does not fail either.
   EXPECT_EQ(Iotail("compare --fail-on 'p99:+0%' " + b + " " + a).status, 0);
+  // A target on a direction the runs do not have is refused naming it, never passed on nothing
+  // (issue 38): these logs hold reads only.
+  r = Iotail("compare --fail-on 'write:p50:+5%' " + a + " " + b);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("write:p50:+5%"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the write direction is not compared"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("read"), std::string::npos) << r.err;
 }
 
 TEST_F(CompareTest, RepetitionsUseTheirSpread) {

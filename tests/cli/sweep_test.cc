@@ -115,6 +115,13 @@ TEST_F(SweepTest, BadOptionsAreRefused) {
     EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
     EXPECT_NE(r.err.find("--"), std::string::npos) << r.err;
   }
+  // A target on a direction the workload does not do is refused, naming it (issue 38): before,
+  // a read-only sweep reported a confirmed capacity for a write target.
+  const CommandResult r = Iotail("sweep --ioengine=null --rw=randread --sla 'write:p99<=1ms'");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--sla 'write:p99<=1ms': no job of the sweep does writes"),
+            std::string::npos)
+      << r.err;
 }
 
 class SweepNbdTest : public SweepTest {
