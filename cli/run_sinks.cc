@@ -18,6 +18,7 @@
 #include "stats/report/prometheus_metrics.h"
 #include "stats/report/rate_samples.h"
 #include "stats/report/value_log_sink.h"
+#include "stats/util/output_file.h"
 
 namespace iotail::cli {
 
@@ -122,16 +123,21 @@ std::string SharedLogPath(const std::string& staged) {
   return staged.substr(0, marker) + type + ".log";
 }
 
-// Appends the file `from` to `to` (created if missing, as fio's fopen "a") and removes `from`.
+// Appends the file `from` to `to` (created if missing, as fio's fopen "a"; never through a link
+// or into anything but a regular file: stats::OpenRegularForAppending) and removes `from`.
 void AppendLog(const std::string& from, const std::string& to) {
   std::ifstream in(from, std::ios::binary);
   if (!in) throw std::runtime_error(fmt::format("per_job_logs=0: cannot read '{}'", from));
-  std::ofstream out(to, std::ios::binary | std::ios::app);
-  // An empty log (slat with a synchronous engine) adds nothing; inserting an empty stream buffer
-  // would set failbit.
-  if (in.peek() != std::ifstream::traits_type::eof()) out << in.rdbuf();
-  out.flush();
-  if (!out) throw std::runtime_error(fmt::format("per_job_logs=0: cannot append to '{}'", to));
+  std::FILE* out = stats::OpenRegularForAppending(to, "per_job_logs=0");
+  char buffer[1 << 16];
+  bool ok = true;
+  while (ok && in.read(buffer, sizeof buffer).gcount() > 0) {
+    const auto n = static_cast<size_t>(in.gcount());
+    ok = std::fwrite(buffer, 1, n, out) == n;
+  }
+  if (std::fclose(out) != 0 || !ok) {
+    throw std::runtime_error(fmt::format("per_job_logs=0: cannot append to '{}'", to));
+  }
   in.close();
   std::remove(from.c_str());
 }

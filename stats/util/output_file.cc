@@ -106,6 +106,11 @@ std::FILE* OpenRegularForWriting(const std::string& path, std::string_view optio
   return OpenFd(path, path, option, O_TRUNC);
 }
 
+std::FILE* OpenRegularForAppending(const std::string& path, std::string_view option) {
+  CheckDestination(path, option);
+  return OpenFd(path, path, option, O_APPEND);
+}
+
 OutputFile::OutputFile(std::string path, std::string_view option)
     : path_(std::move(path)), option_(option) {
   CheckDestination(path_, option_);

@@ -19,6 +19,8 @@
 namespace iotail::stats {
 
 std::FILE* OpenRegularForWriting(const std::string& path, std::string_view option = {});
+// The same checks, for appending to a regular file (created if missing, as fio's fopen "a").
+std::FILE* OpenRegularForAppending(const std::string& path, std::string_view option = {});
 
 class OutputFile {
  public:

@@ -127,6 +127,21 @@ TEST_F(RealWorldOptionsTest, PerJobLogsZeroAppendsEveryCloneToOneFileAsFio) {
   }
 }
 
+// per_job_logs=0's shared file is appended to only as a regular file (issue 38): a planted link
+// to a victim is refused and said (exit 1), and the victim keeps its bytes.
+TEST_F(RealWorldOptionsTest, PerJobLogsZeroNeverAppendsThroughALink) {
+  const fs::path victim = dir_ / "victim";
+  { std::ofstream(victim) << "precious"; }
+  fs::create_directories(dir_ / "iotail");
+  fs::create_symlink(victim, dir_ / "iotail" / "h_clat_hist.log");
+  const auto r = Run("iotail",
+                     "--name=a --ioengine=null --size=1m --rw=randread --number_ios=100 "
+                     "--write_hist_log=h --per_job_logs=0");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("symbolic link"), std::string::npos) << r.err;
+  EXPECT_EQ(iotail::testing::ReadFile(victim), "precious");
+}
+
 TEST_F(RealWorldOptionsTest, IoLimitAndDoublePercentAsFio) {
   if (!HaveFio()) GTEST_SKIP() << "fio not installed";
   // io_limit is fio's other name for io_size: three passes over 1 MiB.
