@@ -309,6 +309,12 @@ int CompareCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
             "summaries or histogram logs, or two repetitions or more on each side",
             f.text));
       }
+      if (std::isnan(row.comparison.lower_ns)) {
+        throw stats::UsageError(fmt::format(
+            "--fail-on '{}': the repetitions of each side hold the same {} of {} (no "
+            "run-to-run spread: the same file listed twice?), so B - A has no interval to test",
+            f.text, row.dir, fmt::format("p{}", row.percentile)));
+      }
       stats::FailOnCheck check;
       check.target = f.text;
       check.dir = row.dir;

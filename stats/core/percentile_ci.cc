@@ -139,8 +139,11 @@ std::vector<PercentileInterval> PercentileIntervals(std::span<const Count> count
 
 RankInterval OrderStatisticRanks(uint64_t n, double percentile, double confidence) {
   if (n == 0) return {};
-  if (percentile <= 0) return {1, 1, 1};
-  if (percentile >= 100) return {n, n, 1};
+  // The extremes are not known exactly from a sample (issue 38): the population's minimum is at
+  // most the sample's, with no lower bound, and its maximum at least the sample's, with no upper
+  // bound. Treated as exact, one outlier made a difference "significant".
+  if (percentile <= 0) return {0, 1, 1};
+  if (percentile >= 100) return {n, n + 1, 1};
   const double p = percentile / 100;
   const double alpha = 1 - confidence;
   const double nd = static_cast<double>(n);

@@ -10,6 +10,8 @@
 // space, over the window of +-12 standard deviations around N p that holds all but 1e-30 of it)
 // while that window has at most 20,000 terms, i.e. N p (1 - p) up to about 690,000; above that the
 // normal approximation with continuity correction is used, whose error there is below 1e-3 of a
+// rank's probability. p0 has no lower bound and p100 no upper one (a sample bounds a population's
+// minimum only from above and its maximum only from below).
 // rank's probability. A rank 0 means no lower bound (too few samples below Q_p to bound it: the
 // interval starts at 0); a rank N + 1 means no upper bound (upper_ns is +infinity).
 //

@@ -76,7 +76,11 @@ PercentileComparison CompareRepetitions(std::span<const double> a, std::span<con
   const double va = ma.variance / na, vb = mb.variance / nb;
   const double se = std::sqrt(va + vb);
   if (se == 0) {
-    c.lower_ns = c.upper_ns = c.diff_ns;
+    // Identical repetitions on both sides (the same file listed twice): the run-to-run spread is
+    // unknown, not zero, so there is no interval (issue 38), rather than a certain verdict.
+    c.lower_ns = c.upper_ns = kNoValue;
+    c.verdict = CompareVerdict::kNoInterval;
+    return c;
   } else {
     const double df = (va + vb) * (va + vb) / (va * va / (na - 1) + vb * vb / (nb - 1));
     const double t = StudentTQuantile(1 - (1 - confidence) / 2, df);

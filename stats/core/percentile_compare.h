@@ -10,7 +10,8 @@
 // - Several repetitions per run (CompareRepetitions, at least 2 on each side): the percentile of
 //   each repetition, then Welch's t interval of the difference of the two means (unequal variances,
 //   Welch-Satterthwaite degrees of freedom). It measures the run-to-run variation the order
-//   statistics of one run cannot see. Identical repetitions give a zero-width interval.
+//   statistics of one run cannot see. Repetitions without spread on both sides give no interval
+//   (verdict kNoInterval): their spread is unknown, not zero.
 // - Printed percentiles only (ComparePrinted: fio's plain JSON summaries, which hold no histogram
 //   bins): the difference of the two values, and no interval (verdict kNoInterval): one printed
 //   value per run says nothing about how far it could move by chance.

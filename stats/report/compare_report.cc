@@ -67,6 +67,12 @@ void WriteCompareText(std::ostream& out, const CompareResult& r, LatencyUnit uni
            "--output-format=json), so only its printed percentiles are compared; json+ or "
            "histogram logs give the interval\n";
   }
+  if (std::any_of(r.rows.begin(), r.rows.end(), [](const CompareRow& row) {
+        return row.repetitions && std::isnan(row.comparison.lower_ns);
+      })) {
+    out << "# no interval: the repetitions of each side are identical (no run-to-run spread to "
+           "estimate: the same file listed twice?)\n";
+  }
   for (const FailOnCheck& check : r.checks) {
     out << fmt::format("fail-on {} ({}): B-A is at least {} {}, allowed {} {}: {}\n", check.target,
                        check.dir, Text(check.diff_lower_ns, unit, true), u,

@@ -89,6 +89,14 @@ TEST_F(CompareTest, FailOnSetsTheExitStatus) {
   EXPECT_NE(r.err.find("write:p50:+5%"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("the write direction is not compared"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("read"), std::string::npos) << r.err;
+  // The same file listed twice on each side: no run-to-run spread, no interval; a gate on it is
+  // refused rather than passed or failed with certainty (issue 38).
+  const CommandResult same = Iotail("compare " + a + "," + a + " " + b + "," + b);
+  EXPECT_EQ(same.status, 0) << same.err;
+  EXPECT_NE(same.out.find("no interval"), std::string::npos) << same.out;
+  r = Iotail("compare --fail-on 'p99:+1%' " + a + "," + a + " " + b + "," + b);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("no run-to-run spread"), std::string::npos) << r.err;
 }
 
 TEST_F(CompareTest, RepetitionsUseTheirSpread) {

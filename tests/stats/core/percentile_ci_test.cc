@@ -30,6 +30,15 @@ TEST(PercentileCiTest, ExactRanksOfSmallSamplesMatchTheBinomial) {
   EXPECT_NEAR(r.coverage, 0.9760947634979772, 1e-9);
 }
 
+TEST(PercentileCiTest, TheExtremesAreBoundedOnOneSideOnly) {
+  RankInterval r = OrderStatisticRanks(100, 0, 0.95);
+  EXPECT_EQ(r.lower_rank, 0u);  // no lower bound: the population may go lower
+  EXPECT_EQ(r.upper_rank, 1u);  // at most the sample's minimum
+  r = OrderStatisticRanks(100, 100, 0.95);
+  EXPECT_EQ(r.lower_rank, 100u);  // at least the sample's maximum
+  EXPECT_EQ(r.upper_rank, 101u);  // no upper bound
+}
+
 TEST(PercentileCiTest, TooFewSamplesLeaveTheUpperBoundOpen) {
   // 100 samples cannot bound p99 from above at 95%: X(100) is below Q99 with probability 0.366.
   const RankInterval r = OrderStatisticRanks(100, 99, 0.95);

@@ -73,6 +73,37 @@ TEST(PercentileCompareTest, WelchIntervalOverRepetitions) {
   EXPECT_TRUE(std::isnan(CompareRepetitions(a, std::vector<double>{1}, 0.95).lower_ns));
 }
 
+// Issue 38: repetitions without spread (the same file listed twice) give no interval, not a
+// certain verdict; one repetition with spread is enough for Welch's interval again.
+TEST(PercentileCompareTest, IdenticalRepetitionsGiveNoInterval) {
+  const std::vector<double> a = {1000, 1000}, b = {1500, 1500};
+  PercentileComparison c = CompareRepetitions(a, b, 0.95);
+  EXPECT_DOUBLE_EQ(c.diff_ns, 500);
+  EXPECT_TRUE(std::isnan(c.lower_ns));
+  EXPECT_TRUE(std::isnan(c.upper_ns));
+  EXPECT_EQ(c.verdict, CompareVerdict::kNoInterval);
+  c = CompareRepetitions(a, std::vector<double>{1400, 1600}, 0.95);
+  EXPECT_FALSE(std::isnan(c.lower_ns));
+  EXPECT_NE(c.verdict, CompareVerdict::kNoInterval);
+}
+
+// Issue 38: p0 and p100 are not exact: one outlier in B's maximum (or A's minimum) is never a
+// significant difference, because a sample bounds a population's maximum only from below.
+TEST(PercentileCompareTest, TheExtremesAreNeverSignificantFromOneRun) {
+  const auto a = Lognormal(5e6, 0.1, 5000, 1);
+  auto b = a;
+  ++b[Fio3BucketIndex(2'000'000'000)];  // one 2 s outlier
+  const PercentileComparison max = Compare(a, b, 100);
+  EXPECT_GT(max.diff_ns, 1e9);
+  EXPECT_EQ(max.verdict, CompareVerdict::kNoDifference);
+  EXPECT_TRUE(std::isinf(max.upper_ns));
+  auto low = a;
+  ++low[Fio3BucketIndex(1000)];  // one 1 us outlier in A
+  const PercentileComparison min = Compare(low, a, 0);
+  EXPECT_GT(min.diff_ns, 0);
+  EXPECT_EQ(min.verdict, CompareVerdict::kNoDifference);
+}
+
 TEST(PercentileCompareTest, PrintedValuesHaveADifferenceButNoInterval) {
   const PercentileComparison c = ComparePrinted(1000, 1500);
   EXPECT_DOUBLE_EQ(c.diff_ns, 500);
