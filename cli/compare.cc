@@ -94,7 +94,7 @@ std::string UnmatchedFailOn(const FailOn& f, const std::vector<stats::CompareRow
   std::vector<std::string> dirs, pcts;
   for (const stats::CompareRow& row : rows) {
     if (std::find(dirs.begin(), dirs.end(), row.dir) == dirs.end()) dirs.push_back(row.dir);
-    const std::string p = fmt::format("p{}", row.percentile);
+    const std::string p = stats::PercentileLabel(row.percentile);
     if (std::find(pcts.begin(), pcts.end(), p) == pcts.end()) pcts.push_back(p);
   }
   const bool dir_missing =
@@ -104,7 +104,7 @@ std::string UnmatchedFailOn(const FailOn& f, const std::vector<stats::CompareRow
       "percentiles: {}), so the target would pass on nothing",
       f.text,
       dir_missing ? fmt::format("the {} direction", stats::DirectionName(*f.dir))
-                  : fmt::format("p{}", f.percentile),
+                  : stats::PercentileLabel(f.percentile),
       fmt::join(dirs, ", "), fmt::join(pcts, " "));
 }
 
@@ -313,7 +313,7 @@ int CompareCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
         throw stats::UsageError(fmt::format(
             "--fail-on '{}': the repetitions of each side hold the same {} of {} (no "
             "run-to-run spread: the same file listed twice?), so B - A has no interval to test",
-            f.text, row.dir, fmt::format("p{}", row.percentile)));
+            f.text, row.dir, stats::PercentileLabel(row.percentile)));
       }
       stats::FailOnCheck check;
       check.target = f.text;
