@@ -56,6 +56,9 @@ engine::RunOutcome RunBatch(PlannedRun& run, RunSinks& sinks, const RunHooks& ho
     err << fmt::format("iotail run: output failed: {} (that output stops; the run goes on)\n", why);
   };
   options.open_sinks = [&] { return sinks.OpenBatch(batch_jobs, first_worker); };
+  options.open_explain_sinks = [&](const engine::ExplainOutcome& outcome) {
+    return sinks.OpenExplain(batch_jobs, first_worker, outcome);
+  };
   options.await_start = hooks.on_ready;
   AnnounceStart(batch[0].start_at_ms, err);
   try {
@@ -84,6 +87,19 @@ std::vector<std::string> TargetDisks(const PlannedRun& run) {
 std::string SignalName(int signal) {
   return sigabbrev_np(signal) != nullptr ? fmt::format("SIG{}", sigabbrev_np(signal))
                                          : fmt::format("signal {}", signal);
+}
+
+void AddExplain(const engine::ExplainOutcome& batch, engine::ExplainOutcome& run) {
+  if (!batch.asked) return;
+  if (!run.asked) {
+    run = batch;
+    return;
+  }
+  if (run.attachment.empty()) run.attachment = batch.attachment;
+  if (run.why_not.empty()) run.why_not = batch.why_not;
+  run.untraced.insert(run.untraced.end(), batch.untraced.begin(), batch.untraced.end());
+  run.requests_unmatched += batch.requests_unmatched;
+  run.records_dropped += batch.records_dropped;
 }
 
 }  // namespace
@@ -123,6 +139,7 @@ RunResults RunBatches(PlannedRun& run, RunSinks& sinks, const RunHooks& hooks,
                            outcome.output_errors.end());
     r.stopped = r.stopped || outcome.stopped;
     r.clock_source = outcome.clock_source;
+    AddExplain(outcome.explain, r.explain);
   }
   r.disks = engine::DiskDelta(disks_before, engine::ReadDiskCounters(disks));
   r.disks_ms = static_cast<double>(engine::Clock::MonotonicNs() - disks_from_ns) / 1e6;
@@ -164,6 +181,8 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
   summary.start_skew_ns = results.start_skew_ns;
   summary.sla = &sinks.sla();
   summary.jobs = SummaryJobs(jobs, results.outcomes, run.groups, run.entries, sinks.samples());
+  const engine::ExplainOutcome& e = results.explain;
+  summary.explain = {e.asked, e.attachment, e.why_not, e.requests_unmatched, e.records_dropped};
   return summary;
 }
 

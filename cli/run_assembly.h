@@ -81,6 +81,11 @@ class RunSinks {
   // The sinks of the batch started last (called by engine::RunJobs once its targets are open);
   // first_worker numbers its workers' logs across the run. Creates the batch's log files.
   std::vector<stats::IntervalSink*> OpenBatch(std::span<const size_t> batch_jobs, int first_worker);
+  // --explain, --explain_slowest: the batch's stage logs (PREFIX_explain_STAGE_hist.N.log) and
+  // slow-I/O logs (PREFIX_slowest.N.log) of jobs with --write_hist_log; says once why there is no
+  // kernel view when there is none.
+  stats::ExplainSinks OpenExplain(std::span<const size_t> batch_jobs, int first_worker,
+                                  const engine::ExplainOutcome& outcome);
   // After a batch: closes its log files and appends the logs of its per_job_logs=0 jobs to their
   // shared files (fio's PREFIX_TYPE.log, opened for appending as fio does); the failures.
   std::vector<std::string> CloseBatch();
@@ -122,6 +127,7 @@ struct RunResults {
   std::string clock_source;
   std::vector<std::string> output_errors;
   std::vector<std::string> rate_shortfalls;  // clones that missed rate_min and ended (fio's words)
+  engine::ExplainOutcome explain;            // --explain: what the batches could see (summed)
   bool stopped = false;
   std::vector<engine::DiskCounters> disks;  // fio's disk_util: the targets' disks over the run
   double disks_ms = 0;                      // the time their counters cover

@@ -165,6 +165,10 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
       if (w < o.depths.size()) t.depths.Add(o.depths[w]);
       if (w < o.syncs.size()) t.syncs.Merge(o.syncs[w]);
       if (w < o.zone_resets.size()) t.zone_resets += o.zone_resets[w];
+      if (w < o.explain.size()) {
+        if (!t.explain) t.explain.emplace();
+        t.explain->Add(o.explain[w]);
+      }
     }
   }
   // Entries whose jobs never ran (a signal ended the run before their batch) are not reported.

@@ -77,6 +77,22 @@ const std::vector<OptionDef>& LogRows() {
           "kept)",
           "29"),
       Row<kFlag, &JobSpec::log_unix_epoch>("log_unix_epoch", "log times as Unix epoch ms"),
+      Row<kFlag, &JobSpec::explain>(
+          "explain",
+          "split each I/O's latency into schedule, submit, queue, device and delivery, from the "
+          "kernel's block tracepoints (BPF; root); with --write_hist_log also "
+          "PREFIX_explain_STAGE_hist.N.log"),
+      {"explain_slowest", kCount,
+       [](RunOptions& o, const OptionValue& v) {
+         if (v.number > 1'000'000) {
+           throw UsageError(
+               fmt::format("--{}={}: at most 1000000 I/Os per interval", v.option, v.text));
+         }
+         o.spec.explain_slowest = static_cast<int32_t>(v.number);
+       },
+       "keep each interval's K slowest I/Os per worker (PREFIX_slowest.N.log with "
+       "--write_hist_log; 16 with --explain, 0: none)",
+       ""},
       {"output_format", kText, ParseOutputFormats,
        "normal|json|json+|terse, or several: normal,json (json+ adds the latency bins, as fio)",
        "normal", Also(), Choices(), OptionScope::kRun},

@@ -13,10 +13,12 @@
 #include "cli/metrics_server.h"
 #include "cli/run_assembly.h"
 #include "engine/clock.h"
+#include "engine/job_targets.h"
 #include "stats/report/hist_log_sink.h"
 #include "stats/report/live_report.h"
 #include "stats/report/prometheus_metrics.h"
 #include "stats/report/rate_samples.h"
+#include "stats/report/slow_io_log.h"
 #include "stats/report/value_log_sink.h"
 #include "stats/util/output_file.h"
 
@@ -159,6 +161,10 @@ struct RunSinks::State {
   std::unique_ptr<stats::LiveReport> cluster_live;
   std::unique_ptr<stats::HistLogSink> cluster_hist;
   std::unique_ptr<stats::RateSampleSink> cluster_samples;
+  // --explain: the batch's stage logs and slow-I/O logs (driven by engine::ExplainSession).
+  std::vector<std::unique_ptr<stats::HistLogSink>> explain_logs;
+  std::vector<std::unique_ptr<stats::SlowIoLog>> slow_logs;
+  bool explain_said = false;  // why there is no kernel view, said once
 };
 
 RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<bool>* stop,
@@ -178,7 +184,10 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
                        {},
                        nullptr,
                        nullptr,
-                       nullptr}),
+                       nullptr,
+                       {},
+                       {},
+                       false}),
       hist_logs_(run.jobs()),
       lat_logs_(run.jobs()),
       value_logs_(run.jobs()) {
@@ -255,6 +264,8 @@ std::vector<std::string> RunSinks::CloseBatch() {
   state_->clamped_before = clamped_in_logs();
   state_->hist_logs.clear();
   state_->logs.clear();  // closes the batch's files
+  state_->explain_logs.clear();
+  state_->slow_logs.clear();
   std::vector<std::string> errors;
   for (const auto& [staged, shared] : state_->shared_logs) {
     try {
@@ -361,6 +372,60 @@ void RunSinks::Linger(const std::atomic<bool>& stop, std::ostream& out, std::ost
     }
   }
   state_->metrics_server->Stop();
+}
+
+stats::ExplainSinks RunSinks::OpenExplain(std::span<const size_t> batch_jobs, int first_worker,
+                                          const engine::ExplainOutcome& outcome) {
+  if (outcome.asked && !state_->explain_said) {
+    state_->explain_said = true;
+    if (!outcome.why_not.empty()) {
+      err_ << fmt::format(
+          "iotail run: --explain: no kernel view: {}; the stages beyond schedule are not known "
+          "(the slowest I/Os are kept)\n",
+          outcome.why_not);
+    }
+    for (const std::string& why : outcome.untraced) {
+      err_ << fmt::format("iotail run: --explain: not joined to block requests: {}\n", why);
+    }
+  }
+  stats::ExplainSinks out;
+  size_t first_delta = 0;
+  for (size_t j : batch_jobs) {
+    const engine::JobSpec& spec = run_.spec(j);
+    const int first_number = first_worker + static_cast<int>(first_delta) + 1;
+    if (!spec.write_hist_log.empty() && spec.explain) {
+      for (size_t s = 0; s < stats::kStageCount; ++s) {
+        stats::HistLogSinkOptions o;
+        o.prefix = spec.write_hist_log;
+        o.kind = fmt::format("explain_{}", stats::kStageNames[s]);
+        o.workers = static_cast<int>(spec.numjobs);
+        o.first_number = first_number;
+        o.first_delta = first_delta;
+        o.coarseness = spec.log_hist_coarseness;
+        o.groups = spec.log_hist_groups;
+        o.directions = engine::LoggedDirections(spec);
+        o.bs = spec.MinBlockSize();
+        state_->explain_logs.push_back(std::make_unique<stats::HistLogSink>(std::move(o)));
+        out.stages[s].push_back(state_->explain_logs.back().get());
+      }
+    }
+    if (!spec.write_hist_log.empty() && spec.SlowestKept() > 0) {
+      stats::SlowIoLogOptions o;
+      o.prefix = spec.write_hist_log;
+      o.first_number = first_number;
+      for (uint32_t clone = 0; clone < spec.numjobs; ++clone) {
+        std::vector<std::string> names;
+        for (size_t f : engine::FilesOf(spec, spec.filenames.size(), clone)) {
+          names.push_back(f < spec.filenames.size() ? spec.filenames[f] : "");
+        }
+        o.files.push_back(std::move(names));
+      }
+      state_->slow_logs.push_back(std::make_unique<stats::SlowIoLog>(std::move(o)));
+      out.slowest.push_back(state_->slow_logs.back().get());
+    }
+    first_delta += spec.numjobs;
+  }
+  return out;
 }
 
 }  // namespace iotail::cli

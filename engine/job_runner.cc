@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "engine/clock.h"
+#include "engine/explain/batch_explain.h"
 #include "engine/io/io_engine.h"
 #include "engine/io_scheduler.h"
 #include "engine/job_targets.h"
@@ -296,6 +297,9 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
     const JobSpec& spec = specs[job_of_worker[w]];
     if (spec.flow != 0) workers[w]->JoinFlow(&flows[spec.flow_id]);
   }
+  // --explain, --explain_slowest: the workers' trails, the targets' places, the kernel's view.
+  std::unique_ptr<BatchExplain> explain =
+      BatchExplain::Make(specs, targets, workers, job_of_worker, first_worker);
   SteadyStateMonitor steady(specs, workers, job_of_worker);
   WorkerThreads threads(workers, stop_flag, job_of_worker, WaitsOn(specs), specs);
   threads.WaitPrepared();
@@ -309,6 +313,12 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
     // The caller's sinks (its logs among them), then the start instant: --start_at, or the one
     // the caller chooses now that this host is ready (iotail-mpi: when every rank is).
     if (options.open_sinks) sinks = options.open_sinks();
+    if (explain) {
+      stats::ExplainSinks outputs;
+      if (options.open_explain_sinks) outputs = options.open_explain_sinks(explain->outcome());
+      sinks.push_back(
+          explain->Open(std::move(outputs), lead.log_hist_msec, options.on_output_error));
+    }
     if (options.await_start) start_at_ms = options.await_start();
     if (start_at_ms != 0) {
       CheckStartAt(start_at_ms, Clock::RealtimeNs());
@@ -356,6 +366,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   IntervalClock clock(std::move(recorders), std::move(sinks), copt);
   try {
     clock.Start();
+    if (explain) explain->Start();
   } catch (...) {
     threads.Abort();  // nothing has run yet
     throw;
@@ -366,6 +377,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   steady.Stop();
   const uint64_t end_mono = Clock::NowNs();
   clock.Finish(Clock::RealtimeNs());
+  if (explain) explain->Collect(job_of_worker, out);
 
   SyncAtTheEnd(specs, targets);
   for (const JobSpec& spec : specs) RemoveJobFiles(spec);  // fio's unlink

@@ -33,6 +33,7 @@
 #include "engine/zoned_file.h"
 #include "stats/core/sample_stats.h"
 #include "stats/core/steady_state.h"
+#include "stats/record/explain_sink.h"
 #include "stats/record/recorder.h"
 
 namespace iotail::engine {
@@ -70,6 +71,19 @@ struct JobOutcome {
   // --steadystate: per worker, its clone's (or with group_reporting its group's) result; nullopt
   // without steady-state detection.
   std::vector<std::optional<stats::SteadyStateResult>> steady_state;
+  // --explain, --explain_slowest: per worker, the stages of its I/Os over the run (empty: not
+  // asked).
+  std::vector<stats::ExplainTotals> explain;
+};
+
+// What --explain of a batch could see (RunOutcome::explain).
+struct ExplainOutcome {
+  bool asked = false;      // a job had --explain
+  std::string attachment;  // how the kernel's view attached ("typed raw tracepoints"), "" if not
+  std::string why_not;     // why there is no kernel view ("" when there is one)
+  std::vector<std::string> untraced;  // "FILE: why" for each target whose I/O is not joined
+  uint64_t requests_unmatched = 0;    // block requests of the traced disks joined to no I/O
+  uint64_t records_dropped = 0;       // I/Os or requests lost on the way (full buffers)
 };
 
 struct RunOutcome {
@@ -81,6 +95,7 @@ struct RunOutcome {
   bool stopped = false;                    // *stop ended the run early
   std::vector<std::string> output_errors;  // outputs that failed (and stopped)
   double runtime_s = 0;                    // from the earliest recording start to the end
+  ExplainOutcome explain;
 };
 
 struct RunJobsOptions {
@@ -100,6 +115,10 @@ struct RunJobsOptions {
   // start at (0: at once), instead of the jobs' start_at. A driver that starts several hosts
   // together waits here until all are ready. May throw (the run is then abandoned).
   std::function<uint64_t()> await_start;
+  // Called once after open_sinks when a job has --explain or --explain_slowest: the outputs of
+  // the stages and the slowest I/Os (not owned; see stats/record/explain_sink.h).
+  // The argument says what the batch's explain can see (its kernel view, or why there is none).
+  std::function<stats::ExplainSinks(const ExplainOutcome&)> open_explain_sinks;
 };
 
 // Runs `specs` at the same time (fio's jobs between two stonewalls), all their workers started

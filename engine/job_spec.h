@@ -312,6 +312,15 @@ struct JobSpec {
   // clone's log appended after the batch (cli/run_sinks.cc).
   bool per_job_logs = true;
   bool log_prio = false;  // --log_prio: the priority column as 0x%04x (0 in a window, as fio)
+  // --explain: each I/O's latency split into stages from the kernel's block tracepoints
+  // (engine/explain/); --explain_slowest=K: each interval's K slowest I/Os per worker (-1: 16 with
+  // --explain, none without).
+  bool explain = false;
+  int32_t explain_slowest = -1;
+  uint32_t SlowestKept() const {
+    return explain_slowest >= 0 ? static_cast<uint32_t>(explain_slowest) : explain ? 16u : 0u;
+  }
+  bool Explains() const { return explain || SlowestKept() > 0; }
   bool HasValueLogs() const {
     return !write_bw_log.empty() || !write_iops_log.empty() || !write_lat_log.empty();
   }

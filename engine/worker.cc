@@ -344,6 +344,12 @@ bool Worker::SubmitBatch(uint32_t* in_flight) {
     for (size_t k = 1; k <= count; ++k) {
       ++depths_.level[stats::IoDepthCounts::LevelIndex(*in_flight + at + k)];
     }
+    if (trail_ != nullptr) [[unlikely]] {
+      for (size_t k = 0; k < count; ++k) {
+        queue_.slots[queue_.batch[at + k].slot].depth =
+            static_cast<uint16_t>(std::min<size_t>(*in_flight + at + k + 1, UINT16_MAX));
+      }
+    }
   }
   *in_flight += static_cast<uint32_t>(queue_.new_in_batch);
   recorder_->SetInFlight(*in_flight);
@@ -371,7 +377,9 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
       if (!CompletionFailed(slot, static_cast<int>(-res))) ok = false;
       continue;
     }
-    if (features_.completion && !CompletedBefore(c.slot, slot, c.done_ns)) ok = false;
+    if (features_.completion && !CompletedBefore(c.slot, slot, c.done_ns, record_from_ns)) {
+      ok = false;
+    }
     const uint64_t done = c.done_ns;
     if (done >= record_from_ns) {
       if (floor_) floor_->Count(slot.dir, slot.len);
@@ -419,8 +427,10 @@ bool Worker::CompletionFailed(const Slot& slot, int err) {
   return goes_on;
 }
 
-bool Worker::CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t done_ns) {
+bool Worker::CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t done_ns,
+                             uint64_t record_from_ns) {
   bool ok = true;
+  if (trail_ != nullptr && done_ns >= record_from_ns && !fileops_.on) PushTrail(slot, done_ns);
   // A mixed job's own reads are not checked (fio checks only what its verify list reads).
   if (spec_.verify != VerifyKind::kNone && slot.dir == stats::Direction::kRead &&
       !spec_.HasWrites() &&
@@ -435,6 +445,21 @@ bool Worker::CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t don
     fill_end_ = std::max(fill_end_, slot.offset + slot.len);
   }
   return ok;
+}
+
+void Worker::PushTrail(const Slot& slot, uint64_t done_ns) {
+  IoTrailRecord r;
+  r.intended_ns = slot.intended_ns;
+  r.start_ns = slot.stamps.start_ns;
+  r.issued_ns = slot.stamps.issued_ns;
+  r.done_ns = done_ns;
+  r.offset = slot.offset;
+  r.length = slot.len;
+  r.file = slot.file;
+  r.depth = slot.depth;
+  r.cpu = static_cast<int16_t>(sched_getcpu());
+  r.dir = slot.dir;
+  trail_->Push(r);
 }
 
 bool Worker::CompletedAfter(const Slot& slot) {

@@ -42,6 +42,7 @@
 #include "engine/flow_control.h"
 #include "engine/io/io_engine.h"
 #include "engine/io_pattern.h"
+#include "engine/io_trail.h"
 #include "engine/job_spec.h"
 #include "engine/latency_target.h"
 #include "engine/rate_floor.h"
@@ -102,6 +103,9 @@ class Worker {
   // fio's flow: joins `flow` with the job's weight (JobSpec::flow); before any worker runs. The
   // worker leaves it when its Run returns.
   void JoinFlow(Flow* flow) { flow_ = FlowShare(flow, spec_.flow); }
+  // --explain, --explain_slowest: every recorded completion also goes to `trail` (not owned; it
+  // outlives Run), a record per I/O at the completion fixed point; before Run.
+  void SetTrail(IoTrail* trail) { trail_ = trail; }
   // Whether the worker ended with an error (fio's td->error: an I/O or engine error that stopped
   // it, or a rate floor not met); valid once Run has returned.
   bool Failed() const;
@@ -169,6 +173,7 @@ class Worker {
     stats::Direction dir;
     uint16_t prio;    // cmdprio: the index of its priority (Recorder::RecordPrio)
     uint16_t ioprio;  // the request's priority value (IoRequest::ioprio)
+    uint16_t depth;   // with a trail: in flight once it was submitted (itself included)
     bool cmdprio;     // and whether cmdprio chose it (IoRequest::cmdprio)
     bool taken;       // queued or in flight (from QueueNew until its completion frees it)
   };
@@ -196,7 +201,7 @@ class Worker {
   //   features_.issue: flow, serialize_overlap, zonemode (zbd, strided), file operations, trims
   //   features_.buffer: verify's or refill_buffers' write contents
   //   features_.completion: zbd, verify (reads checked, backlog, each loop), latency target,
-  //     fill_device, fsync/fdatasync, the rate floor's counts
+  //     fill_device, fsync/fdatasync, the rate floor's counts, the explain trail
   //   features_.round: the latency target's round, think time, the rate floor's check
   void SetFeatureFlags();
   // fio's loop checks before each new I/O (NextLoopIfDone), skipped while passes_.sure_ios I/Os are
@@ -217,7 +222,10 @@ class Worker {
   [[gnu::noinline]] bool CompletionFailed(const Slot& slot, int err);
   // A successful completion's features before it is recorded (verify's read check, the latency
   // target, fill_device) and after (verify's written list, syncs); false when the worker stops.
-  [[gnu::noinline]] bool CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t done_ns);
+  [[gnu::noinline]] bool CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t done_ns,
+                                         uint64_t record_from_ns);
+  // The explain trail's record of a recorded completion.
+  void PushTrail(const Slot& slot, uint64_t done_ns);
   [[gnu::noinline]] bool CompletedAfter(const Slot& slot);
   // Flattened: the round's calls (FillBatch, QueueNew, SubmitBatch, Complete) inlined into it, so
   // the default job pays no call for them; what is cold is marked noinline.
@@ -323,8 +331,9 @@ class Worker {
     uint64_t offset;
     uint32_t len;
   };
-  FlowShare flow_;          // fio's flow control (none unless JoinFlow)
-  bool flow_held_ = false;  // the last FillBatch stopped because the flow held it back
+  FlowShare flow_;            // fio's flow control (none unless JoinFlow)
+  IoTrail* trail_ = nullptr;  // --explain: each recorded completion's record (SetTrail)
+  bool flow_held_ = false;    // the last FillBatch stopped because the flow held it back
   void SyncFile(uint32_t file);
   void Trim(const IoChoice& c);
   std::vector<bool> is_block_;  // per file: a block device (BLKDISCARD) or a file (punch hole)

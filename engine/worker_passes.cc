@@ -115,7 +115,7 @@ void Worker::SetFeatureFlags() {
   const bool syncs = spec_.fsync_every != 0 || spec_.fdatasync_every != 0;
   features_.completion = zbd_.has_value() || spec_.verify != VerifyKind::kNone ||
                          verify_.each_loop || lat_.enabled() || spec_.fill_device || syncs ||
-                         floor_.has_value();
+                         floor_.has_value() || trail_ != nullptr;
   features_.round = floor_.has_value() || lat_.enabled() || spec_.thinktime_ns != 0;
   passes_.sure_ios = 0;
 }

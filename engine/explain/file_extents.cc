@@ -55,13 +55,21 @@ FileExtents::FileExtents(std::vector<FileExtent> extents) : extents_(std::move(e
 }
 
 std::optional<uint64_t> FileExtents::PhysicalByte(uint64_t offset) const {
+  return Lookup(offset, kNoDeviceBlock);
+}
+
+std::optional<uint64_t> FileExtents::WrittenByte(uint64_t offset) const {
+  return Lookup(offset, kNoDeviceBlock & ~uint32_t{FIEMAP_EXTENT_UNWRITTEN});
+}
+
+std::optional<uint64_t> FileExtents::Lookup(uint64_t offset, uint32_t no_block) const {
   // The last extent starting at or before `offset`.
   auto after =
       std::upper_bound(extents_.begin(), extents_.end(), offset,
                        [](uint64_t value, const FileExtent& e) { return value < e.logical; });
   if (after == extents_.begin()) return std::nullopt;
   const FileExtent& e = *std::prev(after);
-  if (offset - e.logical >= e.length || (e.flags & kNoDeviceBlock)) return std::nullopt;
+  if (offset - e.logical >= e.length || (e.flags & no_block)) return std::nullopt;
   return e.physical + (offset - e.logical);
 }
 

@@ -32,10 +32,14 @@ class FileExtents {
   // an unwritten (preallocated) extent (reads return zeros without I/O), data inline in the
   // metadata, or an extent whose place is unknown or encoded.
   std::optional<uint64_t> PhysicalByte(uint64_t offset) const;
+  // The device byte a write at `offset` lands on: as PhysicalByte, but an unwritten
+  // (preallocated) extent's block is written in place.
+  std::optional<uint64_t> WrittenByte(uint64_t offset) const;
 
   std::span<const FileExtent> extents() const { return extents_; }
 
  private:
+  std::optional<uint64_t> Lookup(uint64_t offset, uint32_t no_block) const;
   std::vector<FileExtent> extents_;  // sorted by logical offset, not overlapping
 };
 

@@ -105,6 +105,11 @@ std::string HistLogWriter::ClatLogPath(const std::string& prefix, int job_number
   return fmt::format("{}_clat_hist.{}.log", prefix, job_number);
 }
 
+std::string HistLogWriter::LogPath(const std::string& prefix, std::string_view kind,
+                                   int job_number) {
+  return fmt::format("{}_{}_hist.{}.log", prefix, kind, job_number);
+}
+
 std::string HistLogWriter::LatLogPath(const std::string& prefix, int job_number) {
   return fmt::format("{}_lat_hist.{}.log", prefix, job_number);
 }

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "stats/core/direction.h"
 #include "stats/core/histogram_layout.h"
@@ -56,6 +57,8 @@ class HistLogWriter {
 
   // The file name fio uses for worker `job_number` (1-based): PREFIX_clat_hist.N.log.
   static std::string ClatLogPath(const std::string& prefix, int job_number);
+  // PREFIX_KIND_hist.N.log (KIND: clat, lat, explain_device, ...).
+  static std::string LogPath(const std::string& prefix, std::string_view kind, int job_number);
   // PREFIX_lat_hist.N.log: intended start to completion (the rate-limited mode), as fio names
   // its total-latency histogram logs.
   static std::string LatLogPath(const std::string& prefix, int job_number);

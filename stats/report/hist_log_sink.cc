@@ -11,8 +11,9 @@ HistLogSink::HistLogSink(HistLogSinkOptions options) : options_(std::move(option
     options_.first_delta = 0;
   }
   for (int w = options_.first_number; w < options_.first_number + options_.workers; ++w) {
-    clat_.push_back(std::make_unique<HistLogWriter>(HistLogWriter::ClatLogPath(options_.prefix, w),
-                                                    options_.coarseness, options_.groups));
+    clat_.push_back(
+        std::make_unique<HistLogWriter>(HistLogWriter::LogPath(options_.prefix, options_.kind, w),
+                                        options_.coarseness, options_.groups));
     if (options_.lat_logs) {
       lat_.push_back(std::make_unique<HistLogWriter>(HistLogWriter::LatLogPath(options_.prefix, w),
                                                      options_.coarseness, options_.groups));

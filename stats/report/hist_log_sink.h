@@ -27,7 +27,10 @@
 namespace iotail::stats {
 
 struct HistLogSinkOptions {
-  std::string prefix;                 // PREFIX of PREFIX_clat_hist.N.log
+  std::string prefix;  // PREFIX of PREFIX_clat_hist.N.log
+  // KIND of PREFIX_KIND_hist.N.log: "clat", or a stage of --explain ("explain_device"), whose
+  // histogram a delta carries as its clat.
+  std::string kind = "clat";
   int workers = 1;                    // files for this many workers...
   int first_number = 1;               // ...numbered N = first_number .. (fio's thread numbers)
   size_t first_delta = 0;             // the first of them is deltas[first_delta] (several jobs)

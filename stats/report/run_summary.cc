@@ -14,6 +14,7 @@
 #include "stats/core/latency_figures.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/slc.h"
+#include "stats/report/explain_report.h"
 #include "stats/report/fio_json_extras.h"
 #include "stats/report/fio_text_extras.h"
 #include "stats/report/summary_figures.h"
@@ -188,7 +189,13 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
                    t.errors[e]);
     first = false;
   }
-  fmt::format_to(o, "}}}}}}");
+  fmt::format_to(o, "}}}}");
+  if (job.explain) {
+    std::string explain;
+    AppendExplainJson(explain, *job.explain, s.percentiles);
+    fmt::format_to(o, ", {}", explain);
+  }
+  fmt::format_to(o, "}}");
 }
 
 // "    clat (nsec): min=..." for one latency (nothing when it was not measured).
@@ -382,6 +389,11 @@ void JsonRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
     }
     fmt::format_to(o, "]");
   }
+  if (s.explain.asked) {
+    std::string explain;
+    AppendExplainNoteJson(explain, s.explain);
+    fmt::format_to(o, ", {}", explain);
+  }
   fmt::format_to(o, "}}");
   if (s.sla != nullptr && !s.sla->empty()) {
     std::ostringstream sla;
@@ -459,6 +471,7 @@ void TextJob(std::string& out, const JobTotals& job, const RunSummary& s) {
   TextDepthLines(out, job);
   if (job.steady_state) TextSteadyStateLine(out, *job.steady_state);
   TextErrors(o, job.totals);
+  if (job.explain) AppendExplainText(out, *job.explain);
 }
 
 }  // namespace

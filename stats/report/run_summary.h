@@ -37,8 +37,10 @@
 #include "stats/core/sla.h"
 #include "stats/core/steady_state.h"
 #include "stats/record/cpu_usage.h"
+#include "stats/record/explain_sink.h"
 #include "stats/record/io_depths.h"
 #include "stats/record/recorder.h"
+#include "stats/report/explain_report.h"
 #include "stats/report/rate_samples.h"
 
 namespace iotail::stats {
@@ -69,6 +71,7 @@ struct JobTotals {
   std::optional<SteadyStateResult> steady_state;  // --steadystate: JSON "steadystate", text line
   uint64_t zone_resets =
       0;  // zonemode=zbd: zones reset (fio's "; N zone resets" on the write line)
+  std::optional<ExplainTotals> explain;  // --explain: where its I/Os' time went
 };
 
 // One device's /proc/diskstats over the run, as fio's disk_util (ticks in ms).
@@ -132,6 +135,7 @@ struct RunSummary {
   std::vector<RankInfo> ranks;      // iotail-mpi: every rank (empty for one host)
   int pid = 0;                      // the process whose threads ran the jobs (fio's pid=)
   uint64_t report_time_s = 0;       // Unix time of the report (the text's job lines; 0: start)
+  ExplainNote explain;              // --explain: the kernel view, or why there is none
 };
 
 std::string FormatTextSummary(const RunSummary& summary);

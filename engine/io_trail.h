@@ -1,0 +1,85 @@
+// IoTrail: a worker's completed I/Os, one record each, handed to the explain session
+// (engine/explain/explain_session.h) for --explain and --explain_slowest: iotail's own stamps of
+// the I/O (intended start, submit, done), where it went (file, offset, length, direction), the
+// depth it was submitted at and the CPU it was reaped on.
+//
+// A single-producer single-consumer ring of fixed capacity (a power of two), allocated when built:
+// the worker (the one producer) pushes with a few stores and one release store, never allocating,
+// locking or calling the kernel; the session's thread (the one consumer) takes what was pushed.
+// When the ring is full the record is counted (dropped()) and not written: the worker never waits
+// for the consumer. Only a worker of a job with --explain or --explain_slowest has one.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "stats/core/direction.h"
+
+namespace iotail::engine {
+
+struct IoTrailRecord {
+  uint64_t intended_ns = 0;  // open loop: the intended start; 0 in the closed loop
+  uint64_t start_ns = 0;     // the engine's stamp before the submitting call (Clock::NowNs)
+  uint64_t issued_ns = 0;    // after it
+  uint64_t done_ns = 0;      // when the completion was seen
+  uint64_t offset = 0;       // in the worker's file
+  uint32_t length = 0;
+  uint32_t file = 0;   // the worker's file index
+  uint16_t depth = 0;  // in flight once submitted, itself included
+  int16_t cpu = -1;    // the CPU it was reaped on
+  stats::Direction dir = stats::Direction::kRead;
+};
+
+class IoTrail {
+ public:
+  // capacity: rounded up to a power of two, at least 64.
+  explicit IoTrail(size_t capacity);
+
+  // Producer only. False (and counted) when the ring is full.
+  bool Push(const IoTrailRecord& record) {
+    const uint64_t head = head_.load(std::memory_order_relaxed);
+    if (head - tail_cache_ > mask_) {
+      tail_cache_ = tail_.load(std::memory_order_acquire);
+      if (head - tail_cache_ > mask_) {
+        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return false;
+      }
+    }
+    records_[head & mask_] = record;
+    head_.store(head + 1, std::memory_order_release);
+    return true;
+  }
+
+  // Consumer only. Copies up to out.size() records, oldest first; returns how many.
+  size_t Take(std::span<IoTrailRecord> out) {
+    const uint64_t tail = tail_.load(std::memory_order_relaxed);
+    const uint64_t head = head_.load(std::memory_order_acquire);
+    size_t n = static_cast<size_t>(std::min<uint64_t>(head - tail, out.size()));
+    for (size_t i = 0; i < n; ++i) out[i] = records_[(tail + i) & mask_];
+    tail_.store(tail + n, std::memory_order_release);
+    return n;
+  }
+
+  // Any thread: records the producer could not push.
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  uint64_t mask_;
+  std::unique_ptr<IoTrailRecord[]> records_;
+  alignas(64) std::atomic<uint64_t> head_{0};  // written by the producer
+  uint64_t tail_cache_ = 0;                    // the producer's last view of tail_
+  std::atomic<uint64_t> dropped_{0};
+  alignas(64) std::atomic<uint64_t> tail_{0};  // written by the consumer
+};
+
+inline IoTrail::IoTrail(size_t capacity) {
+  size_t c = 64;
+  while (c < capacity) c <<= 1;
+  mask_ = c - 1;
+  records_ = std::make_unique<IoTrailRecord[]>(c);
+}
+
+}  // namespace iotail::engine
