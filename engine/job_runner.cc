@@ -247,6 +247,31 @@ std::vector<int> WaitsOn(std::span<const JobSpec> specs) {
   return waits_on;
 }
 
+std::map<uint32_t, Flow> JoinFlows(std::span<const JobSpec> specs,
+                                   std::vector<std::unique_ptr<Worker>>& workers,
+                                   std::span<const size_t> job_of_worker) {
+  std::map<uint32_t, Flow> flows;
+  for (size_t w = 0; w < workers.size(); ++w) {
+    const JobSpec& spec = specs[job_of_worker[w]];
+    if (spec.flow != 0) workers[w]->JoinFlow(&flows[spec.flow_id]);
+  }
+  return flows;
+}
+
+// The caller's sinks (its logs among them), then the explain session's (last: it closes its
+// intervals after the others have seen them).
+std::vector<stats::IntervalSink*> OpenSinks(const RunJobsOptions& options, BatchExplain* explain,
+                                            uint32_t period_ms) {
+  std::vector<stats::IntervalSink*> sinks;
+  if (options.open_sinks) sinks = options.open_sinks();
+  if (explain != nullptr) {
+    stats::ExplainSinks outputs;
+    if (options.open_explain_sinks) outputs = options.open_explain_sinks(explain->outcome());
+    sinks.push_back(explain->Open(std::move(outputs), period_ms, options.on_output_error));
+  }
+  return sinks;
+}
+
 }  // namespace
 
 std::vector<stats::Direction> LoggedDirections(const JobSpec& spec) {
@@ -262,7 +287,6 @@ std::vector<stats::Direction> LoggedDirections(const JobSpec& spec) {
 
 RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options) {
   const std::atomic<bool>* stop = options.stop;
-  const int first_worker = options.first_worker;
   static const std::atomic<bool> kNever{false};
   const std::atomic<bool>& stop_flag = stop != nullptr ? *stop : kNever;
   if (specs.empty()) throw std::logic_error("RunJobs: no job");
@@ -283,7 +307,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   std::vector<size_t> job_of_worker;
   for (size_t j = 0; j < specs.size(); ++j) {
     JobOutcome& job = out.jobs[j];
-    job.first_worker = first_worker + static_cast<int>(workers.size());
+    job.first_worker = options.first_worker + static_cast<int>(workers.size());
     targets.push_back(OpenTargets(specs[j], job, stop, options.zones ? *options.zones : own_zones));
     for (auto& w : BuildWorkers(specs[j], targets.back(), job)) {
       workers.push_back(std::move(w));
@@ -292,14 +316,10 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   }
 
   // fio's flow control: the workers of each flow_id share its counters (outliving the threads).
-  std::map<uint32_t, Flow> flows;
-  for (size_t w = 0; w < workers.size(); ++w) {
-    const JobSpec& spec = specs[job_of_worker[w]];
-    if (spec.flow != 0) workers[w]->JoinFlow(&flows[spec.flow_id]);
-  }
+  std::map<uint32_t, Flow> flows = JoinFlows(specs, workers, job_of_worker);
   // --explain, --explain_slowest: the workers' trails, the targets' places, the kernel's view.
   std::unique_ptr<BatchExplain> explain =
-      BatchExplain::Make(specs, targets, workers, job_of_worker, first_worker);
+      BatchExplain::Make(specs, targets, workers, job_of_worker, options.first_worker);
   SteadyStateMonitor steady(specs, workers, job_of_worker);
   WorkerThreads threads(workers, stop_flag, job_of_worker, WaitsOn(specs), specs);
   threads.WaitPrepared();
@@ -310,15 +330,9 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   std::vector<stats::IntervalSink*> sinks;
   uint64_t start_at_ms = lead.start_at_ms;
   try {
-    // The caller's sinks (its logs among them), then the start instant: --start_at, or the one
-    // the caller chooses now that this host is ready (iotail-mpi: when every rank is).
-    if (options.open_sinks) sinks = options.open_sinks();
-    if (explain) {
-      stats::ExplainSinks outputs;
-      if (options.open_explain_sinks) outputs = options.open_explain_sinks(explain->outcome());
-      sinks.push_back(
-          explain->Open(std::move(outputs), lead.log_hist_msec, options.on_output_error));
-    }
+    sinks = OpenSinks(options, explain.get(), lead.log_hist_msec);
+    // The start instant: --start_at, or the one the caller chooses now that this host is ready
+    // (iotail-mpi: when every rank is).
     if (options.await_start) start_at_ms = options.await_start();
     if (start_at_ms != 0) {
       CheckStartAt(start_at_ms, Clock::RealtimeNs());
@@ -378,7 +392,6 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   const uint64_t end_mono = Clock::NowNs();
   clock.Finish(Clock::RealtimeNs());
   if (explain) explain->Collect(job_of_worker, out);
-
   SyncAtTheEnd(specs, targets);
   for (const JobSpec& spec : specs) RemoveJobFiles(spec);  // fio's unlink
   out.output_errors = clock.sink_errors();
