@@ -27,6 +27,10 @@ class Clock {
 
   // Chooses and calibrates the source (about 20 ms the first time).
   static void Init();
+  // Stamps from CLOCK_MONOTONIC itself from now on (after Init, while no thread reads the clock):
+  // --explain compares them with the kernel's tracepoint times, which the TSC's calibration (over
+  // 20 ms) would let drift by microseconds per second of run.
+  static void UseMonotonic() { state_.source = Source::kMonotonic; }
   static Source source() { return state_.source; }
   static std::string_view SourceName() {
     return state_.source == Source::kTsc ? "tsc" : "monotonic";

@@ -258,6 +258,19 @@ std::map<uint32_t, Flow> JoinFlows(std::span<const JobSpec> specs,
   return flows;
 }
 
+// Every check before anything is opened, and the clock the run stamps with.
+void CheckAndPrepare(std::span<const JobSpec> specs) {
+  if (specs.empty()) throw std::logic_error("RunJobs: no job");
+  for (const JobSpec& spec : specs) spec.Validate();
+  CheckCommonClock(specs);
+  CheckStartAt(specs.front().start_at_ms, Clock::RealtimeNs());
+  Clock::Init();
+  // --explain: the kernel's clock, to compare with its tracepoints exactly.
+  if (std::any_of(specs.begin(), specs.end(), std::mem_fn(&JobSpec::explain)))
+    Clock::UseMonotonic();
+  ProbeEngines(specs);
+}
+
 // The caller's sinks (its logs among them), then the explain session's (last: it closes its
 // intervals after the others have seen them).
 std::vector<stats::IntervalSink*> OpenSinks(const RunJobsOptions& options, BatchExplain* explain,
@@ -288,14 +301,9 @@ std::vector<stats::Direction> LoggedDirections(const JobSpec& spec) {
 RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options) {
   const std::atomic<bool>* stop = options.stop;
   static const std::atomic<bool> kNever{false};
-  const std::atomic<bool>& stop_flag = stop != nullptr ? *stop : kNever;
-  if (specs.empty()) throw std::logic_error("RunJobs: no job");
-  for (const JobSpec& spec : specs) spec.Validate();
-  CheckCommonClock(specs);
+  const std::atomic<bool>& stop_flag = stop ? *stop : kNever;
+  CheckAndPrepare(specs);
   const JobSpec& lead = specs.front();
-  CheckStartAt(lead.start_at_ms, Clock::RealtimeNs());
-  Clock::Init();
-  ProbeEngines(specs);
 
   ZoneRegistry own_zones;  // zonemode=zbd, when the caller keeps none (RunJobsOptions::zones)
   RunOutcome out;

@@ -349,6 +349,7 @@ bool Worker::SubmitBatch(uint32_t* in_flight) {
         queue_.slots[queue_.batch[at + k].slot].depth =
             static_cast<uint16_t>(std::min<size_t>(*in_flight + at + k + 1, UINT16_MAX));
       }
+      if (test_reap_delay_ns_ != 0) SleepAfterSubmit();
     }
   }
   *in_flight += static_cast<uint32_t>(queue_.new_in_batch);
@@ -445,6 +446,20 @@ bool Worker::CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t don
     fill_end_ = std::max(fill_end_, slot.offset + slot.len);
   }
   return ok;
+}
+
+void Worker::SetTrail(IoTrail* trail) {
+  trail_ = trail;
+  const char* delay = std::getenv("IOTAIL_TEST_REAP_DELAY_US");
+  test_reap_delay_ns_ = delay != nullptr ? std::strtoull(delay, nullptr, 10) * 1000 : 0;
+}
+
+void Worker::SleepAfterSubmit() {
+  const uint64_t until = Clock::MonotonicNs() + test_reap_delay_ns_;
+  timespec at{static_cast<time_t>(until / 1'000'000'000u),
+              static_cast<long>(until % 1'000'000'000u)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) == EINTR) {
+  }
 }
 
 void Worker::PushTrail(const Slot& slot, uint64_t done_ns) {

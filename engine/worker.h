@@ -105,7 +105,9 @@ class Worker {
   void JoinFlow(Flow* flow) { flow_ = FlowShare(flow, spec_.flow); }
   // --explain, --explain_slowest: every recorded completion also goes to `trail` (not owned; it
   // outlives Run), a record per I/O at the completion fixed point; before Run.
-  void SetTrail(IoTrail* trail) { trail_ = trail; }
+  // For the tests of --explain only, the environment's IOTAIL_TEST_REAP_DELAY_US delays each reap
+  // of such a worker by that long after its submission (a host that reaps late, on purpose).
+  void SetTrail(IoTrail* trail);
   // Whether the worker ended with an error (fio's td->error: an I/O or engine error that stopped
   // it, or a rate floor not met); valid once Run has returned.
   bool Failed() const;
@@ -226,6 +228,7 @@ class Worker {
                                          uint64_t record_from_ns);
   // The explain trail's record of a recorded completion.
   void PushTrail(const Slot& slot, uint64_t done_ns);
+  void SleepAfterSubmit();
   [[gnu::noinline]] bool CompletedAfter(const Slot& slot);
   // Flattened: the round's calls (FillBatch, QueueNew, SubmitBatch, Complete) inlined into it, so
   // the default job pays no call for them; what is cold is marked noinline.
@@ -331,9 +334,10 @@ class Worker {
     uint64_t offset;
     uint32_t len;
   };
-  FlowShare flow_;            // fio's flow control (none unless JoinFlow)
-  IoTrail* trail_ = nullptr;  // --explain: each recorded completion's record (SetTrail)
-  bool flow_held_ = false;    // the last FillBatch stopped because the flow held it back
+  FlowShare flow_;                   // fio's flow control (none unless JoinFlow)
+  IoTrail* trail_ = nullptr;         // --explain: each recorded completion's record (SetTrail)
+  uint64_t test_reap_delay_ns_ = 0;  // IOTAIL_TEST_REAP_DELAY_US (SetTrail)
+  bool flow_held_ = false;           // the last FillBatch stopped because the flow held it back
   void SyncFile(uint32_t file);
   void Trim(const IoChoice& c);
   std::vector<bool> is_block_;  // per file: a block device (BLKDISCARD) or a file (punch hole)

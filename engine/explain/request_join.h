@@ -4,8 +4,8 @@
 //
 // A request joins an I/O when it is on the I/O's device at the I/O's first sector, in its
 // direction, entered the block layer no earlier than iotail's stamp before the submitting call and
-// completed no later than iotail saw the completion (both within kClockToleranceNs, the calibration
-// error of iotail's TSC clock against CLOCK_MONOTONIC), and is the only such request. A request of
+// completed no later than iotail saw the completion (the same clock: kClockToleranceNs), and is the
+// only such request. A request of
 // another length at that place is the I/O's request split or merged by the block layer: the I/O is
 // counted as split, never joined; two candidates are never guessed between (not joined). Requests
 // no I/O took are forgotten by Expire() and counted there (other processes' I/O on the traced
@@ -29,7 +29,9 @@
 
 namespace iotail::engine {
 
-inline constexpr uint64_t kClockToleranceNs = 5'000;
+// iotail stamps on CLOCK_MONOTONIC in a run with --explain (Clock::UseMonotonic), the clock of
+// bpf_ktime_get_ns, so a request's times fall inside its I/O's stamps exactly.
+inline constexpr uint64_t kClockToleranceNs = 0;
 
 // Where an I/O lies on a traced disk.
 struct DevicePlace {
