@@ -344,13 +344,8 @@ bool Worker::SubmitBatch(uint32_t* in_flight) {
     for (size_t k = 1; k <= count; ++k) {
       ++depths_.level[stats::IoDepthCounts::LevelIndex(*in_flight + at + k)];
     }
-    if (trail_ != nullptr) [[unlikely]] {
-      for (size_t k = 0; k < count; ++k) {
-        queue_.slots[queue_.batch[at + k].slot].depth =
-            static_cast<uint16_t>(std::min<size_t>(*in_flight + at + k + 1, UINT16_MAX));
-      }
-      if (test_reap_delay_ns_ != 0) SleepAfterSubmit();
-    }
+    if (trail_ != nullptr) [[unlikely]]
+      TrailSubmitted(at, count, *in_flight);
   }
   *in_flight += static_cast<uint32_t>(queue_.new_in_batch);
   recorder_->SetInFlight(*in_flight);
@@ -452,6 +447,14 @@ void Worker::SetTrail(IoTrail* trail) {
   trail_ = trail;
   const char* delay = std::getenv("IOTAIL_TEST_REAP_DELAY_US");
   test_reap_delay_ns_ = delay != nullptr ? std::strtoull(delay, nullptr, 10) * 1000 : 0;
+}
+
+void Worker::TrailSubmitted(size_t at, size_t count, uint32_t in_flight) {
+  for (size_t k = 0; k < count; ++k) {
+    queue_.slots[queue_.batch[at + k].slot].depth =
+        static_cast<uint16_t>(std::min<size_t>(in_flight + at + k + 1, UINT16_MAX));
+  }
+  if (test_reap_delay_ns_ != 0) SleepAfterSubmit();
 }
 
 void Worker::SleepAfterSubmit() {

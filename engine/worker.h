@@ -228,6 +228,8 @@ class Worker {
                                          uint64_t record_from_ns);
   // The explain trail's record of a recorded completion.
   void PushTrail(const Slot& slot, uint64_t done_ns);
+  // With a trail: the depth each I/O of the batch was submitted at (and the tests' delay).
+  [[gnu::noinline, gnu::cold]] void TrailSubmitted(size_t at, size_t count, uint32_t in_flight);
   void SleepAfterSubmit();
   [[gnu::noinline]] bool CompletedAfter(const Slot& slot);
   // Flattened: the round's calls (FillBatch, QueueNew, SubmitBatch, Complete) inlined into it, so
