@@ -152,15 +152,15 @@ bool ExplainSession::Round(bool final_round) {
   JoinerFeed feed(joiner_);
   if (tracer_ && !final_round) tracer_->Poll(feed, std::chrono::milliseconds(5));
   buffer_.clear();
-  std::vector<size_t> owner;
+  owner_.clear();
   for (size_t w = 0; w < workers_.size(); ++w) {
     if (workers_[w].trail == nullptr) continue;
     const size_t before = buffer_.size();
     Take(w);
-    owner.insert(owner.end(), buffer_.size() - before, w);
+    owner_.insert(owner_.end(), buffer_.size() - before, w);
   }
   if (tracer_) tracer_->Drain(feed);
-  for (size_t i = 0; i < buffer_.size(); ++i) Account(owner[i], buffer_[i]);
+  for (size_t i = 0; i < buffer_.size(); ++i) Account(owner_[i], buffer_[i]);
   if (final_round || latest_done_ns_ > last_expire_ns_ + 200'000'000u) {
     const uint64_t cutoff = final_round                        ? UINT64_MAX
                             : latest_done_ns_ > 1'000'000'000u ? latest_done_ns_ - 1'000'000'000u
@@ -194,13 +194,11 @@ bool ExplainSession::Round(bool final_round) {
 }
 
 void ExplainSession::Take(size_t w) {
-  constexpr size_t kChunk = 4096;
+  std::array<IoTrailRecord, 1024> chunk;
   for (;;) {
-    const size_t at = buffer_.size();
-    buffer_.resize(at + kChunk);
-    const size_t n = workers_[w].trail->Take(std::span(buffer_).subspan(at));
-    buffer_.resize(at + n);
-    if (n < kChunk) return;
+    const size_t n = workers_[w].trail->Take(chunk);
+    buffer_.insert(buffer_.end(), chunk.begin(), chunk.begin() + static_cast<ptrdiff_t>(n));
+    if (n < chunk.size()) return;
   }
 }
 

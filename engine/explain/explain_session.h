@@ -96,7 +96,8 @@ class ExplainSession final : public stats::IntervalSink {
   uint64_t latest_done_ns_ = 0;    // the latest I/O seen done (monotonic)
   uint64_t last_expire_ns_ = 0;
   std::vector<std::unique_ptr<Interval>> open_;  // by end, ascending
-  std::vector<IoTrailRecord> buffer_;
+  std::vector<IoTrailRecord> buffer_;            // a round's I/Os, and the worker of each
+  std::vector<size_t> owner_;
   std::vector<stats::ExplainTotals> totals_;
   uint64_t requests_unmatched_ = 0;
 

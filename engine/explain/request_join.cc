@@ -51,9 +51,19 @@ std::array<uint64_t, stats::kStageCount> StagesOf(const IoTrailRecord& io,
   return stages;
 }
 
-void RequestJoiner::AddRequest(const BlockRequestEvent& request) {
-  pending_[Key{request.dev, request.sector}].push_back(request);
-  ++pending_count_;
+size_t RequestJoiner::pending() const { return pending_.size() - taken_ + incoming_.size(); }
+
+void RequestJoiner::Settle() {
+  if (taken_ != 0) {
+    std::erase_if(pending_, [](const Pending& p) { return p.taken; });
+    taken_ = 0;
+  }
+  for (const BlockRequestEvent& r : incoming_) pending_.push_back(Pending{r, false});
+  incoming_.clear();
+  std::sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
+    return a.request.dev != b.request.dev ? a.request.dev < b.request.dev
+                                          : a.request.sector < b.request.sector;
+  });
 }
 
 JoinResult RequestJoiner::Join(const IoTrailRecord& io, const DevicePlace& place) {
@@ -61,21 +71,24 @@ JoinResult RequestJoiner::Join(const IoTrailRecord& io, const DevicePlace& place
   if (io.intended_ns != 0 && io.start_ns > io.intended_ns) {
     result.stages[static_cast<size_t>(stats::Stage::kSchedule)] = io.start_ns - io.intended_ns;
   }
-  auto it = pending_.find(Key{place.dev, place.sector});
-  if (it == pending_.end()) return result;
-  std::vector<BlockRequestEvent>& candidates = it->second;
-  size_t found = candidates.size();
+  if (!incoming_.empty()) Settle();
+  auto first = std::lower_bound(
+      pending_.begin(), pending_.end(), place, [](const Pending& p, const DevicePlace& at) {
+        return p.request.dev != at.dev ? p.request.dev < at.dev : p.request.sector < at.sector;
+      });
+  Pending* found = nullptr;
   int matches = 0;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (SameDirection(candidates[i].op, io.dir) && InWindow(io, candidates[i])) {
-      if (++matches == 1) found = i;
+  for (auto it = first;
+       it != pending_.end() && it->request.dev == place.dev && it->request.sector == place.sector;
+       ++it) {
+    if (!it->taken && SameDirection(it->request.op, io.dir) && InWindow(io, it->request)) {
+      if (++matches == 1) found = &*it;
     }
   }
   if (matches != 1) return result;  // none, or more than one: never guessed
-  const BlockRequestEvent request = candidates[found];
-  candidates.erase(candidates.begin() + static_cast<ptrdiff_t>(found));
-  --pending_count_;
-  if (candidates.empty()) pending_.erase(it);
+  found->taken = true;
+  ++taken_;
+  const BlockRequestEvent& request = found->request;
   if (uint64_t{request.nr_sector} * 512 != io.length || request.partial) {
     result.outcome = JoinOutcome::kSplit;
     return result;
@@ -86,17 +99,11 @@ JoinResult RequestJoiner::Join(const IoTrailRecord& io, const DevicePlace& place
 }
 
 uint64_t RequestJoiner::Expire(uint64_t completed_before_ns) {
-  uint64_t expired = 0;
-  for (auto it = pending_.begin(); it != pending_.end();) {
-    std::vector<BlockRequestEvent>& v = it->second;
-    const size_t before = v.size();
-    std::erase_if(v,
-                  [&](const BlockRequestEvent& r) { return r.complete_ns < completed_before_ns; });
-    expired += before - v.size();
-    it = v.empty() ? pending_.erase(it) : std::next(it);
-  }
-  pending_count_ -= expired;
-  return expired;
+  Settle();
+  const size_t before = pending_.size();
+  std::erase_if(pending_,
+                [&](const Pending& p) { return p.request.complete_ns < completed_before_ns; });
+  return before - pending_.size();
 }
 
 }  // namespace iotail::engine

@@ -20,7 +20,6 @@
 
 #include <array>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/explain/block_tracer.h"
@@ -62,25 +61,23 @@ inline uint64_t LatencyOf(const IoTrailRecord& io) {
 
 class RequestJoiner {
  public:
-  void AddRequest(const BlockRequestEvent& request);
+  void AddRequest(const BlockRequestEvent& request) { incoming_.push_back(request); }
   JoinResult Join(const IoTrailRecord& io, const DevicePlace& place);
   // Forgets the requests that completed before completed_before_ns; returns how many.
   uint64_t Expire(uint64_t completed_before_ns);
-  size_t pending() const { return pending_count_; }
+  size_t pending() const;
 
  private:
-  struct Key {
-    dev_t dev;
-    uint64_t sector;
-    bool operator==(const Key&) const = default;
+  struct Pending {
+    BlockRequestEvent request;
+    bool taken = false;
   };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<uint64_t>()(k.sector * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(k.dev));
-    }
-  };
-  std::unordered_map<Key, std::vector<BlockRequestEvent>, KeyHash> pending_;
-  size_t pending_count_ = 0;
+  // Drops the requests taken, adds the incoming ones and sorts by place: no allocation once the
+  // vectors have grown to the run's usual number of requests in flight.
+  void Settle();
+  std::vector<Pending> pending_;  // sorted by (dev, sector) after Settle
+  std::vector<BlockRequestEvent> incoming_;
+  size_t taken_ = 0;
 };
 
 }  // namespace iotail::engine
