@@ -291,6 +291,7 @@ void AddJobFile(RunPlan& plan, const CommandLine& cl, size_t f, const std::vecto
     all.insert(all.end(), own.begin(), own.end());
     RunOptions job = BuildJob({&global, &file_global, &all});
     job.origin = section.origin;
+    job.section = section.name;
     for (const Setting& s : own) job.own.emplace_back(s.name, s.value);
     plan.jobs.push_back(std::move(job));
   }

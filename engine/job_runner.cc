@@ -170,6 +170,7 @@ void CollectOutcomes(std::span<const JobSpec> specs,
       job.rate_shortfalls.push_back(workers[w]->rate_shortfall());
     }
     job.abandoned_ios += workers[w]->abandoned();
+    job.short_reads += workers[w]->short_reads();
     job.zone_resets.push_back(workers[w]->zone_resets());
     if (job.verify_failure.empty()) job.verify_failure = workers[w]->verify_failure();
     if (workers[w]->engine_error() != 0 && job.engine_error == 0) {

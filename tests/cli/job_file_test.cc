@@ -216,11 +216,11 @@ TEST_F(JobFileCorpusTest, TyposAndUnsupportedOptionsAreClearErrors) {
             std::string::npos)
       << r.err;
   const std::string fio_only =
-      Write("fio-only.fio", "[a]\nioengine=null\nsize=1m\nverify_only=1\n");
+      Write("fio-only.fio", "[a]\nioengine=null\nsize=1m\nverify_offset=8\n");
   r = Run("iotail", fio_only);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(
-      r.err.find(fio_only + ":4: '--verify_only' is a fio option that iotail does not support"),
+      r.err.find(fio_only + ":4: '--verify_offset' is a fio option that iotail does not support"),
       std::string::npos)
       << r.err;
   // A value iotail lacks of an option it has: refused at its line, by name.
