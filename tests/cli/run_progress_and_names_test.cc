@@ -34,10 +34,10 @@ std::vector<json> LiveLines(const std::string& err) {
 
 TEST_F(RunProgressTest, NumberIosCapsTheBytesLeft) {
   // 40 writes of 4 KiB at 20 IOPS in a 64 MiB file: 160 KiB to do, not 64 MiB.
-  const CommandResult r = Iotail(
-      "run --live_format=json --name=x --filename=" + (dir_ / "d").string() +
-      " --size=64m --bs=4k --rw=write --number_ios=40 --rate_iops=20 --log_hist_msec=500 "
-      "--output-format=terse");
+  const CommandResult r =
+      Iotail("run --live_format=json --name=x --filename=" + (dir_ / "d").string() +
+             " --size=64m --bs=4k --rw=write --number_ios=40 --rate_iops=20 --log_hist_msec=500 "
+             "--output-format=terse");
   ASSERT_EQ(r.status, 0) << r.err;
   const std::vector<json> lines = LiveLines(r.err);
   ASSERT_GE(lines.size(), 2u) << r.err;
@@ -56,11 +56,10 @@ TEST_F(RunProgressTest, FillDeviceHasNoBytesLeftToCount) {
   if (geteuid() != 0 || mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=8388608") != 0) {
     GTEST_SKIP() << "needs root to mount a tmpfs";
   }
-  const CommandResult r =
-      Iotail("run --live_format=json --name=fill --ioengine=psync --filename=" +
-             (mnt / "f").string() +
-             " --rw=write --bs=64k --fill_device=1 --rate=4m --log_hist_msec=250 "
-             "--output-format=terse");
+  const CommandResult r = Iotail(
+      "run --live_format=json --name=fill --ioengine=psync --filename=" + (mnt / "f").string() +
+      " --rw=write --bs=64k --fill_device=1 --rate=4m --log_hist_msec=250 "
+      "--output-format=terse");
   umount2(mnt.c_str(), MNT_DETACH);
   EXPECT_EQ(r.status, 0) << r.err;
   const std::vector<json> lines = LiveLines(r.err);
