@@ -22,7 +22,7 @@ namespace {
 using enum ValueType;
 using stats::UsageError;
 
-const std::vector<OptionDef>& Rows() {
+const std::vector<OptionDef>& FioMiscRows() {
   static const std::vector<OptionDef> table = {
       {"bwavgtime", kCount,
        [](RunOptions& o, const OptionValue& v) { o.bw_avg_msec = static_cast<uint32_t>(v.number); },
@@ -100,7 +100,7 @@ void ApplyVerifyOnly(RunOptions& job) {
 
 }  // namespace
 
-std::span<const OptionDef> FioMiscOptionTable() { return Rows(); }
+std::span<const OptionDef> FioMiscOptionTable() { return FioMiscRows(); }
 
 void SettleFioMiscOptions(RunOptions& job) {
   CheckFileServiceType(job);
