@@ -27,13 +27,14 @@ const std::vector<OptionDef>& FioMiscRows() {
       {"bwavgtime", kCount,
        [](RunOptions& o, const OptionValue& v) { o.bw_avg_msec = static_cast<uint32_t>(v.number); },
        "ms between bandwidth samples (bw_min/bw_max/bw_mean): iotail's interval window, so it "
-       "sets --log_avg_msec when that is not given and must equal it when it is",
-       "500", Also(), Choices(), OptionScope::kJob, 1},
+       "sets it when --log_avg_msec/--log_hist_msec are not given and must equal them when they "
+       "are (not given: the window, --log_hist_msec's default; fio's is 500 ms)",
+       "", Also(), Choices(), OptionScope::kJob, 1},
       {"iopsavgtime", kCount,
        [](RunOptions& o, const OptionValue& v) {
          o.iops_avg_msec = static_cast<uint32_t>(v.number);
        },
-       "ms between IOPS samples (iops_min/...): as --bwavgtime, whose window it must equal", "500",
+       "ms between IOPS samples (iops_min/...): as --bwavgtime, whose window it must equal", "",
        Also(), Choices(), OptionScope::kJob, 1},
       {"allrandrepeat", kFlag,
        [](RunOptions& o, const OptionValue& v) { o.allrandrepeat = v.number != 0; },
