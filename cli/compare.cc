@@ -14,6 +14,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/command_doc.h"
@@ -41,6 +42,11 @@ struct FailOn {
   double percentile = 0;
   double share = -1;  // X% as a fraction (-1: absolute)
   double margin_ns = 0;
+  // The same check (a target given twice, however spelled): tested and printed once.
+  bool SameCheck(const FailOn& o) const {
+    return dir == o.dir && percentile == o.percentile && share == o.share &&
+           margin_ns == o.margin_ns;
+  }
 };
 
 FailOn ParseFailOn(const std::string& text) {
@@ -185,7 +191,12 @@ std::optional<CompareSettings> ParseCompare(CommandArgs args, std::ostream& out)
   }
   s.latency = a.latency == "clat" ? SummaryLatency::kClat : SummaryLatency::kLat;
   for (const std::string& text : a.fail_on) {
-    s.fail_on.push_back(ParseFailOn(text));
+    FailOn f = ParseFailOn(text);
+    if (std::any_of(s.fail_on.begin(), s.fail_on.end(),
+                    [&](const FailOn& seen) { return seen.SameCheck(f); })) {
+      continue;
+    }
+    s.fail_on.push_back(std::move(f));
     const double p = s.fail_on.back().percentile;
     if (std::find(s.percentiles.begin(), s.percentiles.end(), p) == s.percentiles.end()) {
       s.percentiles.push_back(p);

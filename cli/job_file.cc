@@ -237,13 +237,8 @@ class Parser {
               fmt::format("{}: '${{' without its '}}' in '{}'", where, Printable(value)));
         }
         const std::string name(value.substr(i + 2, close - i - 2));
-        const std::optional<std::string> v = env_.getenv(name);
-        if (!v) {
-          throw UsageError(
-              fmt::format("{}: ${{{}}} is not set in the environment (fio would drop this job)",
-                          where, Printable(name)));
-        }
-        out += *v;
+        // An unset variable is the empty string, as fio's (filename=${UNSET}data is "data").
+        out += env_.getenv(name).value_or("");
         // A variable repeated is the one way a line grows: what it takes counts from here.
         if (settings_bytes_ + out.size() > kJobFileMaxSettingsBytes) Charge(out.size(), where);
         i = close + 1;

@@ -7,7 +7,7 @@
 // or after a setting (everything from the first one on). `include FILE` reads another file's
 // settings in place, within the current section (FILE as given, else relative to the including
 // file's directory; as in fio, an included file holds no sections; an include loop is an error).
-// In values, `${VAR}` is the environment variable VAR (unset: an error, where fio drops the job),
+// In values, `${VAR}` is the environment variable VAR (unset: the empty string, as in fio),
 // and `$ncpus`, `$mb_memory` and `$pagesize` are this machine's; a value that used one of fio's
 // `$` variables, or that is wrapped in parentheses, is integer arithmetic (+ - * / % ^ and
 // parentheses, numbers with k/m/g/t suffixes in powers of 1024), evaluated natively in 64 bits

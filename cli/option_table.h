@@ -184,6 +184,7 @@ std::span<const OptionDef> VerifyOptionTable();       // cli/run_options_verify.
 std::span<const OptionDef> JobControlOptionTable();   // cli/run_options_jobs.cc
 std::span<const OptionDef> LogOptionTable();          // cli/run_options_logs.cc
 std::span<const OptionDef> AcceptedOptionTable();     // cli/run_options_accepted.cc
+std::span<const OptionDef> FioMiscOptionTable();      // cli/run_options_fio_misc.cc
 // All of them, in the order --help lists them, each with its title.
 struct OptionGroup {
   const char* title;

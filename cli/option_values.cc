@@ -126,11 +126,10 @@ void ParseRate(std::string_view given, std::string_view option, bool bytes, engi
   auto set = [&](engine::RateLimit& limit, double v) {
     (bytes ? limit.bytes_per_s : limit.iops) = v;
   };
+  // fio's 0 is no limit: rate=0 (or a direction's 0 in R,W) leaves that rate unlimited.
   const size_t comma = text.find(',');
   if (comma == std::string_view::npos) {
-    const double v = one(text);
-    if (v <= 0) throw UsageError(fmt::format("--{}: must be greater than 0", option));
-    set(spec.rate, v);
+    set(spec.rate, one(text));
     return;
   }
   const std::string_view r = text.substr(0, comma);
@@ -147,9 +146,6 @@ void ParseRate(std::string_view given, std::string_view option, bool bytes, engi
   }
   if (!r.empty()) set(spec.rate_dir[0], one(r));
   if (!w.empty()) set(spec.rate_dir[1], one(w));
-  if (!spec.rate_dir[0].Any() && !spec.rate_dir[1].Any() && !spec.trim_rate_given) {
-    throw UsageError(fmt::format("--{}: expected N or R,W with a rate greater than 0", option));
-  }
 }
 
 uint64_t ParseTimeNs(std::string_view text, std::string_view option) {

@@ -41,7 +41,8 @@ uint32_t ParseU32(std::string_view text, std::string_view option);
 // values separated by commas.
 std::string FioValueList(std::string_view text);
 // "N" (all directions together) or "R,W", "R,", ",W" (per direction) into spec's rate fields;
-// bytes: sizes with suffixes per second (--rate), else I/Os per second (--rate_iops).
+// bytes: sizes with suffixes per second (--rate), else I/Os per second (--rate_iops). A rate of
+// 0 is no limit (fio's).
 void ParseRate(std::string_view text, std::string_view option, bool bytes, engine::JobSpec& spec);
 uint64_t ParseTimeNs(std::string_view text, std::string_view option);
 bool ParseBool(std::string_view text, std::string_view option);

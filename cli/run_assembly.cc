@@ -279,6 +279,14 @@ int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const Ru
                          run.spec(j).name);
     }
   }
+  for (size_t j = 0; j < run.jobs(); ++j) {
+    if (const uint64_t n = results.outcomes[j].short_reads; n != 0) {
+      err << fmt::format(
+          "iotail run: job '{}': {} read(s) met the end of the file and completed short, counted "
+          "with the bytes they brought (fio's rule on asynchronous engines)\n",
+          run.spec(j).name, n);
+    }
+  }
   for (const std::string& why : results.output_errors) {
     err << fmt::format("iotail run: an output failed during the run: {}\n", why);
   }

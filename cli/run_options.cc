@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <vector>
 
 #include "cli/option_table.h"
 #include "stats/core/errors.h"
@@ -170,18 +172,42 @@ void ParseBsRange(const std::string& part, bool writes, engine::JobSpec& spec) {
   (writes ? spec.bs_max_w : spec.bs_max) = ParseBs(part.substr(dash + 1), "bsrange");
 }
 
+// fio's bssplit: BS/PERCENT entries; those without a percentage share what the others leave
+// evenly (fio's whole-number division), the remainder going to the last entry with a share, where
+// fio's draw lands when it passes the others (bssplit=4k/50:64k is 4k/50:64k/50, 128k is 128k/100).
 void ParseBsSplit(const std::string& part, bool writes, engine::JobSpec& spec) {
   auto& split = writes ? spec.bssplit_w : spec.bssplit;
   split.clear();
   const std::string args[] = {part};
+  std::vector<bool> shared;  // entries without a percentage
+  uint64_t given = 0;
   stats::ForEachListItem(args, ":", [&](std::string_view one, const std::string&) {
     const size_t slash = one.find('/');
-    if (slash == std::string_view::npos) {
-      throw UsageError("--bssplit: expected BS/PERCENT[:BS/PERCENT...] (R,W per direction)");
-    }
-    split.push_back(
-        {ParseBs(one.substr(0, slash), "bssplit"), ParseU32(one.substr(slash + 1), "bssplit")});
+    const uint32_t percent =
+        slash == std::string_view::npos ? 0 : ParseU32(one.substr(slash + 1), "bssplit");
+    split.push_back({ParseBs(one.substr(0, slash), "bssplit"), percent});
+    shared.push_back(slash == std::string_view::npos);
+    given += percent;
   });
+  const auto missing = static_cast<uint32_t>(std::count(shared.begin(), shared.end(), true));
+  if (missing == 0) return;
+  if (given > 100) {
+    throw UsageError(fmt::format(
+        "--bssplit: the percentages given add up to {}, leaving nothing for the entries without "
+        "one",
+        given));
+  }
+  const auto each = static_cast<uint32_t>((100 - given) / missing);
+  for (size_t i = 0; i < split.size(); ++i) {
+    if (shared[i]) split[i].percent = each;
+  }
+  const auto remainder = static_cast<uint32_t>(100 - given - uint64_t{each} * missing);
+  for (size_t i = split.size(); i-- > 0;) {
+    if (split[i].percent != 0) {
+      split[i].percent += remainder;
+      break;
+    }
+  }
 }
 
 using engine::JobSpec;
@@ -229,7 +255,9 @@ const std::vector<OptionDef>& Table() {
        [](RunOptions& o, const OptionValue& v) {
          PerDirection(v.text, v.option, o.spec, ParseBsSplit);
        },
-       "block size shares, e.g. 4k/70:64k/30, or R,W per direction"},
+       "block size shares, e.g. 4k/70:64k/30 (an entry without /PERCENT shares what is left), or "
+       "R,W "
+       "per direction"},
       Row<kFlag, &JobSpec::direct>("direct", "O_DIRECT"),
       {"buffered", kFlag,
        [](RunOptions& o, const OptionValue& v) { o.spec.direct = v.number == 0; },

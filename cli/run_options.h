@@ -56,7 +56,10 @@ struct RunOptions {
   bool group_reporting = false;  // --group_reporting: report each group as one job
   std::string description;       // --description: shown with the job's report, as given
   std::string origin;            // "FILE:LINE" of its section in a job file ("": command line)
-  bool disk_util = true;         // --disk_util=0: leave this job's disks out of the disk stats
+  // The header of its section in a job file ("": command line): fio's $jobname in the names of
+  // the job's default files, whatever `name=` inside the section says (that names the job only).
+  std::string section;
+  bool disk_util = true;  // --disk_util=0: leave this job's disks out of the disk stats
   // fio's switches that turn measurements off (gtod_reduce, disable_lat, ...), as given when on:
   // iotail measures regardless, and says so once (PlanRun).
   std::vector<std::string> measured_anyway;
@@ -70,6 +73,12 @@ struct RunOptions {
   uint32_t size_zones = 0, offset_zones = 0, io_size_zones = 0, offset_increment_zones = 0,
            zoneskip_zones = 0;
   std::vector<std::pair<std::string, std::string>> own;  // this job's own settings ("job options")
+  // fio's options of cli/run_options_fio_misc.cc, settled by SettleFioMiscOptions.
+  uint32_t bw_avg_msec = 0, iops_avg_msec = 0;  // --bwavgtime, --iopsavgtime (0: not given)
+  bool allrandrepeat = false;                   // --allrandrepeat: seeded the same every run
+  std::string file_service_type;                // --file_service_type ("": not given)
+  bool verify_only = false;                     // --verify_only: read and check, write nothing
+  std::vector<std::string> deprecated;          // deprecated options given (ignored, as fio)
 };
 
 // What one `iotail run` command line (and its job files) asks for: the jobs in order and the
@@ -96,6 +105,12 @@ RunPlan ParseRunPlan(std::span<char* const> args);
 // agree with an explicit --log_hist_msec when both logs are written). Returns a note for the user
 // when these logs are asked for without --log_avg_msec, else "". Throws UsageError.
 std::string SettleLogPeriod(RunOptions& options);
+// Once the job's files are named: file_service_type checked against the order iotail takes the
+// files in, verify_only's write job turned into its checked reads (cli/run_options_fio_misc.cc).
+// Throws UsageError.
+void SettleFioMiscOptions(RunOptions& options);
+// Says once that fio's deprecated options given were ignored.
+void NoteDeprecated(const std::vector<RunOptions>& jobs, std::ostream& err);
 // Whether `name` (underscores) is a setting of the whole run rather than of one job.
 bool IsRunLevelOption(std::string_view name);
 // One job as the only job of a plan (for tests and single-job callers; the run's settings dropped).

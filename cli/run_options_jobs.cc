@@ -291,6 +291,7 @@ void AddJobFile(RunPlan& plan, const CommandLine& cl, size_t f, const std::vecto
     all.insert(all.end(), own.begin(), own.end());
     RunOptions job = BuildJob({&global, &file_global, &all});
     job.origin = section.origin;
+    job.section = section.name;
     for (const Setting& s : own) job.own.emplace_back(s.name, s.value);
     plan.jobs.push_back(std::move(job));
   }
@@ -314,6 +315,11 @@ RunPlan ParseRunPlan(std::span<char* const> args, const ParseContext& context) {
   const JobFileEnvironment env = JobFileEnvironment::System();
   if (cl.showcmd) {
     if (cl.files.empty()) throw UsageError("--showcmd: give the job files to show");
+    // Each value read as a run reads it first: one that is refused (an expression that comes to
+    // bs=0) is refused here too, naming its line, as fio's --showcmd drops such a job, rather
+    // than shown as a command line that would be refused.
+    RunPlan checked;
+    for (size_t f = 0; f < cl.files.size(); ++f) AddJobFile(checked, cl, f, {}, env, context);
     plan.showcmd = ShowCommand(cl.files, env, "iotail run");
     return plan;
   }

@@ -7,6 +7,8 @@
 // (cli/metrics_server.h, stats/report/prometheus_metrics.h).
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "cli/option_table.h"
 #include "cli/run_options.h"
 #include "stats/core/errors.h"
@@ -157,6 +159,24 @@ std::span<const OptionDef> LogOptionTable() { return LogRows(); }
 
 std::string SettleLogPeriod(RunOptions& o) {
   engine::JobSpec& spec = o.spec;
+  // fio's bwavgtime and iopsavgtime: the period of the bandwidth and IOPS samples, which in
+  // iotail are its interval windows: they set the window, or must agree with the one given.
+  uint32_t window = o.log_avg_msec != 0        ? o.log_avg_msec
+                    : o.Given("log_hist_msec") ? spec.log_hist_msec
+                                               : 0;
+  for (const auto& [option, ms] :
+       {std::pair{"bwavgtime", o.bw_avg_msec}, std::pair{"iopsavgtime", o.iops_avg_msec}}) {
+    if (ms == 0) continue;
+    if (window == 0) window = ms;
+    if (ms != window) {
+      throw UsageError(fmt::format(
+          "--{}: {} ms differs from this job's window ({} ms: --log_avg_msec, --log_hist_msec or "
+          "--bwavgtime); iotail samples bandwidth and IOPS on that one clock, so give them the "
+          "same period",
+          option, ms, window));
+    }
+    spec.log_hist_msec = ms;
+  }
   if (o.log_avg_msec != 0) {
     if (o.Given("log_hist_msec") && !spec.write_hist_log.empty() &&
         spec.log_hist_msec != o.log_avg_msec) {

@@ -17,6 +17,7 @@ namespace iotail::cli {
 namespace {
 
 constexpr uint64_t kMaxClones = 4096;
+constexpr uint64_t kMaxDefaultFiles = 1 << 20;  // a job's default files, all its clones'.
 
 // Without --ioengine: nbd when --uri is given; psync, as fio, so that a job file means what it
 // means to fio (psync runs at depth 1: JobSpec::Normalize says so); but the zero-argument default
@@ -59,6 +60,17 @@ std::string FormatFilename(std::string format, const std::string& jobname, uint3
   return format;
 }
 
+// A default file's name whose last part is longer than a file name may be (NAME_MAX, 255 bytes):
+// refused naming the option that made it, rather than failing to open with "File name too long".
+void CheckDefaultFileName(const std::string& name, const RunOptions& job) {
+  const std::string base = std::filesystem::path(name).filename().string();
+  if (base.size() <= 255) return;
+  throw stats::UsageError(fmt::format(
+      "--{}: the file name it gives, '{}...', is {} bytes long, more than the 255 a file name "
+      "may have",
+      job.filename_format.empty() ? "name" : "filename_format", base.substr(0, 40), base.size()));
+}
+
 // fio's zone units (size=8z, offset=524z, ...): N zones of --zonesize, as fio's
 // zbd_recalc_options_with_zone_granularity turns them into bytes (before size is divided among
 // the files). fio leaves them unset without a zone size (size=2z would then mean the whole file):
@@ -84,7 +96,8 @@ void ApplyZoneUnits(RunOptions& job) {
 }
 
 // fio's files: a named job without a target uses NAME.CLONE.FILE (--filename_format; nrfiles per
-// clone, each clone its own), in --directory when given; a --filename list is every clone's.
+// clone, each clone its own; NAME is the section's header in a job file, as fio, even where
+// `name=` renames the job), in --directory when given; a --filename list is every clone's.
 // Either way --size is a clone's total, divided among its files; --filesize gives each file's
 // length, and without --size the I/O per file too (fio: the I/O per file is the smaller).
 void NameTargets(RunOptions& job) {
@@ -102,12 +115,22 @@ void NameTargets(RunOptions& job) {
   } else {
     spec.files_per_clone = true;
     files = job.nrfiles;
+    // Named before the run's clones are counted (PlanRun): bounded here, so that a huge numjobs
+    // times nrfiles is refused rather than named file by file until memory runs out.
+    if (uint64_t{spec.numjobs} * job.nrfiles > kMaxDefaultFiles) {
+      throw stats::UsageError(fmt::format(
+          "--nrfiles: {} files for each of {} clones (--numjobs) make more than {} files",
+          job.nrfiles, spec.numjobs, kMaxDefaultFiles));
+    }
     // Worker w takes files w, w + numjobs, ... (engine::RunJobs): its own NAME.w.k.
+    const std::string format =
+        job.filename_format.empty() ? "$jobname.$jobnum.$filenum" : job.filename_format;
+    const std::string& jobname = job.section.empty() ? spec.name : job.section;
     for (uint32_t k = 0; k < job.nrfiles; ++k) {
       for (uint32_t w = 0; w < spec.numjobs; ++w) {
-        spec.filenames.push_back(in_directory(FormatFilename(
-            job.filename_format.empty() ? "$jobname.$jobnum.$filenum" : job.filename_format,
-            spec.name, w, k)));
+        const std::string name = FormatFilename(format, jobname, w, k);
+        CheckDefaultFileName(name, job);
+        spec.filenames.push_back(in_directory(name));
       }
     }
   }
@@ -161,7 +184,8 @@ void SettleClock(RunOptions& job, uint64_t status_interval_ms, std::ostream& err
   engine::JobSpec& spec = job.spec;
   if (const std::string note = SettleLogPeriod(job); !note.empty()) err << note << "\n";
   if (status_interval_ms == 0) return;
-  if (spec.write_hist_log.empty() && !job.Given("log_hist_msec")) {
+  if (spec.write_hist_log.empty() && !job.Given("log_hist_msec") && job.bw_avg_msec == 0 &&
+      job.iops_avg_msec == 0) {
     spec.log_hist_msec = static_cast<uint32_t>(status_interval_ms);
   } else if (status_interval_ms % spec.log_hist_msec != 0) {
     throw stats::UsageError(fmt::format(
@@ -230,8 +254,10 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
         NameTargets(job);
       }
       ImpliedAsFio(job);
+      SettleFioMiscOptions(job);
       engine::JobSpec& spec = job.spec;
-      if (!job.randrepeat) spec.randseed ^= engine::Clock::RealtimeNs() * 0x9e3779b97f4a7c15ull;
+      if (!job.randrepeat && !job.allrandrepeat)
+        spec.randseed ^= engine::Clock::RealtimeNs() * 0x9e3779b97f4a7c15ull;
       SettleClock(job, run.plan.run.status_interval_ms, err);
       if (const std::string note = spec.Normalize(); !note.empty()) err << note << "\n";
       spec.Validate();
@@ -244,6 +270,7 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
     }
   }
   NoteMeasuredAnyway(jobs, err);
+  NoteDeprecated(jobs, err);
   // fio runs at most 4,096 jobs, clones included (its REAL_MAX_JOBS): so does iotail, rather
   // than start thousands of workers a run cannot hold.
   uint64_t& clones = run.clones;

@@ -68,7 +68,9 @@ CmdPrioSplit ParseCmdPrioEntry(std::string_view entry) {
     if (!ReadCmdPrioNumber(rest, fields[matched])) break;
   }
   if (matched == 2) BadCmdPrioSplit(entry, "a class needs its level: BS/PERC/CLASS/LEVEL");
-  out.perc = std::min(fields[0], 100u);
+  // fio clamps a share over 100 to 100: refused here, a typo rather than a share.
+  if (fields[0] > 100) BadCmdPrioSplit(entry, "a share over 100%");
+  out.perc = fields[0];
   if (matched == 3)
     out.prio = IoprioValue(std::min<int>(fields[1], 3), std::min<int>(fields[2], 7));
   return out;
@@ -82,6 +84,10 @@ std::vector<CmdPrioSplit> ParseCmdPrioList(std::string_view text) {
   while (!text.empty()) {
     const size_t colon = text.find(':');
     const std::string_view entry = text.substr(0, colon);
+    if (entry.empty() && count == 0) {
+      throw stats::UsageError(
+          "--cmdprio_bssplit: a direction's list is empty (expected BS/PERC[/CLASS/LEVEL][:...])");
+    }
     if (entry.empty()) break;  // fio stops at an empty entry
     if (++count > kMaxCmdPrioEntries) BadCmdPrioSplit(entry, "more than 64 entries");
     const CmdPrioSplit e = ParseCmdPrioEntry(entry);
@@ -101,6 +107,10 @@ void ParseCmdPrioBssplit(std::string_view text, CmdPrioOptions& out) {
     text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
     text.remove_suffix(1);
+  if (text.empty()) {
+    throw stats::UsageError(
+        "--cmdprio_bssplit: empty (expected BS/PERC[/CLASS/LEVEL][:...], or R,W per direction)");
+  }
   const size_t comma = text.find(',');
   if (comma == std::string_view::npos) {
     out.bssplit[0] = out.bssplit[1] = ParseCmdPrioList(text);

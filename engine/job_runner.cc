@@ -117,6 +117,36 @@ std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Tar
   return workers;
 }
 
+// What the live line counts down ("MB left"): the bytes a worker will do, capped by number_ios
+// (times loops) at its one block size; 0 when its end is no byte count known in advance
+// (fill_device: until the device is full; number_ios with mixed block sizes).
+uint64_t PlannedBytes(const JobSpec& spec, uint64_t bytes_limit) {
+  if (spec.fill_device || bytes_limit == 0) return 0;
+  if (spec.number_ios == 0) return bytes_limit;
+  if (spec.MinBlockSize() != spec.MaxBlockSize()) return 0;
+  uint64_t ios = 0, bytes = 0;
+  if (__builtin_mul_overflow(spec.number_ios, uint64_t{spec.loops}, &ios) ||
+      __builtin_mul_overflow(ios, uint64_t{spec.MinBlockSize()}, &bytes)) {
+    return bytes_limit;
+  }
+  return std::min(bytes, bytes_limit);
+}
+
+// The run's: the workers' sum, 0 when a worker's end is no byte count (a time_based one's is its
+// runtime, which the live line counts down instead).
+uint64_t PlannedBytes(std::span<const JobSpec> specs,
+                      const std::vector<std::unique_ptr<Worker>>& workers,
+                      const std::vector<size_t>& job_of_worker) {
+  uint64_t sum = 0;
+  for (size_t w = 0; w < workers.size(); ++w) {
+    const JobSpec& spec = specs[job_of_worker[w]];
+    const uint64_t planned = PlannedBytes(spec, workers[w]->bytes_limit());
+    if (planned == 0 && !spec.time_based) return 0;
+    sum += planned;
+  }
+  return sum;
+}
+
 // A job's times from the group's common start (monotonic ns): its startdelay, then ramp_time
 // recorded by nothing, then runtime from the end of the ramp.
 WorkerTimes JobTimes(const JobSpec& spec, uint64_t start_mono) {
@@ -171,6 +201,7 @@ void CollectOutcomes(std::span<const JobSpec> specs,
       job.rate_shortfalls.push_back(workers[w]->rate_shortfall());
     }
     job.abandoned_ios += workers[w]->abandoned();
+    job.short_reads += workers[w]->short_reads();
     job.zone_resets.push_back(workers[w]->zone_resets());
     if (job.verify_failure.empty()) job.verify_failure = workers[w]->verify_failure();
     if (workers[w]->engine_error() != 0 && job.engine_error == 0) {
@@ -373,12 +404,11 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
 
   std::vector<const stats::Recorder*> recorders;
   std::vector<WorkerTimes> worker_times;
-  uint64_t planned_bytes = 0;
   for (size_t w = 0; w < workers.size(); ++w) {
     recorders.push_back(&workers[w]->recorder());
     worker_times.push_back(job_times[job_of_worker[w]]);
-    planned_bytes += workers[w]->bytes_limit();
   }
+  const uint64_t planned_bytes = PlannedBytes(specs, workers, job_of_worker);
   IntervalClockOptions copt;
   copt.period_ms = lead.log_hist_msec;
   copt.unix_epoch = lead.log_unix_epoch;

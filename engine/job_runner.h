@@ -53,10 +53,11 @@ struct JobOutcome {
   uint64_t region_size = 0;                         // bytes per file actually used (clone 0)
   int engine_error = 0;                             // first engine-level errno, 0 if none
   uint64_t abandoned_ios = 0;                       // given up after the stop grace (ETIMEDOUT)
-  uint64_t verified_blocks = 0;                     // --verify: blocks checked
-  std::vector<uint64_t> zone_resets;                // zonemode=zbd: zones reset, per worker
-  std::string verify_failure;                       // the first block that failed, "" if none
-  int first_worker = 0;                             // 0-based number of its first worker in the run
+  uint64_t short_reads = 0;           // asynchronous reads that met the end of the file (Worker)
+  uint64_t verified_blocks = 0;       // --verify: blocks checked
+  std::vector<uint64_t> zone_resets;  // zonemode=zbd: zones reset, per worker
+  std::string verify_failure;         // the first block that failed, "" if none
+  int first_worker = 0;               // 0-based number of its first worker in the run
   // --latency_target: the depth its last worker's search ended at (fio's latency_depth, which is
   // the last clone's); iodepth without it. Its totals and runtime are those of the final window
   // when the search reset the statistics (fio's reset_all_stats).

@@ -361,7 +361,7 @@ struct JobSpec {
   // (NeverVerifies).
   bool VerifiesWrittenEachLoop() const {
     return verify != VerifyKind::kNone && do_verify && HasWrites() && verify_backlog == 0 &&
-           (HasReads() || time_based) && !NeverVerifies();
+           (HasReads() || time_based || (IsRandom() && NoRandomMap())) && !NeverVerifies();
   }
   bool NeverVerifies() const {
     return verify != VerifyKind::kNone && verify_backlog == 0 && time_based && !CountsIssuedBytes();

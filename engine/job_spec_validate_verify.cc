@@ -42,15 +42,23 @@ void JobSpec::ValidateVerify() const {
     }
     // Without a backlog the read-back reads the whole region (a write job) or the loop's
     // written blocks (VerifiesWrittenEachLoop): either way each block must be written once a
-    // loop. fio's own check fails where a block is written twice (its header's seed), so those
-    // jobs are refused rather than given another meaning.
+    // loop, or (norandommap, as fio's sorted list) read back once, the last write's, which with
+    // one block size is the whole block. fio's own check fails where a block is written twice
+    // otherwise (its header's seed), so those jobs are refused rather than given another meaning.
     if (HasWrites() && verify_backlog == 0 && do_verify && !NeverVerifies() &&
-        ((IsRandom() && NoRandomMap()) || rw_modifier != 0 ||
+        ((IsRandom() && NoRandomMap() && HasReads()) || rw_modifier != 0 ||
          random_distribution.kind != DistributionKind::kRandom)) {
       throw UsageError(
-          "--verify: the writes must cover every block once a loop (not norandommap, a skewed "
-          "random_distribution or rw=...:N), unless --verify_backlog reads back what was "
-          "written");
+          "--verify: the writes must cover every block once a loop (not norandommap in a mixed "
+          "job, a skewed random_distribution or rw=...:N), unless --verify_backlog reads back "
+          "what was written");
+    }
+    if (HasWrites() && verify_backlog == 0 && do_verify && !NeverVerifies() && IsRandom() &&
+        NoRandomMap() && (MinBlockSize() != MaxBlockSize() || BlockAlign() != MinBlockSize())) {
+      throw UsageError(
+          "--verify with --norandommap: one block size, aligned to itself (a block rewritten "
+          "with another size or alignment would overlap the ones before; or give "
+          "--verify_backlog)");
     }
     if (VerifiesWrittenEachLoop() && RateLimited()) {
       throw UsageError(

@@ -8,7 +8,9 @@
 // default, as fio, iodepth_batch_complete_min: each completion replaced at once, the queue kept
 // full) completions, and records each finished I/O from the engine's stamps (io_engine.h): clat =
 // done - issued, slat = issued - start (asynchronous engines), lat = done - start. Short transfers
-// and -EAGAIN are resubmitted for the remainder, keeping the I/O's first stamps; other errors are
+// and -EAGAIN are resubmitted for the remainder, keeping the I/O's first stamps (a read that meets
+// the end of the file fails with EIO on a synchronous engine, and completes short on an
+// asynchronous one, counted in short_reads(), as fio); other errors are
 // counted per errno in the recorder and stop the worker unless continue_on_error. When stopping,
 // in-flight I/Os are reaped and recorded, so the recorder holds every completed I/O. An engine that
 // can give up on I/Os (IoEngine::CanAbandon: nbd, whose server may stop answering) is waited for
@@ -119,6 +121,9 @@ class Worker {
   // I/Os still in flight kStopGraceNs after the worker began to stop, given up (each counted as
   // an ETIMEDOUT error); valid once Run has returned.
   uint64_t abandoned() const { return grace_.abandoned; }
+  // Reads of an asynchronous engine that met the end of the file and completed short (fio's rule:
+  // counted with the bytes they brought, the job goes on).
+  uint64_t short_reads() const { return short_reads_; }
   // How long a stopping worker waits for its I/Os in flight when the engine can abandon them.
   static constexpr uint64_t kStopGraceNs = 1'000'000'000;
   // CPU use of the worker's thread over Run(); valid once Run has returned.
@@ -301,6 +306,7 @@ class Worker {
     uint64_t abandoned = 0;      // I/Os given up when the grace ended
   } grace_;
   int engine_error_ = 0;
+  uint64_t short_reads_ = 0;            // short_reads()
   std::atomic<bool> terminate_{false};  // Terminate()
   uint64_t fill_end_ = 0;   // fill_device: where the written bytes end (the read-back's end)
   bool failed_io_ = false;  // an I/O error (or a failed check) stopped the worker

@@ -139,10 +139,16 @@ bool Worker::VerifyBacklog() {
 bool Worker::VerifyWritten(const std::atomic<bool>& stop, uint64_t stop_at_ns) {
   if (verify_.backlog.empty()) return true;
   if (VerifyListSorted()) {
-    std::sort(verify_.backlog.begin(), verify_.backlog.end(),
-              [](const Written& a, const Written& b) {
-                return a.file != b.file ? a.file < b.file : a.offset < b.offset;
-              });
+    // fio's tree by file and offset: a block written again (norandommap) is read back once.
+    std::stable_sort(verify_.backlog.begin(), verify_.backlog.end(),
+                     [](const Written& a, const Written& b) {
+                       return a.file != b.file ? a.file < b.file : a.offset < b.offset;
+                     });
+    const auto last = std::unique(verify_.backlog.rbegin(), verify_.backlog.rend(),
+                                  [](const Written& a, const Written& b) {
+                                    return a.file == b.file && a.offset == b.offset;
+                                  });
+    verify_.backlog.erase(verify_.backlog.begin(), last.base());
   }
   const uint64_t start = Clock::NowNs();
   if (verify_.start_ns == 0) verify_.start_ns = start;

@@ -29,7 +29,7 @@ test_packages=(
   util-linux hyperfine strace valgrind
   nbdkit libnbd-bin libnbd-dev fuse3 e2fsprogs fdisk lvm2 mdadm
   prometheus chromium tmux
-  dpkg-dev file man-db groff zsh bash-completion
+  dpkg-dev file man-db groff zsh bash-completion lintian
 )
 mpi_packages=(openmpi-bin libopenmpi-dev)
 

@@ -11,16 +11,24 @@
 // memcpy and its completion right after it (and the msync), so clat is the copy with the faults it
 // takes; mapping the file is setup and is not timed, as in fio. An I/O past the end of a mapping
 // transfers what is inside it (a read at the end reads 0 bytes, a write fails with ENOSPC): the
-// mapping cannot grow a file. A target that shrinks under the mapping ends the process with
-// SIGBUS, as it ends fio. One instance per worker thread.
+// mapping cannot grow a file. A target that shrinks under the mapping (another process truncates
+// it) would end the process with SIGBUS, as it ends fio: the copy runs under a guard instead, and
+// the fault makes that I/O fail with EIO, counted as the job's error (the error policy decides
+// whether it goes on), so the run ends with its summary. The guard is a SIGBUS handler installed
+// once per process that jumps back into the copy of the thread that armed it (sigsetjmp without
+// a system call; SA_NODEFER leaves the signal unblocked after the jump); a SIGBUS of any other
+// code gets the disposition that was there before. One instance per worker thread.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <system_error>
 #include <vector>
 
@@ -32,12 +40,53 @@ namespace iotail::engine {
 
 namespace {
 
+// The copy a worker thread has armed against SIGBUS (GuardedCopy).
+struct FaultGuard {
+  sigjmp_buf env;
+  volatile sig_atomic_t armed = 0;
+};
+thread_local FaultGuard t_guard;
+struct sigaction g_previous_sigbus {};
+
+void OnSigbus(int /*signal*/, siginfo_t* /*info*/, void* /*context*/) {
+  if (t_guard.armed != 0) {
+    t_guard.armed = 0;
+    siglongjmp(t_guard.env, 1);
+  }
+  // Not a guarded copy: the disposition before ours, which the faulting instruction meets again
+  // when this returns (the default ends the process, as before).
+  sigaction(SIGBUS, &g_previous_sigbus, nullptr);
+}
+
+void InstallSigbusGuard() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = OnSigbus;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGBUS, &sa, &g_previous_sigbus) != 0) {
+      throw std::system_error(errno, std::generic_category(), "mmap: SIGBUS handler");
+    }
+  });
+}
+
+// memcpy from or into a mapping: false when the mapping faulted (SIGBUS: the file shrank).
+[[gnu::noinline]] bool GuardedCopy(void* to, const void* from, size_t n) {
+  if (sigsetjmp(t_guard.env, 0) != 0) return false;
+  t_guard.armed = 1;
+  std::memcpy(to, from, n);
+  t_guard.armed = 0;
+  return true;
+}
+
 class MmapEngine final : public SyncEngineBase {
  public:
   ~MmapEngine() override { Unmap(); }
 
   void Prepare(const EngineSetup& setup) override {
     SyncEngineBase::Prepare(setup);
+    InstallSigbusGuard();
     Unmap();
     page_ = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     for (int fd : setup.fds) {
@@ -75,13 +124,10 @@ class MmapEngine final : public SyncEngineBase {
       } else {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(r.len, m.length - r.offset));
         char* at = m.base + r.offset;
-        if (r.dir == stats::Direction::kRead) {
-          std::memcpy(r.buf, at, n);
-        } else {
-          std::memcpy(at, r.buf, n);
-        }
-        result = static_cast<int64_t>(n);
-        if (m.direct) {
+        const bool copied = r.dir == stats::Direction::kRead ? GuardedCopy(r.buf, at, n)
+                                                             : GuardedCopy(at, r.buf, n);
+        result = copied ? static_cast<int64_t>(n) : -EIO;
+        if (copied && m.direct) {
           const uint64_t skew = r.offset % page_;  // msync takes whole pages
           if (msync(at - skew, n + skew, MS_SYNC) < 0) result = -errno;
         }

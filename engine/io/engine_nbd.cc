@@ -168,6 +168,24 @@ class NbdLibnbdEngine final : public BoundedWaitEngine {
   bool dead_ = false;
 };
 
+// Connection i of n: its errors name it when there are several (a server may take the first ones
+// and refuse a later one).
+template <class Connect>
+auto NthConnection(uint32_t i, uint32_t n, Connect connect) -> decltype(connect()) {
+  if (n <= 1) return connect();
+  const std::string which = fmt::format("--nbd_conns={}: connection {} of {}", n, i + 1, n);
+  try {
+    return connect();
+  } catch (const stats::UsageError& e) {
+    throw stats::UsageError(fmt::format("{}: {}", which, e.what()));
+  } catch (const std::system_error& e) {
+    std::string what = e.what();  // "MESSAGE: strerror": the code's text is added again
+    const std::string code = ": " + e.code().message();
+    if (what.ends_with(code)) what.resize(what.size() - code.size());
+    throw std::system_error(e.code(), fmt::format("{}: {}", which, what));
+  }
+}
+
 // Connects and chooses the data path in Prepare(), then forwards every call to it.
 class NbdEngine final : public IoEngine {
  public:
@@ -180,9 +198,14 @@ class NbdEngine final : public IoEngine {
       std::vector<int> fds;
       try {
         for (uint32_t i = 0; i < conns && why_not.empty(); ++i) {
-          DirectNbdConnection c = ConnectNbdDirect(setup.uri, limits);
+          DirectNbdConnection c =
+              NthConnection(i, conns, [&] { return ConnectNbdDirect(setup.uri, limits); });
           if (c.fd >= 0) fds.push_back(c.fd);
           why_not = c.why_not;
+          if (!why_not.empty() && conns > 1) {
+            why_not = fmt::format("--nbd_conns={}: connection {} of {}: {}", conns, i + 1, conns,
+                                  why_not);
+          }
         }
       } catch (...) {
         for (int fd : fds) ::close(fd);
@@ -202,7 +225,9 @@ class NbdEngine final : public IoEngine {
     }
     std::vector<nbd_handle*> handles;
     try {
-      for (uint32_t i = 0; i < conns; ++i) handles.push_back(ConnectNbd(setup.uri, limits));
+      for (uint32_t i = 0; i < conns; ++i) {
+        handles.push_back(NthConnection(i, conns, [&] { return ConnectNbd(setup.uri, limits); }));
+      }
     } catch (...) {
       for (nbd_handle* h : handles) Nbd().close(h);
       throw;

@@ -76,6 +76,14 @@ TEST_F(CompareTest, FailOnSetsTheExitStatus) {
   EXPECT_NE(r.err.find("p99:+10%"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("FAILED"), std::string::npos) << r.out;
   EXPECT_EQ(Iotail("compare --fail-on 'p99:+50%' " + a + " " + b).status, 0);
+  // The same target given many times is one check, printed once (issue 38).
+  std::string many;
+  for (int i = 0; i < 200; ++i) many += " --fail-on p99:+10%";
+  r = Iotail("compare" + many + " --fail-on p99.0:+10% " + a + " " + b);
+  EXPECT_EQ(r.status, 3) << r.err;
+  size_t lines = 0;
+  for (size_t p = r.err.find("p99"); p != std::string::npos; p = r.err.find("p99", p + 1)) ++lines;
+  EXPECT_EQ(lines, 1u) << r.err;
   EXPECT_EQ(Iotail("compare --fail-on 'read:p99.5:+2ms' " + a + " " + b).status, 0);
   EXPECT_EQ(Iotail("compare --fail-on 'read:p99.5:+100us' " + a + " " + b).status, 3);
   // No significant difference never fails, however small the margin.

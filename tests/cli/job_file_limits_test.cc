@@ -76,15 +76,28 @@ TEST_F(JobFileLimitsTest, ArithmeticOverflowThroughTheBinaryExitsTwo) {
       EXPECT_NE(r.err.find(file + ":4: --bs: bad arithmetic"), std::string::npos) << r.err;
     }
   }
-  // The remainder is exact (0): --showcmd shows it, and --bs refuses a block size of 0.
+  // The remainder is exact (0): --bs refuses a block size of 0, and so does --showcmd rather than
+  // print --bs=0 (issue 38; fio's --showcmd drops such a job).
   const std::string file =
       Write("a.fio", "[a]\nioengine=null\nsize=1m\nbs=((-9223372036854775807-1)%-1)\n");
-  CommandResult r = RunBounded("run --showcmd " + file);
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find(" --bs=0 "), std::string::npos) << r.out;
-  r = RunBounded("run --parse-only " + file);
+  for (const std::string mode : {"--showcmd ", "--parse-only "}) {
+    const CommandResult r = RunBounded("run " + mode + file);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(r.out.find("--bs=0"), std::string::npos) << r.out;
+    EXPECT_NE(r.err.find(file + ":4: --bs: bad block size '0'"), std::string::npos) << r.err;
+  }
+}
+
+// A job's default files are named before its clones are counted: numjobs times nrfiles is bounded
+// there (found by tests/fuzz/job_options_fuzz.cc), not named one by one until memory runs out.
+TEST_F(JobFileLimitsTest, HugeNumjobsTimesNrfilesIsRefusedBeforeNamingTheFiles) {
+  const CommandResult r = RunBounded(
+      "run --parse-only --name=x --ioengine=null --size=1m --numjobs=100000 --nrfiles=100000");
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_NE(r.err.find(file + ":4: --bs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--nrfiles: 100000 files for each of 100000 clones (--numjobs) make more "
+                       "than 1048576 files"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(JobFileLimitsTest, ArithmeticNestingIsBounded) {

@@ -84,7 +84,13 @@ TEST_F(JobFileTest, Arithmetic) {
 
 TEST_F(JobFileTest, ErrorsNameTheFileAndLine) {
   const std::string f = (dir_ / "bad.fio").string();
-  EXPECT_EQ(Error("[a]\nbs=${NOPE}\n").rfind(f + ":2: ${NOPE} is not set", 0), 0u);
+  // An unset variable is the empty string, as in fio (issue 37): no error.
+  const auto unset = ParseJobFile(Write("unset.fio", "[a]\nbs=${NOPE}4k\n"),
+                                  iotail::testing::TestJobFileEnvironment());
+  ASSERT_EQ(unset.size(), 1u);
+  ASSERT_EQ(unset[0].settings.size(), 1u);
+  EXPECT_EQ(unset[0].settings[0].value, "4k");
+  EXPECT_EQ(Error("[a]\nbs=${NOPE\n").rfind(f + ":2: '${' without its '}'", 0), 0u);
   EXPECT_EQ(Error("[a]\n[b\n").rfind(f + ":2: a section header is '[name]', got '[b'", 0), 0u);
   EXPECT_EQ(Error("[a]\n=4k\n").rfind(f + ":2: a setting is 'name=value'", 0), 0u);
   EXPECT_EQ(Error("bs=4k\n").rfind(f + ":1: not a fio job file", 0), 0u);
@@ -216,11 +222,11 @@ TEST_F(JobFileCorpusTest, TyposAndUnsupportedOptionsAreClearErrors) {
             std::string::npos)
       << r.err;
   const std::string fio_only =
-      Write("fio-only.fio", "[a]\nioengine=null\nsize=1m\nverify_only=1\n");
+      Write("fio-only.fio", "[a]\nioengine=null\nsize=1m\nverify_offset=8\n");
   r = Run("iotail", fio_only);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(
-      r.err.find(fio_only + ":4: '--verify_only' is a fio option that iotail does not support"),
+      r.err.find(fio_only + ":4: '--verify_offset' is a fio option that iotail does not support"),
       std::string::npos)
       << r.err;
   // A value iotail lacks of an option it has: refused at its line, by name.

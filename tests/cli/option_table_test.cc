@@ -21,9 +21,10 @@ const std::set<std::string_view> kIotailOwn = {
     "live_format", "sla",      "log_hist_groups",   "prometheus", "prometheus_linger",
     "nbd_timeout", "nbd_path", "nbd_conns"};
 // fio's names from releases after 3.33 (whose option list the test reads),
-// and fio 3.33's that its `--cmdhelp=all` (the generator's source) leaves out.
+// and fio 3.33's that its `--cmdhelp=all` (the generator's source) leaves out: among them the
+// deprecated ones it still takes, with a warning (verifysort, verifysort_nr).
 const std::set<std::string_view> kNewerFio = {"steadystate_check_interval", "ss_interval",
-                                              "verify_async_cpus"};
+                                              "verify_async_cpus", "verifysort", "verifysort_nr"};
 
 // A driver's rows (sweep's) are of scope run, with run setters, and shadow run's rows only where
 // they mean to (sweep's --ramp_time is the step's).

@@ -271,7 +271,7 @@ TEST_F(RunJobsTest, VerifyWritesChecksummedBlocksAndFindsACorruptOne) {
   }
   // What a verify needs.
   // (A mixed or time_based job reads back each loop's writes: tests/cli/run_verify_mixed_test.cc.)
-  EXPECT_EQ(Run("iotail", "--name=w --rw=randwrite --verify=crc32c --norandommap").status, 2);
+  EXPECT_EQ(Run("iotail", "--name=w --rw=randrw --verify=crc32c --norandommap").status, 2);
   EXPECT_EQ(Run("iotail", "--name=w --rw=randrw --verify=crc32c --rate_iops=100").status, 2);
   EXPECT_EQ(Run("iotail", "--name=w --rw=write --verify=sha224").status, 2);  // not fio's
   // A SHA-512 header is 96 bytes: a smaller block cannot hold it.

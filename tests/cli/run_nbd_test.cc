@@ -135,6 +135,17 @@ TEST_P(RunNbdTest, SeveralConnectionsWritingNeedMultiConn) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
+// A server that takes the first connections and refuses a later one (nbdkit's limit filter: two
+// clients at a time): the error names the connection that failed (issue 38).
+TEST_P(RunNbdTest, ARefusedConnectionOfSeveralIsNamed) {
+  NbdServer server;
+  ASSERT_EQ(server.Start("--filter=limit memory 64M limit=2"), "");
+  const auto r =
+      Run(server, "--nbd_conns=4 --iodepth=4 --rw=randread --bs=4k --runtime=1 --time_based");
+  EXPECT_NE(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("--nbd_conns=4: connection 3 of 4: "), std::string::npos) << r.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Paths, RunNbdTest, ::testing::Values("libnbd", "direct"));
 
 // A URI the direct path does not parse (a percent-escape in the export name): --nbd_path=direct

@@ -273,7 +273,6 @@ TEST_F(RunRateTest, RateOptionsParseAndRejectNonsense) {
   iotail::testing::ExpectRefused(
       {
           {"--rate_iops=fast" + f, "--rate_iops"},
-          {"--rate_iops=0" + f, "--rate_iops"},
           {"--rate=1q" + f, "--rate"},
           {"--rate_iops=1,2,3" + f, "--rate_iops"},
           {"--rate_iops=100 --rate=1m" + f, "--rate"},

@@ -103,6 +103,11 @@ TEST_F(SweepTest, ItsOptionsAreInItsHelpManPageAndCompletion) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--retries: "), std::string::npos) << bad.err;
   EXPECT_EQ(bad.err.find("----"), std::string::npos) << bad.err;
+  // 2^32 - 1 retries is refused, not wrapped to none (issue 38).
+  const CommandResult wraps = Iotail("sweep --ioengine=null --sla 'p99<=1ms' --retries=4294967295");
+  EXPECT_EQ(wraps.status, 2);
+  EXPECT_NE(wraps.err.find("--retries: expected 0..100, got '4294967295'"), std::string::npos)
+      << wraps.err;
 }
 
 TEST_F(SweepTest, BadOptionsAreRefused) {

@@ -27,13 +27,21 @@ TEST(CmdPrioTest, ParsesBssplitAsFio) {
   EXPECT_EQ(o.bssplit[1][0], (CmdPrioSplit{65536, 25, IoprioValue(1, 1)}));
   EXPECT_EQ(o.bssplit[1][1], (CmdPrioSplit{65536, 75, IoprioValue(2, 7)}));
   EXPECT_EQ(o.bssplit[1][2], (CmdPrioSplit{1 << 20, 30, IoprioValue(3, 2)}));
-  // fio 3.33 reads four fields: newer fio's fifth (a hint) is ignored; big values are clamped.
-  ParseCmdPrioBssplit("1M/10/2/0/1:2M/150/9/9", o);
+  // fio 3.33 reads four fields: newer fio's fifth (a hint) is ignored; big classes and levels are
+  // clamped. A share over 100, an empty value or list is refused (fio clamps the share).
+  ParseCmdPrioBssplit("1M/10/2/0/1:2M/100/9/9", o);
   EXPECT_EQ(o.bssplit[0][0], (CmdPrioSplit{1 << 20, 10, IoprioValue(2, 0)}));
   EXPECT_EQ(o.bssplit[0][1], (CmdPrioSplit{2 << 20, 100, IoprioValue(3, 7)}));
-  for (const char* bad : {"/50", "4x/50", "4k/50/1", "4k/60:4k/50"}) {
+  for (const char* bad : {"/50", "4x/50", "4k/50/1", "4k/60:4k/50", "2M/150", "", " ", ":4k/10"}) {
     CmdPrioOptions x;
     EXPECT_THROW(ParseCmdPrioBssplit(bad, x), stats::UsageError) << bad;
+  }
+  CmdPrioOptions named;
+  try {
+    ParseCmdPrioBssplit("4k/50:2M/150", named);
+    ADD_FAILURE() << "accepted a share of 150%";
+  } catch (const stats::UsageError& e) {
+    EXPECT_STREQ(e.what(), "--cmdprio_bssplit: '2M/150': a share over 100%");
   }
 }
 

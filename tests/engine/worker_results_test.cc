@@ -163,14 +163,31 @@ TEST_F(WorkerResultsTest, ContinueOnErrorGoesOnOnlyPastTheListedErrnos) {
 }
 
 // End of file (0 bytes for a request of some) is fio's "full resid" error, EIO.
-TEST_F(WorkerResultsTest, EndOfFileIsAnIoError) {
+// A synchronous engine's read at the end of the file is fio's "full resid" EIO.
+TEST_F(WorkerResultsTest, EndOfFileIsAnIoErrorOnASynchronousEngine) {
   Run([](FakeEngine& e) {
+    e.set_asynchronous(false);
     e.set_script(
         [](const Submission& s) { return s.index == 5 ? Outcome{.result = 0} : Outcome{}; });
   });
   EXPECT_EQ(Errors(EIO), 1u);
   EXPECT_EQ(Ios(Direction::kRead), 5u);
   EXPECT_TRUE(worker_->Failed());
+  EXPECT_EQ(worker_->short_reads(), 0u);
+}
+
+// An asynchronous one's completes short with what it brought, counted, and the job goes on (fio
+// counts such reads on libaio and io_uring: a create_on_open file read before it is written).
+TEST_F(WorkerResultsTest, EndOfFileCompletesShortOnAnAsynchronousEngine) {
+  Run([](FakeEngine& e) {
+    e.set_script(
+        [](const Submission& s) { return s.index == 5 ? Outcome{.result = 0} : Outcome{}; });
+  });
+  EXPECT_EQ(Errors(EIO), 0u);
+  EXPECT_FALSE(worker_->Failed());
+  EXPECT_EQ(worker_->short_reads(), 1u);
+  EXPECT_EQ(Ios(Direction::kRead), spec_.size / kBs);
+  EXPECT_EQ(Bytes(Direction::kRead), spec_.size - kBs);  // the short one brought nothing
 }
 
 // A completion that comes after later ones: its slot stays taken until it arrives (no other I/O

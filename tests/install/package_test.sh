@@ -4,13 +4,14 @@
 # runs with this machine's), and there `iotail --version` runs, `man -l` shows iotail-run(1) and
 # the bash completion offers randread for `iotail run --rw=` (and bash-completion loads it on
 # demand, man finds the page by name, PATH the binary); removing them leaves no file.
+# lintian reports no error on the packages (a copyright file, gzipped man pages).
 # Usage: package_test.sh BUILD_DIR CPACK. Exit 77 (skipped) when a packaging tool is missing.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 cpack=$2
-for tool in "$cpack" dpkg dpkg-deb dpkg-shlibdeps man; do
+for tool in "$cpack" dpkg dpkg-deb dpkg-shlibdeps man lintian; do
   if ! command -v "$tool" >/dev/null; then
-    echo "SKIPPED: $tool is not installed (scripts/setup.sh installs dpkg-dev and man-db)"
+    echo "SKIPPED: $tool is not installed (scripts/setup.sh installs dpkg-dev, man-db and lintian)"
     exit 77
   fi
 done
@@ -45,6 +46,7 @@ if grep -q "^IOTAIL_STATIC_RUNTIME:BOOL=ON" "$build/CMakeCache.txt"; then
 fi
 grep -q "libc6" <<<"$depends" || fail "iotail's Depends lacks libc6: $depends"
 debs=("$deb")
+packages_built=(iotail)
 if [ -x "$build/iotail-mpi" ]; then
   mpi_deb=$(ls "$tmp"/pkg/iotail-mpi_*.deb)
   mpi_depends=$(dpkg-deb -f "$mpi_deb" Depends)
@@ -53,7 +55,13 @@ if [ -x "$build/iotail-mpi" ]; then
     grep -qF "$dep" <<<"$mpi_depends" || fail "iotail-mpi's Depends lacks $dep: $mpi_depends"
   done
   debs+=("$mpi_deb")
+  packages_built+=(iotail-mpi)
 fi
+# Debian's policy as lintian checks it: no error (a copyright file, man pages gzipped, ...).
+# Warnings and informational tags are printed, not failed.
+lint=$(lintian --tag-display-limit 0 "${debs[@]}" 2>&1) || true
+[ -z "$lint" ] || echo "$lint"
+! grep -q '^E: ' <<<"$lint" || fail "lintian reports errors: $(grep '^E: ' <<<"$lint")"
 
 root=$tmp/root
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/triggers"
@@ -65,7 +73,7 @@ dpkg --root="$root" --log=/dev/null --force-depends --force-script-chrootless -i
 # bash-completion (the root's share/ stands for /usr/share).
 [ "$(PATH="$root/usr/bin:$PATH" command -v iotail)" = "$root/usr/bin/iotail" ] ||
   fail "iotail is not found on PATH"
-[ "$(MANPATH="$root/usr/share/man" man -w iotail-run)" = "$root/usr/share/man/man1/iotail-run.1" ] ||
+[ "$(MANPATH="$root/usr/share/man" man -w iotail-run)" = "$root/usr/share/man/man1/iotail-run.1.gz" ] ||
   fail "man iotail-run does not find the installed page"
 loaded=$(XDG_DATA_DIRS="$root/usr/share" BASH_COMPLETION_USER_DIR="$tmp/none" bash -c \
   'source "$1"; __load_completion iotail && complete -p iotail' _ "$bash_completion") || true
@@ -73,12 +81,15 @@ loaded=$(XDG_DATA_DIRS="$root/usr/share" BASH_COMPLETION_USER_DIR="$tmp/none" ba
 version=$("$root/usr/bin/iotail" --version) || fail "the installed iotail --version failed"
 head -1 <<<"$version" | grep -qE '^iotail [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version: $version"
 grep -q '^commit: ' <<<"$version" || fail "--version names no commit: $version"
-page=$(MANWIDTH=100 man -l "$root/usr/share/man/man1/iotail-run.1" 2>&1)
-grep -q '^NAME' <<<"$page" && grep -q -- '--rw=' <<<"$page" || fail "man -l iotail-run.1: $page"
+page=$(MANWIDTH=100 man -l "$root/usr/share/man/man1/iotail-run.1.gz" 2>&1)
+grep -q '^NAME' <<<"$page" && grep -q -- '--rw=' <<<"$page" || fail "man -l iotail-run.1.gz: $page"
 for page in iotail iotail-pctiles iotail-merge iotail-plot; do
-  [ -s "$root/usr/share/man/man1/$page.1" ] || fail "no $page.1 installed"
+  [ -s "$root/usr/share/man/man1/$page.1.gz" ] || fail "no $page.1.gz installed"
 done
-[ -x "$build/iotail-mpi" ] && { [ -x "$root/usr/bin/iotail-mpi" ] && [ -s "$root/usr/share/man/man1/iotail-mpi.1" ] || fail "iotail-mpi or its page not installed"; }
+[ -x "$build/iotail-mpi" ] && { [ -x "$root/usr/bin/iotail-mpi" ] && [ -s "$root/usr/share/man/man1/iotail-mpi.1.gz" ] || fail "iotail-mpi or its page not installed"; }
+for p in "${packages_built[@]}"; do
+  [ -s "$root/usr/share/doc/$p/copyright" ] || fail "no /usr/share/doc/$p/copyright installed"
+done
 [ -s "$root/usr/share/zsh/vendor-completions/_iotail" ] || fail "no zsh completion installed"
 reply=$(bash -c 'source "$1"; COMP_WORDS=(iotail run --rw = ""); COMP_CWORD=4; _iotail
                  printf "%s\n" "${COMPREPLY[@]}"' _ \
