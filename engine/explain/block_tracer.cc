@@ -12,9 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <fstream>
 #include <vector>
 
 #include "engine/explain/libbpf_loader.h"
@@ -26,17 +24,6 @@ namespace iotail::engine {
 
 #if IOTAIL_HAVE_EXPLAIN
 namespace {
-
-// Whether the kernel stamps disk `dev`'s requests with their allocation (iostats on) and issue
-// (the queue's statistics on: writeback throttling's wbt_lat_usec above 0 turns them on) times.
-bool KernelStampsRequests(dev_t dev) {
-  auto read = [&](const char* name) {
-    std::ifstream in(fmt::format("/sys/dev/block/{}:{}/queue/{}", major(dev), minor(dev), name));
-    long long value = 0;
-    return (in >> value) ? value : 0;
-  };
-  return read("iostats") == 1 && read("wbt_lat_usec") > 0;
-}
 
 using Cause = TracerUnavailable::Cause;
 
@@ -103,8 +90,7 @@ BlockRequestEvent Decode(const iotail_block_record& r) {
   e.error = (r.flags & IOTAIL_BLOCK_STATUS) ? ErrnoOfStatus(r.error) : r.error;
   e.cpu = r.cpu;
   e.insert_ns = r.insert_ns;
-  // Without the issue hook (TraceSetup::kernel_times) the request's own issue time stands for it.
-  e.issue_ns = r.issue_ns != 0 ? r.issue_ns : r.kernel_issue_ns;
+  e.issue_ns = r.issue_ns;
   e.complete_ns = r.complete_ns;
   e.alloc_ns = r.alloc_ns;
   e.kernel_issue_ns = r.kernel_issue_ns;
@@ -205,8 +191,7 @@ std::variant<std::unique_ptr<BlockTracer>, TracerUnavailable> BlockTracer::Open(
   for (const dev_t dev : devices) kernel_devices.push_back((major(dev) << 20) | minor(dev));
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   TraceSetup setup{kernel_devices, static_cast<uint32_t>(tgid),
-                   std::bit_ceil(std::max(options.ring_bytes, page)),
-                   std::all_of(devices.begin(), devices.end(), KernelStampsRequests)};
+                   std::bit_ceil(std::max(options.ring_bytes, page))};
 
   auto impl = std::make_unique<Impl>();
   std::string typed_failure;

@@ -46,9 +46,7 @@ struct BlockRequestEvent {
   int32_t error = 0;       // 0 or -errno
   uint32_t cpu = 0;        // the CPU the completion ran on
   uint64_t insert_ns = 0;  // into the scheduler or software queue; 0: issued directly, or unseen
-  // To the driver: block_rq_issue's time, or the request's own io_start_time_ns where the kernel
-  // sets it on every traced device (then no issue hook runs); 0: not seen.
-  uint64_t issue_ns = 0;
+  uint64_t issue_ns = 0;   // to the driver; 0: not seen (issued before the tracer attached)
   uint64_t complete_ns = 0;
   uint64_t alloc_ns = 0;  // the request's start_time_ns (typed tracepoints only), 0 when unset
   uint64_t kernel_issue_ns = 0;  // its io_start_time_ns (typed only, QUEUE_FLAG_STATS), or 0

@@ -3,8 +3,6 @@
 #if IOTAIL_HAVE_EXPLAIN
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
@@ -128,10 +126,6 @@ class LoadedPrograms : public TracePrograms {
     Check(bpf.map_set_max_entries(skeleton_->maps.devices, devices), "sizing the device map");
     Check(bpf.map_set_max_entries(skeleton_->maps.events, static_cast<uint32_t>(setup.ring_bytes)),
           "sizing the ring buffer");
-    if (setup.kernel_times) {
-      for (bpf_program* p : IssueSide())
-        Check(bpf.program_set_autoload(p, false), "block programs");
-    }
     if (setup.tgid == 0) {
       Check(bpf.program_set_autoload(skeleton_->progs.uring_submit, false), "io_uring programs");
       Check(bpf.program_set_autoload(skeleton_->progs.uring_complete, false), "io_uring programs");
@@ -155,11 +149,6 @@ class LoadedPrograms : public TracePrograms {
                               program == skeleton_->progs.uring_complete)) {
         return;
       }
-      const auto issue_side = IssueSide();
-      if (setup.kernel_times &&
-          std::find(issue_side.begin(), issue_side.end(), program) != issue_side.end()) {
-        return;
-      }
       *link = bpf.program_attach(program);
       if (*link == nullptr) {
         const int error = errno;
@@ -177,10 +166,6 @@ class LoadedPrograms : public TracePrograms {
   }
 
  private:
-  std::array<bpf_program*, 3> IssueSide() const {
-    return {skeleton_->progs.block_insert, skeleton_->progs.block_issue,
-            skeleton_->progs.block_requeue};
-  }
   static void Check(int error, const char* what) {
     if (error != 0) {
       const int e = error < 0 ? -error : error;
@@ -233,10 +218,8 @@ std::unique_ptr<TracePrograms> LoadTypedPrograms(const TraceSetup& setup) {
   return programs;
 }
 
-std::unique_ptr<TracePrograms> LoadTracepointPrograms(const TraceSetup& typed_setup) {
+std::unique_ptr<TracePrograms> LoadTracepointPrograms(const TraceSetup& setup) {
   constexpr const char* kWhat = "tracepoints";
-  TraceSetup setup = typed_setup;
-  setup.kernel_times = false;  // the plain tracepoints carry no request times
   PrintCapture capture;
   auto programs = Open<block_trace_tp>(kWhat);
   programs->Configure(setup);

@@ -20,11 +20,6 @@ struct TraceSetup {
   std::span<const uint32_t> kernel_devices;  // major << 20 | minor
   uint32_t tgid = 0;                         // 0: no io_uring programs
   size_t ring_bytes = 0;                     // a power of two, a multiple of the page size
-  // Every traced device's requests carry their allocation and issue times (start_time_ns with
-  // iostats, io_start_time_ns with the queue's statistics, which writeback throttling turns on):
-  // the typed programs then read them at completion and need no hooks on insert, issue and
-  // requeue (nor their hash of requests in flight), the cheaper way (a requeue goes unseen).
-  bool kernel_times = false;
 };
 
 // A refusal while loading or attaching, with its cause.
