@@ -100,6 +100,7 @@ void AddExplain(const engine::ExplainOutcome& batch, engine::ExplainOutcome& run
   run.untraced.insert(run.untraced.end(), batch.untraced.begin(), batch.untraced.end());
   run.requests_unmatched += batch.requests_unmatched;
   run.records_dropped += batch.records_dropped;
+  run.history.insert(run.history.end(), batch.history.begin(), batch.history.end());
 }
 
 }  // namespace
@@ -182,7 +183,8 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
   summary.sla = &sinks.sla();
   summary.jobs = SummaryJobs(jobs, results.outcomes, run.groups, run.entries, sinks.samples());
   const engine::ExplainOutcome& e = results.explain;
-  summary.explain = {e.asked, e.attachment, e.why_not, e.requests_unmatched, e.records_dropped};
+  summary.explain = {e.asked, e.attachment, e.why_not, e.requests_unmatched, e.records_dropped, {}};
+  if (summary.sla != nullptr) summary.explain.sla = stats::SlaStageGrowth(e.history, *summary.sla);
   return summary;
 }
 

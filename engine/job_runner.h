@@ -85,6 +85,7 @@ struct ExplainOutcome {
   std::vector<std::string> untraced;  // "FILE: why" for each target whose I/O is not joined
   uint64_t requests_unmatched = 0;    // block requests of the traced disks joined to no I/O
   uint64_t records_dropped = 0;       // I/Os or requests lost on the way (full buffers)
+  std::vector<stats::ExplainIntervalSums> history;  // each closed interval's stages, in order
 };
 
 struct RunOutcome {

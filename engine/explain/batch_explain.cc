@@ -117,6 +117,7 @@ void BatchExplain::Collect(std::span<const size_t> job_of_worker, RunOutcome& ou
   out.explain = outcome_;
   out.explain.requests_unmatched = session_->requests_unmatched();
   out.explain.records_dropped = session_->records_dropped();
+  out.explain.history = session_->history();
 }
 
 }  // namespace iotail::engine

@@ -266,10 +266,18 @@ void ExplainSession::Account(size_t w, const IoTrailRecord& io) {
 }
 
 void ExplainSession::Emit(const stats::IntervalInfo& info, Interval& interval) {
+  stats::ExplainIntervalSums sums;
+  sums.start_ns = info.start_ns;
+  sums.end_ns = info.end_ns;
   for (size_t w = 0; w < workers_.size(); ++w) {
-    for (int d = 0; d < stats::kDirectionCount; ++d)
-      totals_[w].dirs[d].Add(interval.workers[w].dirs[d]);
+    for (int d = 0; d < stats::kDirectionCount; ++d) {
+      const stats::ExplainDirection& dir = interval.workers[w].dirs[d];
+      totals_[w].dirs[d].Add(dir);
+      for (size_t s = 0; s < stats::kStageCount; ++s) sums.sum_ns[d][s] += dir.stages[s].sum_ns;
+      sums.joined[d] += dir.joined;
+    }
   }
+  history_.push_back(sums);
   auto deliver = [&](auto& list, auto&& call) {
     for (auto it = list.begin(); it != list.end();) {
       try {

@@ -71,6 +71,8 @@ class ExplainSession final : public stats::IntervalSink {
   // Per worker of the batch: what it explained over the run (after Close).
   const std::vector<stats::ExplainTotals>& totals() const { return totals_; }
   bool Explains(size_t w) const { return workers_[w].trail != nullptr; }
+  // Every closed interval's stage sums, in time order (after Close).
+  const std::vector<stats::ExplainIntervalSums>& history() const { return history_; }
   // Requests of the traced devices that no I/O took, and records lost on the way (full rings).
   uint64_t requests_unmatched() const { return requests_unmatched_; }
   uint64_t records_dropped() const;
@@ -99,6 +101,7 @@ class ExplainSession final : public stats::IntervalSink {
   std::vector<IoTrailRecord> buffer_;            // a round's I/Os, and the worker of each
   std::vector<size_t> owner_;
   std::vector<stats::ExplainTotals> totals_;
+  std::vector<stats::ExplainIntervalSums> history_;
   uint64_t requests_unmatched_ = 0;
 
   std::mutex mutex_;

@@ -54,6 +54,14 @@ struct ExplainDirection {
   void Add(const ExplainDirection& other);
 };
 
+// One closed interval's stages over every worker: per direction the sum of each stage over the
+// joined I/Os and their count (what naming the stage that grew needs, without the histograms).
+struct ExplainIntervalSums {
+  uint64_t start_ns = 0, end_ns = 0;  // the interval's bounds, epoch ns (as IntervalInfo's)
+  std::array<std::array<uint64_t, kStageCount>, kDirectionCount> sum_ns{};
+  std::array<uint64_t, kDirectionCount> joined{};
+};
+
 // What --explain found in a job (or a group of jobs) over the run.
 struct ExplainTotals {
   std::array<ExplainDirection, kDirectionCount> dirs;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <iterator>
 
 #include "stats/core/histogram_layout.h"
@@ -43,7 +45,59 @@ std::string Duration(double ns) {
   return fmt::format("{:.2f} s", ns / 1e9);
 }
 
+// The mean of each stage over `intervals` of direction d (or of all directions: d < 0).
+std::array<double, kStageCount> MeansOver(std::span<const ExplainIntervalSums* const> intervals,
+                                          int d) {
+  std::array<double, kStageCount> sum{};
+  uint64_t n = 0;
+  for (const ExplainIntervalSums* i : intervals) {
+    for (int k = 0; k < kDirectionCount; ++k) {
+      if (d >= 0 && k != d) continue;
+      for (size_t s = 0; s < kStageCount; ++s) sum[s] += static_cast<double>(i->sum_ns[k][s]);
+      n += i->joined[k];
+    }
+  }
+  for (double& v : sum) v = n != 0 ? v / static_cast<double>(n) : 0;
+  return sum;
+}
+
 }  // namespace
+
+std::vector<SlaStageNote> SlaStageGrowth(std::span<const ExplainIntervalSums> history,
+                                         const SlaChecker& sla) {
+  std::vector<SlaStageNote> notes;
+  if (history.size() < 2) return notes;
+  const size_t first_n = std::max<size_t>(1, std::min<size_t>(3, history.size() / 4));
+  std::vector<const ExplainIntervalSums*> first;
+  for (size_t i = 0; i < first_n; ++i) first.push_back(&history[i]);
+  const uint64_t origin = history.front().start_ns;
+  for (size_t t = 0; t < sla.targets().size(); ++t) {
+    const SlaTarget& target = sla.targets()[t];
+    const SlaChecker::Result& result = sla.results()[t];
+    if (result.violated == 0) continue;
+    std::vector<const ExplainIntervalSums*> violating;
+    for (const ExplainIntervalSums& i : history) {
+      for (int64_t ms : result.times) {
+        const uint64_t at = origin + static_cast<uint64_t>(ms) * 1'000'000u;
+        if (at >= i.start_ns && at < i.end_ns) {
+          violating.push_back(&i);
+          break;
+        }
+      }
+    }
+    const int d = target.direction && !target.combined ? DirectionIndex(*target.direction) : -1;
+    const std::array<double, kStageCount> before = MeansOver(first, d);
+    const std::array<double, kStageCount> during = MeansOver(violating, d);
+    if (violating.empty()) continue;
+    size_t most = 0;
+    for (size_t s = 1; s < kStageCount; ++s) {
+      if (during[s] - before[s] > during[most] - before[most]) most = s;
+    }
+    notes.push_back(SlaStageNote{target.text, static_cast<Stage>(most), before[most], during[most],
+                                 first.size(), violating.size()});
+  }
+  return notes;
+}
 
 void AppendExplainJson(std::string& out, const ExplainTotals& totals,
                        std::span<const double> percentiles) {
@@ -69,11 +123,32 @@ void AppendExplainJson(std::string& out, const ExplainTotals& totals,
 }
 
 void AppendExplainNoteJson(std::string& out, const ExplainNote& note) {
-  fmt::format_to(Out(out),
+  Out o(out);
+  fmt::format_to(o,
                  "\"explain\": {{\"kernel_view\": \"{}\", \"why_not\": \"{}\", "
-                 "\"requests_unmatched\": {}, \"records_dropped\": {}}}",
+                 "\"requests_unmatched\": {}, \"records_dropped\": {}, \"sla\": [",
                  JsonEscape(note.attachment), JsonEscape(note.why_not), note.requests_unmatched,
                  note.records_dropped);
+  for (size_t i = 0; i < note.sla.size(); ++i) {
+    const SlaStageNote& n = note.sla[i];
+    fmt::format_to(o,
+                   "{}{{\"target\": \"{}\", \"stage_grew_most\": \"{}\", "
+                   "\"first_intervals_mean_ns\": {:.1f}, \"violating_intervals_mean_ns\": {:.1f}, "
+                   "\"first_intervals\": {}, \"violating_intervals\": {}}}",
+                   i ? ", " : "", JsonEscape(n.target), StageName(n.stage), n.first_mean_ns,
+                   n.violating_mean_ns, n.first_intervals, n.violating_intervals);
+  }
+  fmt::format_to(o, "]}}");
+}
+
+void AppendSlaStageText(std::string& out, const ExplainNote& note) {
+  for (const SlaStageNote& n : note.sla) {
+    fmt::format_to(Out(out),
+                   "SLA {}: the stage that grew most is {}, {} mean in the first {} interval(s), "
+                   "{} in the {} violating\n",
+                   n.target, StageName(n.stage), Duration(n.first_mean_ns), n.first_intervals,
+                   Duration(n.violating_mean_ns), n.violating_intervals);
+  }
 }
 
 void AppendExplainText(std::string& out, const ExplainTotals& totals) {

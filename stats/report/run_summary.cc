@@ -330,6 +330,7 @@ void TextRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
     std::ostringstream sla;
     s.sla->WriteSummary(sla, "ms since start (interval start)");
     std::string text = sla.str();
+    AppendSlaStageText(text, s.explain);
     size_t start = 0;
     while (start < text.size()) {
       const size_t nl = text.find('\n', start);
