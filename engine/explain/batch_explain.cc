@@ -23,7 +23,8 @@ std::vector<std::vector<std::optional<FilePlace>>> PlacesOf(std::span<const JobS
   for (size_t j = 0; j < specs.size(); ++j) {
     if (!specs[j].explain) continue;
     const Targets& t = targets[j];
-    if (t.nbd || t.diskless || t.by_path) {
+    if (t.nbd) continue;  // its own stages, from iotail's stamps (ExplainedWorker::own_stages)
+    if (t.diskless || t.by_path) {
       outcome.untraced.push_back(fmt::format("job {}: the {} engine issues no block requests",
                                              specs[j].name, EngineRowOf(specs[j].ioengine).name));
       continue;
@@ -57,6 +58,7 @@ std::unique_ptr<BatchExplain> BatchExplain::Make(std::span<const JobSpec> specs,
       std::any_of(specs.begin(), specs.end(), [](const JobSpec& s) { return s.explain; });
   const auto places = PlacesOf(specs, targets, outcome);
   std::vector<dev_t> disks;
+  bool own_stages = false;
   std::vector<uint32_t> clone_of_worker(workers.size());
   std::map<size_t, uint32_t> clones;
   for (size_t w = 0; w < workers.size(); ++w) {
@@ -69,6 +71,7 @@ std::unique_ptr<BatchExplain> BatchExplain::Make(std::span<const JobSpec> specs,
       batch->trails_.push_back(std::make_unique<IoTrail>(kTrailRecords));
       ew.trail = batch->trails_.back().get();
       ew.slowest = spec.SlowestKept();
+      ew.own_stages = spec.explain && targets[j].nbd;
       workers[w]->SetTrail(ew.trail);
       if (spec.explain && !places[j].empty()) {
         for (size_t f : FilesOf(spec, targets[j].count, clone)) {
@@ -77,12 +80,15 @@ std::unique_ptr<BatchExplain> BatchExplain::Make(std::span<const JobSpec> specs,
         }
       }
     }
+    own_stages = own_stages || ew.own_stages;
     batch->workers_.push_back(std::move(ew));
   }
   if (outcome.asked) {
     std::sort(disks.begin(), disks.end());
     disks.erase(std::unique(disks.begin(), disks.end()), disks.end());
-    if (disks.empty()) {
+    if (disks.empty() && own_stages) {
+      outcome.attachment = "the nbd engine's own stamps";
+    } else if (disks.empty()) {
       outcome.why_not = "no target of the run issues block requests";
     } else {
       auto opened = BlockTracer::Open(disks, 0);

@@ -64,7 +64,9 @@ ExplainSession::ExplainSession(std::vector<ExplainedWorker> workers,
       sinks_(std::move(sinks)),
       options_(std::move(options)),
       period_ns_(uint64_t{options_.period_ms} * 1'000'000u),
-      totals_(workers_.size()) {}
+      totals_(workers_.size()) {
+  for (size_t w = 0; w < workers_.size(); ++w) totals_[w].own_stages = workers_[w].own_stages;
+}
 
 ExplainSession::~ExplainSession() {
   {
@@ -224,7 +226,10 @@ void ExplainSession::Account(size_t w, const IoTrailRecord& io) {
   if (tracer_ && io.file < worker.files.size() && worker.files[io.file]) {
     place = worker.files[io.file]->Of(io.offset, io.dir);
   }
-  if (place) {
+  if (worker.own_stages) {
+    result.outcome = JoinOutcome::kJoined;
+    result.stages = OwnStagesOf(io);
+  } else if (place) {
     result = joiner_.Join(io, *place);
   } else if (io.intended_ns != 0 && io.start_ns > io.intended_ns) {
     result.stages[static_cast<size_t>(stats::Stage::kSchedule)] = io.start_ns - io.intended_ns;

@@ -44,6 +44,8 @@ struct ExplainedWorker {
   IoTrail* trail = nullptr;  // null: the worker's job does not explain (its deltas stay empty)
   int number = 0;            // its number in the run, from 1 (the logs' .N)
   uint32_t slowest = 0;      // its slowest I/Os kept per interval (0: none)
+  // An nbd job's: no block layer; its stages are iotail's own (OwnStages).
+  bool own_stages = false;
   // Per file index of the worker: its place on a traced disk, or none (not joined).
   std::vector<std::optional<FilePlace>> files;
 };

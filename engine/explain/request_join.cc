@@ -53,6 +53,14 @@ std::array<uint64_t, stats::kStageCount> StagesOf(const IoTrailRecord& io,
 
 size_t RequestJoiner::pending() const { return pending_.size() - taken_ + incoming_.size(); }
 
+std::array<uint64_t, stats::kStageCount> OwnStagesOf(const IoTrailRecord& io) {
+  const uint64_t from = io.intended_ns != 0 ? io.intended_ns : io.start_ns;
+  const uint64_t end = std::max(from, io.done_ns);
+  const uint64_t start = std::clamp(io.start_ns, from, end);
+  const uint64_t issued = std::clamp(io.issued_ns, start, end);
+  return {start - from, issued - start, 0, end - issued, 0};
+}
+
 void RequestJoiner::Settle() {
   if (taken_ != 0) {
     std::erase_if(pending_, [](const Pending& p) { return p.taken; });

@@ -53,6 +53,12 @@ struct JoinResult {
 std::array<uint64_t, stats::kStageCount> StagesOf(const IoTrailRecord& io,
                                                   const BlockRequestEvent& request);
 
+// The stages of an I/O of the nbd engine, which has no block layer, from iotail's own stamps in the
+// same form: schedule (intended start to the send), submit (the send: start to issued), device
+// (the server, network included: sent to the reply seen), queue and delivery 0 (the reply is
+// taken as it is read).
+std::array<uint64_t, stats::kStageCount> OwnStagesOf(const IoTrailRecord& io);
+
 // The I/O's latency as iotail reports it: done - intended start (open loop) or done - start.
 inline uint64_t LatencyOf(const IoTrailRecord& io) {
   const uint64_t from = io.intended_ns != 0 ? io.intended_ns : io.start_ns;

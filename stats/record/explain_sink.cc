@@ -28,6 +28,7 @@ void ExplainTotals::Add(const ExplainTotals& other) {
   for (int d = 0; d < kDirectionCount; ++d) dirs[d].Add(other.dirs[d]);
   requests_unmatched += other.requests_unmatched;
   records_dropped += other.records_dropped;
+  own_stages = own_stages || other.own_stages;
 }
 
 bool ExplainTotals::Empty() const {

@@ -67,6 +67,9 @@ struct ExplainTotals {
   std::array<ExplainDirection, kDirectionCount> dirs;
   uint64_t requests_unmatched = 0;  // block requests of the traced devices joined to no I/O
   uint64_t records_dropped = 0;     // I/Os or requests lost on the way (a full buffer): counted
+  // The nbd engine's own stages (no block layer): submit is the send, device the server's answer
+  // (network included), queue and delivery 0.
+  bool own_stages = false;
 
   void Add(const ExplainTotals& other);
   bool Empty() const;

@@ -158,8 +158,15 @@ void AppendExplainText(std::string& out, const ExplainTotals& totals) {
     const ExplainDirection& dir = totals.dirs[d];
     if (dir.joined == 0 && dir.not_joined == 0) continue;
     const uint64_t all = dir.joined + dir.not_joined;
-    fmt::format_to(o, "  where the {} time went: {} of {} I/Os joined to their block request",
-                   DirectionName(static_cast<Direction>(d)), dir.joined, all);
+    if (totals.own_stages) {
+      fmt::format_to(o,
+                     "  where the {} time went: {} I/Os, the nbd engine's own stages (submit: the "
+                     "send; device: the server's answer, network included)",
+                     DirectionName(static_cast<Direction>(d)), all);
+    } else {
+      fmt::format_to(o, "  where the {} time went: {} of {} I/Os joined to their block request",
+                     DirectionName(static_cast<Direction>(d)), dir.joined, all);
+    }
     if (dir.split != 0) fmt::format_to(o, " ({} split or merged by the block layer)", dir.split);
     fmt::format_to(o, "\n");
     if (dir.joined == 0) continue;

@@ -283,6 +283,31 @@ TEST_F(ExplainRunTest, AnotherDevicesIoIsNotCounted) {
   EXPECT_EQ(j["iotail_run"]["explain"]["requests_unmatched"].get<uint64_t>(), 0u);
 }
 
+// The nbd engine has no block layer: its stages come from iotail's own stamps (the send, the
+// server's answer), with nothing to load, so the test needs neither root nor BPF.
+TEST_F(ExplainRunTest, NbdStagesPutTheServersDelayInTheDeviceStage) {
+  NbdServer server;
+  if (std::string why = server.Start("--filter=delay memory 64M rdelay=2ms"); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const CommandResult r = Iotail("run --name=n --ioengine=nbd --uri='" + server.uri() +
+                                 "' --rw=randread --bs=4k --iodepth=1 --runtime=2 --time_based "
+                                 "--explain --output-format=json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(j["iotail_run"]["explain"]["kernel_view"], "the nbd engine's own stamps");
+  const json& read = j["jobs"][0]["iotail_explain"]["read"];
+  EXPECT_EQ(read["ios_joined"].get<uint64_t>(), j["jobs"][0]["read"]["total_ios"].get<uint64_t>());
+  EXPECT_GE(P50Ms(read["stages"]["device"]), 2.0);
+  EXPECT_LT(P50Ms(read["stages"]["device"]), 2.5);
+  EXPECT_LT(P50Ms(read["stages"]["submit"]), 0.2);
+  double sum = 0;
+  for (const char* s : {"schedule", "submit", "queue", "device", "delivery"}) {
+    sum += read["stages"][s]["mean"].get<double>();
+  }
+  EXPECT_NEAR(sum, j["jobs"][0]["read"]["lat_ns"]["mean"].get<double>(), 1.0);
+}
+
 // Without root or a block device nothing is explained, the run goes on and says why once.
 TEST_F(ExplainRunTest, WithoutABlockDeviceTheRunGoesOnAndSaysWhy) {
   const std::string file = "/dev/shm/iotail_explain_" + std::to_string(::getpid());
