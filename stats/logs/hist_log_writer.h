@@ -56,8 +56,8 @@ class HistLogWriter {
 
   // The file name fio uses for worker `job_number` (1-based): PREFIX_clat_hist.N.log.
   static std::string ClatLogPath(const std::string& prefix, int job_number);
-  // PREFIX_lat_hist.N.log: intended start to completion (the rate-limited mode), as fio names
-  // its total-latency histogram logs.
+  // PREFIX_lat_hist.N.log: iotail's olat, intended start to completion (the rate-limited mode;
+  // fio writes no such log).
   static std::string LatLogPath(const std::string& prefix, int job_number);
 
  private:
