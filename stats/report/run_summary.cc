@@ -104,7 +104,7 @@ void JsonPrios(Out o, const DirectionSnapshot& d, const RunSummary& s) {
 }
 
 void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, double runtime_s,
-                   const RateSamples& samples, int dir, double group_bw_kib) {
+                   const RateSamples& samples, int dir, double group_bw_kib, bool no_lat) {
   const DirFigures f = Figures(d, s, runtime_s);
   const uint64_t runtime_ms = FioRuntimeMs(runtime_s);
   fmt::format_to(o,
@@ -119,7 +119,8 @@ void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, doubl
   // lat = slat + clat (start to completion), fio's in every mode. The open loop's latency from the
   // intended start is iotail's own key, with its percentiles and bins.
   fmt::format_to(o, ", \"lat_ns\": ");
-  JsonLatency(o, {&d.TotalLatency(), nullptr}, s);
+  static const LatencySnapshot kUnmeasured;
+  JsonLatency(o, {no_lat ? &kUnmeasured : &d.TotalLatency(), nullptr}, s);
   if (d.olat.n > 0) {
     fmt::format_to(o, ", \"iotail_olat_ns\": ");
     JsonLatency(o, {&d.olat, &f.olat_pct}, s);
@@ -165,7 +166,8 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
     // fio's bw_agg: this job's mean bandwidth as a share of its reporting group's.
     const double group_bw_kib = GroupBandwidthKib(s, job.groupid, d);
     fmt::format_to(o, "\"{}\": ", DirectionName(static_cast<Direction>(d)));
-    JsonDirection(o, t.dirs[d], s, DirRuntime(job, s, d), job.samples, d, group_bw_kib);
+    JsonDirection(o, t.dirs[d], s, DirRuntime(job, s, d), job.samples, d, group_bw_kib,
+                  job.no_total_latency);
     fmt::format_to(o, ", ");
   }
   JsonSyncField(o, job.syncs, job.datasyncs);
@@ -223,7 +225,9 @@ void TextDirection(std::string& out, Direction dir, const JobTotals& job, const 
   const bool sched = f.olat_pct.size() == s.percentiles.size();
   TextLatency(o, "slat", d.slat, "");
   TextLatency(o, "clat", d.clat, sched ? "  (issue to completion)" : "");
-  TextLatency(o, " lat", d.TotalLatency(), sched ? "  (start to completion)" : "");
+  if (!job.no_total_latency) {
+    TextLatency(o, " lat", d.TotalLatency(), sched ? "  (start to completion)" : "");
+  }
   TextLatency(o, "olat", d.olat, "  (iotail's open loop: intended start to completion)");
   TextPrioLatencyLines(out, d);
   TextPercentiles(out, "clat", s.percentiles, f.pct);

@@ -68,6 +68,9 @@ struct JobTotals {
   // The syncs are fdatasync=N's: fio 3.33 counts them in the text's `issued rwts` short= slot and
   // gives JSON sync.total_ios 0 (their latencies as fsync's).
   bool datasyncs = false;
+  // fio's file and directory operation engines: fio measures no total latency for their I/Os
+  // (JSON lat_ns empty, no text lat line), only the operations' clat.
+  bool no_total_latency = false;
   uint32_t members = 1;     // the clones it sums (fio's jobs=N: numjobs with group_reporting)
   std::string description;  // fio's description (text "Description", JSON "desc", terse's last)
   std::optional<SteadyStateResult> steady_state;  // --steadystate: JSON "steadystate", text line

@@ -241,5 +241,20 @@ TEST_F(FioMeaningTest, ElapsedCountsFromTheRunsStartAsFio) {
   EXPECT_NEAR(a, theirs["jobs"][1]["elapsed"].get<int>(), 1);
 }
 
+// No fio key carries a quantity fio's would not: fio's file operation engines measure each
+// operation as clat and no total latency, so lat_ns is empty, as fio's (it was clat's).
+TEST_F(FioMeaningTest, FileOperationJobsHaveNoTotalLatencyAsFio) {
+  const std::string job =
+      JobFile("c.fio", "[c]\nioengine=filecreate\nfilesize=4k\nnrfiles=20\nfallocate=none\n");
+  for (const std::string tool : {"iotail", "fio"}) {
+    if (tool == "fio" && !HaveFio()) GTEST_SKIP() << "fio not installed (iotail checked alone)";
+    SCOPED_TRACE(tool);
+    const json c = JobNamed(RunJson(tool, job), "c");
+    ASSERT_TRUE(c.is_object());
+    EXPECT_EQ(c["read"]["clat_ns"]["N"], 20);
+    EXPECT_EQ(c["read"]["lat_ns"]["N"], 0);
+  }
+}
+
 }  // namespace
 }  // namespace iotail::testing
