@@ -180,11 +180,13 @@ void CollectOutcomes(std::span<const JobSpec> specs,
     // A clone that ended inside its ramp_time: fio never reset its statistics, so they are all
     // its I/O, over its time from its start.
     uint64_t from = threads.record_from_ns(w);
-    if (const stats::Recorder* ramp = workers[w]->ramp_recorder();
-        ramp != nullptr && from != 0 && threads.end_ns(w) < from) {
-      stats::RecorderSnapshot whole = ramp->Snapshot();
-      whole.errors = job.per_worker.back().errors;
-      job.per_worker.back() = std::move(whole);
+    if (const Worker::RampCounts& ramp = workers[w]->ramp_counts();
+        ramp.on && from != 0 && threads.end_ns(w) < from) {
+      stats::RecorderSnapshot& whole = job.per_worker.back();  // nothing recorded: the errors
+      for (size_t d = 0; d < whole.dirs.size(); ++d) {
+        whole.dirs[d].ios = ramp.ios[d];
+        whole.dirs[d].bytes = ramp.bytes[d];
+      }
       from -= specs[j].ramp_time_ns;
     }
     const uint64_t verify_start = workers[w]->verify_start_ns();

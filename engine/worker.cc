@@ -34,7 +34,7 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
                spec.randseed + 0x9e3779b97f4a7c15ull * (plan_.index + 1)),
       lat_(spec) {
   if (RateFloor::Enabled(spec)) floor_.emplace(spec, plan_.index);
-  if (spec.ramp_time_ns != 0) ramp_recorder_ = std::make_unique<stats::Recorder>();
+  ramp_.on = spec.ramp_time_ns != 0;
   if (spec.ioprio >= 0 || spec.ioprio_class >= 0) {
     prio_.job_ioprio = IoprioValue(std::max(spec.ioprio_class, 0), std::max(spec.ioprio, 0));
   }
@@ -392,7 +392,7 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
     if (features_.completion && !CompletedBefore(c.slot, slot, c.done_ns)) ok = false;
     const uint64_t done = c.done_ns;
     if (done < record_from_ns) [[unlikely]] {
-      if (ramp_recorder_) RecordInRamp(slot);
+      if (ramp_.on) RecordInRamp(slot);
     } else {
       if (floor_) floor_->Count(slot.dir, slot.len);
       const IoStamps& st = slot.stamps;
@@ -420,7 +420,9 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
 void Worker::RecordInRamp(const Slot& slot) {
   // fio counts a ramp's I/Os and bytes (which its statistics reset at the ramp's end forgets) but
   // takes no latency sample inside it.
-  ramp_recorder_->RecordUntimed(slot.dir, slot.len);
+  const auto d = static_cast<size_t>(stats::DirectionIndex(slot.dir));
+  ++ramp_.ios[d];
+  ramp_.bytes[d] += slot.len;
 }
 
 bool Worker::Resubmits(uint32_t slot_index, Slot& slot, int64_t* res) {

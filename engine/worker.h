@@ -107,10 +107,14 @@ class Worker {
   bool Failed() const;
 
   const stats::Recorder& recorder() const { return *recorder_; }
-  // With ramp_time: the I/Os and bytes completed inside the ramp (no latencies), which the
-  // recorder leaves out; fio counts them in a job that ends inside its ramp, whose statistics it
-  // never reset. nullptr without a ramp.
-  const stats::Recorder* ramp_recorder() const { return ramp_recorder_.get(); }
+  // With ramp_time: the I/Os and bytes completed inside the ramp, per direction (no latencies),
+  // which the recorder leaves out; fio counts them in a job that ends inside its ramp, whose
+  // statistics it never reset. Valid once Run has returned.
+  struct RampCounts {
+    bool on = false;  // the job has a ramp
+    std::array<uint64_t, stats::kDirectionCount> ios{}, bytes{};
+  };
+  const RampCounts& ramp_counts() const { return ramp_; }
   uint64_t bytes_limit() const { return plan_.bytes_limit; }
   // The first engine-level failure (-errno from Submit/Reap), 0 if none.
   int engine_error() const { return engine_error_; }
@@ -244,8 +248,8 @@ class Worker {
   WorkerPlan plan_;
   std::unique_ptr<IoEngine> engine_;
   std::unique_ptr<stats::Recorder> recorder_;
-  std::unique_ptr<stats::Recorder> ramp_recorder_;  // ramp_time only: the ramp's completions
-  // A completion inside the ramp, into ramp_recorder_: counted, no latency (as fio).
+  RampCounts ramp_;  // ramp_time: the ramp's completions
+  // A completion inside the ramp, into ramp_: counted, no latency (as fio).
   [[gnu::noinline]] void RecordInRamp(const Slot& slot);
   IoPattern pattern_;
   std::optional<ZoneStride> stride_;  // zonemode=strided
@@ -421,7 +425,7 @@ class Worker {
   // fio's end_fsync (after the clone's I/O, before its read-back) and fsync_on_close (as it ends):
   // its files synced on its own thread, within its time, when `wanted` and the job writes.
   void EndFsync(bool wanted);
-  struct Trims {   // trims of this batch, and whether one failed
+  struct Trims {  // trims of this batch, and whether one failed
     uint32_t in_batch = 0;
     bool failed = false;
   } trims_;
