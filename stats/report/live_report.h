@@ -8,7 +8,9 @@
 // elapsed time, per direction IOPS, MB/s, p50/p99/p99.9 (fio's rule) and SLC1/SLC2 (SBK's list),
 // then "partial" with the span's real length when it is shorter than the period (rates are always
 // over the real length), I/Os issued late (rate-limited mode), progress (time or bytes left) and
-// the SLA targets the span violated. The first text line explains the columns. In the rate-limited
+// the SLA targets the span violated (a final span under a quarter period, after others, the
+// drain of a run that ended on a boundary, is checked but has no text line). The first text line
+// explains the columns. In the rate-limited
 // mode the latency shown and checked is olat, the open-loop latency (intended start to completion:
 // what a user of the load would see), with clat p99 beside it; otherwise clat. The text form is a
 // plain line (also on a terminal, so a log of it reads the same); the JSON form is one object per
@@ -72,7 +74,8 @@ class LiveReport final : public IntervalSink {
   uint64_t violating_spans() const { return violating_spans_; }
 
  private:
-  void Emit(uint64_t end_ns, bool final, uint64_t planned_bytes);
+  // Checks and counts the span; prints its line(s) when `print` (and the format prints).
+  void Emit(uint64_t end_ns, bool final, uint64_t planned_bytes, bool print);
   void EmitJson(double elapsed, double seconds, bool final, uint64_t planned_bytes,
                 const std::vector<std::string>& violated);
   void EmitText(double elapsed, double seconds, uint64_t planned_bytes,
