@@ -121,11 +121,11 @@ TEST_F(FioMeaningTest, TheVerifyReadBackRunsOnTheJobsEngineAtItsDepthAsFio) {
   EXPECT_EQ(read["total_ios"], theirs["read"]["total_ios"]);
   EXPECT_EQ(read["slat_ns"]["N"], theirs["read"]["slat_ns"]["N"]);
   // At depth 16 a read waits behind the others: its clat is fio's within a wide margin (the
-  // machine is shared), where one pread at a time gave a quarter of it.
+  // machine is shared; slat's N above is what tells the engine's read-back from a pread's).
   const double mine = read["clat_ns"]["mean"].get<double>();
   const double fio = theirs["read"]["clat_ns"]["mean"].get<double>();
-  EXPECT_GT(mine, fio / 3) << "ours " << mine << " ns, fio's " << fio << " ns";
-  EXPECT_LT(mine, fio * 3) << "ours " << mine << " ns, fio's " << fio << " ns";
+  EXPECT_GT(mine, fio / 5) << "ours " << mine << " ns, fio's " << fio << " ns";
+  EXPECT_LT(mine, fio * 5) << "ours " << mine << " ns, fio's " << fio << " ns";
 }
 
 // Item 5: in a rate-limited job the device cannot keep up with, fio's lat_ns is still start to
@@ -184,15 +184,17 @@ TEST_F(FioMeaningTest, ValueLogsAreStampedFromTheStartAndEndAtTheJobsEndAsFio) {
     for (const char* kind : {"bw", "iops"}) {
       const auto lines = LogLines(d / (std::string("lg_") + kind + ".1.log"));
       ASSERT_EQ(lines.size(), 2u) << kind;
-      EXPECT_NEAR(static_cast<double>(lines[0].first), 1000, 50) << kind;
-      EXPECT_NEAR(static_cast<double>(lines[1].first), 2000, 50) << kind;
+      EXPECT_NEAR(static_cast<double>(lines[0].first), 1000, 100) << kind;
+      EXPECT_NEAR(static_cast<double>(lines[1].first), 2000, 100) << kind;
     }
     const auto lat = LogLines(d / "lg_lat.1.log");
     ASSERT_EQ(lat.size(), 3u);
-    EXPECT_NEAR(static_cast<double>(lat[0].first), 1000, 50);
-    EXPECT_NEAR(static_cast<double>(lat[1].first), 2000, 50);
-    EXPECT_LE(lat[2].first, runtime + 5);  // never after the job's end
-    EXPECT_GE(lat[2].first + 20, runtime);
+    EXPECT_NEAR(static_cast<double>(lat[0].first), 1000, 100);
+    EXPECT_NEAR(static_cast<double>(lat[1].first), 2000, 100);
+    // At the job's end (2,300 ms; a loaded machine stretches it a little), never after it.
+    EXPECT_LE(lat[2].first, runtime + 5);
+    EXPECT_GE(lat[2].first + 100, runtime);
+    EXPECT_GE(lat[2].first, 2250u);
   }
 }
 
