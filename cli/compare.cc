@@ -151,7 +151,8 @@ po::options_description CompareDescription(CompareArgs& a) {
       ("output-format", po::value(&a.format)->default_value(a.format), "text or json")
       ("output-unit", po::value(&a.unit)->default_value(a.unit), "latency unit: ns, us or ms")
       ("latency", po::value(&a.latency)->default_value(a.latency),
-       "which latency of a JSON summary: clat or lat (histogram logs hold the one they hold)")
+       "which latency of a JSON summary: clat, lat (fio's, with lat_percentiles) or olat (iotail's "
+       "open-loop latency of a rate-limited run, iotail_olat_ns); histogram logs hold their own")
       ("fail-on", po::value(&a.fail_on),
        "exit status 3 when B is significantly worse than A by more than a margin:\n"
        "[read|write|trim:]pN:+X% (of A's) or pN:+Xms; may be repeated");
@@ -186,10 +187,13 @@ std::optional<CompareSettings> ParseCompare(CommandArgs args, std::ostream& out)
   }
   s.json = a.format == "json";
   s.unit = stats::ParseLatencyUnit(a.unit, "--output-unit");
-  if (a.latency != "clat" && a.latency != "lat") {
-    throw stats::UsageError(fmt::format("--latency: expected clat or lat, got '{}'", a.latency));
+  if (a.latency != "clat" && a.latency != "lat" && a.latency != "olat") {
+    throw stats::UsageError(
+        fmt::format("--latency: expected clat, lat or olat, got '{}'", a.latency));
   }
-  s.latency = a.latency == "clat" ? SummaryLatency::kClat : SummaryLatency::kLat;
+  s.latency = a.latency == "clat"  ? SummaryLatency::kClat
+              : a.latency == "lat" ? SummaryLatency::kLat
+                                   : SummaryLatency::kOlat;
   for (const std::string& text : a.fail_on) {
     FailOn f = ParseFailOn(text);
     if (std::any_of(s.fail_on.begin(), s.fail_on.end(),

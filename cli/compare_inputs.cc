@@ -71,7 +71,9 @@ PrintedPercentiles ReadPrinted(const nlohmann::json& lat, const char* key, const
 
 RepetitionHistograms LoadJson(const std::vector<std::string>& files, std::string_view label,
                               SummaryLatency latency) {
-  const char* key = latency == SummaryLatency::kClat ? "clat_ns" : "lat_ns";
+  const char* key = latency == SummaryLatency::kClat  ? "clat_ns"
+                    : latency == SummaryLatency::kLat ? "lat_ns"
+                                                      : "iotail_olat_ns";
   std::array<stats::Histogram, stats::kDirectionCount> sums;
   for (auto& h : sums) h.Resize(stats::kWideBuckets);
   RepetitionHistograms rep;

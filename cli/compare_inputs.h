@@ -3,8 +3,8 @@
 // histogram logs of its jobs, say). A file is either a fio-format histogram log (what `pctiles`
 // reads: fio's or iotail's clat or lat logs) or a JSON run summary with histogram bins (`iotail run
 // --output-format=json+`, or fio's json+), whose jobs' (or iotail_aggregate's) clat_ns bins (or
-// lat_ns with SummaryLatency::kLat) are summed per direction. Each repetition's whole-run
-// histograms (exact integer counts) are kept per direction. A plain JSON summary (fio's
+// lat_ns with kLat, iotail_olat_ns with kOlat) are summed per direction. Each repetition's
+// whole-run histograms (exact integer counts) are kept per direction. A plain JSON summary (fio's
 // --output-format=json, the file fio users have most) has no bins: of it, the percentiles it
 // printed are kept, which can be compared but carry no confidence interval; since printed
 // percentiles cannot be added up, such a repetition is one file with one job (or iotail's
@@ -49,7 +49,7 @@ struct CompareSide {
   std::vector<RepetitionHistograms> repetitions;
 };
 
-enum class SummaryLatency { kClat, kLat };
+enum class SummaryLatency { kClat, kLat, kOlat };  // clat_ns, lat_ns, iotail_olat_ns
 
 // Reads one side; `label` ("A" or "B") names it in messages.
 CompareSide LoadCompareSide(std::string_view input, std::string_view label, SummaryLatency latency);

@@ -165,6 +165,7 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
   summary.version = fmt::format("iotail-{}", build.version);
   summary.build = {build.version, build.commit, build.tree, build.compiler, build.features};
   summary.runtime_s = results.runtime_s;
+  summary.elapsed_s = results.disks_ms / 1e3;  // since the batches began (fio's genesis)
   summary.percentiles = jobs[0].percentiles;
   summary.options = jobs.size() == 1 ? jobs[0].given : run.plan.global;
   for (const auto& g : run.plan.run.given) summary.options.push_back(g);

@@ -159,6 +159,8 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
         t.latency_target_ns = jobs[j].spec.latency_target_ns;
         t.latency_window_us = jobs[j].spec.latency_window_ns / 1000;
         t.latency_percentile = jobs[j].spec.latency_percentile;
+        t.datasyncs = jobs[j].spec.fdatasync_every != 0;
+        t.no_total_latency = jobs[j].spec.FileOperations();
         t.samples = samples[entries.entry[j][w]];
         if (w < o.steady_state.size()) t.steady_state = o.steady_state[w];
       }

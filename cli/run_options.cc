@@ -347,9 +347,10 @@ std::string RunDescription() {
       "afterwards, none with the null engine; logs to iotail_clat_hist.1.log).\n"
       "A job without --ioengine runs psync (one I/O at a time), as in fio.\n\n"
       "Rate-limited open loop: --rate_iops or --rate schedules every I/O's start in advance\n"
-      "(linear or poisson); a late I/O keeps its intended start, so `lat` (intended start to\n"
-      "completion, PREFIX_lat_hist.N.log, JSON lat_ns) shows backlog while `clat` (submit to\n"
-      "completion) shows the device. Live lines go to stderr, the summary to stdout.\n"
+      "(linear or poisson); a late I/O keeps its intended start, so `olat` (intended start to\n"
+      "completion, PREFIX_lat_hist.N.log, JSON iotail_olat_ns) shows backlog while `clat` (submit\n"
+      "to completion) shows the device; fio's lat_ns stays start to completion. Live lines go to\n"
+      "stderr, the summary to stdout.\n"
       "Exit status: 0 ok; 1 I/O errors or a system failure; 2 bad options; 3 an --sla target\n"
       "was violated; 130/143 interrupted by SIGINT/SIGTERM (summary and logs still complete).\n"
       "Precedence: 1, then 130/143, then 3.\n");

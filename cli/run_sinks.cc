@@ -106,6 +106,7 @@ std::unique_ptr<stats::ValueLogSink> ValueLogs(const engine::JobSpec& spec, size
   o.max_value = spec.log_max_value;
   o.log_offset = spec.log_offset;
   o.log_prio = spec.log_prio;
+  o.period_ms = spec.log_hist_msec;
   o.workers = static_cast<int>(spec.numjobs);
   o.first_number = first_number;
   o.first_delta = first_delta;
@@ -191,6 +192,12 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
       hist_logs_(run.jobs()),
       lat_logs_(run.jobs()),
       value_logs_(run.jobs()) {
+  // The SLA verdicts say which latency they are on: olat where a job has a rate, else clat.
+  size_t rated = 0;
+  for (const RunOptions& job : run.plan.jobs) rated += job.spec.RateLimited() ? 1 : 0;
+  sla_.SetLatency(rated == 0                      ? "clat"
+                  : rated == run.plan.jobs.size() ? "olat"
+                                                  : "olat of rate-limited jobs, else clat");
   const int ranks = std::max(hooks.cluster_ranks, 1);
   const std::string& address = run.plan.run.prometheus;
   if (!address.empty()) StartMetrics(ranks);

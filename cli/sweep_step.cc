@@ -62,7 +62,7 @@ SweepStep RunSweepStep(const RunPlan& base, double rate, const std::vector<stats
   for (const stats::JobTotals& job : summary.jobs) errors += job.totals.TotalErrors();
   step.output_failed = status == 1 && errors == 0;
 
-  // Every clone's total latency, per direction and combined.
+  // Every clone's olat (intended start to completion), per direction and combined.
   const stats::HistogramLayout layout = stats::HistogramLayout::Recorded();
   std::array<std::vector<double>, stats::kDirectionCount> dirs;
   std::vector<double> all(layout.size(), 0.0);
@@ -73,7 +73,7 @@ SweepStep RunSweepStep(const RunPlan& base, double rate, const std::vector<stats
     for (int d = 0; d < stats::kDirectionCount; ++d) {
       const stats::DirectionSnapshot& dir = job.totals.dirs[d];
       step.ios += dir.ios;
-      const std::vector<uint64_t>& hist = dir.TotalLatency().hist;
+      const std::vector<uint64_t>& hist = dir.OlatOrTotal().hist;
       for (size_t i = 0; i < hist.size() && i < all.size(); ++i) {
         dirs[d][i] += static_cast<double>(hist[i]);
         all[i] += static_cast<double>(hist[i]);
@@ -94,7 +94,7 @@ SweepStep RunSweepStep(const RunPlan& base, double rate, const std::vector<stats
   step.max_ns = 0;
   for (const stats::JobTotals& job : summary.jobs) {
     for (const auto& dir : job.totals.dirs) {
-      step.max_ns = std::max(step.max_ns, static_cast<double>(dir.TotalLatency().max_ns));
+      step.max_ns = std::max(step.max_ns, static_cast<double>(dir.OlatOrTotal().max_ns));
     }
   }
 

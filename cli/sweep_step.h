@@ -7,7 +7,7 @@
 // gets R / clones per direction (fio's rate_iops=N caps each direction at N), so for a job of one
 // direction R is the IOPS asked for. Each step runs time_based for `step_ns` after a ramp of
 // `ramp_ns` (recording nothing), with no live lines and no per-interval SLA checks of its own.
-// Latencies are the run's total latency: in the open loop from each I/O's intended start, so a
+// Latencies are the run's olat: in the open loop from each I/O's intended start, so a
 // server that cannot keep up shows it (coordinated omission is not hidden). The SLA targets
 // (stats/core/sla.h) are checked once, on the whole step's histogram of each direction (and all
 // directions combined for "all:" targets). A step whose achieved rate is below `saturation` of its

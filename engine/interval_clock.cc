@@ -10,6 +10,7 @@ IntervalClock::IntervalClock(std::vector<const stats::Recorder*> recorders,
                              std::vector<stats::IntervalSink*> sinks, IntervalClockOptions options)
     : sinks_(std::move(sinks)), options_(std::move(options)) {
   last_end_ns_ = options_.start_realtime_ns;
+  if (options_.from_start && !options_.unix_epoch) origin_ns_ = options_.start_realtime_ns;
   samplers_.reserve(recorders.size());
   for (const stats::Recorder* r : recorders) samplers_.emplace_back(*r);
   deltas_.resize(recorders.size());
@@ -40,7 +41,7 @@ void IntervalClock::Loop() {
             std::chrono::nanoseconds(options_.start_realtime_ns)));
     if (cv_.wait_until(lock, start, [this] { return stop_; })) return;
     for (;;) {
-      const uint64_t boundary = NextBoundaryNs(Clock::RealtimeNs(), options_.period_ms);
+      const uint64_t boundary = NextBoundaryNs(Clock::RealtimeNs(), options_.period_ms, origin_ns_);
       const auto deadline = std::chrono::system_clock::time_point(
           std::chrono::duration_cast<std::chrono::system_clock::duration>(
               std::chrono::nanoseconds(boundary)));
@@ -55,14 +56,17 @@ void IntervalClock::Loop() {
 
 void IntervalClock::Close(uint64_t end_ns, bool final, uint64_t stamp_ns) {
   uint64_t time_ms =
-      LogTimeMs(stamp_ns, options_.start_realtime_ns, options_.period_ms, options_.unix_epoch);
+      origin_ns_ != 0
+          ? (stamp_ns > origin_ns_ ? (stamp_ns - origin_ns_ + 500'000u) / 1'000'000u : 0)
+          : LogTimeMs(stamp_ns, options_.start_realtime_ns, options_.period_ms,
+                      options_.unix_epoch);
   // Times strictly increase: a final partial interval ending within half a millisecond of the
   // last boundary would round to that boundary's time (a duplicate line time, once in ~50 runs).
   if (intervals_ > 0 && time_ms <= last_time_ms_) time_ms = last_time_ms_ + 1;
   last_time_ms_ = time_ms;
   for (size_t w = 0; w < samplers_.size(); ++w) samplers_[w].Next(deltas_[w]);
   ++intervals_;
-  const IntervalInfo info{time_ms, last_end_ns_, end_ns, final, options_.planned_bytes};
+  const IntervalInfo info{time_ms, last_end_ns_, end_ns, final, options_.planned_bytes, origin_ns_};
   last_end_ns_ = end_ns;
   for (size_t i = 0; i < sinks_.size(); ++i) {
     if (sinks_[i] == nullptr) continue;
@@ -92,7 +96,9 @@ void IntervalClock::Finish(uint64_t end_realtime_ns) {
   const uint64_t period_ns = static_cast<uint64_t>(options_.period_ms) * 1'000'000u;
   uint64_t stamp_ns = end_realtime_ns;
   if (period_ns != 0) {
-    const uint64_t boundary = end_realtime_ns - end_realtime_ns % period_ns;
+    const uint64_t boundary = end_realtime_ns < origin_ns_
+                                  ? origin_ns_
+                                  : end_realtime_ns - (end_realtime_ns - origin_ns_) % period_ns;
     if (boundary > last_end_ns_ && boundary - last_end_ns_ <= period_ns &&
         end_realtime_ns - boundary <= period_ns / kLateCloseFraction) {
       stamp_ns = boundary;

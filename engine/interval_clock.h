@@ -2,13 +2,15 @@
 //
 // Boundaries are the wall-clock (CLOCK_REALTIME) instants that are multiples of the period since
 // the Unix epoch, so every worker of a run, and every host running at the same time with
-// synchronized clocks, closes its intervals at identical instants. At each boundary the clock
-// samples every recorder (RecorderSampler: exact deltas, nothing lost or counted twice) and hands
-// the interval and the deltas to every sink in turn (stats/record/interval_sink.h: the histogram
-// logs, the live report and SLA checks, ...). Finish() must be called after every worker has
-// stopped: it closes the final partial interval and then the sinks, so the counts every sink saw
-// add up to exactly the I/Os the recorders hold. A sink that throws (a log on a full filesystem) is
-// reported at once through on_sink_error and dropped; the run and the other sinks go on.
+// synchronized clocks, closes its intervals at identical instants; or, with from_start (a run on
+// one host whose logs count from its start, as fio's), multiples of the period after the start. At
+// each boundary the clock samples every recorder (RecorderSampler: exact deltas, nothing lost or
+// counted twice) and hands the interval and the deltas to every sink in turn
+// (stats/record/interval_sink.h: the histogram logs, the live report and SLA checks, ...). Finish()
+// must be called after every worker has stopped: it closes the final partial interval and then the
+// sinks, so the counts every sink saw add up to exactly the I/Os the recorders hold. A sink that
+// throws (a log on a full filesystem) is reported at once through on_sink_error and dropped; the
+// run and the other sinks go on.
 //
 // Log times are the boundary in ms since the period boundary at or before the run's start (so
 // multiples of the period, but for the final partial interval; see LogTimeMs) or, with
@@ -36,10 +38,12 @@
 
 namespace iotail::engine {
 
-// The first boundary strictly after now_ns (epoch ns), for a period of period_ms.
-constexpr uint64_t NextBoundaryNs(uint64_t now_ns, uint32_t period_ms) {
+// The first boundary strictly after now_ns (epoch ns), for a period of period_ms, boundaries being
+// origin_ns + k * period (origin 0: the epoch's multiples).
+constexpr uint64_t NextBoundaryNs(uint64_t now_ns, uint32_t period_ms, uint64_t origin_ns = 0) {
   const uint64_t period = static_cast<uint64_t>(period_ms) * 1'000'000u;
-  return (now_ns / period + 1) * period;
+  if (now_ns < origin_ns) return origin_ns;
+  return origin_ns + ((now_ns - origin_ns) / period + 1) * period;
 }
 
 // The time column for an interval ending at end_ns (epoch ns) of a run whose recording started at
@@ -61,7 +65,10 @@ struct IntervalClockOptions {
   uint32_t period_ms = 1000;
   bool unix_epoch = false;
   uint64_t start_realtime_ns = 0;  // the run's start instant (after ramp), epoch ns
-  uint64_t planned_bytes = 0;      // passed on in IntervalInfo
+  // Boundaries (and relative times) count from start_realtime_ns rather than the epoch: a run on
+  // one host, whose logs then have fio's times (full periods from the start). Not with unix_epoch.
+  bool from_start = false;
+  uint64_t planned_bytes = 0;  // passed on in IntervalInfo
   // Called (on the clock thread, or the finishing one) when a sink fails, e.g. a log on a full
   // filesystem: that sink gets nothing more, the run and the other sinks go on.
   std::function<void(const std::string&)> on_sink_error;
@@ -101,6 +108,7 @@ class IntervalClock {
   std::vector<std::string> sink_errors_;
   uint64_t last_end_ns_ = 0;
   uint64_t last_time_ms_ = 0;
+  uint64_t origin_ns_ = 0;  // the boundaries' origin: start_realtime_ns with from_start, else 0
   IntervalClockOptions options_;
   std::vector<stats::RecorderSnapshot> deltas_;
   std::thread thread_;

@@ -209,6 +209,18 @@ void CollectOutcomes(std::span<const JobSpec> specs,
     }
     const size_t j = job_of_worker[w];
     job_end[j] = std::max(job_end[j], threads.end_ns(w));
+    // A clone that ended inside its ramp_time: fio never reset its statistics, so they are all
+    // its I/O, over its time from its start.
+    uint64_t from = threads.record_from_ns(w);
+    if (const Worker::RampCounts& ramp = workers[w]->ramp_counts();
+        ramp.on && from != 0 && threads.end_ns(w) < from) {
+      stats::RecorderSnapshot& whole = job.per_worker.back();  // nothing recorded: the errors
+      for (size_t d = 0; d < whole.dirs.size(); ++d) {
+        whole.dirs[d].ios = ramp.ios[d];
+        whole.dirs[d].bytes = ramp.bytes[d];
+      }
+      from -= specs[j].ramp_time_ns;
+    }
     const uint64_t verify_start = workers[w]->verify_start_ns();
     // Read-backs after several loops (JobSpec::VerifiesWrittenEachLoop): the I/O's time is the
     // worker's time less theirs, as fio adds up each direction's phases.
@@ -219,10 +231,8 @@ void CollectOutcomes(std::span<const JobSpec> specs,
                                                         : end);
     if (phases) verify_span[j] = std::max(verify_span[j], workers[w]->verify_ns());
     if (verify_start != 0) verify_from[j] = std::min(verify_from[j], verify_start);
-    if (threads.record_from_ns(w) != 0) {
-      job_from[j] =
-          std::min(job_from[j], std::max(threads.record_from_ns(w), workers[w]->stats_reset_ns()));
-    }
+    if (from != 0)
+      job_from[j] = std::min(job_from[j], std::max(from, workers[w]->stats_reset_ns()));
   }
   for (size_t j = 0; j < specs.size(); ++j) {
     const uint64_t from = job_from[j];
@@ -254,15 +264,6 @@ void ProbeEngines(std::span<const JobSpec> specs) {
     if (std::find(probed.begin(), probed.end(), spec.ioengine) != probed.end()) continue;
     (void)MakeEngine(spec.ioengine);
     probed.push_back(spec.ioengine);
-  }
-}
-
-// end_fsync, fsync_on_close: a writing job's files synced once it has ended.
-void SyncAtTheEnd(std::span<const JobSpec> specs, const std::vector<Targets>& targets) {
-  for (size_t j = 0; j < specs.size(); ++j) {
-    if ((specs[j].end_fsync || specs[j].fsync_on_close) && specs[j].HasWrites()) {
-      for (const Target& t : targets[j].files) t.Sync();
-    }
   }
 }
 
@@ -413,12 +414,14 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   copt.period_ms = lead.log_hist_msec;
   copt.unix_epoch = lead.log_unix_epoch;
   copt.start_realtime_ns = out.start_realtime_ns;  // after the ramp: the clock waits for it
+  copt.from_start = start_at_ms == 0;  // one host's run: its logs count from its start (fio's)
   copt.planned_bytes = planned_bytes;
   copt.on_sink_error = options.on_output_error;
   IntervalClock clock(std::move(recorders), std::move(sinks), copt);
   try {
     clock.Start();
-    if (explain) explain->Start();
+    // The session places each I/O in the clock's intervals: the same boundaries' origin.
+    if (explain) explain->Start(copt.from_start && !copt.unix_epoch ? copt.start_realtime_ns : 0);
   } catch (...) {
     threads.Abort();  // nothing has run yet
     throw;
@@ -430,7 +433,6 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   const uint64_t end_mono = Clock::NowNs();
   clock.Finish(Clock::RealtimeNs());
   if (explain) explain->Collect(job_of_worker, out);
-  SyncAtTheEnd(specs, targets);
   for (const JobSpec& spec : specs) RemoveJobFiles(spec);  // fio's unlink
   out.output_errors = clock.sink_errors();
   CollectOutcomes(specs, workers, job_of_worker, threads, clock.Totals(), out);

@@ -9,13 +9,15 @@
 // (RunJobsOptions::open_sinks: the caller builds them all, histogram logs included; the engine
 // builds none, so a bad target leaves no empty log). Then, after waiting for start_at_ms if given
 // (UsageError if that is more than kStartAtToleranceMs in the past) or for await_start, the
-// workers start together, each job's after its startdelay; ramp_time is run but not recorded (no
-// counts, no lag, no log lines), and the interval clock starts when the first job records and hands
+// workers start together, each job's after its startdelay (or once the job it waits for has ended);
+// ramp_time is run but not recorded (no latencies, no lag, no log lines; a clone that ends inside
+// it reports the I/Os it did), and the interval clock starts when the first job records and hands
 // every interval to the caller's sinks; each job's runtime counts from its own recording start.
 // *stop (set by a signal handler, say) ends the run early, cleanly, at any of these stages. When
 // every worker has stopped (runtime, bytes, loops, error or *stop), the interval clock writes the
-// final partial interval, end_fsync runs, and the totals per worker (exactly the sums of the logged
-// intervals) are returned. Not thread-safe; one call at a time.
+// final partial interval, and the totals per worker (exactly the sums of the logged intervals, but
+// for a clone that ended inside its ramp) are returned; end_fsync is each clone's own, at its
+// end (Worker). Not thread-safe; one call at a time.
 #pragma once
 
 #include <array>

@@ -308,7 +308,11 @@ Region WorkerRegion(const JobSpec& spec, const Targets& targets, const std::vect
     }
     const uint64_t after = smallest > r.offset ? smallest - r.offset : 0;
     if (size == 0 || size > after) size = after;
-    r.size = size / unit * unit;
+    // A size that is not a multiple of the block: fio's loop goes on while it has issued less
+    // than the size, so its last block ends past it, where the file holds it (a size in percent
+    // fio rounds down to the block first).
+    const uint64_t up = (size + unit - 1) / unit * unit;
+    r.size = up <= after && spec.size_percent == 0 ? up : size / unit * unit;
     r.file_end = after;
     if (!targets.zones.empty()) AlignToZones(spec, *targets.zones[files.front()], w, r);
   }

@@ -427,8 +427,4 @@ Target::~Target() {
   if (fd_ >= 0) close(fd_);
 }
 
-void Target::Sync() const {
-  if (fsync(fd_) != 0) ThrowErrno(fmt::format("fsync '{}'", path_));
-}
-
 }  // namespace iotail::engine

@@ -75,8 +75,6 @@ class Target {
   bool created() const { return created_; }
   uint64_t capacity() const { return capacity_; }  // bytes of the file or device
 
-  // fsync (end_fsync); throws std::system_error.
-  void Sync() const;
 
  private:
   std::string path_;

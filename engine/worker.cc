@@ -34,6 +34,7 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
                spec.randseed + 0x9e3779b97f4a7c15ull * (plan_.index + 1)),
       lat_(spec) {
   if (RateFloor::Enabled(spec)) floor_.emplace(spec, plan_.index);
+  ramp_.on = spec.ramp_time_ns != 0;
   if (spec.ioprio >= 0 || spec.ioprio_class >= 0) {
     prio_.job_ioprio = IoprioValue(std::max(spec.ioprio_class, 0), std::max(spec.ioprio, 0));
   }
@@ -111,6 +112,7 @@ void Worker::FillBatchFeatures(bool issue_new, uint64_t& issued_bytes, uint64_t 
       flow_held_ = true;
       break;
     }
+    if (sync_.any_due) SyncDue();
     IoChoice c;
     if (overlap_pending_) {
       c = *overlap_pending_;
@@ -207,13 +209,18 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
     timespec ts{0, static_cast<long>(slice)};
     nanosleep(&ts, nullptr);
   }
+  // fio opens a clone's files when it starts (after its startdelay, or once the job it waits for
+  // has ended) and drops their cached pages then: what an earlier job left cached is not read.
+  if (plan_.invalidate) InvalidateRegion();
   cpu_.from = SampleCpu();
   record_from_ns_ = times.record_from_ns;
   SetFeatureFlags();  // after JoinFlow
   if (!plan_.schedules.empty()) {
     RunOpenLoop(times, stop);
+    EndFsync(spec_.end_fsync);
   } else {
     RunClosedLoop(times, stop);
+    EndFsync(spec_.end_fsync);
     // A job that verifies each loop has read back what its loops completed, except the last
     // loop's when the I/O ended otherwise (io_size); not after the runtime ended it, as fio.
     if (spec_.verify != VerifyKind::kNone && spec_.do_verify && spec_.HasWrites() &&
@@ -222,8 +229,19 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
       VerifyPass(stop);
     }
   }
+  EndFsync(spec_.fsync_on_close);  // fio closes the clone's files as it ends
   cpu_.used = SampleCpu().Since(cpu_.from);
   flow_.Leave();
+}
+
+void Worker::EndFsync(bool wanted) {
+  if (!wanted || !spec_.HasWrites()) return;
+  for (const int fd : plan_.fds) {
+    if (fd >= 0 && fsync(fd) != 0) {
+      recorder_->RecordError(errno);
+      failed_io_ = true;
+    }
+  }
 }
 
 stats::CpuUsage Worker::SampleCpu() {
@@ -377,7 +395,9 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
       ok = false;
     }
     const uint64_t done = c.done_ns;
-    if (done >= record_from_ns) {
+    if (done < record_from_ns) [[unlikely]] {
+      if (ramp_.on) RecordInRamp(slot);
+    } else {
       if (floor_) floor_->Count(slot.dir, slot.len);
       const IoStamps& st = slot.stamps;
       if (fileops_.on) {
@@ -386,12 +406,12 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
         rec.RecordClat(slot.dir, done - st.issued_ns, slot.len);
         if (prio_.cmdprio) rec.RecordPrio(slot.dir, slot.prio, done - st.issued_ns);
         if (async) rec.RecordSlat(slot.dir, st.issued_ns - st.start_ns);
-        // lat: from the intended start (open loop), or from the start when that differs from the
-        // issue (asynchronous engines); a synchronous engine's lat is its clat, recorded once.
-        if (slot.intended_ns != 0) {
-          rec.RecordLat(slot.dir, done > slot.intended_ns ? done - slot.intended_ns : 0);
-        } else if (async) {
-          rec.RecordLat(slot.dir, done - st.start_ns);
+        // lat: from the start when that differs from the issue (asynchronous engines; a
+        // synchronous engine's lat is its clat, recorded once), fio's. olat: from the intended
+        // start (open loop only), iotail's own.
+        if (async) rec.RecordLat(slot.dir, done - st.start_ns);
+        if (slot.intended_ns != 0) [[unlikely]] {
+          rec.RecordOlat(slot.dir, done > slot.intended_ns ? done - slot.intended_ns : 0);
         }
       }
     }
@@ -399,6 +419,14 @@ bool Worker::Complete(int n, uint64_t record_from_ns, uint32_t* in_flight) {
   }
   rec.SetInFlight(*in_flight);
   return ok;
+}
+
+void Worker::RecordInRamp(const Slot& slot) {
+  // fio counts a ramp's I/Os and bytes (which its statistics reset at the ramp's end forgets) but
+  // takes no latency sample inside it.
+  const auto d = static_cast<size_t>(stats::DirectionIndex(slot.dir));
+  ++ramp_.ios[d];
+  ramp_.bytes[d] += slot.len;
 }
 
 bool Worker::Resubmits(uint32_t slot_index, Slot& slot, int64_t* res) {
@@ -438,9 +466,10 @@ bool Worker::CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t don
                              uint64_t record_from_ns) {
   bool ok = true;
   if (trail_ != nullptr && done_ns >= record_from_ns && !fileops_.on) PushTrail(slot, done_ns);
-  // A mixed job's own reads are not checked (fio checks only what its verify list reads).
+  // A mixed job's own reads are not checked (fio checks only what its verify list reads, here
+  // through the engine: verify_.reading_back).
   if (spec_.verify != VerifyKind::kNone && slot.dir == stats::Direction::kRead &&
-      !spec_.HasWrites() &&
+      (!spec_.HasWrites() || verify_.reading_back) &&
       !CheckBlock(data_.buffers + static_cast<size_t>(slot_index) * data_.size, slot.len,
                   slot.offset, slot.file) &&
       !spec_.KeepsGoing(stats::Direction::kRead, EILSEQ)) {
@@ -469,7 +498,12 @@ bool Worker::CompletedAfter(const Slot& slot) {
   if (sync_every != 0 && slot.dir == stats::Direction::kWrite &&
       ++sync_.writes_since[slot.file] >= sync_every) {
     sync_.writes_since[slot.file] = 0;
-    SyncFile(slot.file);
+    if (sync_.deferred) {
+      sync_.due[slot.file] = 1;  // before the next I/O, if there is one (FillBatchFeatures)
+      sync_.any_due = true;
+    } else {
+      SyncFile(slot.file);
+    }
   }
   return ok;
 }

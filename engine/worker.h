@@ -115,6 +115,14 @@ class Worker {
   bool Failed() const;
 
   const stats::Recorder& recorder() const { return *recorder_; }
+  // With ramp_time: the I/Os and bytes completed inside the ramp, per direction (no latencies),
+  // which the recorder leaves out; fio counts them in a job that ends inside its ramp, whose
+  // statistics it never reset. Valid once Run has returned.
+  struct RampCounts {
+    bool on = false;  // the job has a ramp
+    std::array<uint64_t, stats::kDirectionCount> ios{}, bytes{};
+  };
+  const RampCounts& ramp_counts() const { return ramp_; }
   uint64_t bytes_limit() const { return plan_.bytes_limit; }
   // The first engine-level failure (-errno from Submit/Reap), 0 if none.
   int engine_error() const { return engine_error_; }
@@ -258,6 +266,9 @@ class Worker {
   WorkerPlan plan_;
   std::unique_ptr<IoEngine> engine_;
   std::unique_ptr<stats::Recorder> recorder_;
+  RampCounts ramp_;  // ramp_time: the ramp's completions
+  // A completion inside the ramp, into ramp_: counted, no latency (as fio).
+  [[gnu::noinline]] void RecordInRamp(const Slot& slot);
   IoPattern pattern_;
   std::optional<ZoneStride> stride_;  // zonemode=strided
   // zonemode=zbd (engine/zbd_access.h): NextZoned gives the next I/O moved onto the zones, or
@@ -369,6 +380,10 @@ class Worker {
   bool VerifyListSorted() const;
   void DumpBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file);
   bool ReadBack(uint32_t file, uint64_t at, uint32_t len, char* buf);
+  // do_verify's read-back through the engine at the job's depth, of the blocks next(Written&)
+  // gives until it returns false (engine/worker_verify.cc).
+  template <class Next>
+  bool ReadBackOnEngine(Next next, const std::atomic<bool>& stop, uint64_t stop_at_ns);
 
   // fio's loops: before each new I/O, whether the job issues one. A loop ends when its pass over
   // the region is over or (not time_based) it has issued fio's size; the job then goes on over a
@@ -423,7 +438,14 @@ class Worker {
   struct Syncs {  // --fsync/--fdatasync: writes per file since its last sync, and the syncs done
     std::vector<uint32_t> writes_since;
     stats::SampleStats stats;
+    bool deferred = false;     // the closed loop: a due sync waits for the next I/O, as fio's
+    std::vector<uint8_t> due;  // per file: a sync due before the next I/O
+    bool any_due = false;
   } sync_;
+  void SyncDue();  // the due syncs, before an I/O
+  // fio's end_fsync (after the clone's I/O, before its read-back) and fsync_on_close (as it ends):
+  // its files synced on its own thread, within its time, when `wanted` and the job writes.
+  void EndFsync(bool wanted);
   struct Trims {  // trims of this batch, and whether one failed
     uint32_t in_batch = 0;
     bool failed = false;
@@ -448,6 +470,7 @@ class Worker {
     uint64_t ns = 0;
     uint64_t write_seed = 0;
     bool each_loop = false;
+    bool reading_back = false;  // ReadBackOnEngine's reads are the ones completing: check them
     bool due = false;
     bool loop_verified = false;
     std::string failure;

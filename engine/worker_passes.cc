@@ -108,11 +108,14 @@ uint64_t Worker::SureIosAfterThis() const {
 }
 
 void Worker::SetFeatureFlags() {
+  const bool syncs = spec_.fsync_every != 0 || spec_.fdatasync_every != 0;
+  // fio's fsync=N is issued before the I/O after the Nth write: the closed loop keeps a due sync
+  // for its next I/O (FillBatchFeatures), so none follows the job's last write.
+  sync_.deferred = syncs && plan_.schedules.empty();
   features_.issue = flow_.Joined() || spec_.serialize_overlap || zbd_.has_value() ||
-                    stride_.has_value() || fileops_.on || spec_.HasTrims();
+                    stride_.has_value() || fileops_.on || spec_.HasTrims() || sync_.deferred;
   features_.buffer =
       spec_.verify != VerifyKind::kNone || (spec_.refill_buffers && !data_.content.Fixed());
-  const bool syncs = spec_.fsync_every != 0 || spec_.fdatasync_every != 0;
   features_.completion = zbd_.has_value() || spec_.verify != VerifyKind::kNone ||
                          verify_.each_loop || lat_.enabled() || spec_.fill_device || syncs ||
                          floor_.has_value() || trail_ != nullptr;
@@ -272,6 +275,15 @@ void Worker::ReportIoError(uint32_t file, stats::Direction dir, uint64_t offset,
 }
 
 // fio's fsync=N / fdatasync=N: the file is synced, synchronously, after every N writes to it.
+void Worker::SyncDue() {
+  sync_.any_due = false;
+  for (uint32_t f = 0; f < sync_.due.size(); ++f) {
+    if (sync_.due[f] == 0) continue;
+    sync_.due[f] = 0;
+    SyncFile(f);
+  }
+}
+
 void Worker::SyncFile(uint32_t file) {
   const int fd = plan_.fds[file];
   const uint64_t start = Clock::NowNs();

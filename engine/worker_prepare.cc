@@ -40,6 +40,7 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
   }
   const uint32_t depth = spec_.iodepth;
   sync_.writes_since.assign(plan_.fds.size(), 0);
+  sync_.due.assign(plan_.fds.size(), 0);
   is_block_.assign(plan_.fds.size(), false);
   for (size_t f = 0; f < plan_.fds.size(); ++f) {
     struct stat st {};

@@ -60,20 +60,25 @@ void Worker::DumpBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t 
   }
 }
 
-// fio's do_verify: once the writes are done, every block of the region is read back (pread) and
-// checked. As fio, the read-backs are the job's reads: each is recorded in the read direction
-// (clat from around the call, so its lat too), and the pass's time is the reads' runtime.
+// fio's do_verify: once the writes are done, every block of the region is read back and checked,
+// through the job's engine at its iodepth (ReadBackOnEngine). As fio, the read-backs are the
+// job's reads: each is recorded in the read direction (the engine's stamps: slat, clat and lat),
+// and the pass's time is the reads' runtime.
 void Worker::VerifyPass(const std::atomic<bool>& stop) {
-  char* buf = data_.buffers;  // the I/O is over: slot 0's buffer is free (aligned for O_DIRECT)
   if (verify_.each_loop) {
     (void)VerifyWritten(stop, 0);  // the last loop's, when its I/O ended before the loop did
     return;
   }
   if (spec_.verify_backlog != 0) {
     // What the backlog has not verified yet (fio keeps only that much to verify at the end).
-    for (const Written& w : verify_.backlog) {
-      if (Stopped(stop) || !ReadBack(w.file, w.offset, w.len, buf)) return;
-    }
+    size_t i = 0;
+    (void)ReadBackOnEngine(
+        [&](Written& w) {
+          if (i == verify_.backlog.size()) return false;
+          w = verify_.backlog[i++];
+          return true;
+        },
+        stop, 0);
     verify_.backlog.clear();
     return;
   }
@@ -84,11 +89,71 @@ void Worker::VerifyPass(const std::atomic<bool>& stop) {
       spec_.fill_device
           ? std::min(plan_.region_size, fill_end_ - std::min(fill_end_, plan_.region_offset))
           : plan_.region_size;
-  for (uint32_t f = 0; f < plan_.fds.size(); ++f) {
-    for (uint64_t off = 0; off + bs <= end && !Stopped(stop); off += bs) {
-      if (!ReadBack(f, plan_.region_offset + off, bs, buf)) return;
+  uint32_t f = 0;
+  uint64_t off = 0;
+  (void)ReadBackOnEngine(
+      [&](Written& w) {
+        if (off + bs > end) {
+          off = 0;
+          ++f;
+        }
+        if (f >= plan_.fds.size() || bs > end) return false;
+        w = Written{f, plan_.region_offset + off, bs};
+        off += bs;
+        return true;
+      },
+      stop, 0);
+}
+
+// The read-back of fio's do_verify on the job's engine, as fio's: the blocks `next` gives are
+// read at the job's iodepth, each checked as it completes (CompletedBefore, with
+// verify_.reading_back) and recorded as a read by Complete. Before each new read, stop or
+// stop_at_ns (0: none) ends it (ended_by_time_ for the latter); an error or a bad block the job
+// does not continue past ends it too (failed_io_). What is in flight is reaped before it
+// returns. Called with nothing in flight; false when the job must stop.
+template <class Next>
+bool Worker::ReadBackOnEngine(Next next, const std::atomic<bool>& stop, uint64_t stop_at_ns) {
+  const uint32_t complete_min = std::max<uint32_t>(1, spec_.iodepth_batch_complete_min);
+  const uint32_t complete_max = spec_.iodepth_batch_complete_max != 0
+                                    ? std::min(spec_.iodepth_batch_complete_max, spec_.iodepth)
+                                    : std::min(complete_min, spec_.iodepth);
+  verify_.reading_back = true;
+  uint32_t in_flight = 0;
+  bool ok = true, more = true;
+  for (;;) {
+    QueueRedo();
+    queue_.new_in_batch = 0;
+    while (ok && more && queue_.free_count > 0) {
+      if (Stopped(stop) || (stop_at_ns != 0 && Clock::NowNs() >= stop_at_ns)) {
+        ended_by_time_ = stop_at_ns != 0 && !Stopped(stop);
+        ok = false;
+        break;
+      }
+      Written w{};
+      if (!next(w)) {
+        more = false;
+        break;
+      }
+      QueueNew(IoChoice{stats::Direction::kRead, w.len, w.file, w.offset}, 0);
     }
+    if (queue_.batch_count > 0 && !SubmitBatch(&in_flight)) {
+      ok = false;
+      break;
+    }
+    if (in_flight == 0) break;
+    const uint32_t want = std::min(in_flight, complete_min);
+    const int n =
+        engine_->Reap(std::span<IoCompletion>(queue_.completions.data(), complete_max), want);
+    if (n < 0) {
+      engine_error_ = -n;
+      recorder_->RecordError(-n);
+      ok = false;
+      break;
+    }
+    if (!Complete(n, record_from_ns_, &in_flight)) ok = false;
   }
+  verify_.reading_back = false;
+  return ok;
 }
 
 // Whether fio would keep the written blocks in its tree by file and offset (no random map:
@@ -153,26 +218,22 @@ bool Worker::VerifyWritten(const std::atomic<bool>& stop, uint64_t stop_at_ns) {
   const uint64_t start = Clock::NowNs();
   if (verify_.start_ns == 0) verify_.start_ns = start;
   ++verify_.phases;
-  bool ok = true;
-  for (const Written& w : verify_.backlog) {
-    if (Stopped(stop) || (stop_at_ns != 0 && Clock::NowNs() >= stop_at_ns)) {
-      ended_by_time_ = stop_at_ns != 0 && !Stopped(stop);
-      ok = false;
-      break;
-    }
-    if (!ReadBack(w.file, w.offset, w.len, data_.buffers)) {
-      failed_io_ = true;
-      ok = false;
-      break;
-    }
-  }
+  size_t i = 0;
+  const bool ok = ReadBackOnEngine(
+      [&](Written& w) {
+        if (i == verify_.backlog.size()) return false;
+        w = verify_.backlog[i++];
+        return true;
+      },
+      stop, stop_at_ns);
   verify_.backlog.clear();
   verify_.ns += Clock::NowNs() - start;
   return ok;
 }
 
 // One block read back (pread) into buf and checked, recorded as a read; false when the job must
-// stop (an error or a bad block it does not continue past).
+// stop (an error or a bad block it does not continue past). verify_backlog's read-backs, between
+// the job's own I/Os (the do_verify passes take the engine: ReadBackOnEngine).
 bool Worker::ReadBack(uint32_t f, uint64_t at, uint32_t len, char* buf) {
   const uint64_t start = Clock::NowNs();
   const ssize_t got = pread(plan_.fds[f], buf, len, static_cast<off_t>(at));

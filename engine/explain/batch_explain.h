@@ -30,7 +30,8 @@ class BatchExplain {
   // Builds the session with the run's outputs; returns it, for the interval clock.
   stats::IntervalSink* Open(stats::ExplainSinks sinks, uint32_t period_ms,
                             std::function<void(const std::string&)> on_error);
-  void Start() { session_->Start(); }
+  // origin_ns: the interval clock's boundaries are origin_ns + k * period (0: the epoch's).
+  void Start(uint64_t origin_ns) { session_->Start(origin_ns); }
   // After the clock's Finish: each job's totals and the batch's notes into `out`.
   void Collect(std::span<const size_t> job_of_worker, RunOutcome& out) const;
 

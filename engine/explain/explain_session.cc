@@ -77,7 +77,8 @@ ExplainSession::~ExplainSession() {
   if (thread_.joinable()) thread_.join();
 }
 
-void ExplainSession::Start() {
+void ExplainSession::Start(uint64_t origin_ns) {
+  origin_ns_ = origin_ns;
   mono_to_real_ = static_cast<int64_t>(Clock::RealtimeNs()) - static_cast<int64_t>(Clock::NowNs());
   thread_ = std::thread([this] { Loop(); });
 }
@@ -206,7 +207,12 @@ void ExplainSession::Take(size_t w) {
 
 ExplainSession::Interval& ExplainSession::IntervalOf(uint64_t done_ns) {
   const uint64_t real = static_cast<uint64_t>(static_cast<int64_t>(done_ns) + mono_to_real_);
-  uint64_t end = period_ns_ != 0 ? (real + period_ns_ - 1) / period_ns_ * period_ns_ : real;
+  uint64_t end = real;
+  if (period_ns_ != 0) {
+    end = real <= origin_ns_
+              ? origin_ns_
+              : origin_ns_ + (real - origin_ns_ + period_ns_ - 1) / period_ns_ * period_ns_;
+  }
   if (end <= last_emitted_end_) end = last_emitted_end_ + std::max<uint64_t>(period_ns_, 1);
   auto at = std::lower_bound(open_.begin(), open_.end(), end,
                              [](const auto& i, uint64_t e) { return i->end_ns < e; });

@@ -7,12 +7,13 @@
 // of the interval clock's interval it belongs to.
 //
 // Intervals: an I/O belongs to the interval whose (start, end] holds the wall-clock instant it was
-// seen done (its monotonic stamp plus the offset between the clocks measured at Start), the rule of
-// the histogram logs' epoch-aligned boundaries. The session is itself an IntervalSink of the
-// interval clock, after the run's others: OnInterval tells it an interval has ended; it closes it
-// kGraceMs later (so I/Os reaped at the boundary have reached it) and one seen after that goes to
-// the next interval (nothing is lost). The final interval (the clock's Finish, once the workers
-// have stopped) takes everything left; Close() waits for it to be written, then closes the sinks.
+// seen done (its monotonic stamp plus the offset between the clocks measured at Start), on the
+// interval clock's boundaries (origin + k * period: the epoch's multiples, or the run's start). The
+// session is itself an IntervalSink of the interval clock, after the run's others: OnInterval tells
+// it an interval has ended; it closes it kGraceMs later (so I/Os reaped at the boundary have
+// reached it) and one seen after that goes to the next interval (nothing is lost). The final
+// interval (the clock's Finish, once the workers have stopped) takes everything left; Close() waits
+// for it to be written, then closes the sinks.
 //
 // Threads: Start, OnInterval, Close and the destructor from the clock's threads (never two at
 // once, as IntervalSink's contract says); totals() once Close has returned. A sink that throws is
@@ -64,8 +65,9 @@ class ExplainSession final : public stats::IntervalSink {
                  stats::ExplainSinks sinks, ExplainSessionOptions options);
   ~ExplainSession() override;
 
-  // Starts the thread; before the workers run. Throws std::system_error.
-  void Start();
+  // Starts the thread; before the workers run. origin_ns: the interval clock's boundaries are
+  // origin_ns + k * period (0: the epoch's multiples). Throws std::system_error.
+  void Start(uint64_t origin_ns);
   void OnInterval(const stats::IntervalInfo& info,
                   std::span<const stats::RecorderSnapshot> deltas) override;
   void Close() override;
@@ -96,6 +98,7 @@ class ExplainSession final : public stats::IntervalSink {
   RequestJoiner joiner_;
   int64_t mono_to_real_ = 0;
   uint64_t period_ns_ = 0;
+  uint64_t origin_ns_ = 0;
   uint64_t last_emitted_end_ = 0;  // epoch ns of the last interval handed over
   uint64_t latest_done_ns_ = 0;    // the latest I/O seen done (monotonic)
   uint64_t last_expire_ns_ = 0;

@@ -134,6 +134,7 @@ void SlaChecker::WriteSummary(std::ostream& out, std::string_view time_label) co
     const Result& r = results_[i];
     out << fmt::format("SLA {:<20} {:>6} of {:>6} intervals violated", targets_[i].text, r.violated,
                        r.checked);
+    if (!latency_.empty()) out << " (" << latency_ << ")";
     if (r.violated > 0) {
       out << fmt::format(", worst {} us, at {} {}{}", r.worst_ns / 1e3, time_label,
                          fmt::join(r.times, " "), r.violated > r.times.size() ? " ..." : "");
@@ -148,9 +149,10 @@ void SlaChecker::WriteJson(std::ostream& out) const {
     const Result& r = results_[i];
     out << fmt::format(
         "{}{{\"target\": {}, \"checked\": {}, \"violated\": {}, \"worst_ns\": {}, "
-        "\"first_violation_times_ms\": [{}]}}",
+        "\"first_violation_times_ms\": [{}]{}}}",
         i ? ", " : "", JsonString(targets_[i].text), r.checked, r.violated,
-        r.violated ? fmt::format("{}", r.worst_ns) : "null", fmt::join(r.times, ", "));
+        r.violated ? fmt::format("{}", r.worst_ns) : "null", fmt::join(r.times, ", "),
+        latency_.empty() ? std::string() : ", \"latency\": " + JsonString(latency_));
   }
   out << ']';
 }

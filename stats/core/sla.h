@@ -9,7 +9,8 @@
 // without samples are not checked.
 //
 // SlaChecker counts, per target, the intervals checked and violated and keeps the times of the
-// first violations. Not thread-safe.
+// first violations. Its owner may name the latency it is given (SetLatency: "clat", "olat"...);
+// the summary and the JSON then say which latency the verdicts are on. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +62,9 @@ class SlaChecker {
                     const HistogramLayout& layout);
 
   bool empty() const { return targets_.empty(); }
+  // Names the latency the checked histograms hold, for the summary and the JSON (empty: unnamed).
+  void SetLatency(std::string name) { latency_ = std::move(name); }
+  const std::string& latency() const { return latency_; }
   bool AnyViolated() const;
   const std::vector<SlaTarget>& targets() const { return targets_; }
   const std::vector<Result>& results() const { return results_; }
@@ -74,6 +78,7 @@ class SlaChecker {
   std::vector<SlaTarget> targets_;
   PercentileMethod method_;
   std::vector<Result> results_;
+  std::string latency_;
 };
 
 }  // namespace iotail::stats

@@ -59,8 +59,8 @@ class HistLogWriter {
   static std::string ClatLogPath(const std::string& prefix, int job_number);
   // PREFIX_KIND_hist.N.log (KIND: clat, lat, explain_device, ...).
   static std::string LogPath(const std::string& prefix, std::string_view kind, int job_number);
-  // PREFIX_lat_hist.N.log: intended start to completion (the rate-limited mode), as fio names
-  // its total-latency histogram logs.
+  // PREFIX_lat_hist.N.log: iotail's olat, intended start to completion (the rate-limited mode;
+  // fio writes no such log).
   static std::string LatLogPath(const std::string& prefix, int job_number);
 
  private:

@@ -29,6 +29,7 @@ struct IntervalInfo {
   uint64_t end_ns = 0;
   bool final = false;          // the last (partial) interval of the run
   uint64_t planned_bytes = 0;  // bytes the run will do in all (0: time-based or unknown)
+  uint64_t origin_ns = 0;      // boundaries are origin_ns + k * period (0: the epoch's multiples)
 };
 
 class IntervalSink {

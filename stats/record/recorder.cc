@@ -27,6 +27,7 @@ void DirectionSnapshot::Add(const DirectionSnapshot& other) {
   clat.Add(other.clat);
   slat.Add(other.slat);
   lat.Add(other.lat);
+  olat.Add(other.olat);
   ios += other.ios;
   bytes += other.bytes;
   // As fio's sum of clat_prio lists: by priority value, new ones appended.
@@ -77,6 +78,7 @@ void RecorderSnapshot::SubtractCounts(const RecorderSnapshot& before) {
     SubtractLatency(s.clat, b.clat);
     SubtractLatency(s.slat, b.slat);
     SubtractLatency(s.lat, b.lat);
+    SubtractLatency(s.olat, b.olat);
     for (size_t i = 0; i < s.prios.size() && i < b.prios.size(); ++i) {
       SubtractLatency(s.prios[i].lat, b.prios[i].lat);
     }
@@ -88,7 +90,7 @@ void RecorderSnapshot::SubtractCounts(const RecorderSnapshot& before) {
 
 void RecorderSnapshot::ReserveBuckets() {
   for (DirectionSnapshot& s : dirs) {
-    for (LatencySnapshot* l : {&s.clat, &s.slat, &s.lat}) l->hist.reserve(kRecordBuckets);
+    for (LatencySnapshot* l : {&s.clat, &s.slat, &s.lat, &s.olat}) l->hist.reserve(kRecordBuckets);
     for (PrioLatency& p : s.prios) p.lat.hist.reserve(kRecordBuckets);
   }
 }
@@ -118,6 +120,7 @@ void Recorder::Snapshot(RecorderSnapshot& out) const {
     dir.clat.Snapshot(s.clat);
     dir.slat.Snapshot(s.slat);
     dir.lat.Snapshot(s.lat);
+    dir.olat.Snapshot(s.olat);
     // clat always has its buckets (the logs write every direction, even idle ones).
     if (s.clat.hist.empty()) s.clat.hist.assign(kRecordBuckets, 0);
     const Prios& p = prios_[static_cast<size_t>(d)];
@@ -167,6 +170,7 @@ void RecorderSampler::Next(RecorderSnapshot& delta) {
     Subtract(out.clat, now.clat, before.clat);
     Subtract(out.slat, now.slat, before.slat);
     Subtract(out.lat, now.lat, before.lat);
+    Subtract(out.olat, now.olat, before.olat);
     out.ios = now.ios - before.ios;
     out.bytes = now.bytes - before.bytes;
   }

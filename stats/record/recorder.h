@@ -5,8 +5,9 @@
 // fio 3's nanosecond layout widened to 59 groups (HistogramLayout::Recorded(): fio's 1856 buckets
 // and 1920 more above its 17.18 s top, so no latency is clamped) with exact min/max/sum/
 // sum-of-squares (so the summary's min, max, mean and stddev are exact, not bucketed): clat (issued
-// to completed), slat (the submission call, asynchronous engines only) and lat (start, or intended
-// start in the rate-limited mode, to completion). It also counts errors per errno, and in the
+// to completed), slat (the submission call, asynchronous engines only), lat (start to completion,
+// fio's lat) and, in the rate-limited mode only, olat (iotail's open-loop latency: intended start
+// to completion, which fio does not measure). It also counts errors per errno, and in the
 // rate-limited mode each I/O's issue lag (how long after its intended start it was submitted) as
 // schedule counters.
 //
@@ -65,10 +66,11 @@ struct PrioLatency {
 // (issue to completion), except with the file and directory operation engines: their I/Os count
 // in ios and bytes only, and clat holds one sample per file operation (fio's FIO_NOSTATS). slat
 // (start of submission to its return) is recorded by the asynchronous engines only; lat is start
-// (closed loop) or intended start (open loop) to completion, recorded in the open loop and by
-// asynchronous engines (a synchronous engine's lat is its clat: n == 0).
+// to completion (fio's lat), recorded by asynchronous engines (a synchronous engine's lat is its
+// clat: n == 0); olat is the intended start to completion, recorded in the open loop only (the
+// rate-limited mode: iotail's measure without coordinated omission; n == 0 otherwise).
 struct DirectionSnapshot {
-  LatencySnapshot clat, slat, lat;
+  LatencySnapshot clat, slat, lat, olat;
   uint64_t ios = 0;
   uint64_t bytes = 0;
   // Per I/O priority (fio's cmdprio): the latency of each priority's I/Os, the job's own first;
@@ -77,6 +79,8 @@ struct DirectionSnapshot {
   std::vector<PrioLatency> prios;
   // The total latency as reported: lat, or clat for a synchronous engine (recorded once).
   const LatencySnapshot& TotalLatency() const { return lat.n > 0 ? lat : clat; }
+  // What a user of a rate-limited load sees: olat when recorded (the open loop), else the total.
+  const LatencySnapshot& OlatOrTotal() const { return olat.n > 0 ? olat : TotalLatency(); }
   void Add(const DirectionSnapshot& other);
 };
 
@@ -141,9 +145,10 @@ class Recorder {
   void RecordOperation(Direction d, uint64_t ns) { dirs_[DirectionIndex(d)].clat.Record(ns); }
   // Writer only. Submission latency of the same I/O (asynchronous engines).
   void RecordSlat(Direction d, uint64_t slat_ns) { dirs_[DirectionIndex(d)].slat.Record(slat_ns); }
-  // Writer only. Total latency of the same I/O: from its start (closed loop) or its intended start
-  // (open loop) to its completion.
+  // Writer only. Total latency of the same I/O: from its start to its completion (fio's lat).
   void RecordLat(Direction d, uint64_t lat_ns) { dirs_[DirectionIndex(d)].lat.Record(lat_ns); }
+  // Writer only. Open-loop latency of the same I/O: from its intended start to its completion.
+  void RecordOlat(Direction d, uint64_t ns) { dirs_[DirectionIndex(d)].olat.Record(ns); }
   // Before the run (not thread-safe): direction d keeps a latency per I/O priority, for these
   // ioprio values (index 0 the job's own); RecordPrio then records by index.
   void SetPriorities(Direction d, std::span<const uint16_t> ioprios);
@@ -165,7 +170,7 @@ class Recorder {
   // target mode); the counts go on (the caller keeps a snapshot to subtract).
   void RestartExtremes() {
     for (Dir& d : dirs_) {
-      for (Latency* l : {&d.clat, &d.slat, &d.lat}) l->RestartExtremes();
+      for (Latency* l : {&d.clat, &d.slat, &d.lat, &d.olat}) l->RestartExtremes();
     }
     for (Prios& p : prios_) {
       for (size_t i = 0; i < p.values.size(); ++i) p.lat[i].RestartExtremes();
@@ -230,7 +235,7 @@ class Recorder {
   struct Dir {
     Counter ios{0};
     Counter bytes{0};
-    Latency clat, slat, lat;
+    Latency clat, slat, lat, olat;
   };
   struct Prios {
     std::vector<uint16_t> values;

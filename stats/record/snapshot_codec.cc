@@ -59,6 +59,7 @@ void Encode(const RecorderSnapshot& s, std::vector<uint64_t>& out) {
     EncodeLatency(d.clat, out);
     EncodeLatency(d.slat, out);
     EncodeLatency(d.lat, out);
+    EncodeLatency(d.olat, out);
   }
   out.push_back(s.schedule.issued);
   out.push_back(s.schedule.late);
@@ -75,6 +76,7 @@ void Decode(std::span<const uint64_t> in, size_t& pos, RecorderSnapshot& s) {
     DecodeLatency(in, pos, d.clat);
     DecodeLatency(in, pos, d.slat);
     DecodeLatency(in, pos, d.lat);
+    DecodeLatency(in, pos, d.olat);
   }
   s.schedule.issued = DecodeWord(in, pos);
   s.schedule.late = DecodeWord(in, pos);

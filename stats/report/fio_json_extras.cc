@@ -62,12 +62,12 @@ void JsonDepthAndLatencyFields(JsonOut o, const JobTotals& job) {
                  job.iodepth, job.latency_target_ns, job.latency_percentile, job.latency_window_us);
 }
 
-void JsonSyncField(JsonOut o, const SampleStats& syncs) {
+void JsonSyncField(JsonOut o, const SampleStats& syncs, bool datasyncs) {
   fmt::format_to(o,
                  "\"sync\": {{\"total_ios\": {}, \"lat_ns\": {{\"min\": {}, \"max\": {}, "
                  "\"mean\": {:.6f}, \"stddev\": {:.6f}, \"N\": {}}}}}",
-                 syncs.n, std::llround(syncs.min), std::llround(syncs.max), syncs.Mean(),
-                 syncs.Stddev(), syncs.n);
+                 datasyncs ? 0 : syncs.n, std::llround(syncs.min), std::llround(syncs.max),
+                 syncs.Mean(), syncs.Stddev(), syncs.n);
 }
 
 void JsonSteadyState(JsonOut o, const SteadyStateResult& ss) {
@@ -102,7 +102,7 @@ void JsonDiskUtil(JsonOut o, const std::vector<DiskUtil>& disks) {
 }
 
 void JsonPercentileIntervals(JsonOut o, const std::vector<uint64_t>& clat_hist,
-                             const std::vector<uint64_t>& lat_hist,
+                             const std::vector<uint64_t>& olat_hist,
                              const std::vector<double>& percentiles) {
   constexpr double kConfidence = 0.95;
   const HistogramLayout layout = HistogramLayout::Recorded();
@@ -126,7 +126,7 @@ void JsonPercentileIntervals(JsonOut o, const std::vector<uint64_t>& clat_hist,
   if (clat_hist.empty()) return;
   fmt::format_to(o, ", \"iotail_ci\": {{\"confidence\": 95");
   one("clat_ns", clat_hist);
-  if (!lat_hist.empty()) one("lat_ns", lat_hist);
+  if (!olat_hist.empty()) one("olat_ns", olat_hist);
   fmt::format_to(o, "}}");
 }
 

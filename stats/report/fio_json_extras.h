@@ -30,7 +30,8 @@ void JsonRateSampleFields(JsonOut o, const RateSamples& samples, int d, double g
 void JsonDepthAndLatencyFields(JsonOut o, const JobTotals& job);
 
 // `"sync": {...}` (no separators): the fsync/fdatasync calls and their latencies.
-void JsonSyncField(JsonOut o, const SampleStats& syncs);
+// With datasyncs (fdatasync=N), total_ios is 0, as fio 3.33's.
+void JsonSyncField(JsonOut o, const SampleStats& syncs, bool datasyncs);
 
 // `"steadystate": {...}` as fio writes it (ss, duration, attained, criterion, max_deviation, slope,
 // data with bw_mean, iops_mean, iops and bw; lat_mean and lat for a lat criterion, as newer fio).
@@ -38,11 +39,11 @@ void JsonSteadyState(JsonOut o, const SteadyStateResult& ss);
 
 // `, "iotail_ci": {"confidence": 95, "clat_ns": {"50.000000": [lo, hi], ...}}`: per percentile of
 // the summary the 95% order-statistic interval (stats/core/percentile_ci.h) from the histogram, in
-// ns, the bucket edges included; null for an open upper bound. `lat_hist`, when not empty (the
-// rate-limited mode: latency from the intended start), adds "lat_ns" the same way. Nothing for an
+// ns, the bucket edges included; null for an open upper bound. `olat_hist`, when not empty (the
+// rate-limited mode: latency from the intended start), adds "olat_ns" the same way. Nothing for an
 // empty clat histogram.
 void JsonPercentileIntervals(JsonOut o, const std::vector<uint64_t>& clat_hist,
-                             const std::vector<uint64_t>& lat_hist,
+                             const std::vector<uint64_t>& olat_hist,
                              const std::vector<double>& percentiles);
 
 // `"disk_util": [...]` (no separators).

@@ -173,8 +173,10 @@ void TextDepthLines(std::string& out, const JobTotals& job) {
   percents("     submit    ", job.depths.submit, {"0", "4", "8", "16", "32", "64", ">=64"});
   percents("     complete  ", job.depths.complete, {"0", "4", "8", "16", "32", "64", ">=64"});
   const auto& d = job.totals.dirs;
-  fmt::format_to(o, "     issued rwts: total={},{},{},{} short=0,0,0,0 dropped=0,0,0,0\n", d[0].ios,
-                 d[1].ios, d[2].ios, job.syncs.n);
+  // fio 3.33 counts fdatasync=N's syncs in the short= slot, fsync's in the total.
+  fmt::format_to(o, "     issued rwts: total={},{},{},{} short={},0,0,0 dropped=0,0,0,0\n",
+                 d[0].ios, d[1].ios, d[2].ios, job.datasyncs ? 0 : job.syncs.n,
+                 job.datasyncs ? job.syncs.n : 0);
   fmt::format_to(o, "     latency   : target={}, window={}, percentile={:.2f}%, depth={}\n",
                  job.latency_target_ns, job.latency_window_us, job.latency_percentile, job.iodepth);
 }

@@ -43,7 +43,7 @@ void HistLogSink::Write(const IntervalInfo& info, std::span<const RecorderSnapsh
           dir.ios != 0 ? (dir.bytes + dir.ios / 2) / dir.ios : uint64_t{options_.bs};
       clat_[w]->Write(info.time_ms, d, bs, dir.clat.hist);
       if (w < lat_.size()) {
-        lat_[w]->Write(info.time_ms, d, bs, dir.lat.hist);
+        lat_[w]->Write(info.time_ms, d, bs, dir.olat.hist);
       }
     }
   }

@@ -1,7 +1,7 @@
 // HistLogSink: the interval sink that writes a run's fio histogram logs, one file per worker:
 // PREFIX_clat_hist.N.log (issue to completion; N numbers the run's workers from 1 across jobs, as
 // fio numbers threads) and, when asked (the rate-limited mode), also
-// PREFIX_lat_hist.N.log (intended start to completion); a worker that recorded no lat writes
+// PREFIX_lat_hist.N.log (olat: intended start to completion); a worker that recorded no olat writes
 // zero lines. Each closed interval becomes one line per
 // worker and logged direction, stamped with the interval's log time, so the files of every worker
 // (and host) share their time column and their counts add up to exactly the I/Os completed. The

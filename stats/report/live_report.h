@@ -8,12 +8,15 @@
 // elapsed time, per direction IOPS, MB/s, p50/p99/p99.9 (fio's rule) and SLC1/SLC2 (SBK's list),
 // then "partial" with the span's real length when it is shorter than the period (rates are always
 // over the real length), I/Os issued late (rate-limited mode), progress (time or bytes left) and
-// the SLA targets the span violated. The first text line explains the columns. In the rate-limited
-// mode the latency shown and checked is the schedule latency (intended start to completion: what a
-// user of the load would see), with clat p99 beside it; otherwise clat. The text form is a plain
-// line (also on a terminal, so a log of it reads the same); the JSON form is one object per line.
-// Every span with samples is checked against the SlaChecker, if given, per direction and for "all"
-// combined; interval times given to the checker are the span's start in ms since the run's start.
+// the SLA targets the span violated (a final span under a quarter period, after others, the
+// drain of a run that ended on a boundary, is checked but has no text line). The first text line
+// explains the columns. In the rate-limited
+// mode the latency shown and checked is olat, the open-loop latency (intended start to completion:
+// what a user of the load would see), with clat p99 beside it; otherwise clat. The text form is a
+// plain line (also on a terminal, so a log of it reads the same); the JSON form is one object per
+// line. Every span with samples is checked against the SlaChecker, if given, per direction and for
+// "all" combined; interval times given to the checker are the span's start in ms since the run's
+// start.
 //
 // Not thread-safe: used by the clock thread, then (final interval) by the thread calling Finish.
 #pragma once
@@ -38,7 +41,7 @@ struct LiveReportOptions {
   uint32_t period_ms = 1000;      // status interval
   uint64_t run_start_ns = 0;      // epoch ns where recording starts (0: the first interval's start)
   uint64_t runtime_ns = 0;        // planned recorded duration (0: ends by size)
-  bool schedule_latency = false;  // rate-limited: report and check lat rather than clat
+  bool schedule_latency = false;  // rate-limited: report and check olat rather than clat
   std::vector<Direction> directions;
   // On a terminal: one status line (progress bar, time left, each direction's IOPS, p99 and SLC of
   // the last clock interval) redrawn in place below the scrolling lines at every clock interval,
@@ -63,6 +66,7 @@ class LiveReport final : public IntervalSink {
            std::span<const RecorderSnapshot> deltas);
   // IntervalSink: the same, from the interval clock.
   void OnInterval(const IntervalInfo& info, std::span<const RecorderSnapshot> deltas) override {
+    origin_ns_ = info.origin_ns;
     Add(info.start_ns, info.end_ns, info.final, info.planned_bytes, deltas);
   }
 
@@ -70,7 +74,8 @@ class LiveReport final : public IntervalSink {
   uint64_t violating_spans() const { return violating_spans_; }
 
  private:
-  void Emit(uint64_t end_ns, bool final, uint64_t planned_bytes);
+  // Checks and counts the span; prints its line(s) when `print` (and the format prints).
+  void Emit(uint64_t end_ns, bool final, uint64_t planned_bytes, bool print);
   void EmitJson(double elapsed, double seconds, bool final, uint64_t planned_bytes,
                 const std::vector<std::string>& violated);
   void EmitText(double elapsed, double seconds, uint64_t planned_bytes,
@@ -82,6 +87,7 @@ class LiveReport final : public IntervalSink {
   LiveReportOptions options_;
   std::ostream& out_;
   SlaChecker* sla_;
+  uint64_t origin_ns_ = 0;  // the clock's boundaries' origin (IntervalInfo::origin_ns)
   RecorderSnapshot span_;
   bool span_open_ = false;
   uint64_t span_start_ns_ = 0;

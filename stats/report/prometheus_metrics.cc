@@ -123,7 +123,7 @@ void PrometheusMetrics::OnInterval(const IntervalInfo& info,
       s.ios += dir.ios;
       s.bytes += dir.bytes;
       s.clat.Add(dir.clat);
-      if (dir.lat.n > 0) s.lat.Add(dir.lat);
+      if (dir.olat.n > 0) s.lat.Add(dir.olat);  // the schedule latency: olat
       if (dir.clat.n == 0 || dir.clat.hist.empty()) continue;
       const LatencyFigures f =
           ComputeLatencyFigures(std::span<const uint64_t>(dir.clat.hist), layout, kGaugePercentiles,

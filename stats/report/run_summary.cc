@@ -29,7 +29,7 @@ using Out = std::back_insert_iterator<std::string>;
 struct DirFigures {
   double iops = 0, bw_bytes = 0;
   std::vector<double> pct;
-  std::vector<double> lat_pct;  // rate-limited mode only
+  std::vector<double> olat_pct;  // the open loop's olat (rate-limited mode) only
   SlcFactors slc;
   bool has_slc = false;
 };
@@ -47,7 +47,7 @@ DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s, double runti
     f.bw_bytes = static_cast<double>(d.bytes) / runtime_s;
   }
   const HistogramLayout layout = HistogramLayout::Recorded();
-  if (d.ios > 0 && !d.clat.hist.empty()) {
+  if (d.ios > 0 && d.clat.n > 0 && !d.clat.hist.empty()) {
     LatencyFigures figures =
         ComputeLatencyFigures(std::span<const uint64_t>(d.clat.hist), layout, s.percentiles,
                               SbkSlcPercentiles(), PercentileMethod::kFio);
@@ -55,9 +55,9 @@ DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s, double runti
     f.slc = figures.slc;
     f.has_slc = figures.has_slc;
   }
-  if (s.mode.rate_limited && d.lat.n > 0 && !d.lat.hist.empty()) {
-    f.lat_pct = ComputePercentiles(std::span<const uint64_t>(d.lat.hist), layout, s.percentiles,
-                                   PercentileMethod::kFio);
+  if (d.olat.n > 0 && !d.olat.hist.empty()) {
+    f.olat_pct = ComputePercentiles(std::span<const uint64_t>(d.olat.hist), layout, s.percentiles,
+                                    PercentileMethod::kFio);
   }
   return f;
 }
@@ -105,7 +105,7 @@ void JsonPrios(Out o, const DirectionSnapshot& d, const RunSummary& s) {
 }
 
 void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, double runtime_s,
-                   const RateSamples& samples, int dir, double group_bw_kib) {
+                   const RateSamples& samples, int dir, double group_bw_kib, bool no_lat) {
   const DirFigures f = Figures(d, s, runtime_s);
   const uint64_t runtime_ms = FioRuntimeMs(runtime_s);
   fmt::format_to(o,
@@ -117,10 +117,15 @@ void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, doubl
   JsonLatency(o, {&d.slat, nullptr}, s);
   fmt::format_to(o, ", \"clat_ns\": ");
   JsonLatency(o, {&d.clat, &f.pct}, s);
-  // lat = slat + clat (start to completion); rate-limited: from the intended start, with its own
-  // percentiles and bins.
+  // lat = slat + clat (start to completion), fio's in every mode. The open loop's latency from the
+  // intended start is iotail's own key, with its percentiles and bins.
   fmt::format_to(o, ", \"lat_ns\": ");
-  JsonLatency(o, {&d.TotalLatency(), s.mode.rate_limited ? &f.lat_pct : nullptr}, s);
+  static const LatencySnapshot kUnmeasured;
+  JsonLatency(o, {no_lat ? &kUnmeasured : &d.TotalLatency(), nullptr}, s);
+  if (d.olat.n > 0) {
+    fmt::format_to(o, ", \"iotail_olat_ns\": ");
+    JsonLatency(o, {&d.olat, &f.olat_pct}, s);
+  }
   JsonPrios(o, d, s);
   JsonRateSampleFields(o, samples, dir, group_bw_kib);
   if (f.has_slc) {
@@ -131,8 +136,7 @@ void JsonDirection(Out o, const DirectionSnapshot& d, const RunSummary& s, doubl
   }
   if (d.ios > 0) {
     static const std::vector<uint64_t> kNone;
-    JsonPercentileIntervals(o, d.clat.hist, s.mode.rate_limited && d.lat.n > 0 ? d.lat.hist : kNone,
-                            s.percentiles);
+    JsonPercentileIntervals(o, d.clat.hist, d.olat.n > 0 ? d.olat.hist : kNone, s.percentiles);
   }
   fmt::format_to(o, "}}");
 }
@@ -157,15 +161,17 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
   fmt::format_to(o, "{{\"jobname\": \"{}\", \"groupid\": {}, \"error\": {}, \"eta\": 0, ",
                  JsonEscape(job.name), job.groupid, first_errno);
   fmt::format_to(o, "\"elapsed\": {}, \"job options\": {}, ",
-                 static_cast<uint64_t>(std::ceil(runtime_s)), JsonOptions(job.options));
+                 static_cast<uint64_t>(std::ceil(s.elapsed_s >= 0 ? s.elapsed_s : runtime_s)),
+                 JsonOptions(job.options));
   for (int d = 0; d < kDirectionCount; ++d) {
     // fio's bw_agg: this job's mean bandwidth as a share of its reporting group's.
     const double group_bw_kib = GroupBandwidthKib(s, job.groupid, d);
     fmt::format_to(o, "\"{}\": ", DirectionName(static_cast<Direction>(d)));
-    JsonDirection(o, t.dirs[d], s, DirRuntime(job, s, d), job.samples, d, group_bw_kib);
+    JsonDirection(o, t.dirs[d], s, DirRuntime(job, s, d), job.samples, d, group_bw_kib,
+                  job.no_total_latency);
     fmt::format_to(o, ", ");
   }
-  JsonSyncField(o, job.syncs);
+  JsonSyncField(o, job.syncs, job.datasyncs);
   fmt::format_to(o, ", ");
   fmt::format_to(o,
                  "\"job_runtime\": {}, \"usr_cpu\": {:.6f}, \"sys_cpu\": {:.6f}, \"ctx\": {}, "
@@ -221,15 +227,18 @@ void TextDirection(std::string& out, Direction dir, const JobTotals& job, const 
       FioNumber(f.bw_bytes, FioUnits::kDecimalBytes),
       FioNumber(static_cast<double>(d.bytes), FioUnits::kBinaryBytes), runtime_ms,
       dir == Direction::kWrite ? fmt::format("; {} zone resets", job.zone_resets) : std::string());
-  // Rate-limited: lat counts from the intended start and has percentiles of its own (fio's
-  // clat_percentiles and lat_percentiles both on).
-  const bool sched = s.mode.rate_limited && f.lat_pct.size() == s.percentiles.size();
+  // Rate-limited: iotail's olat (from the intended start) after fio's three, with percentiles of
+  // its own after clat's.
+  const bool sched = f.olat_pct.size() == s.percentiles.size();
   TextLatency(o, "slat", d.slat, "");
   TextLatency(o, "clat", d.clat, sched ? "  (issue to completion)" : "");
-  TextLatency(o, " lat", d.TotalLatency(), sched ? "  (intended start to completion)" : "");
+  if (!job.no_total_latency) {
+    TextLatency(o, " lat", d.TotalLatency(), sched ? "  (start to completion)" : "");
+  }
+  TextLatency(o, "olat", d.olat, "  (iotail's open loop: intended start to completion)");
   TextPrioLatencyLines(out, d);
   TextPercentiles(out, "clat", s.percentiles, f.pct);
-  if (sched) TextPercentiles(out, "lat", s.percentiles, f.lat_pct);
+  if (sched) TextPercentiles(out, "olat", s.percentiles, f.olat_pct);
   TextPrioPercentiles(out, d, s.percentiles);
   TextRateSampleLines(out, job.samples, di, GroupBandwidthKib(s, job.groupid, di));
   if (f.has_slc) {

@@ -12,10 +12,11 @@
 // 1856-bucket histogram (stats/percentiles.h), so they equal `iotail pctiles --method fio` over the
 // run's logs. slat_ns is the submission call (asynchronous engines; N = 0 for psync, as fio omits
 // it for synchronous engines), clat_ns issue to completion and lat_ns start to completion (slat +
-// clat). In the rate-limited mode lat_ns counts from the intended start instead and carries its own
-// percentiles and bins; the text form then prints both percentile blocks, as fio with
-// lat_percentiles. Per job (and in the aggregate, over all jobs' time) usr_cpu, sys_cpu, ctx, majf
-// and minf as fio writes them.
+// clat), fio's in every mode. In the rate-limited mode each direction also has "iotail_olat_ns",
+// iotail's open-loop latency (from each I/O's intended start to its completion, so a backlog
+// shows), with its own percentiles and bins; the text form prints it as an `olat` line after
+// fio's three and its percentiles after clat's. Per job (and in the aggregate, over all jobs' time)
+// usr_cpu, sys_cpu, ctx, majf and minf as fio writes them.
 //
 // The text form is fio's show_thread_status_normal per entry (`NAME: (groupid=G, jobs=N): err=..`
 // and its block, iotail's SLC line after each direction and its error counts after the block),
@@ -64,8 +65,14 @@ struct JobTotals {
   uint64_t latency_target_ns = 0;
   uint64_t latency_window_us = 0;
   double latency_percentile = 100.0;
-  RateSamples samples;      // bw_* and iops_* statistics over the run's windows
-  SampleStats syncs;        // fsync/fdatasync calls and their latencies (ns): fio's "sync"
+  RateSamples samples;  // bw_* and iops_* statistics over the run's windows
+  SampleStats syncs;    // fsync/fdatasync calls and their latencies (ns): fio's "sync"
+  // The syncs are fdatasync=N's: fio 3.33 counts them in the text's `issued rwts` short= slot and
+  // gives JSON sync.total_ios 0 (their latencies as fsync's).
+  bool datasyncs = false;
+  // fio's file and directory operation engines: fio measures no total latency for their I/Os
+  // (JSON lat_ns empty, no text lat line), only the operations' clat.
+  bool no_total_latency = false;
   uint32_t members = 1;     // the clones it sums (fio's jobs=N: numjobs with group_reporting)
   std::string description;  // fio's description (text "Description", JSON "desc", terse's last)
   std::optional<SteadyStateResult> steady_state;  // --steadystate: JSON "steadystate", text line
@@ -122,6 +129,9 @@ struct RunSummary {
   std::vector<DiskUtil> disk_util;
   bool json_bins = true;  // json+ (fio's json has no bins)
   double runtime_s = 0;   // recorded duration
+  // Seconds since the run began (its first batch's setup), at the report: every job's JSON
+  // "elapsed", as fio's time since its start (< 0: each job's own runtime).
+  double elapsed_s = -1;
   std::vector<JobTotals> jobs;
   std::vector<double> percentiles;  // fio-rule percentiles to report
   std::vector<std::pair<std::string, std::string>>

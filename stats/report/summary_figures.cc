@@ -45,7 +45,9 @@ JobTotals AggregateJob(const RunSummary& s) {
   JobTotals all;
   all.name = "All jobs";
   all.options = s.options;
+  all.no_total_latency = !s.jobs.empty();
   for (const JobTotals& j : s.jobs) {
+    all.no_total_latency = all.no_total_latency && j.no_total_latency;
     all.totals.Add(j.totals);
     all.cpu.Add(j.cpu);
     all.depths.Add(j.depths);

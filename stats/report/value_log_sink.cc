@@ -72,6 +72,9 @@ void ValueLogSink::Line(File& f, uint64_t time_ms, uint64_t value, Direction d) 
 
 void ValueLogSink::OnInterval(const IntervalInfo& info, std::span<const RecorderSnapshot> deltas) {
   const double seconds = static_cast<double>(info.end_ns - info.start_ns) / 1e9;
+  // fio's bw and IOPS samples are of whole averaging windows: none for a shorter final one.
+  const bool rates = !info.final || options_.period_ms == 0 ||
+                     info.end_ns - info.start_ns >= uint64_t{options_.period_ms} * 1'000'000u;
   for (int w = 0; w < options_.workers; ++w) {
     const size_t at = options_.first_delta + static_cast<size_t>(w);
     if (at >= deltas.size()) break;
@@ -82,10 +85,10 @@ void ValueLogSink::OnInterval(const IntervalInfo& info, std::span<const Recorder
       const auto rate = [&](double count) {
         return seconds > 0 ? static_cast<uint64_t>(std::llround(count / seconds)) : 0;
       };
-      if (!files_[kBw].empty()) {
+      if (!files_[kBw].empty() && rates) {
         Line(files_[kBw][w], info.time_ms, rate(static_cast<double>(dir.bytes) / 1024), d);
       }
-      if (!files_[kIops].empty()) {
+      if (!files_[kIops].empty() && rates) {
         Line(files_[kIops][w], info.time_ms, rate(static_cast<double>(dir.ios)), d);
       }
       if (!files_[kClat].empty()) {

@@ -7,11 +7,13 @@
 //
 // The windows are the interval clock's (the log period, epoch-aligned like the histogram logs and
 // with the same time column), so every worker's and host's lines share their times. Values: bw in
-// KiB/s and IOPS over the window's real length (the first and last windows of a run are partial:
-// their rate is over the part the run covered), latencies in ns: the mean over the window's I/Os,
+// KiB/s and IOPS over the window's real length (a window the run covered in part has its rate over
+// that part), latencies in ns: the mean over the window's I/Os,
 // or with max_value the largest, taken from the histogram (the value fio prints for the highest
 // non-empty bucket, so within its 1/64 relative width, where fio's is exact). A direction without
-// I/O in a window gets no line in it, as in fio. Files: PREFIX_bw.N.log, PREFIX_iops.N.log,
+// I/O in a window gets no line in it, as in fio, and the run's final window, when shorter than
+// period_ms, has latency lines only (stamped at the run's end), as fio writes no bw or IOPS
+// sample for less than its averaging time. Files: PREFIX_bw.N.log, PREFIX_iops.N.log,
 // PREFIX_slat.N.log, PREFIX_clat.N.log and PREFIX_lat.N.log (N numbered as the histogram logs);
 // the slat log has lines only where slat was recorded (asynchronous engines).
 //
@@ -20,6 +22,7 @@
 // Used by one thread at a time (see IntervalSink).
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -36,6 +39,7 @@ struct ValueLogSinkOptions {
   bool max_value = false;   // log_max_value: the window's largest latency instead of the mean
   bool log_offset = false;  // log_offset: an offset column (0 in a window, as fio's)
   bool log_prio = false;    // log_prio: the priority column as fio's 0x%04x (0 in a window)
+  uint32_t period_ms = 0;   // the window (log_avg_msec): a shorter final one has no bw/iops line
   int workers = 1;          // files for this many workers...
   int first_number = 1;     // ...numbered N = first_number .. (fio's thread numbers)
   size_t first_delta = 0;   // the first of them is deltas[first_delta]

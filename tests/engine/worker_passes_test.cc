@@ -85,7 +85,8 @@ TEST_F(WorkerPassesTest, VerifyReadsBackEachLoopsWrites) {
   EXPECT_GT(Ios(Direction::kWrite), 3 * 64u / 4);
   EXPECT_EQ(worker_->verify_failure(), "");
   EXPECT_FALSE(worker_->Failed());
-  EXPECT_EQ(engine_->submissions().size(), 3 * 64u);  // the read-backs are the worker's own
+  // The read-backs go through the job's engine, as fio's.
+  EXPECT_EQ(engine_->submissions().size(), 3 * 64u + worker_->verified_blocks());
 }
 
 // A block whose data lands damaged fails its loop's read-back: EILSEQ counted, the job ended
@@ -107,7 +108,8 @@ TEST_F(WorkerPassesTest, ADamagedBlockFailsItsLoopsReadBack) {
   EXPECT_EQ(worker_->verify_phases(), 2u);
   EXPECT_NE(worker_->verify_failure().find("of file 0"), std::string::npos)
       << worker_->verify_failure();
-  EXPECT_EQ(engine_->submissions().size(), 2 * 64u);  // no third loop
+  // No third loop: two loops' I/Os and the read-backs (through the engine) that were checked.
+  EXPECT_EQ(engine_->submissions().size(), 2 * 64u + worker_->verified_blocks());
 }
 
 // rate_iops_min: nothing is checked for 2 s after the recording start; then the floor is checked

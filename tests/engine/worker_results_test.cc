@@ -40,12 +40,13 @@ TEST_F(WorkerResultsTest, ShortTransfersAreResubmittedForTheRemainder) {
     });
   });
   const auto& subs = engine_->submissions();
-  ASSERT_EQ(subs.size(), kBlocks + 2);
+  ASSERT_EQ(subs.size(), kBlocks + 2 + kBlocks);  // then the read-back, through the engine
   EXPECT_EQ(subs[1].offset, 4096u);
   EXPECT_EQ(subs[1].len, kBs - 4096);
   EXPECT_EQ(subs[2].offset, 4097u);
   EXPECT_EQ(subs[2].len, kBs - 4097);
   EXPECT_EQ(subs[3].offset, kBs);  // then the next I/O
+  for (size_t i = kBlocks + 2; i < subs.size(); ++i) EXPECT_EQ(subs[i].dir, Direction::kRead);
   EXPECT_EQ(Ios(Direction::kWrite), kBlocks);
   EXPECT_EQ(Bytes(Direction::kWrite), kBlocks * kBs);
   EXPECT_EQ(snap_.TotalErrors(), 0u);
