@@ -164,15 +164,24 @@ void ClusterSummary(stats::RunSummary& summary, const Cluster& c, Shared& shared
     job.totals = {};
     job.cpu = {};
     job.depths = {};
+    if (job.explain) job.explain.emplace();  // --explain: the ranks' stages, summed
     for (const RankTotals& t : shared.totals) {
       if (j >= t.totals.size()) continue;
       job.totals.Add(t.totals[j]);
       job.cpu.Add(t.cpu[j]);
       job.depths.Add(t.depths[j]);
+      if (job.explain && t.explain[j]) job.explain->Add(*t.explain[j]);
     }
     if (j < samples.size()) job.samples = samples[j];
   }
   summary.disk_util.clear();  // per host: not summed
+  // --explain: the kernel view is rank 0's to name; what went unjoined is every rank's.
+  summary.explain.requests_unmatched = 0;
+  summary.explain.records_dropped = 0;
+  for (const RankTotals& t : shared.totals) {
+    summary.explain.requests_unmatched += t.requests_unmatched;
+    summary.explain.records_dropped += t.records_dropped;
+  }
   // Every rank runs the jobs at their rates: the cluster's targets are the ranks' sums.
   const double ranks = c.size;
   summary.mode.target_iops *= ranks;

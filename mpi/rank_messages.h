@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include "mpi/cluster_reducer.h"
 #include "stats/record/cpu_usage.h"
+#include "stats/record/explain_sink.h"
 #include "stats/record/interval_sink.h"
 #include "stats/record/io_depths.h"
 #include "stats/report/run_summary.h"
@@ -112,6 +114,8 @@ struct RankTotals {
   std::vector<stats::RecorderSnapshot> totals;
   std::vector<stats::CpuUsage> cpu;
   std::vector<stats::IoDepthCounts> depths;
+  std::vector<std::optional<stats::ExplainTotals>> explain;  // --explain: the job's stages
+  uint64_t requests_unmatched = 0, records_dropped = 0;      // --explain: the run's (its note)
 };
 
 std::vector<uint64_t> EncodeTotals(const stats::RunSummary& s);

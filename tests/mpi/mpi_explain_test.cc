@@ -1,9 +1,9 @@
 // iotail-mpi with --explain under a real mpirun (issue 34): the cluster's stage logs
 // (PREFIX_explain_STAGE_hist.1.log) of a 4-rank run, each rank reading a loop device of its own,
-// equal `iotail merge` of the ranks' own stage logs bucket for bucket, and are written too when the
-// ranks write no logs of their own. Needs root (losetup) and a kernel that loads the BPF programs;
-// without them each test skips with the reason (the run's own, from its JSON), never passing
-// without running.
+// equal `iotail merge` of the ranks' own stage logs bucket for bucket (and the summary's stages are
+// every rank's), and are written too when the ranks write no logs of their own. Needs root
+// (losetup) and a kernel that loads the BPF programs; without them each test skips with the reason
+// (the run's own, from its JSON), never passing without running.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -75,7 +75,8 @@ class MpiExplainTest : public MpiRunTest {
 };
 
 // --log_per_rank: every stage's cluster log is merge of the ranks' stage logs, bucket for bucket;
-// every stage counts the same joined I/Os, nearly all the run's (each rank's device its own).
+// every stage counts the same joined I/Os, nearly all the run's (each rank's device its own), and
+// the summary's stages count them all.
 TEST_F(MpiExplainTest, ClusterStageLogsEqualMergeOfTheRanks) {
   const json j = Run("--log_per_rank --write_hist_log=P");
   if (!skip_.empty()) GTEST_SKIP() << "no kernel view here: " << skip_;
@@ -95,6 +96,11 @@ TEST_F(MpiExplainTest, ClusterStageLogsEqualMergeOfTheRanks) {
   EXPECT_GT(joined, ios * 9 / 10);
   EXPECT_LE(joined, ios);
   EXPECT_GT(ReadLog(dir_ / "P_explain_device_hist.1.log").size(), 4u);
+  // The summary's stages are the cluster's too: every rank's joined I/Os.
+  const json& e = j["jobs"][0]["iotail_explain"]["read"];
+  EXPECT_EQ(e["ios_joined"].get<uint64_t>(), joined);
+  EXPECT_EQ(e["ios_joined"].get<uint64_t>() + e["ios_not_joined"].get<uint64_t>(), ios);
+  EXPECT_EQ(e["stages"]["device"]["N"].get<uint64_t>(), joined);
 }
 
 // Without --log_per_rank the ranks write no logs, yet forward their stages: the cluster's stage
