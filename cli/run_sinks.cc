@@ -71,11 +71,10 @@ std::unique_ptr<stats::HistLogSink> HistLogs(const engine::JobSpec& spec, size_t
   return std::make_unique<stats::HistLogSink>(std::move(o));
 }
 
-// The cluster's histogram log (RunHooks::cluster_ranks): one file of the sum of every delta (each
-// job of every rank), the bs column what `iotail merge` of the ranks' logs writes (the mean bytes
-// per I/O; 0 in an interval without I/O). nullptr without a prefix.
-// The cluster's log of `kind` (clat, or a stage of --explain: then only if a job explains, over the
-// directions of those jobs), under RunOptions::driver.cluster.hist_prefix (nullptr when none).
+// The cluster's histogram log (RunHooks::cluster_ranks) of `kind` (clat, or a stage of --explain:
+// then over the directions of the jobs that explain, nullptr when none does): one file of the sum
+// of every delta (each job of every rank), the bs column what `iotail merge` of the ranks' logs
+// writes (the mean bytes per I/O; 0 in an interval without I/O). nullptr without a prefix.
 std::unique_ptr<stats::HistLogSink> ClusterHistLog(const PlannedRun& run,
                                                    const std::string& kind = "clat") {
   const std::string& prefix = run.plan.run.driver.cluster.hist_prefix;
