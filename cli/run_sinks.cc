@@ -71,26 +71,32 @@ std::unique_ptr<stats::HistLogSink> HistLogs(const engine::JobSpec& spec, size_t
   return std::make_unique<stats::HistLogSink>(std::move(o));
 }
 
-// The cluster's histogram log (RunHooks::cluster_ranks): one file of the sum of every delta (each
-// job of every rank), the bs column what `iotail merge` of the ranks' logs writes (the mean bytes
-// per I/O; 0 in an interval without I/O). nullptr without a prefix.
-std::unique_ptr<stats::HistLogSink> ClusterHistLog(const PlannedRun& run) {
+// The cluster's histogram log (RunHooks::cluster_ranks) of `kind` (clat, or a stage of --explain:
+// then over the directions of the jobs that explain, nullptr when none does): one file of the sum
+// of every delta (each job of every rank), the bs column what `iotail merge` of the ranks' logs
+// writes (the mean bytes per I/O; 0 in an interval without I/O). nullptr without a prefix.
+std::unique_ptr<stats::HistLogSink> ClusterHistLog(const PlannedRun& run,
+                                                   const std::string& kind = "clat") {
   const std::string& prefix = run.plan.run.driver.cluster.hist_prefix;
   if (prefix.empty()) return nullptr;
+  const bool stage = kind != "clat";
   stats::HistLogSinkOptions o;
   o.prefix = prefix;
+  o.kind = kind;
   o.sum = true;
   o.bs = 0;
   o.coarseness = run.spec(0).log_hist_coarseness;
   o.groups = run.spec(0).log_hist_groups;
   for (const RunOptions& job : run.plan.jobs) {
     const engine::JobSpec& spec = job.spec;
-    o.lat_logs = o.lat_logs || spec.RateLimited();
+    if (stage && !spec.explain) continue;
+    o.lat_logs = o.lat_logs || (!stage && spec.RateLimited());
     for (stats::Direction d : engine::LoggedDirections(spec)) {
       if (std::find(o.directions.begin(), o.directions.end(), d) == o.directions.end())
         o.directions.push_back(d);
     }
   }
+  if (stage && o.directions.empty()) return nullptr;  // no job explains
   std::sort(o.directions.begin(), o.directions.end());
   return std::make_unique<stats::HistLogSink>(std::move(o));
 }
@@ -162,6 +168,7 @@ struct RunSinks::State {
   std::unique_ptr<stats::LiveReport> cluster_live;
   std::unique_ptr<stats::HistLogSink> cluster_hist;
   std::unique_ptr<stats::RateSampleSink> cluster_samples;
+  std::vector<std::unique_ptr<stats::HistLogSink>> cluster_explain;  // per stage, or none
   // --explain: the batch's stage logs and slow-I/O logs (driven by engine::ExplainSession).
   std::vector<std::unique_ptr<stats::HistLogSink>> explain_logs;
   std::vector<std::unique_ptr<stats::SlowIoLog>> slow_logs;
@@ -186,6 +193,7 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
                        nullptr,
                        nullptr,
                        nullptr,
+                       {},
                        {},
                        {},
                        false}),
@@ -249,6 +257,12 @@ void RunSinks::StartClusterView() {
     view.per_job.push_back(state_->metrics.get());
   }
   view.per_entry = state_->cluster_samples.get();
+  for (size_t s = 0; s < stats::kStageCount; ++s) {
+    auto log = ClusterHistLog(run_, fmt::format("explain_{}", stats::kStageNames[s]));
+    if (!log) break;
+    view.explain_logs[s] = log.get();
+    state_->cluster_explain.push_back(std::move(log));
+  }
   if (hooks_.on_view) hooks_.on_view(view);
 }
 
@@ -256,6 +270,9 @@ std::vector<std::string> RunSinks::cluster_logs() const {
   if (!state_->cluster_hist) return {};
   std::vector<std::string> paths = state_->cluster_hist->clat_paths();
   for (const std::string& p : state_->cluster_hist->lat_paths()) paths.push_back(p);
+  for (const auto& log : state_->cluster_explain) {
+    for (const std::string& p : log->clat_paths()) paths.push_back(p);
+  }
   return paths;
 }
 
@@ -431,6 +448,11 @@ stats::ExplainSinks RunSinks::OpenExplain(std::span<const size_t> batch_jobs, in
       out.slowest.push_back(state_->slow_logs.back().get());
     }
     first_delta += spec.numjobs;
+  }
+  // A driver's (RunHooks::explain_sinks): every stage of the batch, logs of its own or not.
+  for (size_t s = 0; s < stats::kStageCount; ++s) {
+    out.stages[s].insert(out.stages[s].end(), hooks_.explain_sinks[s].begin(),
+                         hooks_.explain_sinks[s].end());
   }
   return out;
 }

@@ -163,12 +163,18 @@ void Exchange::Handle(int from, int tag, std::span<const uint64_t> words) {
     MarkReady(from, words.empty() ? 0 : words[0]);
   } else if (tag == kTagInterval) {
     cluster_->reducer().Add(from, DecodeInterval(words));
+  } else if (tag == kTagExplain) {
+    if (words.empty()) throw std::runtime_error("explain: no stage");
+    cluster_->explain(words[0]).Add(from, DecodeInterval(words.subspan(1)));
   } else if (tag == kTagTotals) {
     shared_.totals[static_cast<size_t>(from)] = DecodeTotals(words);
     shared_.has_totals[static_cast<size_t>(from)] = true;
+    // Its stage intervals all came before (MPI keeps one sender's order): none is awaited, so the
+    // stage logs end even where a rank's explain session sent no final interval.
+    cluster_->ExplainDone(from);
   } else if (tag == kTagDone) {
     done_[static_cast<size_t>(from)] = true;
-    cluster_->reducer().RankDone(from);
+    cluster_->RankDone(from);
   }
 }
 
@@ -257,7 +263,7 @@ void Exchange::CheckSilence() {
           "summary holds the other ranks' measurements)\n",
           r, c_.Name(r), silent_s);
       done_[i] = true;
-      cluster_->reducer().RankDone(r);
+      cluster_->RankDone(r);
       std::lock_guard lock(shared_.mu);
       shared_.lost_silence_s[i] = silent_s;
     }

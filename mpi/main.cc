@@ -8,9 +8,11 @@
 //
 // Threads: MPI is called from the main thread only (MPI_THREAD_FUNNELED). The run itself goes on a
 // second thread (cli::ExecuteRun, with hooks); its interval clock hands each closed interval to
-// a ForwardSink, which encodes it into the Mailbox; the main thread sends it to rank 0 with
-// MPI_Isend and progresses the requests with short sleeps (no rank spins a core while it waits,
-// and the workers are never touched). Rank 0 receives with MPI_Iprobe/MPI_Recv, merges by time
+// a ForwardSink, which encodes it into the Mailbox (with --explain, the explain session hands each
+// stage's intervals to one more ForwardSink per stage, whatever the rank writes itself; rank 0
+// merges them into the cluster's stage logs); the main thread sends it to rank 0 with MPI_Isend and
+// progresses the requests with short sleeps (no rank spins a core while it waits, and the workers
+// are never touched). Rank 0 receives with MPI_Iprobe/MPI_Recv, merges by time
 // (mpi/cluster_reducer.h) and feeds the view sinks of its own run (mpi/cluster_view.h: its live
 // lines, --sla checks, cluster log, metrics and linger are a run's, cli::RunHooks::cluster_ranks).
 // At the end every rank sends its whole-run totals (exact: the recorders' integer histograms),
@@ -20,6 +22,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -49,6 +52,7 @@
 #include "stats/core/percentiles.h"
 #include "stats/core/sla.h"
 #include "stats/logs/hist_log_writer.h"
+#include "stats/record/explain_sink.h"
 #include "stats/record/snapshot_codec.h"
 #include "stats/report/live_report.h"
 #include "stats/report/rate_samples.h"
@@ -160,15 +164,24 @@ void ClusterSummary(stats::RunSummary& summary, const Cluster& c, Shared& shared
     job.totals = {};
     job.cpu = {};
     job.depths = {};
+    if (job.explain) job.explain.emplace();  // --explain: the ranks' stages, summed
     for (const RankTotals& t : shared.totals) {
       if (j >= t.totals.size()) continue;
       job.totals.Add(t.totals[j]);
       job.cpu.Add(t.cpu[j]);
       job.depths.Add(t.depths[j]);
+      if (job.explain && t.explain[j]) job.explain->Add(*t.explain[j]);
     }
     if (j < samples.size()) job.samples = samples[j];
   }
   summary.disk_util.clear();  // per host: not summed
+  // --explain: the kernel view is rank 0's to name; what went unjoined is every rank's.
+  summary.explain.requests_unmatched = 0;
+  summary.explain.records_dropped = 0;
+  for (const RankTotals& t : shared.totals) {
+    summary.explain.requests_unmatched += t.requests_unmatched;
+    summary.explain.records_dropped += t.records_dropped;
+  }
   // Every rank runs the jobs at their rates: the cluster's targets are the ranks' sums.
   const double ranks = c.size;
   summary.mode.target_iops *= ranks;
@@ -181,10 +194,16 @@ void ClusterSummary(stats::RunSummary& summary, const Cluster& c, Shared& shared
 // The main thread's side of the run: MPI progress (sends, receives, rank 0's merge) until the run
 // and the exchange are over.
 
+// This rank's forwarding sinks: the interval clock's, and one per --explain stage.
+struct Forwards {
+  std::unique_ptr<ForwardSink> clat;
+  std::array<std::unique_ptr<ForwardSink>, stats::kStageCount> stages;
+};
+
 // The hooks through which this rank's run feeds the exchange (cli/run_hooks.h); rank 0's run is
 // the cluster's view (RunHooks::cluster_ranks), fed by the ClusterView.
 void SetHooks(cli::RunHooks& hooks, const Cluster& c, Shared& shared, Mailbox& mailbox,
-              std::unique_ptr<ForwardSink>& forward) {
+              Forwards& forward) {
   hooks.print_summary = c.rank == 0;
   hooks.cluster_ranks = c.rank == 0 ? c.size : 0;
   hooks.on_jobs = [&](std::span<const engine::JobSpec> specs) {
@@ -193,8 +212,12 @@ void SetHooks(cli::RunHooks& hooks, const Cluster& c, Shared& shared, Mailbox& m
     shared.period_ms = specs[0].log_hist_msec;
     if (c.rank == 0)
       shared.cluster = std::make_unique<ClusterView>(c.size, specs.size(), shared.period_ms);
-    forward = std::make_unique<ForwardSink>(mailbox, specs.size());
-    hooks.sinks = {forward.get()};
+    forward.clat = std::make_unique<ForwardSink>(mailbox, specs.size());
+    hooks.sinks = {forward.clat.get()};
+    for (size_t s = 0; s < stats::kStageCount; ++s) {
+      forward.stages[s] = std::make_unique<ForwardSink>(mailbox, specs.size(), static_cast<int>(s));
+      hooks.explain_sinks[s] = {forward.stages[s].get()};
+    }
     shared.jobs_known = true;
     shared.cv.notify_all();
   };
@@ -208,7 +231,8 @@ void SetHooks(cli::RunHooks& hooks, const Cluster& c, Shared& shared, Mailbox& m
   };
   hooks.on_batch = [&](std::span<const size_t> job_of_worker,
                        std::span<const size_t> entry_of_worker, size_t entries) {
-    forward->SetWorkers(job_of_worker, entry_of_worker, entries);
+    forward.clat->SetWorkers(job_of_worker, entry_of_worker, entries);
+    for (auto& stage : forward.stages) stage->SetWorkers(job_of_worker, {}, 0);
   };
   hooks.on_summary = [&](stats::RunSummary& summary) {
     mailbox.Push({kTagTotals, EncodeTotals(summary)});
@@ -327,7 +351,7 @@ int Main(int argc, char** argv) {
   Shared shared;
   Mailbox mailbox;
   Exchange exchange(c, run->plan.run.driver.cluster.setup_timeout_ns, shared, mailbox);
-  std::unique_ptr<ForwardSink> forward;
+  Forwards forward;
   cli::RunHooks hooks;
   SetHooks(hooks, c, shared, mailbox, forward);
   std::thread runner = StartRun(c, *run, hooks, shared, quiet);

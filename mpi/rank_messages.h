@@ -1,6 +1,7 @@
 // The messages between iotail-mpi's threads and ranks, without MPI: the Mailbox where the run
-// thread posts (the main thread sends), the ForwardSink that posts each closed interval summed per
-// job, and a rank's whole-run totals (RankTotals) with their exact encoding
+// thread (and the explain session's) posts (the main thread sends), the ForwardSink that posts each
+// closed interval summed per job (the interval clock's, or with --explain one stage's), and a
+// rank's whole-run totals (RankTotals) with their exact encoding
 // (stats/record/snapshot_codec.h). The Mailbox is thread-safe (a mutex held for a push or a take);
 // the sink follows IntervalSink's contract.
 #pragma once
@@ -8,12 +9,14 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include "mpi/cluster_reducer.h"
 #include "stats/record/cpu_usage.h"
+#include "stats/record/explain_sink.h"
 #include "stats/record/interval_sink.h"
 #include "stats/record/io_depths.h"
 #include "stats/report/run_summary.h"
@@ -26,6 +29,9 @@ inline constexpr int kTagDone = 3;      // [exit status]: the rank's run has end
 inline constexpr int kTagPing = 4;      // clock-offset ping-pong
 inline constexpr int kTagReady = 5;     // [batch]: the rank is ready to start that batch
 inline constexpr int kTagStart = 6;     // [batch, epoch ms]: rank 0's start of that batch
+// [stage, an encoded ClusterInterval]: --explain's stage histograms (as clat) of an interval; a
+// rank sends them all before its totals.
+inline constexpr int kTagExplain = 7;
 
 struct Message {
   int tag;
@@ -49,10 +55,12 @@ class Mailbox {
   std::deque<Message> queue_;
 };
 
-// On every rank: sums each closed interval per job (and counts it per summary entry) and posts it.
+// On every rank: sums each closed interval per job (and counts it per summary entry) and posts it,
+// under kTagInterval, or with a stage (one of --explain's stage sinks) under kTagExplain.
 class ForwardSink final : public stats::IntervalSink {
  public:
-  ForwardSink(Mailbox& mailbox, size_t jobs) : mailbox_(mailbox), jobs_(jobs) {}
+  ForwardSink(Mailbox& mailbox, size_t jobs, int stage = -1)
+      : mailbox_(mailbox), jobs_(jobs), stage_(stage) {}
   void SetWorkers(std::span<const size_t> job_of_worker, std::span<const size_t> entry_of_worker,
                   size_t entries) {
     job_of_worker_.assign(job_of_worker.begin(), job_of_worker.end());
@@ -82,12 +90,20 @@ class ForwardSink final : public stats::IntervalSink {
         counts[2 * d + 1] += deltas[w].dirs[d].bytes;
       }
     }
-    mailbox_.Push({kTagInterval, EncodeInterval(interval)});
+    if (stage_ < 0) {
+      mailbox_.Push({kTagInterval, EncodeInterval(interval)});
+      return;
+    }
+    std::vector<uint64_t> words = {static_cast<uint64_t>(stage_)};
+    const std::vector<uint64_t> encoded = EncodeInterval(interval);
+    words.insert(words.end(), encoded.begin(), encoded.end());
+    mailbox_.Push({kTagExplain, std::move(words)});
   }
 
  private:
   Mailbox& mailbox_;
   size_t jobs_;
+  int stage_;
   std::vector<size_t> job_of_worker_, entry_of_worker_;
   size_t entries_ = 0;
 };
@@ -98,6 +114,8 @@ struct RankTotals {
   std::vector<stats::RecorderSnapshot> totals;
   std::vector<stats::CpuUsage> cpu;
   std::vector<stats::IoDepthCounts> depths;
+  std::vector<std::optional<stats::ExplainTotals>> explain;  // --explain: the job's stages
+  uint64_t requests_unmatched = 0, records_dropped = 0;      // --explain: the run's (its note)
 };
 
 std::vector<uint64_t> EncodeTotals(const stats::RunSummary& s);

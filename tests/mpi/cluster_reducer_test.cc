@@ -1,6 +1,7 @@
 // iotail-mpi's merge of the ranks' intervals (mpi/cluster_reducer.h), without MPI: intervals of one
 // period from every rank add up (as `iotail merge` would place them), a rank that is behind holds
-// the others, the last period's finals are summed, and a rank that is done holds nobody up.
+// the others, the last period's finals are summed, and a rank that is done holds nobody up; the
+// intervals' and a rank's totals' encodings (with --explain's stages) round trip.
 #include "mpi/cluster_reducer.h"
 
 #include <gtest/gtest.h>
@@ -121,6 +122,38 @@ TEST(ClusterReducerTest, LoggedBytesAreEachWorkersRoundedMeanTimesItsIos) {
   reducer.Add(1, i);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].logged_bytes[0], 2 * (3u * 25941 + 2u * 34816));
+}
+
+// A rank's totals carry each job's --explain stages exactly (or none), and the run's unjoined
+// counts.
+TEST(ClusterReducerTest, TotalsCarryTheExplainStages) {
+  stats::RunSummary summary;
+  summary.jobs.resize(2);
+  stats::ExplainTotals e;
+  stats::AddSample(e.dirs[1].stages[3], 123'456);
+  stats::AddSample(e.dirs[1].stages[3], 7'000);
+  e.dirs[1].joined = 2;
+  e.dirs[1].not_joined = 1;
+  e.dirs[1].split = 1;
+  e.dirs[1].latency_sum_ns = 140'000;
+  e.records_dropped = 4;
+  summary.jobs[1].explain = e;
+  summary.explain.requests_unmatched = 9;
+  const RankTotals t = DecodeTotals(EncodeTotals(summary));
+  ASSERT_EQ(t.explain.size(), 2u);
+  EXPECT_FALSE(t.explain[0]);
+  ASSERT_TRUE(t.explain[1]);
+  const stats::ExplainDirection& w = t.explain[1]->dirs[1];
+  EXPECT_EQ(w.stages[3].hist, e.dirs[1].stages[3].hist);
+  EXPECT_EQ(w.stages[3].min_ns, 7'000u);
+  EXPECT_EQ(w.stages[3].sum_sq_ns, e.dirs[1].stages[3].sum_sq_ns);
+  EXPECT_TRUE(w.stages[0].hist.empty());
+  EXPECT_EQ(w.joined, 2u);
+  EXPECT_EQ(w.not_joined, 1u);
+  EXPECT_EQ(w.split, 1u);
+  EXPECT_EQ(w.latency_sum_ns, 140'000u);
+  EXPECT_EQ(t.explain[1]->records_dropped, 4u);
+  EXPECT_EQ(t.requests_unmatched, 9u);
 }
 
 }  // namespace

@@ -60,21 +60,24 @@ class MpiRunTest : public ::testing::Test {
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
-  // Compares PREFIX_clat_hist.1.log with `iotail merge` of PREFIX.rank*_clat_hist.*.log, bucket
-  // for bucket; returns the I/Os the cluster log holds.
-  uint64_t CompareWithMerge(const std::string& prefix, int period_ms) {
-    const auto merge =
-        iotail::testing::RunShell("cd '" + dir_.string() + "' && " + IOTAIL_BINARY +
-                                      " merge --time-quantum=" + std::to_string(period_ms) +
-                                      "ms -o M.log " + prefix + ".rank*_clat_hist.*.log",
-                                  dir_);
+  // Compares PREFIX_KIND_hist.1.log with `iotail merge` of PREFIX.rank*_KIND_hist.*.log, bucket
+  // for bucket (KIND: clat, or a stage of --explain: explain_device); returns the I/Os the cluster
+  // log holds.
+  uint64_t CompareWithMerge(const std::string& prefix, int period_ms,
+                            const std::string& kind = "clat") {
+    const std::string merged_log = "M_" + kind + ".log";
+    const auto merge = iotail::testing::RunShell(
+        "cd '" + dir_.string() + "' && " + IOTAIL_BINARY +
+            " merge --time-quantum=" + std::to_string(period_ms) + "ms -o " + merged_log + " " +
+            prefix + ".rank*_" + kind + "_hist.*.log",
+        dir_);
     EXPECT_EQ(merge.status, 0) << merge.err;
-    const auto cluster = ReadLog(dir_ / (prefix + "_clat_hist.1.log"));
-    const auto merged = ReadLog(dir_ / "M.log");
-    EXPECT_EQ(cluster.size(), merged.size());
+    const auto cluster = ReadLog(dir_ / (prefix + "_" + kind + "_hist.1.log"));
+    const auto merged = ReadLog(dir_ / merged_log);
+    EXPECT_EQ(cluster.size(), merged.size()) << kind;
     uint64_t logged = 0;
     for (size_t i = 0; i < cluster.size() && i < merged.size(); ++i) {
-      EXPECT_EQ(cluster[i].counts, merged[i].counts) << "line " << i;
+      EXPECT_EQ(cluster[i].counts, merged[i].counts) << kind << " line " << i;
       EXPECT_EQ(cluster[i].ddir, merged[i].ddir);
       // The bs column: the mean bytes per I/O, as merge computes it from the ranks' bs columns.
       EXPECT_EQ(cluster[i].bs, merged[i].bs) << "line " << i;
