@@ -97,7 +97,11 @@ TEST_F(ExplainRunTest, KnownDeviceDelayIsTheDeviceStage) {
       P50Ms(slow_read["stages"]["device"]), P50Ms(slow_read["stages"]["queue"]),
       P50Ms(slow_read["stages"]["delivery"]), backing_p50, P50Ms(fast_read["stages"]["device"]));
   EXPECT_GT(slow_read["ios_joined"].get<uint64_t>(), 1000u);
-  EXPECT_EQ(slow_read["ios_not_joined"].get<uint64_t>(), 0u);
+  // Nothing unjoined but what the kernel did not trace (a program not run because another was
+  // running on that CPU: counted in records_dropped), and never more than 0.5%.
+  const uint64_t dropped = s["iotail_run"]["explain"]["records_dropped"].get<uint64_t>();
+  EXPECT_LE(slow_read["ios_not_joined"].get<uint64_t>(),
+            std::max<uint64_t>(dropped, slow_read["ios_joined"].get<uint64_t>() / 200));
   EXPECT_GE(P50Ms(slow_read["stages"]["device"]), 2.0);
   // [2.0, 2.3] ms on a quiet machine; under load the FUSE path itself takes longer, and the
   // device stage must then follow the file's own latency, not exceed it.
