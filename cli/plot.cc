@@ -3,13 +3,16 @@
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
+#include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "cli/command_doc.h"
 #include "cli/commands.h"
 #include "cli/log_input_options.h"
 #include "stats/analysis/merger.h"
 #include "stats/core/errors.h"
+#include "stats/record/explain_sink.h"
 #include "stats/report/plot_report.h"
 #include "stats/util/output_file.h"
 
@@ -32,6 +35,11 @@ po::options_description PlotDescription(PlotArgs& a) {
       "quanta as by `iotail pctiles`): per direction, latency percentiles over time, a latency\n"
       "heat map, IOPS and bandwidth over time, SLC over time and the whole run's exceedance\n"
       "curve. One self-contained HTML file (inline SVG, nothing fetched) or one SVG per chart.\n\n"
+      "The stage logs of `iotail run --explain --write_hist_log=P` (P_explain_STAGE_hist.N.log,\n"
+      "known by that name) may be given too, e.g. `iotail plot P_clat_hist.*.log\n"
+      "P_explain_*_hist.*.log`: each stage's files are merged on their own (never into the\n"
+      "latency charts) into a stacked chart per direction of the stages' mean over time\n"
+      "(schedule, submit, queue, device, delivery), next to that direction's latency charts.\n\n"
       "options");
   // clang-format off
   description.add_options()
@@ -44,6 +52,97 @@ po::options_description PlotDescription(PlotArgs& a) {
        "latency targets drawn as lines: [read|write|trim:]p99<=2ms, max<1s");
   // clang-format on
   return description;
+}
+
+// The input files by kind: the latency logs, and each --explain stage's logs (named
+// PREFIX_explain_<stage>_hist.N.log by `iotail run --explain --write_hist_log=PREFIX`).
+struct PlotInputs {
+  std::vector<std::string> latency;
+  std::array<std::vector<std::string>, stats::kStageCount> stages;
+  size_t stage_files = 0;
+};
+
+PlotInputs SplitInputs(const std::vector<std::string>& files) {
+  PlotInputs inputs;
+  for (const std::string& path : files) {
+    const std::string name = std::filesystem::path(path).filename().string();
+    size_t stage = 0;
+    while (stage < stats::kStageCount &&
+           name.find(fmt::format("_explain_{}_hist.", stats::kStageNames[stage])) ==
+               std::string::npos) {
+      ++stage;
+    }
+    if (stage == stats::kStageCount) {
+      inputs.latency.push_back(path);
+    } else {
+      inputs.stages[stage].push_back(path);
+      ++inputs.stage_files;
+    }
+  }
+  return inputs;
+}
+
+// The mergers of the inputs: the latency logs' (null without any) and each stage's that has logs.
+struct PlotMergers {
+  std::unique_ptr<stats::Merger> latency;
+  std::vector<std::pair<stats::Stage, std::unique_ptr<stats::Merger>>> stages;
+  // The merger whose layout and time base the report names: the latency logs', else a stage's.
+  const stats::Merger* Main() const {
+    if (latency) return latency.get();
+    return stages.empty() ? nullptr : stages.front().second.get();
+  }
+};
+
+// Opens the mergers, leaving out those whose input holds no record (after naming their damage);
+// throws UsageError when nothing at all is left to plot.
+PlotMergers OpenMergers(const PlotInputs& inputs, const stats::MergeOptions& merge_options,
+                        std::ostream& err) {
+  PlotMergers m;
+  auto open = [&](const std::vector<std::string>& files) -> std::unique_ptr<stats::Merger> {
+    auto merger = std::make_unique<stats::Merger>(files, merge_options);
+    if (!merger->Empty()) return merger;
+    PrintMergerWarnings(*merger, "plot", err);
+    return nullptr;
+  };
+  if (!inputs.latency.empty()) m.latency = open(inputs.latency);
+  for (size_t s = 0; s < stats::kStageCount; ++s) {
+    if (inputs.stages[s].empty()) continue;
+    if (auto merger = open(inputs.stages[s]))
+      m.stages.emplace_back(static_cast<stats::Stage>(s), std::move(merger));
+  }
+  if (m.Main() == nullptr)
+    throw stats::UsageError("the input holds no histogram records: nothing to plot");
+  return m;
+}
+
+// Streams every merger's quanta into the report (the latency logs' first) and finishes it.
+void FillReport(PlotMergers& m, stats::PlotReport& report, std::ostream& err) {
+  std::array<bool, stats::kDirectionCount> present{};
+  std::array<const stats::Histogram*, stats::kDirectionCount> totals{};
+  if (m.latency) {
+    stats::Merger& merger = *m.latency;
+    for (int d = 0; d < stats::kDirectionCount; ++d) {
+      present[d] = merger.HasDirection(static_cast<stats::Direction>(d));
+    }
+    merger.Run(
+        [&](const stats::MergedQuantum& q) { report.Add(q.start_ms, q.counts, q.bytes, present); });
+    for (int d = 0; d < stats::kDirectionCount; ++d) {
+      if (present[d]) totals[d] = &merger.Total(static_cast<stats::Direction>(d));
+    }
+    PrintMergerWarnings(merger, "plot", err);
+  }
+  for (auto& [stage, merger] : m.stages) {
+    std::array<bool, stats::kDirectionCount> stage_present{};
+    for (int d = 0; d < stats::kDirectionCount; ++d) {
+      stage_present[d] = merger->HasDirection(static_cast<stats::Direction>(d));
+    }
+    merger->Run([&, stage = stage, &layout = merger->layout()](const stats::MergedQuantum& q) {
+      report.AddStage(stage, layout, q.start_ms, q.counts, stage_present);
+    });
+    PrintMergerWarnings(*merger, "plot", err);
+  }
+  report.Finish(totals, m.latency && m.latency->bytes_known(),
+                m.latency ? m.latency->data_end_ms() : 0);
 }
 
 }  // namespace
@@ -74,27 +173,16 @@ int PlotCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   options.sla = stats::ParseSlaTargets(sla_args, "--sla");
   const stats::MergeOptions merge_options = input.ToMergeOptions(err, "plot");
   options.quantum_ms = merge_options.quantum_ms;
-  stats::Merger merger(input.files, merge_options);
-  if (merger.Empty()) {
-    PrintMergerWarnings(merger, "plot", err);
-    throw stats::UsageError("the input holds no histogram records: nothing to plot");
-  }
-  options.source =
-      fmt::format("{} log file(s), {} layout, {} time", input.files.size(),
-                  merger.layout().Describe(), merger.epoch_times() ? "Unix-epoch" : "relative");
-  stats::PlotReport report(merger.layout(), options);
-  std::array<bool, stats::kDirectionCount> present{};
-  for (int d = 0; d < stats::kDirectionCount; ++d) {
-    present[d] = merger.HasDirection(static_cast<stats::Direction>(d));
-  }
-  merger.Run(
-      [&](const stats::MergedQuantum& q) { report.Add(q.start_ms, q.counts, q.bytes, present); });
-  std::array<const stats::Histogram*, stats::kDirectionCount> totals{};
-  for (int d = 0; d < stats::kDirectionCount; ++d) {
-    if (present[d]) totals[d] = &merger.Total(static_cast<stats::Direction>(d));
-  }
-  report.Finish(totals, merger.bytes_known(), merger.data_end_ms());
-  PrintMergerWarnings(merger, "plot", err);
+  const PlotInputs inputs = SplitInputs(input.files);
+  PlotMergers mergers = OpenMergers(inputs, merge_options, err);
+  const stats::Merger& main = *mergers.Main();
+  options.source = fmt::format(
+      "{} log file(s){}, {} layout, {} time", input.files.size(),
+      inputs.stage_files ? fmt::format(" ({} of them --explain stage logs)", inputs.stage_files)
+                         : std::string(),
+      main.layout().Describe(), main.epoch_times() ? "Unix-epoch" : "relative");
+  stats::PlotReport report(main.layout(), options);
+  FillReport(mergers, report, err);
 
   if (format == "html") {
     stats::OutputFile file(output, "--output");

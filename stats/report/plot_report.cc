@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "stats/core/latency_figures.h"
 #include "stats/core/percentiles.h"
@@ -106,6 +107,43 @@ void PlotReport::Add(int64_t start_ms,
   }
 }
 
+void PlotReport::AddStage(Stage stage, const HistogramLayout& layout, int64_t start_ms,
+                          const std::array<std::span<const double>, kDirectionCount>& counts,
+                          const std::array<bool, kDirectionCount>& present) {
+  const auto s = static_cast<size_t>(stage);
+  for (int k = 0; k < kDirectionCount; ++k) {
+    if (!present[k]) continue;
+    StageMeans& m = stages_[k];
+    m.has[s] = true;
+    auto [it, added] = m.by_start_ms.try_emplace(start_ms);
+    if (added) it->second.fill(kNan);
+    const HistogramStats stats = ComputeStats(counts[k], layout, PercentileMethod::kFio);
+    it->second[s] = stats.samples > 0 ? stats.mean_ns / 1e9 : kNan;
+  }
+}
+
+std::optional<NamedChart> PlotReport::StageChart(int direction, int64_t origin_ms) const {
+  const StageMeans& m = stages_[direction];
+  if (m.by_start_ms.empty()) return std::nullopt;
+  const std::string dir(DirectionName(static_cast<Direction>(direction)));
+  StackedChart chart{fmt::format("{} latency by --explain stage: mean per {} ms interval, stacked",
+                                 dir, options_.quantum_ms),
+                     {"time since the first interval (s)", AxisKind::kLinear, AxisUnit::kSeconds},
+                     {"mean latency", AxisKind::kLinear, AxisUnit::kLatency},
+                     {},
+                     {}};
+  for (const auto& [start_ms, means] : m.by_start_ms) {
+    chart.x_values.push_back(static_cast<double>(start_ms - origin_ms) / 1000);
+  }
+  for (size_t s = 0; s < kStageCount; ++s) {
+    if (!m.has[s]) continue;
+    StackedLayer layer{std::string(kStageNames[s]), {}};
+    for (const auto& [start_ms, means] : m.by_start_ms) layer.y.push_back(means[s]);
+    chart.layers.push_back(std::move(layer));
+  }
+  return NamedChart{dir + "-stages", RenderSvg(chart)};
+}
+
 void PlotReport::Finish(const std::array<const Histogram*, kDirectionCount>& totals,
                         bool bytes_known, int64_t data_end_ms) {
   bytes_known_ = bytes_known;
@@ -133,9 +171,20 @@ std::vector<NamedChart> PlotReport::Charts() const {
   const ChartAxis time{"time since the first interval (s)", AxisKind::kLinear, AxisUnit::kSeconds};
   const ChartAxis latency{"latency", AxisKind::kLog, AxisUnit::kLatency};
   const std::string per = fmt::format("per {} ms interval", options_.quantum_ms);
+  // The stage charts' time 0 is the latency logs' first quantum, else the stage logs' first.
+  int64_t origin_ms = first_ms_.value_or(std::numeric_limits<int64_t>::max());
+  for (const StageMeans& m : stages_) {
+    if (!first_ms_ && !m.by_start_ms.empty())
+      origin_ms = std::min(origin_ms, m.by_start_ms.begin()->first);
+  }
+  bool any_present = false;
   for (int k = 0; k < kDirectionCount; ++k) {
     const Direction_& d = dirs_[k];
-    if (!d.present) continue;
+    if (!d.present) {
+      if (auto stage_chart = StageChart(k, origin_ms)) charts.push_back(*std::move(stage_chart));
+      continue;
+    }
+    any_present = true;
     const std::string dir(DirectionName(static_cast<Direction>(k)));
     LineChart p{dir + " latency percentiles " + per + " (fio's rule)", time, latency, {}, {}};
     p.series = {{"p50", d.t_s, d.p50},
@@ -177,7 +226,9 @@ std::vector<NamedChart> PlotReport::Charts() const {
       }
     }
     charts.push_back({dir + "-heatmap", RenderSvg(h)});
+    if (auto stage_chart = StageChart(k, origin_ms)) charts.push_back(*std::move(stage_chart));
   }
+  if (!any_present) return charts;  // stage logs alone
 
   LineChart iops{
       "I/Os per second " + per, time, {"IOPS", AxisKind::kLinear, AxisUnit::kCount}, {}, {}};
@@ -237,20 +288,30 @@ std::string PlotReport::Html() const {
                 "and bandwidth are rated over those {0} ms.",
                 partial_ms)
           : std::string();
+  std::string bandwidth_note;  // none without latency logs (stage charts alone)
+  if (std::ranges::any_of(dirs_, [](const Direction_& d) { return d.present; })) {
+    bandwidth_note = bytes_known_
+                         ? " Bandwidth is each record's I/Os times its bs column: iotail writes an "
+                           "interval's mean bytes per I/O there, fio the size of one I/O (exact "
+                           "with one block size only)."
+                         : " No bandwidth chart: some records have no block size (bs 0).";
+  }
   std::string html = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{0}</title>\n"
       "<style>body{{font-family:sans-serif;margin:24px;color:#222}}figure{{margin:0 0 28px 0}}"
       "figcaption{{color:#555;font-size:13px}}</style>\n</head>\n<body>\n<h1>{0}</h1>\n"
       "<p>{1}; time quantum {2} ms. Percentiles use fio's rule (the value fio prints for the "
       "bucket); SLC1 and SLC2 are SBK's latency-spread factors (0: every percentile at the "
-      "median; larger: a longer tail).{3}{4}</p>\n",
-      HtmlEscape(options_.title), HtmlEscape(options_.source), options_.quantum_ms,
-      bytes_known_
-          ? std::string(" Bandwidth is each record's I/Os times its bs column: iotail writes an "
-                        "interval's mean bytes per I/O there, fio the size of one I/O (exact with "
-                        "one block size only).")
-          : std::string(" No bandwidth chart: some records have no block size (bs 0)."),
-      partial);
+      "median; larger: a longer tail).{3}{4}{5}</p>\n",
+      HtmlEscape(options_.title), HtmlEscape(options_.source), options_.quantum_ms, bandwidth_note,
+      partial,
+      std::ranges::any_of(stages_, [](const StageMeans& m) { return !m.by_start_ms.empty(); })
+          ? std::string(
+                " The stage charts stack the mean of each --explain stage per interval (schedule, "
+                "submit, queue, device, delivery from the bottom up), from the stage logs' "
+                "buckets: the top is the mean latency of the I/Os --explain joined to their block "
+                "requests.")
+          : std::string());
   for (const NamedChart& c : Charts()) {
     html += fmt::format("<figure id=\"{}\">\n{}<figcaption>{}</figcaption>\n</figure>\n", c.name,
                         c.svg, c.name);

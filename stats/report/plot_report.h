@@ -2,15 +2,21 @@
 // per direction, percentiles over time (p50, p99, p99.9, max by fio's rule, log scale, SLA targets
 // as lines), a latency heat map (time x latency bins of four per power of two, counts as colour),
 // IOPS and bandwidth over time, SLC factors over time, and the whole run's exceedance curve (the
-// share of I/Os slower than each latency, log-log, from the exact integer totals).
+// share of I/Os slower than each latency, log-log, from the exact integer totals). Given the
+// quanta of `iotail run --explain`'s stage logs too (each stage's logs merged apart: AddStage), a
+// stacked chart per direction of the stages' mean per quantum (schedule at the bottom, delivery on
+// top), whose top is the mean latency of the I/Os --explain joined to their block requests. With
+// stage quanta only (no latency logs), the report holds the stage charts alone.
 //
-// Add() takes the quanta in time order (as Merger::Run streams them); Finish() takes the exact
-// whole-run histograms. Memory grows with the number of quanta (a few numbers per quantum and
+// Add() takes the quanta in time order (as Merger::Run streams them), AddStage() each stage's in
+// time order (stages in any order, before or after Add's); Finish() takes the exact whole-run
+// histograms. Memory grows with the number of quanta (a few numbers per quantum and
 // direction, plus heat-map columns merged down to at most kMaxHeatColumns). Not thread-safe.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +25,7 @@
 #include "stats/core/histogram.h"
 #include "stats/core/histogram_layout.h"
 #include "stats/core/sla.h"
+#include "stats/record/explain_sink.h"
 
 namespace iotail::stats {
 
@@ -45,6 +52,12 @@ class PlotReport {
   void Add(int64_t start_ms, const std::array<std::span<const double>, kDirectionCount>& counts,
            const std::array<double, kDirectionCount>& bytes,
            const std::array<bool, kDirectionCount>& present);
+  // One quantum of the logs of an --explain stage (PREFIX_explain_<stage>_hist.N.log, merged apart
+  // from the latency logs; `layout` is theirs): the stage's mean per direction present, from the
+  // buckets' representative values as pctiles' mean (NaN in a quantum without I/O: a gap).
+  void AddStage(Stage stage, const HistogramLayout& layout, int64_t start_ms,
+                const std::array<std::span<const double>, kDirectionCount>& counts,
+                const std::array<bool, kDirectionCount>& present);
   // The exact whole-run histogram of each direction present; whether the bytes were known for
   // every record (else no bandwidth chart: see Merger::bytes_known); where the data ends
   // (Merger::data_end_ms): a last quantum the records cover only in part (a run's final, partial
@@ -65,7 +78,13 @@ class PlotReport {
     std::vector<double> heat_t0;            // start time of each column
     const Histogram* total = nullptr;
   };
+  // A direction's stage means (seconds) per quantum start; NaN: the stage has no value there.
+  struct StageMeans {
+    std::map<int64_t, std::array<double, kStageCount>> by_start_ms;
+    std::array<bool, kStageCount> has{};
+  };
   size_t BinOf(uint32_t bucket) const;
+  std::optional<NamedChart> StageChart(int direction, int64_t origin_ms) const;
   double BinLower(size_t bin) const;
 
   HistogramLayout layout_;
@@ -76,6 +95,7 @@ class PlotReport {
   bool bytes_known_ = false;
   size_t merge_ = 1;  // quanta per heat-map column (doubles when columns run out)
   std::array<Direction_, kDirectionCount> dirs_;
+  std::array<StageMeans, kDirectionCount> stages_;
 };
 
 }  // namespace iotail::stats

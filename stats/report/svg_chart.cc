@@ -161,6 +161,15 @@ void LegendEntry(Out o, int i, const std::string& colour, const std::string& nam
                  XmlEscape(name));
 }
 
+// A filled square and its name, for a layer of a stacked chart.
+void LegendSwatch(Out o, int i, const std::string& colour, const std::string& name) {
+  const double y = kTop + 12 + i * 18;
+  fmt::format_to(o,
+                 "<rect x=\"{}\" y=\"{}\" width=\"24\" height=\"10\" fill=\"{}\"/>\n"
+                 "<text x=\"{}\" y=\"{}\">{}</text>\n",
+                 kLeft + kPlotW + 12, y - 5, colour, kLeft + kPlotW + 42, y + 4, XmlEscape(name));
+}
+
 // Viridis, five stops.
 std::string Colour(double t) {
   static constexpr double kStops[5][3] = {
@@ -330,6 +339,87 @@ std::string RenderSvg(const HeatMap& map) {
   fmt::format_to(o, "<text x=\"{}\" y=\"{}\">{} (log)</text>\n", kx + 22, kTop + 26,
                  FormatAxisValue(max_count, AxisUnit::kCount));
   fmt::format_to(o, "<text x=\"{}\" y=\"{}\">1</text>\n", kx + 22, kTop + 14 + 9 * 18 + 14);
+  svg += "</svg>\n";
+  return svg;
+}
+
+std::string RenderSvg(const StackedChart& chart) {
+  const size_t n = chart.x_values.size();
+  // tops[k][i]: the sum of layers 0..k at point i; NaN where any layer has no value (a gap).
+  std::vector<std::vector<double>> tops(chart.layers.size(), std::vector<double>(n));
+  std::vector<bool> valid(n, true);
+  double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, yhi = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double sum = 0;
+    for (size_t k = 0; k < chart.layers.size(); ++k) {
+      const std::vector<double>& y = chart.layers[k].y;
+      const double v = i < y.size() ? y[i] : std::numeric_limits<double>::quiet_NaN();
+      if (!std::isfinite(v) || v < 0) valid[i] = false;
+      sum += valid[i] ? v : 0;
+      tops[k][i] = sum;
+    }
+    if (!valid[i] || !std::isfinite(chart.x_values[i])) {
+      valid[i] = false;
+      continue;
+    }
+    xlo = std::min(xlo, chart.x_values[i]);
+    xhi = std::max(xhi, chart.x_values[i]);
+    yhi = std::max(yhi, sum);
+  }
+  double ylo = 0;
+  if (!(yhi > 0)) yhi = std::numeric_limits<double>::quiet_NaN();  // nothing: Fit's default
+  Fit(AxisKind::kLinear, xlo, xhi);
+  Fit(AxisKind::kLinear, ylo, yhi);
+  const Scale sx{AxisKind::kLinear, xlo, xhi, kLeft, kLeft + kPlotW};
+  const Scale sy{AxisKind::kLinear, ylo, yhi, kTop + kPlotH, kTop};
+  std::string svg;
+  Out o = std::back_inserter(svg);
+  ChartAxis y_axis = chart.y;
+  y_axis.kind = AxisKind::kLinear;
+  Frame(o, chart.title, chart.x, y_axis, sx, sy);
+  for (size_t k = 0; k < chart.layers.size(); ++k) {
+    const char* colour = kColours[k % kColours.size()];
+    std::string values;
+    for (size_t i = 0; i < n; ++i) {
+      const double v = i < chart.layers[k].y.size() ? chart.layers[k].y[i] : 0;
+      fmt::format_to(std::back_inserter(values), "{}{:.6g}", i ? " " : "", v);
+    }
+    fmt::format_to(o,
+                   "<g class=\"layer\" data-name=\"{}\" data-values=\"{}\" fill=\"{}\" "
+                   "fill-opacity=\"0.85\" stroke=\"none\">\n",
+                   XmlEscape(chart.layers[k].name), values, colour);
+    // One polygon per run of points without a gap: along the layer's top, back along its bottom.
+    for (size_t i = 0; i < n;) {
+      if (!valid[i]) {
+        ++i;
+        continue;
+      }
+      size_t end = i;
+      while (end < n && valid[end]) ++end;
+      auto bottom = [&](size_t j) { return k == 0 ? 0.0 : tops[k - 1][j]; };
+      if (end - i == 1) {  // a lone point: a narrow bar
+        const double px = sx(chart.x_values[i]);
+        fmt::format_to(o, "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"4\" height=\"{:.1f}\"/>\n",
+                       px - 2, sy(tops[k][i]), sy(bottom(i)) - sy(tops[k][i]));
+      } else {
+        std::string points;
+        auto add = [&](size_t j, double v) {
+          fmt::format_to(std::back_inserter(points), "{}{:.1f},{:.1f}", points.empty() ? "" : " ",
+                         sx(chart.x_values[j]), sy(v));
+        };
+        for (size_t j = i; j < end; ++j) add(j, tops[k][j]);
+        for (size_t j = end; j-- > i;) add(j, bottom(j));
+        fmt::format_to(o, "<polygon points=\"{}\"/>\n", points);
+      }
+      i = end;
+    }
+    fmt::format_to(o, "</g>\n");
+  }
+  // The legend lists the layers as they are stacked: the top one first.
+  for (size_t k = chart.layers.size(); k-- > 0;) {
+    LegendSwatch(o, static_cast<int>(chart.layers.size() - 1 - k), kColours[k % kColours.size()],
+                 chart.layers[k].name);
+  }
   svg += "</svg>\n";
   return svg;
 }

@@ -1,12 +1,15 @@
 // SvgChart: self-contained SVG charts for `iotail plot` (no script, no font or file fetched):
 // line charts on linear or logarithmic axes with a legend and horizontal reference lines (SLA
-// targets), and heat maps (time x latency bins, counts as colour on a log scale). Every chart has a
-// title, axis labels with units and tick labels a reader understands without the manual
+// targets), heat maps (time x latency bins, counts as colour on a log scale), and stacked area
+// charts (layers filled one on top of the next on a linear axis from 0, so that the top is their
+// sum; each layer's values also in its group's data-values attribute, for tools and tests). Every
+// chart has a title, axis labels with units and tick labels a reader understands without the manual
 // (latencies as "250 µs", "1.5 ms"; counts as "12k"). Line charts fit their axes to nice bounds; a
 // heat map's time axis spans its cells exactly, so it ends where the data ends.
 //
-// NaN y values (an interval without samples) break a line instead of drawing it to zero; values
-// that a log axis cannot show (<= 0) are skipped. Pure functions of their input; thread-safe.
+// NaN y values (an interval without samples) break a line, or every layer of a stack, instead of
+// drawing it to zero; values that a log axis cannot show (<= 0) are skipped. Pure functions of
+// their input; thread-safe.
 #pragma once
 
 #include <string>
@@ -51,8 +54,21 @@ struct HeatMap {
   std::string count_label = "I/Os per cell";
 };
 
+struct StackedLayer {
+  std::string name;       // legend text
+  std::vector<double> y;  // one per StackedChart::x_values (>= 0; NaN: no value there)
+};
+
+struct StackedChart {
+  std::string title;
+  ChartAxis x, y;                    // y is linear from 0
+  std::vector<double> x_values;      // ascending, shared by every layer
+  std::vector<StackedLayer> layers;  // the first at the bottom
+};
+
 std::string RenderSvg(const LineChart& chart);
 std::string RenderSvg(const HeatMap& map);
+std::string RenderSvg(const StackedChart& chart);
 
 // "250 µs", "1.5 ms", "18 s" for a latency in seconds; "12k", "1.2M" for a count.
 std::string FormatAxisValue(double v, AxisUnit unit);
