@@ -14,6 +14,7 @@
 #include "stats/core/latency_figures.h"
 #include "stats/core/percentiles.h"
 #include "stats/core/slc.h"
+#include "stats/report/error_report.h"
 #include "stats/report/explain_report.h"
 #include "stats/report/fio_json_extras.h"
 #include "stats/report/fio_text_extras.h"
@@ -250,18 +251,6 @@ void TextDirection(std::string& out, Direction dir, const JobTotals& job, const 
   }
 }
 
-void TextErrors(Out o, const RecorderSnapshot& t) {
-  if (t.TotalErrors() == 0) {
-    fmt::format_to(o, "  errors: none\n");
-    return;
-  }
-  fmt::format_to(o, "  errors: {}", t.TotalErrors());
-  for (size_t e = 0; e < t.errors.size(); ++e) {
-    if (t.errors[e] != 0) fmt::format_to(o, " {}={}", ErrnoName(static_cast<int>(e)), t.errors[e]);
-  }
-  fmt::format_to(o, "\n");
-}
-
 // Achieved against target for one rate (IOPS or bytes/s); `what` names it.
 struct RateCheck {
   std::string what;  // "IOPS", "read IOPS", "bytes/s", ...
@@ -414,12 +403,6 @@ void JsonRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
 
 }  // namespace
 
-std::string ErrnoName(int err) {
-  if (err == kMaxCountedErrno - 1) return "other";
-  const char* name = strerrorname_np(err);
-  return name != nullptr ? name : fmt::format("E{}", err);
-}
-
 std::string FormatJsonSummary(const RunSummary& s) {
   std::string out;
   Out o(out);
@@ -452,14 +435,6 @@ std::string FormatJsonSummary(const RunSummary& s) {
 
 namespace {
 
-// The job's first error (the smallest errno counted), 0 if none: fio's err= and JSON's error.
-int FirstErrno(const RecorderSnapshot& t) {
-  for (size_t e = 1; e < t.errors.size(); ++e) {
-    if (t.errors[e] != 0) return static_cast<int>(e);
-  }
-  return 0;
-}
-
 // One reported job as fio's show_thread_status_normal prints it, then iotail's error counts.
 void TextJob(std::string& out, const JobTotals& job, const RunSummary& s) {
   Out o(out);
@@ -480,7 +455,7 @@ void TextJob(std::string& out, const JobTotals& job, const RunSummary& s) {
                  cpu.UsrPct(), cpu.SysPct(), cpu.ctx, cpu.majf, cpu.minf);
   TextDepthLines(out, job);
   if (job.steady_state) TextSteadyStateLine(out, *job.steady_state);
-  TextErrors(o, job.totals);
+  AppendErrorsText(out, job.totals);
   if (job.explain) AppendExplainText(out, *job.explain);
 }
 
