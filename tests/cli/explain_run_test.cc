@@ -222,14 +222,21 @@ TEST_F(ExplainRunTest, StagesAddUpPerIntervalAndPerSlowIo) {
     EXPECT_LE(std::llabs(static_cast<long long>(stages_sum) - std::stoll(f[7])), 2000) << line;
   }
   EXPECT_GE(rows.size(), 4u);
-  for (const auto& [time, n] : rows) EXPECT_EQ(n, 16) << time;
+  // Every interval's sixteen slowest; the final partial interval may have had fewer I/Os.
+  for (const auto& [time, n] : rows) {
+    if (time == rows.rbegin()->first) {
+      EXPECT_LE(n, 16) << time;
+    } else {
+      EXPECT_EQ(n, 16) << time;
+    }
+  }
 }
 
 TEST_F(ExplainRunTest, SlowIoLogHoldsEachIntervalsLargestLatencies) {
   LoopDevice loop;
   if (std::string why = loop.AttachNewFile(64 << 20); !why.empty()) GTEST_SKIP() << why;
   const json j = Explain(loop.path(),
-                         "--rw=randread --bs=4k --ioengine=psync --runtime=3 --time_based "
+                         "--rw=randread --bs=4k --ioengine=psync --runtime=4 --time_based "
                          "--explain_slowest=8 --log_hist_groups=59 --write_hist_log=" +
                              (dir_ / "h").string());
   IOTAIL_SKIP_WITHOUT_KERNEL_VIEW();
@@ -250,6 +257,7 @@ TEST_F(ExplainRunTest, SlowIoLogHoldsEachIntervalsLargestLatencies) {
     auto at = clat.find(time);
     ASSERT_NE(at, clat.end()) << time;
     const std::vector<uint64_t>& counts = at->second.at(0);
+    if (time == slow.rbegin()->first) continue;  // the final partial interval: maybe fewer I/Os
     ASSERT_EQ(latencies.size(), 8u) << time;
     // Every I/O of the interval slower than the slowest eight's fastest is among them: the clat
     // histogram holds fewer than eight above its bucket (give or take the I/Os done at the
