@@ -53,13 +53,13 @@ stats::LiveReportOptions LiveOptions(const RunSettings& run_opts,
   return live;
 }
 
-// A job's histogram logs (nullptr without --write_hist_log); first_delta: its first worker's
-// place among the batch's deltas, first_number: its first log's N.
-std::unique_ptr<stats::HistLogSink> HistLogs(const engine::JobSpec& spec, size_t first_delta,
-                                             int first_number) {
-  if (spec.write_hist_log.empty()) return nullptr;
+// The options of a job's histogram logs of `kind` (clat, or a stage of --explain): first_delta:
+// its first worker's place among the batch's deltas, first_number: its first log's N.
+stats::HistLogSinkOptions JobHistLogOptions(const engine::JobSpec& spec, std::string kind,
+                                            size_t first_delta, int first_number) {
   stats::HistLogSinkOptions o;
   o.prefix = spec.write_hist_log;
+  o.kind = std::move(kind);
   o.workers = static_cast<int>(spec.numjobs);
   o.first_number = first_number;
   o.first_delta = first_delta;
@@ -67,6 +67,14 @@ std::unique_ptr<stats::HistLogSink> HistLogs(const engine::JobSpec& spec, size_t
   o.groups = spec.log_hist_groups;
   o.directions = engine::LoggedDirections(spec);
   o.bs = spec.MinBlockSize();
+  return o;
+}
+
+// A job's histogram logs (nullptr without --write_hist_log).
+std::unique_ptr<stats::HistLogSink> HistLogs(const engine::JobSpec& spec, size_t first_delta,
+                                             int first_number) {
+  if (spec.write_hist_log.empty()) return nullptr;
+  stats::HistLogSinkOptions o = JobHistLogOptions(spec, "clat", first_delta, first_number);
   o.lat_logs = spec.RateLimited();
   return std::make_unique<stats::HistLogSink>(std::move(o));
 }
@@ -419,17 +427,8 @@ stats::ExplainSinks RunSinks::OpenExplain(std::span<const size_t> batch_jobs, in
     const int first_number = first_worker + static_cast<int>(first_delta) + 1;
     if (!spec.write_hist_log.empty() && spec.explain) {
       for (size_t s = 0; s < stats::kStageCount; ++s) {
-        stats::HistLogSinkOptions o;
-        o.prefix = spec.write_hist_log;
-        o.kind = fmt::format("explain_{}", stats::kStageNames[s]);
-        o.workers = static_cast<int>(spec.numjobs);
-        o.first_number = first_number;
-        o.first_delta = first_delta;
-        o.coarseness = spec.log_hist_coarseness;
-        o.groups = spec.log_hist_groups;
-        o.directions = engine::LoggedDirections(spec);
-        o.bs = spec.MinBlockSize();
-        state_->explain_logs.push_back(std::make_unique<stats::HistLogSink>(std::move(o)));
+        state_->explain_logs.push_back(std::make_unique<stats::HistLogSink>(JobHistLogOptions(
+            spec, fmt::format("explain_{}", stats::kStageNames[s]), first_delta, first_number)));
         out.stages[s].push_back(state_->explain_logs.back().get());
       }
     }

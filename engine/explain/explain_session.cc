@@ -33,6 +33,16 @@ class JoinerFeed final : public TraceConsumer {
 
 bool Slower(const stats::SlowIo& a, const stats::SlowIo& b) { return a.latency_ns > b.latency_ns; }
 
+// Adds `row` to `heap` (a min-heap by latency) and keeps its `slowest` largest.
+void KeepSlowest(std::vector<stats::SlowIo>& heap, const stats::SlowIo& row, size_t slowest) {
+  heap.push_back(row);
+  std::push_heap(heap.begin(), heap.end(), Slower);
+  if (heap.size() > slowest) {
+    std::pop_heap(heap.begin(), heap.end(), Slower);
+    heap.pop_back();
+  }
+}
+
 void MergeInto(ExplainSession::Interval& into, ExplainSession::Interval& from,
                std::span<const ExplainedWorker> workers) {
   for (size_t w = 0; w < into.workers.size(); ++w) {
@@ -43,14 +53,7 @@ void MergeInto(ExplainSession::Interval& into, ExplainSession::Interval& from,
       a.dirs[d].Add(b.dirs[d]);
       a.bytes[d] += b.bytes[d];
     }
-    for (const stats::SlowIo& row : b.slow) {
-      a.slow.push_back(row);
-      std::push_heap(a.slow.begin(), a.slow.end(), Slower);
-      if (a.slow.size() > slowest) {
-        std::pop_heap(a.slow.begin(), a.slow.end(), Slower);
-        a.slow.pop_back();
-      }
-    }
+    for (const stats::SlowIo& row : b.slow) KeepSlowest(a.slow, row, slowest);
   }
 }
 
@@ -268,12 +271,7 @@ void ExplainSession::Account(size_t w, const IoTrailRecord& io) {
   row.latency_ns = latency;
   row.joined = result.outcome == JoinOutcome::kJoined;
   row.stages = result.stages;
-  mine.slow.push_back(row);
-  std::push_heap(mine.slow.begin(), mine.slow.end(), Slower);
-  if (mine.slow.size() > worker.slowest) {
-    std::pop_heap(mine.slow.begin(), mine.slow.end(), Slower);
-    mine.slow.pop_back();
-  }
+  KeepSlowest(mine.slow, row, worker.slowest);
 }
 
 void ExplainSession::Emit(const stats::IntervalInfo& info, Interval& interval) {
