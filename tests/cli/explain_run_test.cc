@@ -60,13 +60,7 @@ TEST_F(ExplainRunTest, KnownDeviceDelayIsTheDeviceStage) {
   if (std::string why = slow.Start("--filter=delay memory 64M rdelay=2ms"); !why.empty()) {
     GTEST_SKIP() << why;
   }
-  // The FUSE server runs real-time, so that the machine's other load adds no scheduling delay to
-  // the 2 ms the device is meant to take.
-  const std::string mount = slow.mount_point().string();
-  RunShell("for p in $(pgrep -f '" + mount +
-               "'); do chrt -a -f -p 10 $p; for c in $(pgrep -P $p);"
-               " do chrt -a -f -p 10 $c; done; done",
-           dir_);
+  slow.ServeRealTime();
   LoopDevice slow_loop, fast_loop;
   if (std::string why = slow_loop.Attach(slow.path().string()); !why.empty()) GTEST_SKIP() << why;
   if (std::string why = fast_loop.AttachNewFile(64 << 20); !why.empty()) GTEST_SKIP() << why;

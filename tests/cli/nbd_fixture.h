@@ -328,6 +328,15 @@ class NbdFuseMount {
     }
   }
 
+  // Runs nbdfuse and its nbdkit (every thread) real-time, so that the machine's other load adds no
+  // scheduling delay to the latency the export is meant to have.
+  void ServeRealTime() const {
+    const std::string command =
+        "{ for p in $(pgrep -f '" + mount_point().string() +
+        "'); do chrt -a -f -p 10 $p; for c in $(pgrep -P $p); do chrt -a -f -p 10 $c; done;"
+        " done; } >/dev/null 2>&1";
+    (void)std::system(command.c_str());
+  }
   // The file to do I/O on: DIR/mnt/disk.
   std::filesystem::path path() const { return mount_point() / "disk"; }
   std::filesystem::path mount_point() const { return dir_ / "mnt"; }

@@ -140,12 +140,7 @@ TEST(BlockTracerTest, DeviceStageIsTheBackingFilesLatency) {
   if (std::string why = slow.Start("--filter=delay memory 64M rdelay=2ms"); !why.empty()) {
     GTEST_SKIP() << why;
   }
-  // The FUSE server (nbdfuse and its nbdkit) runs real-time, so that other processes' load on the
-  // machine does not add its scheduling delays to the 2 ms the device is meant to take.
-  const std::string mount = slow.mount_point().string();
-  RunShell("for p in $(pgrep -f '" + mount +
-           "'); do chrt -a -f -p 10 $p; for c in $(pgrep -P $p);"
-           " do chrt -a -f -p 10 $c; done; done");
+  slow.ServeRealTime();
   LoopDevice slow_loop, fast_loop;
   if (std::string why = slow_loop.Attach(slow.path().string()); !why.empty()) GTEST_SKIP() << why;
   if (std::string why = fast_loop.AttachNewFile(64 << 20); !why.empty()) GTEST_SKIP() << why;
