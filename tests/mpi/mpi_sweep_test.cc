@@ -2,9 +2,11 @@
 // rate the cluster's (split over the ranks), judged on the cluster's summed histograms; the
 // cluster's histogram log per step; no rate meeting the SLA is every rank's exit status 3.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -88,6 +90,32 @@ TEST_F(MpiSweepTest, ASweepWithoutAnSlaIsRefused) {
   const auto r = Mpi(2, "--ioengine=null --filename=t --size=1m --rw=randread", "sweep");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("--sla: the sweep needs at least one target"), std::string::npos) << r.err;
+}
+
+// Ctrl-C on every rank during a step (as a terminal's reaches them) ends the sweep as it ends
+// iotail sweep: the steps finished so far reported, the highest rate that passed, status 130.
+TEST_F(MpiSweepTest, CtrlCOnTheRanksEndsTheSweepWithItsFinishedSteps) {
+  const std::string marker = "--name=ctrlc" + std::to_string(::getpid());
+  const std::string script =
+      "cd '" + dir_.string() + "' && (exec timeout -s KILL 120 " + mpirun_ +
+      " --allow-run-as-root --oversubscribe --bind-to none -np 2 " + IOTAIL_MPI_BINARY +
+      " sweep --ioengine=null --filename=t --size=1m --rw=randread --sla 'p99<=1s' "
+      "--start_rate=1000 --ramp_time=0 --step_time=3s " +
+      marker +
+      " > out 2> err) & job=$!; "
+      "sleep 5; for p in $(pgrep -f -- '" +
+      std::string(IOTAIL_MPI_BINARY) + " sweep'); do grep -q -- '" + marker +
+      "' /proc/$p/cmdline && [ \"$(cat /proc/$p/comm)\" = iotail-mpi ] && kill -INT $p; done; "
+      "wait $job; echo \"rc=$?\"";
+  const auto r = iotail::testing::RunShell(script, dir_);
+  std::ifstream out(dir_ / "out");
+  const std::string out_text((std::istreambuf_iterator<char>(out)), {});
+  EXPECT_NE(r.out.find("rc=130"), std::string::npos) << r.out << out_text;
+  // A step of 3 s passes first (stdout to a file is written at the end: the time, not the text, is
+  // what the signal waits for).
+  EXPECT_NE(out_text.find("stopped (SIGINT) after "), std::string::npos) << out_text;
+  EXPECT_NE(out_text.find("the highest rate that passed so far is 1000 IOPS"), std::string::npos)
+      << out_text;
 }
 
 }  // namespace
