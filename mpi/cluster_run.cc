@@ -97,7 +97,7 @@ struct Forwards {
 // The hooks through which this rank's run feeds the exchange (cli/run_hooks.h); rank 0's run is
 // the cluster's view (RunHooks::cluster_ranks), fed by the ClusterView.
 void SetHooks(cli::RunHooks& hooks, const Cluster& c, Shared& shared, Mailbox& mailbox,
-              Forwards& forward) {
+              Forwards& forward, size_t batches) {
   hooks.print_summary = c.rank == 0;
   hooks.cluster_ranks = c.rank == 0 ? c.size : 0;
   hooks.on_jobs = [&](std::span<const engine::JobSpec> specs) {
@@ -105,7 +105,8 @@ void SetHooks(cli::RunHooks& hooks, const Cluster& c, Shared& shared, Mailbox& m
     shared.specs.assign(specs.begin(), specs.end());
     shared.period_ms = specs[0].log_hist_msec;
     if (c.rank == 0)
-      shared.cluster = std::make_unique<ClusterView>(c.size, specs.size(), shared.period_ms);
+      shared.cluster =
+          std::make_unique<ClusterView>(c.size, specs.size(), shared.period_ms, batches);
     forward.clat = std::make_unique<ForwardSink>(mailbox, specs.size());
     hooks.sinks = {forward.clat.get()};
     for (size_t s = 0; s < stats::kStageCount; ++s) {
@@ -170,7 +171,7 @@ int ClusterRun(const Cluster& c, cli::PlannedRun& run, std::ostream& quiet,
   Exchange exchange(c, run.plan.run.driver.cluster.setup_timeout_ns, shared, mailbox);
   Forwards forward;
   cli::RunHooks hooks;
-  SetHooks(hooks, c, shared, mailbox, forward);
+  SetHooks(hooks, c, shared, mailbox, forward, run.groups.batches.size());
   if (!options.print_summary) hooks.print_summary = false;
   if (options.summary != nullptr && c.rank == 0) {
     hooks.on_summary = [&, cluster = hooks.on_summary](stats::RunSummary& summary) {
