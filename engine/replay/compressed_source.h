@@ -1,0 +1,40 @@
+// The ByteSource a trace is read from: a plain file, or a gzip (zlib) or zstd (libzstd) file
+// decompressed on the fly, told apart by the file's first bytes, never by its name.
+//
+// Contract:
+// - `OpenByteSource(path)` opens the file, reads its first four bytes and returns the source for
+//   what they say: gzip (1f 8b), zstd (28 b5 2f fd) or plain. The bytes read to tell are served
+//   first, so pipes and FIFOs work as well as files. A file that cannot be opened or read throws
+//   std::system_error naming it.
+// - Memory is bounded whatever the file's length: a 64 KiB input buffer, zlib's 32 KiB window, and
+//   zstd's window (at most 128 MiB, zstd's default limit; a frame that needs more is refused).
+// - Concatenated gzip members and zstd frames are read one after the other, as `gzip -d` and
+//   `zstd -d` do.
+// - A damaged or truncated compressed stream throws TraceFormatError naming the file, the
+//   compressed byte offset where decoding stopped and what the library said.
+// - A build without zlib or libzstd (both optional, found by pkg-config) still detects the format
+//   and refuses it with a TraceFormatError saying which package the build lacked.
+// Not thread-safe: one source per reader.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "engine/replay/trace_event.h"
+
+namespace iotail::engine::replay {
+
+enum class Compression { kNone, kGzip, kZstd };
+
+// What the first bytes of a file (`head`, at least four of them for zstd) say it is.
+Compression DetectCompression(std::string_view head);
+// "plain", "gzip" or "zstd".
+const char* CompressionName(Compression compression);
+// Whether this build can decompress `compression` (kNone always).
+bool CompressionBuiltIn(Compression compression);
+
+// The file at `path`, decompressed if its first bytes say it is gzip or zstd.
+std::unique_ptr<ByteSource> OpenByteSource(const std::string& path);
+
+}  // namespace iotail::engine::replay
