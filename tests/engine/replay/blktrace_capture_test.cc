@@ -112,7 +112,7 @@ TEST_F(BlktraceCaptureTest, LoopDeviceTraceYieldsItsIosAndFioReplaysTheSame) {
   ASSERT_EQ(trouble, "");
   const auto parsed = tc::RunShell(
       "cd " + dir_.string() + " && blkparse -i trace -d dump.bin > blkparse.txt", dir_);
-  ASSERT_EQ(parsed.status, 0) << parsed.err;
+  ASSERT_EQ(parsed.status, 0) << parsed.err << tc::RunShell("ls -l " + dir_.string(), dir_).out;
 
   auto reader = MakeBlktraceReader(OpenByteSource((dir_ / "dump.bin").string()));
   std::vector<TraceEvent> events;

@@ -169,8 +169,12 @@ class BlockTraceCapture {
       return "ftrace's stream has " + std::to_string(raw.size() - at) +
              " bytes after the last record";
     }
-    for (const auto& [cpu, bytes] : per_cpu) {
-      std::ofstream(dir_ / ("trace.blktrace." + std::to_string(cpu)), std::ios::binary) << bytes;
+    // A file for every CPU up to the last (blkparse stops at the first missing one), as blktrace
+    // writes them: empty for a CPU without records.
+    const uint32_t cpus = per_cpu.empty() ? 1 : per_cpu.rbegin()->first + 1;
+    for (uint32_t cpu = 0; cpu < cpus; ++cpu) {
+      std::ofstream(dir_ / ("trace.blktrace." + std::to_string(cpu)), std::ios::binary)
+          << per_cpu[cpu];
     }
     return {};
   }
