@@ -24,12 +24,12 @@
 //   [sector, sector + bytes/512) that has no D yet (so merged bios share their request's time);
 //   the C at the D's device and sector ends it. A Q whose request was not seen keeps 0.
 // - Bounded memory: at most `kBlktraceMatchWindow` (16,384) Qs are held waiting for their D and
-//   C, about 200 bytes each with their indexes (the ring slot, the map node of a Q waiting for its
-//   D or of the request in flight): under 4 MiB, plus a 64 KiB read buffer. When the window is
-//   full the oldest Q is given out with what is known (recorded_ns 0 if its C has not come) and
-//   counted in `unmatched`; so is a Q whose D or C never comes (a stacked device's bio remapped
-//   elsewhere, a trace stopped early), at the latest when the window fills or the trace ends.
-//   Events are given out in trace order.
+//   C: a ring slot each and a map node (of the Q waiting for its D, or of its request in flight),
+//   2.2 MB of heap measured with the window full of requests that never complete, whatever the
+//   trace's length; plus a 64 KiB read buffer. When the window is full the oldest Q is given out
+//   with what is known (recorded_ns 0 if its C has not come) and counted in `unmatched`; so is a
+//   Q whose D or C never comes (a stacked device's bio remapped elsewhere, a trace stopped early),
+//   at the latest when the window fills or the trace ends. Events are given out in trace order.
 // Not thread-safe: one reader per replaying thread.
 #pragma once
 
