@@ -13,8 +13,8 @@ set -euo pipefail
 # (nlohmann-json3-dev, header-only, reads json+ summaries for `iotail compare`). libnbd is not
 # among them: the nbd engine loads it with dlopen when a run uses it (libnbd-dev, for its header,
 # comes with the tests' set). Nettle's headers (nettle-dev) for verify=sha*: its library too is
-# loaded when a job uses it. zlib1g-dev and libzstd-dev: replayed traces read compressed (.gz,
-# .zst).
+# loaded when a job uses it. zlib1g-dev and libzstd-dev, for replayed traces read compressed (.gz,
+# .zst): their headers; the libraries are loaded when a trace is compressed.
 run_packages=(
   g++ cmake ninja-build pkg-config
   liburing-dev libaio-dev libboost-program-options-dev libfmt-dev libblkid-dev nlohmann-json3-dev

@@ -12,8 +12,11 @@
 //   `zstd -d` do.
 // - A damaged or truncated compressed stream throws TraceFormatError naming the file, the
 //   compressed byte offset where decoding stopped and what the library said.
-// - A build without zlib or libzstd (both optional, found by pkg-config) still detects the format
-//   and refuses it with a TraceFormatError saying which package the build lacked.
+// - zlib (libz.so.1) and libzstd (libzstd.so.1) are loaded with dlopen the first time a trace
+//   needs one, so that iotail's other commands do not load them; the build needs only their
+//   headers (zlib1g-dev, libzstd-dev, optional, found by pkg-config). A build without a header,
+//   or a machine without the library, still detects the format and refuses the file with a
+//   TraceFormatError naming the missing package.
 // Not thread-safe: one source per reader.
 #pragma once
 
