@@ -105,7 +105,7 @@ const Zstd& LoadZstd(const std::string& path) {
 }
 #endif
 
-// A file read with read(2); the bytes `OpenByteSource` read to tell the format come first.
+// A file read with read(2).
 class FileSource : public ByteSource {
  public:
   explicit FileSource(const std::string& path) : name_(path) {
@@ -116,32 +116,7 @@ class FileSource : public ByteSource {
   FileSource& operator=(const FileSource&) = delete;
   ~FileSource() override { ::close(fd_); }
 
-  // Reads the first `n` bytes (fewer at the end of the file) and keeps them to be served again.
-  std::string_view Peek(size_t n) {
-    head_.resize(n);
-    size_t got = 0;
-    while (got < n) {
-      const size_t r = ReadFd(head_.data() + got, n - got);
-      if (r == 0) break;
-      got += r;
-    }
-    head_.resize(got);
-    return head_;
-  }
-
   size_t Read(char* buf, size_t n) override {
-    if (head_pos_ < head_.size()) {
-      const size_t k = std::min(n, head_.size() - head_pos_);
-      std::memcpy(buf, head_.data() + head_pos_, k);
-      head_pos_ += k;
-      return k;
-    }
-    return ReadFd(buf, n);
-  }
-  const std::string& name() const override { return name_; }
-
- private:
-  size_t ReadFd(char* buf, size_t n) {
     for (;;) {
       const ssize_t r = ::read(fd_, buf, n);
       if (r >= 0) return static_cast<size_t>(r);
@@ -150,11 +125,11 @@ class FileSource : public ByteSource {
       }
     }
   }
+  const std::string& name() const override { return name_; }
 
+ private:
   std::string name_;
   int fd_ = -1;
-  std::string head_;
-  size_t head_pos_ = 0;
 };
 
 // What the decompressors share: the compressed file under them, its input buffer and the count of
@@ -317,8 +292,33 @@ bool CompressionBuiltIn(Compression compression) {
   return true;
 }
 
+std::string_view PeekableSource::Peek(size_t n) {
+  if (n > head_.size()) {
+    // Only before the first Read: the bytes peeked are all that is kept.
+    size_t got = head_.size();
+    head_.resize(n);
+    while (got < n) {
+      const size_t r = inner_->Read(head_.data() + got, n - got);
+      if (r == 0) break;
+      got += r;
+    }
+    head_.resize(got);
+  }
+  return std::string_view(head_).substr(0, n);
+}
+
+size_t PeekableSource::Read(char* buf, size_t n) {
+  if (head_pos_ < head_.size()) {
+    const size_t k = std::min(n, head_.size() - head_pos_);
+    std::memcpy(buf, head_.data() + head_pos_, k);
+    head_pos_ += k;
+    return k;
+  }
+  return inner_->Read(buf, n);
+}
+
 std::unique_ptr<ByteSource> OpenByteSource(const std::string& path) {
-  auto file = std::make_unique<FileSource>(path);
+  auto file = std::make_unique<PeekableSource>(std::make_unique<FileSource>(path));
   const Compression compression = DetectCompression(file->Peek(4));
   switch (compression) {
     case Compression::kGzip:

@@ -5,7 +5,8 @@
 // - `OpenByteSource(path)` opens the file, reads its first four bytes and returns the source for
 //   what they say: gzip (1f 8b), zstd (28 b5 2f fd) or plain. The bytes read to tell are served
 //   first, so pipes and FIFOs work as well as files. A file that cannot be opened or read throws
-//   std::system_error naming it.
+//   std::system_error naming it. `PeekableSource` over the result shows a format detector the
+//   decompressed trace's first bytes.
 // - Memory is bounded whatever the file's length: a 64 KiB input buffer, zlib's 32 KiB window, and
 //   zstd's window (at most 128 MiB, zstd's default limit; a frame that needs more is refused).
 // - Concatenated gzip members and zstd frames are read one after the other, as `gzip -d` and
@@ -23,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "engine/replay/trace_event.h"
 
@@ -39,5 +41,21 @@ bool CompressionBuiltIn(Compression compression);
 
 // The file at `path`, decompressed if its first bytes say it is gzip or zstd.
 std::unique_ptr<ByteSource> OpenByteSource(const std::string& path);
+
+// A source whose first bytes can be looked at before it is read (how a format is told: the
+// decompressed bytes of a compressed trace), then served again by Read. Peek must come before the
+// first Read; it reads at most `n` bytes (fewer at the end) and returns them.
+class PeekableSource : public ByteSource {
+ public:
+  explicit PeekableSource(std::unique_ptr<ByteSource> inner) : inner_(std::move(inner)) {}
+  std::string_view Peek(size_t n);
+  size_t Read(char* buf, size_t n) override;
+  const std::string& name() const override { return inner_->name(); }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  std::string head_;
+  size_t head_pos_ = 0;
+};
 
 }  // namespace iotail::engine::replay

@@ -108,6 +108,31 @@ TEST_P(BlktraceToolsTest, BlkparseAndFioAgreeWithTheReader) {
   }
 }
 
+// How OpenTrace tells and opens a blktrace dump, compressed or not: the decompressed first bytes
+// say blktrace, and the reader reads the same I/Os from the peeked source.
+TEST_P(BlktraceToolsTest, CompressedDumpIsToldAndReadTheSame) {
+  std::ofstream(dir_ / "dump.bin", std::ios::binary) << tc::EncodeAll(Workload(), GetParam());
+  const auto packed = tc::RunShell(
+      "cd " + dir_.string() + " && gzip -k dump.bin && zstd -q dump.bin -o dump.bin.zst", dir_);
+  ASSERT_EQ(packed.status, 0) << packed.err;
+  const std::vector<TraceEvent> plain = ReadFileEvents(dir_ / "dump.bin");
+  for (const char* name : {"dump.bin", "dump.bin.gz", "dump.bin.zst"}) {
+    SCOPED_TRACE(name);
+    auto source = std::make_unique<PeekableSource>(OpenByteSource((dir_ / name).string()));
+    ASSERT_TRUE(LooksLikeBlktrace(source->Peek(kBlktraceRecordBytes)));
+    auto reader = MakeBlktraceReader(std::move(source));
+    std::vector<TraceEvent> events(16);
+    events.resize(reader->Next(events.data(), events.size()));
+    ASSERT_EQ(events.size(), plain.size());
+    for (size_t i = 0; i < events.size(); ++i) {
+      EXPECT_EQ(events[i].offset, plain[i].offset);
+      EXPECT_EQ(events[i].length, plain[i].length);
+      EXPECT_EQ(events[i].op, plain[i].op);
+      EXPECT_EQ(events[i].time_ns, plain[i].time_ns);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(ByteOrders, BlktraceToolsTest,
                          ::testing::Values(ByteOrder::kLittle, ByteOrder::kBig),
                          [](const auto& info) {

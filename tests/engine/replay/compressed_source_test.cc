@@ -151,6 +151,21 @@ TEST_F(CompressedSourceTest, ReadsFromAPipe) {
   EXPECT_EQ(got, text_);
 }
 
+TEST_F(CompressedSourceTest, PeekShowsTheDecompressedHeadThenReadServesItAgain) {
+  SkipUnlessBuiltIn(Compression::kZstd);
+  Shell("zstd -q trace.txt -o trace.txt.zst");
+  PeekableSource source(OpenByteSource((dir_ / "trace.txt.zst").string()));
+  EXPECT_EQ(source.Peek(19), "fio version 3 iolog");
+  EXPECT_EQ(source.Peek(4), "fio ");
+  EXPECT_EQ(source.name(), (dir_ / "trace.txt.zst").string());
+  EXPECT_EQ(ReadAll(source, 5), text_);
+  // A peek past the end gives what there is.
+  PeekableSource tiny(OpenByteSource((dir_ / "trace.txt").string()));
+  const std::string all = text_;
+  EXPECT_EQ(tiny.Peek(all.size() + 100), all);
+  EXPECT_EQ(ReadAll(tiny, 65536), all);
+}
+
 TEST_F(CompressedSourceTest, TruncatedStreamsNameFileAndOffset) {
   SkipUnlessBuiltIn(Compression::kGzip);
   SkipUnlessBuiltIn(Compression::kZstd);
