@@ -115,9 +115,7 @@ TEST_F(BlktraceCaptureTest, LoopDeviceTraceYieldsItsIosAndFioReplaysTheSame) {
   ASSERT_EQ(parsed.status, 0) << parsed.err << tc::RunShell("ls -l " + dir_.string(), dir_).out;
 
   auto reader = MakeBlktraceReader(OpenByteSource((dir_ / "dump.bin").string()));
-  std::vector<TraceEvent> events;
-  TraceEvent buf[8];
-  for (size_t n; (n = reader->Next(buf, 8)) > 0;) events.insert(events.end(), buf, buf + n);
+  const std::vector<TraceEvent> events = tc::AllEvents(*reader, 8);
 
   const std::string blkparse_text = tc::ReadFile(dir_ / "blkparse.txt");
   ASSERT_EQ(events.size(), kPattern.size()) << blkparse_text;

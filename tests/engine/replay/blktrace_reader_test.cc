@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/engine/replay/blktrace_dump.h"
+#include "tests/engine/replay/replay_counts.h"
 
 namespace iotail::engine::replay {
 namespace {
@@ -29,12 +30,7 @@ using iotail::testing::MemorySource;
 namespace tc = iotail::testing;
 
 std::vector<TraceEvent> ReadAll(TraceReader& reader, size_t batch = 3) {
-  std::vector<TraceEvent> events;
-  std::vector<TraceEvent> buf(batch);
-  for (size_t n; (n = reader.Next(buf.data(), buf.size())) > 0;) {
-    events.insert(events.end(), buf.begin(), buf.begin() + static_cast<ptrdiff_t>(n));
-  }
-  return events;
+  return iotail::testing::AllEvents(reader, batch);
 }
 
 std::unique_ptr<TraceReader> Reader(const std::string& bytes, size_t window = 16384) {

@@ -23,11 +23,7 @@ using tc::Act;
 using tc::ByteOrder;
 
 std::vector<TraceEvent> ReadFileEvents(const fs::path& path) {
-  auto reader = MakeBlktraceReader(OpenByteSource(path.string()));
-  std::vector<TraceEvent> events;
-  TraceEvent buf[16];
-  for (size_t n; (n = reader->Next(buf, 16)) > 0;) events.insert(events.end(), buf, buf + n);
-  return events;
+  return tc::AllEvents(*MakeBlktraceReader(OpenByteSource(path.string())));
 }
 
 // Reads, writes, a flush, a zero-length read and a process notification on 8,16 (no trims: fio
@@ -120,9 +116,7 @@ TEST_P(BlktraceToolsTest, CompressedDumpIsToldAndReadTheSame) {
     SCOPED_TRACE(name);
     auto source = std::make_unique<PeekableSource>(OpenByteSource((dir_ / name).string()));
     ASSERT_TRUE(LooksLikeBlktrace(source->Peek(kBlktraceRecordBytes)));
-    auto reader = MakeBlktraceReader(std::move(source));
-    std::vector<TraceEvent> events(16);
-    events.resize(reader->Next(events.data(), events.size()));
+    const std::vector<TraceEvent> events = tc::AllEvents(*MakeBlktraceReader(std::move(source)));
     ASSERT_EQ(events.size(), plain.size());
     for (size_t i = 0; i < events.size(); ++i) {
       EXPECT_EQ(events[i].offset, plain[i].offset);

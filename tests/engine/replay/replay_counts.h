@@ -1,6 +1,6 @@
-// What a replay issues, counted per direction: from a TraceReader's events, and from fio 3.33
-// replaying the same file (`fio --read_iolog=FILE --replay_redirect=TARGET`, its JSON summary).
-// Header-only, for the replay tests that hold iotail's reader against fio.
+// What a replay issues: every event of a TraceReader, read in batches; counted per direction; and
+// counted from fio 3.33 replaying the same file (`fio --read_iolog=FILE --replay_redirect=TARGET`,
+// its JSON summary). Header-only, for the replay tests that hold iotail's readers against fio.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,11 +10,23 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "engine/replay/trace_event.h"
 #include "tests/cli/cli_test_util.h"
 
 namespace iotail::testing {
+
+// Every event `reader` gives, asked for `batch` at a time.
+inline std::vector<engine::replay::TraceEvent> AllEvents(engine::replay::TraceReader& reader,
+                                                         size_t batch = 16) {
+  std::vector<engine::replay::TraceEvent> events;
+  std::vector<engine::replay::TraceEvent> buf(batch);
+  for (size_t n; (n = reader.Next(buf.data(), buf.size())) > 0;) {
+    events.insert(events.end(), buf.begin(), buf.begin() + static_cast<ptrdiff_t>(n));
+  }
+  return events;
+}
 
 struct ReplayCounts {
   uint64_t reads = 0, read_bytes = 0;
