@@ -317,30 +317,35 @@ size_t PeekableSource::Read(char* buf, size_t n) {
   return inner_->Read(buf, n);
 }
 
-std::unique_ptr<ByteSource> OpenByteSource(const std::string& path) {
-  auto file = std::make_unique<PeekableSource>(std::make_unique<FileSource>(path));
-  const Compression compression = DetectCompression(file->Peek(4));
+std::unique_ptr<ByteSource> Decompress(Compression compression,
+                                       std::unique_ptr<ByteSource> compressed) {
   switch (compression) {
     case Compression::kGzip:
 #if IOTAIL_HAVE_ZLIB
-      return std::make_unique<GzipSource>(std::move(file));
+      return std::make_unique<GzipSource>(std::move(compressed));
 #else
-      throw TraceFormatError(path +
-                             ": gzip-compressed, and this iotail was built without zlib "
+      throw TraceFormatError(compressed->name() +
+                             ": gzip-compressed, and this iotail was built without zlib's headers "
                              "(zlib1g-dev); decompress it first (gzip -d)");
 #endif
     case Compression::kZstd:
 #if IOTAIL_HAVE_ZSTD
-      return std::make_unique<ZstdSource>(std::move(file));
+      return std::make_unique<ZstdSource>(std::move(compressed));
 #else
-      throw TraceFormatError(path +
-                             ": zstd-compressed, and this iotail was built without libzstd "
-                             "(libzstd-dev); decompress it first (zstd -d)");
+      throw TraceFormatError(compressed->name() +
+                             ": zstd-compressed, and this iotail was built without libzstd's "
+                             "headers (libzstd-dev); decompress it first (zstd -d)");
 #endif
     case Compression::kNone:
       break;
   }
-  return file;
+  return compressed;
+}
+
+std::unique_ptr<ByteSource> OpenByteSource(const std::string& path) {
+  auto file = std::make_unique<PeekableSource>(std::make_unique<FileSource>(path));
+  const Compression compression = DetectCompression(file->Peek(4));
+  return Decompress(compression, std::move(file));
 }
 
 }  // namespace iotail::engine::replay

@@ -42,6 +42,12 @@ bool CompressionBuiltIn(Compression compression);
 // The file at `path`, decompressed if its first bytes say it is gzip or zstd.
 std::unique_ptr<ByteSource> OpenByteSource(const std::string& path);
 
+// `compressed` read through the decompressor of `compression` (itself for kNone): for a caller
+// that has already read the first bytes to tell the format (and gives them back first). The
+// source's name stays the file's.
+std::unique_ptr<ByteSource> Decompress(Compression compression,
+                                       std::unique_ptr<ByteSource> compressed);
+
 // A source whose first bytes can be looked at before it is read (how a format is told: the
 // decompressed bytes of a compressed trace), then served again by Read. Peek must come before the
 // first Read; it reads at most `n` bytes (fewer at the end) and returns them.

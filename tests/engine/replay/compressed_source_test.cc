@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "tests/cli/cli_test_util.h"
+#include "tests/engine/replay/blktrace_dump.h"
 
 namespace iotail::engine::replay {
 namespace {
@@ -164,6 +165,24 @@ TEST_F(CompressedSourceTest, PeekShowsTheDecompressedHeadThenReadServesItAgain) 
   const std::string all = text_;
   EXPECT_EQ(tiny.Peek(all.size() + 100), all);
   EXPECT_EQ(ReadAll(tiny, 65536), all);
+}
+
+TEST_F(CompressedSourceTest, DecompressWrapsAnySource) {
+  SkipUnlessBuiltIn(Compression::kGzip);
+  SkipUnlessBuiltIn(Compression::kZstd);
+  Shell("gzip -k trace.txt && zstd -q trace.txt -o trace.txt.zst");
+  const struct {
+    const char* file;
+    Compression compression;
+  } cases[] = {{"trace.txt.gz", Compression::kGzip},
+               {"trace.txt.zst", Compression::kZstd},
+               {"trace.txt", Compression::kNone}};
+  for (const auto& c : cases) {
+    auto source = Decompress(
+        c.compression, std::make_unique<iotail::testing::MemorySource>(ReadFile(dir_ / c.file)));
+    EXPECT_EQ(source->name(), "mem.bin");
+    EXPECT_EQ(ReadAll(*source, 4096), text_) << c.file;
+  }
 }
 
 TEST_F(CompressedSourceTest, TruncatedStreamsNameFileAndOffset) {
