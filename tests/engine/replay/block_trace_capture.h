@@ -3,8 +3,9 @@
 // blk_io_trace records in binary (options/bin), which kernel lockdown (integrity) still allows
 // where it forbids blktrace's relay files ("Lockdown: blktrace: debugfs access is restricted").
 // Either way the result is DIR/trace.blktrace.CPU files, as blktrace writes them, for blkparse.
-// Start says why neither can run (a reason to skip); the destructor stops the capture and puts
-// back the ftrace settings it changed. One owner; needs root.
+// Start mounts debugfs if it is not (blktrace needs it) and says why neither can run (a reason to
+// skip); the destructor stops the capture, puts back the ftrace settings it changed and unmounts
+// what Start mounted. One owner; needs root.
 #pragma once
 
 #include <signal.h>
@@ -28,15 +29,22 @@ class BlockTraceCapture {
   BlockTraceCapture() = default;
   BlockTraceCapture(const BlockTraceCapture&) = delete;
   BlockTraceCapture& operator=(const BlockTraceCapture&) = delete;
-  ~BlockTraceCapture() { Stop(); }
+  ~BlockTraceCapture() {
+    Stop();
+    // What Start mounted goes (tracefs is mounted under debugfs when first looked at); in use by
+    // someone else, it stays.
+    if (mounted_debugfs_) Shell("umount /sys/kernel/debug/tracing; umount /sys/kernel/debug");
+  }
 
   // Starts tracing `device` (/dev/loopN) into `dir`; empty, or why it cannot (a reason to skip).
   std::string Start(const std::string& device, const std::filesystem::path& dir) {
     dir_ = dir;
     if (::geteuid() != 0) return "needs root for blktrace";
-    if (!std::filesystem::exists("/sys/kernel/debug/block") &&
-        Shell("mount -t debugfs none /sys/kernel/debug").status != 0) {
-      return "debugfs is not mounted at /sys/kernel/debug and cannot be";
+    if (!std::filesystem::exists("/sys/kernel/debug/block")) {
+      if (Shell("mount -t debugfs none /sys/kernel/debug").status != 0) {
+        return "debugfs is not mounted at /sys/kernel/debug and cannot be";
+      }
+      mounted_debugfs_ = true;
     }
     const std::string why_not_blktrace = StartBlktrace(device);
     if (why_not_blktrace.empty()) return {};
@@ -198,6 +206,7 @@ class BlockTraceCapture {
   std::string saved_bin_;
   std::string saved_context_;
   bool ftrace_changed_ = false;
+  bool mounted_debugfs_ = false;
 };
 
 }  // namespace iotail::testing
