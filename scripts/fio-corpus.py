@@ -2,14 +2,14 @@
 """Runs fio job files under fio and under `iotail run` and compares what each did.
 
 usage: scripts/fio-corpus.py [--iotail BIN] [--size 16m] [--runtime 1] [--timeout 60] [--keep]
-                             FILE|DIR...
+                             [--all] FILE|DIR...
 
 Each job file (any file name in a directory given: the files with a [section] line) is copied into
 a scratch directory per tool, its includes inlined (fio's `include FILE`, relative to the file),
 its targets redirected there (filename= becomes a file named after its last path part, directory=
 the scratch directory) and its sizes, runtimes and loops capped (--size, --runtime, 4 loops;
 fill_device=1 becomes --size; a value followed by an inline comment is read without it), then run
-with --output-format=json by fio and by iotail. For every job (fio's order) the two must agree on
+with --output-format=normal,json by fio and by iotail. For every job (fio's order) the two must agree on
 the job name, the reporting group, the directions that did I/O; for a job its size ended, the
 bytes and I/O counts of each direction (of a mixed job the totals, except with random offsets
 and a block size per direction: fio's random map counts each direction's offsets in that
@@ -20,7 +20,11 @@ or neither, per direction) and, with --lat-tolerance R over at least 200 I/Os, t
 within a factor R of fio's (off by default: they compare only where the target is the same
 device under the same load); the files each left (names, and sizes but of logs); and each fio
 log (bw, iops, slat, clat, lat, histogram): its line count within one and its last time stamp
-within 10% + 100 ms of fio's. A file iotail refuses is reported with iotail's reason; one
+within 10% + 100 ms of fio's; and the normal text summary's skeleton, per job and group status
+(its header's group and jobs=, its directions, which of slat/clat/lat lines and percentile blocks
+each direction has, a latency distribution, the cpu/IO depths/submit/complete/issued/latency
+lines, the group status's direction lines: figures and timing-dependent lines left out). A file
+iotail refuses is reported with iotail's reason; one
 fio cannot run is skipped with fio's. Prints a line per file and a summary; the exit status is 1
 when a file that both ran differs (but those --allow-differs lists, each an open finding), or
 that iotail refuses while fio runs it (--allow-refused lists the files allowed to be refused),
