@@ -226,16 +226,20 @@ def skeleton(text):
     return out
 
 
-def skeleton_differences(fio, ours, null_jobs=()):
+def skeleton_differences(fio, ours, null_jobs=(), unmeasured_jobs=()):
     """Per job and group status, the skeleton lines one tool's normal summary has and the other's
-    has not (or in another order). The slat and lat lines of null engine jobs are left out, as
-    their figures are (iotail's null engine measures neither: docs/fio-compatibility.md)."""
+    has not (or in another order). Left out as their figures are (docs/fio-compatibility.md): the
+    slat and lat lines of null engine jobs (iotail's null engine measures neither), and every
+    latency line of a job whose fio measured none (gtod_reduce, disable_lat...)."""
     diffs = []
     a, b = fio.get("skeleton", {}), ours.get("skeleton", {})
     for part in list(a) + [p for p in b if p not in a]:
         x, y = a.get(part), b.get(part)
         if part in null_jobs and x is not None and y is not None:
             x, y = ([l for l in v if not re.fullmatch(r"\w+ (slat|lat)", l)] for v in (x, y))
+        if part in unmeasured_jobs and x is not None and y is not None:
+            x, y = ([l for l in v if not re.fullmatch(r"\w+ (slat|clat|lat)( percentiles)?", l)
+                     and l != "latency distribution"] for v in (x, y))
         if x is None or y is None:
             diffs.append(f"text: {part} only in {'iotail' if x is None else 'fio'}'s summary")
         elif x != y:
@@ -278,6 +282,9 @@ def section_keys(job_text):
 # A job one of these may end (another job's exitall, the latency target's search) has no amount
 # to compare.
 UNBOUNDED = {"exitall", "exitall_on_error", "exit_what", "latency_target"}
+# fio's switches that turn its latency measuring off: fio reports none, iotail measures anyway and
+# says so (docs/fio-compatibility.md, deliberate differences): their latencies are not compared.
+UNMEASURED = {"gtod_reduce", "disable_lat", "disable_clat", "disable_slat"}
 
 
 def jobs_of(summary, ended_by=None, sections=None):
@@ -302,7 +309,10 @@ def jobs_of(summary, ended_by=None, sections=None):
                     for k in ("slat_ns", "clat_ns", "lat_ns")}
                 for d in ("read", "write", "trim") if d in j}
         limit = parse_seconds(opts.get("runtime", opts.get("timeout", "")) or "") or 0
+        # fio's switches that turn its measuring off: iotail measures anyway (documented).
+        unmeasured = bool(keys & UNMEASURED)
         out.append({"name": j["jobname"], "group": j["groupid"], "bytes": dirs, "ios": ios,
+                    "unmeasured": unmeasured,
                     "limit_ms": limit * 1000,
                     "lats": lats, "null": opts.get("ioengine", "") == "null",
                     "runtime": j.get("job_runtime", 0), "timed": timed,
@@ -364,8 +374,8 @@ def latency_differences(name, d, a, b, tolerance):
     la, lb = a["lats"].get(d, {}), b["lats"].get(d, {})
     for k in ("slat_ns", "clat_ns", "lat_ns"):
         (na, ma), (nb, mb) = la.get(k, (0, 0.0)), lb.get(k, (0, 0.0))
-        if a["null"]:
-            continue  # iotail's null engine measures no slat or lat (docs/fio-compatibility.md)
+        if a["null"] or a["unmeasured"]:
+            continue  # iotail's null engine measures no slat or lat; fio measured nothing
         if (na > 0) != (nb > 0):
             out.append(f"{name}: {d} {k} N {na} in fio, {nb} in iotail")
         elif tolerance > 0 and not a["null"] and min(na, nb) >= 200 and ma > 0 and mb > 0 and \
@@ -488,7 +498,8 @@ def main():
                                     re.search(r"(?m)^\s*(rw|readwrite)\s*=\s*rand", job))
             diffs += file_differences(os.path.join(where, "fio"), os.path.join(where, "iotail"),
                                       "log_avg_msec" in job, not random_truncates)
-            diffs += skeleton_differences(fio, ours, {j["name"] for j in theirs if j["null"]})
+            diffs += skeleton_differences(fio, ours, {j["name"] for j in theirs if j["null"]},
+                                          {j["name"] for j in theirs if j["unmeasured"]})
             counts["same" if not diffs else "differs"] += 1
             bad += bool(diffs) and base not in known
             verdict = "same" if not diffs else "differs" if base not in known else "known"
