@@ -2,7 +2,9 @@
 // KiB = 1000; ScopedKbBase switches for one job's options), times with units (bare numbers are
 // seconds), booleans (1/0, true/false, yes/no, on/off), whole numbers, CPU lists ("0-2,5"), and
 // rates ("N" or "R,W", per direction). Each parser throws stats::UsageError naming the option.
-// Parse-time only (ScopedKbBase is a process-wide setting for the single-threaded parse).
+// Arithmetic written without parentheses is read as fio 3.33 reads it, its leading number, with a
+// note for the ScopedValueNotes in effect (FioBareArithmetic). Parse-time only (ScopedKbBase and
+// ScopedValueNotes are process-wide settings for the single-threaded parse).
 #pragma once
 
 #include <cstdint>
