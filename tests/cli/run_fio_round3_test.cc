@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cli_test_util.h"
 #include "fio_semantics_fixture.h"
@@ -133,6 +134,22 @@ TEST_F(FioRound3Test, BareLogOptionsNameTheLogsAfterTheJobAsFio) {
   for (const std::string tool : {"iotail", "fio"}) {
     SCOPED_TRACE(tool);
     EXPECT_NE(Run(tool, "--name=x --filename=d --size=1m --write_bw_log=").status, 0);
+  }
+}
+
+// fio makes a job's clones after the first from its section (get_new_job with the section's
+// name): a name= inside the section names the first clone only, in the JSON and the text.
+TEST_F(FioRound3Test, ClonesOfARenamedSectionTakeTheSectionsNameAsFio) {
+  const std::string job =
+      JobFile("clones.fio", "[sec]\nname=other\nfilename=d\nsize=1m\nrw=write\nbs=4k\nnumjobs=3\n");
+  for (const std::string tool : {"iotail", "fio"}) {
+    if (tool == "fio" && !HaveFio()) GTEST_SKIP() << "fio not installed (iotail checked alone)";
+    SCOPED_TRACE(tool);
+    const CommandResult r = Run(tool, job);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::vector<std::string> names;
+    for (const Job& j : Jobs(r.out)) names.push_back(j.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"other", "sec", "sec"}));
   }
 }
 
