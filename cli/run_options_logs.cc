@@ -77,7 +77,8 @@ const std::vector<OptionDef>& LogRows() {
        "latency target per interval, e.g. read:p99<=2ms (repeatable; exit 3 if broken)", "", Also(),
        Choices(), OptionScope::kRun},
       {"write_hist_log", kText, LogPrefix<&JobSpec::write_hist_log>,
-       "write PREFIX_clat_hist.N.log histogram logs"},
+       "write PREFIX_clat_hist.N.log histogram logs (bare in a job file: PREFIX is the job's "
+       "name)"},
       Row<kCount, &JobSpec::log_hist_msec>("log_hist_msec", "log period in ms, epoch-aligned",
                                            "1000"),
       Row<kCount, &JobSpec::log_hist_coarseness>("log_hist_coarseness",
@@ -123,7 +124,8 @@ const std::vector<OptionDef>& LogRows() {
        },
        "percentiles, e.g. 50:99:99.9", "fio's list"},
       {"write_bw_log", kText, LogPrefix<&JobSpec::write_bw_log>,
-       "fio's bandwidth log PREFIX_bw.N.log (KiB/s per window)"},
+       "fio's bandwidth log PREFIX_bw.N.log (KiB/s per window; bare in a job file: the job's "
+       "name)"},
       {"write_iops_log", kText, LogPrefix<&JobSpec::write_iops_log>,
        "fio's IOPS log PREFIX_iops.N.log (per window)"},
       {"write_lat_log", kText, LogPrefix<&JobSpec::write_lat_log>,
