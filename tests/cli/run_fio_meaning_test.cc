@@ -50,12 +50,6 @@ std::vector<std::pair<uint64_t, uint64_t>> LogLines(const fs::path& path) {
 
 class FioMeaningTest : public FioSemanticsTest {
  protected:
-  // Writes a job file (one option a line) into the scratch directory and returns its path.
-  std::string JobFile(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
   // Runs `tool` on `args` (exit status 0 expected): its JSON document.
   json RunJson(const std::string& tool, const std::string& args) {
     const CommandResult r = Run(tool, args);

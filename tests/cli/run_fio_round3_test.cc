@@ -21,12 +21,6 @@ namespace fs = std::filesystem;
 
 class FioRound3Test : public FioSemanticsTest {
  protected:
-  // Writes `text` as the job file `name` in the scratch directory; returns its path.
-  std::string JobFile(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
   // {name, size} of the files `tool` left in its directory (its captured stderr aside).
   std::set<std::pair<std::string, uintmax_t>> FilesLeft(const std::string& tool,
                                                         bool sizes = true) {

@@ -22,12 +22,6 @@ namespace fs = std::filesystem;
 
 class FioValuesTest : public FioSemanticsTest {
  protected:
-  // Writes `text` as the job file `name` in the scratch directory; returns its path.
-  std::string JobFile(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
   // The size of `file` in `tool`'s directory, -1 when it is missing.
   int64_t SizeOf(const std::string& tool, const std::string& file) {
     std::error_code ec;
