@@ -102,8 +102,9 @@ std::optional<std::string> FioBareArithmetic(std::string_view text, std::string_
         option, text, lead, text));
   }
   // Days, which iotail's times do not spell, as hours.
-  if (lead.ends_with('d'))
+  if (lead.ends_with('d')) {
     lead = fmt::format("{}h", 24 * std::stoull(lead.substr(0, lead.size() - 1)));
+  }
   return lead;
 }
 

@@ -80,8 +80,8 @@ struct RunOptions {
   std::string file_service_type;                // --file_service_type ("": not given)
   bool verify_only = false;                     // --verify_only: read and check, write nothing
   std::vector<std::string> deprecated;          // deprecated options given (ignored, as fio)
-  // What fio 3.33 reads of values written as it does not evaluate (OptionValue::note), each with
-  // its FILE:LINE in a job file: iotail reads the same, and PlanRun says so once each.
+  // What fio 3.33 reads of values written as it does not evaluate (FioBareArithmetic's notes),
+  // each with its FILE:LINE in a job file: iotail reads the same, and PlanRun says so once each.
   std::vector<std::string> value_notes;
   // Logs whose prefix is the job's name (a bare write_bw_log in a job file, as fio): set by
   // NameLogsAfterJob once the job's name is final.
