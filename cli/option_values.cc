@@ -103,7 +103,12 @@ std::optional<std::string> FioBareArithmetic(std::string_view text, std::string_
   }
   // Days, which iotail's times do not spell, as hours.
   if (lead.ends_with('d')) {
-    lead = fmt::format("{}h", 24 * std::stoull(lead.substr(0, lead.size() - 1)));
+    uint64_t days = 0, hours = 0;
+    const auto [end, ec] = std::from_chars(lead.data(), lead.data() + lead.size() - 1, days);
+    if (ec != std::errc() || __builtin_mul_overflow(days, uint64_t{24}, &hours)) {
+      throw UsageError(fmt::format("--{}: '{}' is too long", option, text));
+    }
+    lead = fmt::format("{}h", hours);
   }
   return lead;
 }
