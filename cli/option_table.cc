@@ -184,44 +184,9 @@ std::string ParseContext::Substitute(std::string text) const {
   return text;
 }
 
-namespace {
-
-// fio 3.33 reads only the leading number of arithmetic written without parentheses or a $
-// variable (iodepth=2*4 runs at depth 2, 4+4 at 4, 8k*2 at 8192): refused, saying so, rather than
-// run a job other than the one written.
-void RefuseBareArithmetic(std::string_view given_as, std::string_view text) {
-  size_t i = 0;
-  while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
-    ++i;
-  }
-  const size_t number_end = i;
-  while (i < text.size() && text[i] == ' ') ++i;
-  if (number_end == 0 || !std::isdigit(static_cast<unsigned char>(text[0])) || i >= text.size() ||
-      std::string_view("*+^/%").find(text[i]) == std::string_view::npos) {
-    return;
-  }
-  ++i;
-  while (i < text.size() && text[i] == ' ') ++i;
-  if (i >= text.size() || !(std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '(')) {
-    return;
-  }
-  const std::string_view lead = text.substr(0, number_end);
-  throw UsageError(fmt::format(
-      "--{}: '{}' is arithmetic without parentheses: fio 3.33 reads only its leading number ({}) "
-      "and ignores the rest; write {} for what fio runs, or ({}) in a job file for the result",
-      given_as, text, lead, lead, text));
-}
-
-}  // namespace
-
 OptionValue ParseOptionValue(const OptionDef& def, std::string_view given_as,
                              const std::string& text) {
   OptionValue v{given_as, text, 0};
-  if (def.type == ValueType::kCount || def.type == ValueType::kSize ||
-      def.type == ValueType::kTime || def.type == ValueType::kTimeUs ||
-      def.type == ValueType::kMillis) {
-    RefuseBareArithmetic(given_as, text);
-  }
   switch (def.type) {
     case ValueType::kFlag:
       v.number = ParseBool(text, given_as) ? 1 : 0;
@@ -240,9 +205,11 @@ OptionValue ParseOptionValue(const OptionDef& def, std::string_view given_as,
       v.number = static_cast<int64_t>(ParseTimeNs(text, given_as));
       break;
     case ValueType::kTimeUs: {
-      const bool bare = !text.empty() && std::all_of(text.begin(), text.end(),
+      // Bare arithmetic (2*1s) as fio reads it first: its leading number is microseconds too.
+      const std::string time = FioBareArithmetic(text, given_as, ValueSyntax::kTime).value_or(text);
+      const bool bare = !time.empty() && std::all_of(time.begin(), time.end(),
                                                      [](char c) { return c >= '0' && c <= '9'; });
-      v.number = static_cast<int64_t>(ParseTimeNs(bare ? text + "us" : text, given_as));
+      v.number = static_cast<int64_t>(ParseTimeNs(bare ? time + "us" : time, given_as));
       break;
     }
     case ValueType::kMillis: {

@@ -3,9 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "stats/core/errors.h"
 #include "stats/util/enum_names.h"
@@ -24,7 +27,96 @@ double ParseNumber(std::string_view text, std::string_view option, size_t* used)
   return v;
 }
 
+namespace {
+
+std::vector<std::string>* g_value_notes = nullptr;  // ScopedValueNotes
+
+// The position of the operator when `text` is bare arithmetic (a number, an operator, then a
+// number or '('), else npos. A dash is no operator here: it makes ranges (bsrange=4k-8k).
+size_t BareArithmeticOperator(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+    ++i;
+  }
+  const size_t number_end = i;
+  while (i < text.size() && text[i] == ' ') ++i;
+  if (number_end == 0 || !std::isdigit(static_cast<unsigned char>(text[0])) || i >= text.size() ||
+      std::string_view("*+^/%").find(text[i]) == std::string_view::npos) {
+    return std::string_view::npos;
+  }
+  const size_t op = i++;
+  while (i < text.size() && text[i] == ' ') ++i;
+  if (i >= text.size() || !(std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '(')) {
+    return std::string_view::npos;
+  }
+  return op;
+}
+
+bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool IsAlpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+
+// fio's reading of bare arithmetic (see FioBareArithmetic).
+std::string FioLeadingValue(std::string_view text, ValueSyntax syntax) {
+  size_t digits = 0;
+  while (digits < text.size() && IsDigit(text[digits])) ++digits;
+  const std::string lead(text.substr(0, digits));
+  if (syntax == ValueSyntax::kSize) {
+    size_t letters = digits;
+    while (letters < text.size() && IsAlpha(text[letters])) ++letters;
+    return std::string(text.substr(0, letters));
+  }
+  size_t p = digits;
+  while (p < text.size() && (IsDigit(text[p]) || text[p] == '+' || text[p] == '-')) ++p;
+  if (p == text.size() || !IsAlpha(text[p])) return lead;
+  std::string unit(text.substr(p));
+  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (unit.starts_with("us")) return lead + "us";
+  if (unit.starts_with("ms")) return lead + "ms";
+  if (unit == "s" || unit == "m" || unit == "h") return lead + unit;
+  if (unit == "d") return lead + "d";
+  return lead + "us";
+}
+
+}  // namespace
+
+ScopedValueNotes::ScopedValueNotes(std::vector<std::string>& into) : previous_(g_value_notes) {
+  g_value_notes = &into;
+}
+ScopedValueNotes::~ScopedValueNotes() { g_value_notes = previous_; }
+
+std::optional<std::string> FioBareArithmetic(std::string_view text, std::string_view option,
+                                             ValueSyntax syntax) {
+  const size_t op = BareArithmeticOperator(text);
+  if (op == std::string_view::npos) return std::nullopt;
+  if (text.substr(0, op).find('.') != std::string_view::npos) {
+    throw UsageError(fmt::format(
+        "--{}: '{}' is arithmetic without parentheses, which fio 3.33 does not evaluate (it "
+        "reads the digits before the '.'): write ({}) in a job file for the result",
+        option, text, text));
+  }
+  std::string lead = FioLeadingValue(text, syntax);
+  if (g_value_notes != nullptr) {
+    g_value_notes->push_back(fmt::format(
+        "--{}: '{}' is arithmetic without parentheses: fio 3.33 reads only its leading number, "
+        "{}, and so does iotail (write ({}) in a job file for the result)",
+        option, text, lead, text));
+  }
+  // Days, which iotail's times do not spell, as hours.
+  if (lead.ends_with('d')) {
+    uint64_t days = 0, hours = 0;
+    const auto [end, ec] = std::from_chars(lead.data(), lead.data() + lead.size() - 1, days);
+    if (ec != std::errc() || __builtin_mul_overflow(days, uint64_t{24}, &hours)) {
+      throw UsageError(fmt::format("--{}: '{}' is too long", option, text));
+    }
+    lead = fmt::format("{}h", hours);
+  }
+  return lead;
+}
+
 uint32_t ParseU32(std::string_view text, std::string_view option) {
+  if (const auto lead = FioBareArithmetic(text, option, ValueSyntax::kSize)) {
+    return ParseU32(*lead, option);
+  }
   uint32_t v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || ptr != text.data() + text.size()) {
@@ -53,6 +145,9 @@ std::optional<uint32_t> ParseZoneCount(std::string_view text, std::string_view o
 }
 
 uint64_t ParseSize(std::string_view text, std::string_view option) {
+  if (const auto lead = FioBareArithmetic(text, option, ValueSyntax::kSize)) {
+    return ParseSize(*lead, option);
+  }
   size_t used = 0;
   const double v = ParseNumber(text, option, &used);
   std::string suffix(text.substr(used));
@@ -162,6 +257,9 @@ PerDirectionText SplitPerDirection(std::string_view text, std::string_view optio
 }
 
 uint64_t ParseTimeNs(std::string_view text, std::string_view option) {
+  if (const auto lead = FioBareArithmetic(text, option, ValueSyntax::kTime)) {
+    return ParseTimeNs(*lead, option);
+  }
   size_t used = 0;
   const double v = ParseNumber(text, option, &used);
   const std::string_view unit = text.substr(used);

@@ -2,12 +2,15 @@
 // KiB = 1000; ScopedKbBase switches for one job's options), times with units (bare numbers are
 // seconds), booleans (1/0, true/false, yes/no, on/off), whole numbers, CPU lists ("0-2,5"), and
 // rates ("N" or "R,W", per direction). Each parser throws stats::UsageError naming the option.
-// Parse-time only (ScopedKbBase is a process-wide setting for the single-threaded parse).
+// Arithmetic written without parentheses is read as fio 3.33 reads it, its leading number, with a
+// note for the ScopedValueNotes in effect (FioBareArithmetic). Parse-time only (ScopedKbBase and
+// ScopedValueNotes are process-wide settings for the single-threaded parse).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,7 +20,8 @@ namespace iotail::cli {
 
 // A non-negative number at the start of text; *used says how many characters it took.
 double ParseNumber(std::string_view text, std::string_view option, size_t* used);
-// Sizes as fio reads them under the kb_base in effect (ScopedKbBase; default 1024).
+// Sizes as fio reads them under the kb_base in effect (ScopedKbBase; default 1024); bare
+// arithmetic as fio reads it (FioBareArithmetic).
 uint64_t ParseSize(std::string_view text, std::string_view option);
 // fio's zone units: "Nz" is N zones (of --zonesize, settled later), returned as N; anything not
 // ending in 'z' is nullopt (a size for ParseSize); "Nz" with N not a whole number is an error, as
@@ -34,6 +38,34 @@ class ScopedKbBase {
  private:
   int previous_;
 };
+// fio 3.33 evaluates arithmetic only in parentheses or after a $ variable; written bare
+// (iodepth=2*4, bs=4k+4k, runtime=2*1s: a number, one of * + ^ / %, then a number or '(') it
+// reads the leading number and ignores the rest, without a word. iotail reads the same and says
+// so: ParseSize, ParseU32 and ParseTimeNs read such a value as fio does, each with a note (the
+// option, the value, what fio reads) for the ScopedValueNotes in effect.
+enum class ValueSyntax { kSize, kTime };
+// What fio reads of `text` when it is bare arithmetic, in the syntax of the value (nullopt when
+// it is not), noted. A size or a count (fio's str_to_decimal): the leading digits with the
+// letters right after them as their suffix (4k*2: 4k; 2*4k: 2). A time (fio's get_mult_time):
+// the leading digits in the unit after the digits, '+' and '-': us and ms as prefixes (1ms*2:
+// 1ms), s, m, h and d only as the whole rest (1+1s: 1s; 1s*2: 1us, fio's unit when it knows
+// none); no letters there is the option's bare unit (2*1s: 2). A fraction before the operator
+// (1.5k*2) is refused: fio reads 1 of it, which iotail does not read of 1.5k alone.
+std::optional<std::string> FioBareArithmetic(std::string_view text, std::string_view option,
+                                             ValueSyntax syntax);
+// Collects the notes of FioBareArithmetic into `into` while it lives (one setting's parse);
+// without one they are dropped.
+class ScopedValueNotes {
+ public:
+  explicit ScopedValueNotes(std::vector<std::string>& into);
+  ~ScopedValueNotes();
+  ScopedValueNotes(const ScopedValueNotes&) = delete;
+  ScopedValueNotes& operator=(const ScopedValueNotes&) = delete;
+
+ private:
+  std::vector<std::string>* previous_;
+};
+// A whole number (bare arithmetic as fio reads it: FioBareArithmetic).
 uint32_t ParseU32(std::string_view text, std::string_view option);
 // fio's separators between the values of an option that takes one per direction (bs, blockalign,
 // the rates): at each value, a comma if the rest holds one, else a colon, else a dash (fio's
@@ -55,6 +87,8 @@ PerDirectionText SplitPerDirection(std::string_view text, std::string_view optio
 // bytes: sizes with suffixes per second (--rate), else I/Os per second (--rate_iops). A rate of
 // 0 is no limit (fio's).
 void ParseRate(std::string_view text, std::string_view option, bool bytes, engine::JobSpec& spec);
+// A time in ns (units ns, us, ms, s, m, h; bare: seconds; bare arithmetic as fio reads it:
+// FioBareArithmetic).
 uint64_t ParseTimeNs(std::string_view text, std::string_view option);
 bool ParseBool(std::string_view text, std::string_view option);
 std::vector<int> ParseCpuList(std::string_view text, std::string_view option);

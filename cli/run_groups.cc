@@ -146,7 +146,9 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
         }
       } else {
         filled[entries.entry[j][w]] = true;
-        t.name = jobs[j].spec.name;
+        // fio makes a job's clones after the first from its section, under the section's name:
+        // a name= inside the section names the first clone only.
+        t.name = w > 0 && !jobs[j].section.empty() ? jobs[j].section : jobs[j].spec.name;
         t.totals = std::move(o.per_worker[w]);
         t.cpu = cpu;
         t.groupid = groups.groupid[j];

@@ -106,18 +106,22 @@ void ParseBlockSizes(const std::string& given, std::string_view option, engine::
   spec.bs_dir = sizes;
 }
 
-// fio's ':'-separated file names, '\:' being a colon inside one.
+// fio's ':'-separated file names, '\:' being a colon inside one, added to the job's files as
+// fio's str_filename_cb adds them: a job's filename= after one in [global] (or before --name, or
+// earlier in its section) gives the job both files, and the names end at an empty one.
 void ParseFilenames(RunOptions& o, const OptionValue& v) {
   const std::string& text = v.text;
-  o.spec.filenames.assign(1, "");
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == ':') {
-      o.spec.filenames.back() += ':';
+  std::string name;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] == '\\' && i + 1 < text.size() && text[i + 1] == ':') {
+      name += ':';
       ++i;
-    } else if (text[i] == ':') {
-      o.spec.filenames.emplace_back();
+    } else if (i < text.size() && text[i] != ':') {
+      name += text[i];
     } else {
-      o.spec.filenames.back() += text[i];
+      if (name.empty()) return;
+      o.spec.filenames.push_back(std::move(name));
+      name.clear();
     }
   }
 }

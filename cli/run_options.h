@@ -35,6 +35,7 @@ struct RunSettings {
   uint64_t prometheus_linger_ns = 0;  // --prometheus_linger: serve this long after the run
   DriverSettings driver;              // the options of sweep and iotail-mpi (cli/driver_options.h)
   std::vector<std::pair<std::string, std::string>> given;  // as given, for the summary
+  std::vector<std::string> value_notes;  // what fio reads of values it does not evaluate (PlanRun)
 };
 
 // One job's settings: the rows of scope job, from the command line (before the first --name: every
@@ -79,6 +80,12 @@ struct RunOptions {
   std::string file_service_type;                // --file_service_type ("": not given)
   bool verify_only = false;                     // --verify_only: read and check, write nothing
   std::vector<std::string> deprecated;          // deprecated options given (ignored, as fio)
+  // What fio 3.33 reads of values written as it does not evaluate (FioBareArithmetic's notes),
+  // each with its FILE:LINE in a job file: iotail reads the same, and PlanRun says so once each.
+  std::vector<std::string> value_notes;
+  // Logs whose prefix is the job's name (a bare write_bw_log in a job file, as fio): set by
+  // NameLogsAfterJob once the job's name is final.
+  std::vector<std::string engine::JobSpec::*> logs_named_after_job;
 };
 
 // What one `iotail run` command line (and its job files) asks for: the jobs in order and the
@@ -101,6 +108,11 @@ struct RunPlan {
 // closest valid name for a typo. A driver's own options and the words replaced in values:
 // ParseRunPlan with a ParseContext (cli/option_table.h).
 RunPlan ParseRunPlan(std::span<char* const> args);
+// Whether `name` is one of the log options taking a prefix (write_bw_log, write_iops_log,
+// write_lat_log, write_hist_log): bare in a job file, their prefix is the job's name, as fio's.
+bool IsLogPrefixOption(std::string_view name);
+// The prefix of each log given bare (RunOptions::logs_named_after_job) set to the job's name.
+void NameLogsAfterJob(RunOptions& options);
 // Settles the window of fio's bw/iops/lat logs: --log_avg_msec sets the job's log period (it must
 // agree with an explicit --log_hist_msec when both logs are written). Returns a note for the user
 // when these logs are asked for without --log_avg_msec, else "". Throws UsageError.

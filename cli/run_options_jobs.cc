@@ -229,12 +229,24 @@ void Apply(Target& o, const Setting& s) {
   const OptionDef* def = s.def != nullptr ? s.def : FindRunOption(s.name);
   if (def == nullptr) Unknown(s);
   try {
+    if (s.origin.empty() && s.value.empty() && IsLogPrefixOption(def->name)) {
+      throw UsageError(fmt::format(
+          "--{}: needs a prefix, as in fio (in a job file, a bare {} names the logs after the "
+          "job)",
+          s.Spelled(), def->name));
+    }
+    // What fio reads of a value it does not evaluate, said where it was given (PlanRun).
+    std::vector<std::string> notes;
+    const ScopedValueNotes scope(notes);
     const OptionValue value = ParseOptionValue(*def, s.Spelled(), s.value);
     if constexpr (std::is_same_v<Target, RunSettings>) {
       def->set.run(o, value);
     } else {
       def->set.job(o, value);
       o.given_names.emplace_back(def->name);
+    }
+    for (const std::string& note : notes) {
+      o.value_notes.push_back(s.origin.empty() ? note : s.origin + ": " + note);
     }
   } catch (const UsageError& e) {
     if (s.origin.empty()) throw;
@@ -257,6 +269,7 @@ RunOptions BuildJob(const std::vector<const std::vector<Setting>*>& layers) {
   for (const auto* layer : layers) {
     for (const Setting& s : *layer) Apply(job, s);
   }
+  NameLogsAfterJob(job);
   return job;
 }
 
@@ -274,7 +287,10 @@ void AddJobFile(RunPlan& plan, const CommandLine& cl, size_t f, const std::vecto
             "file",
             js.origin, js.name));
       }
-      own.push_back({js.name, context.Substitute(js.value), js.origin, "", nullptr});
+      // A bare log option has no prefix (the job's name, as fio), not the "1" of a bare flag.
+      const bool no_prefix = js.bare && IsLogPrefixOption(js.name);
+      own.push_back(
+          {js.name, no_prefix ? "" : context.Substitute(js.value), js.origin, "", nullptr});
     }
     if (section.global) {
       file_global.insert(file_global.end(), own.begin(), own.end());

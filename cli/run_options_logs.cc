@@ -45,6 +45,15 @@ void ParseOutputFormats(RunSettings& o, const OptionValue& v) {
 using engine::JobSpec;
 using enum ValueType;
 
+// A log's prefix: an empty one (a bare write_bw_log in a job file, or write_bw_log=) is the job's
+// name, as fio's (make_log_name), set once the job's name is final (NameLogsAfterJobs).
+template <std::string JobSpec::*kPrefix>
+void LogPrefix(RunOptions& o, const OptionValue& v) {
+  o.spec.*kPrefix = v.text;
+  std::erase(o.logs_named_after_job, kPrefix);
+  if (v.text.empty()) o.logs_named_after_job.push_back(kPrefix);
+}
+
 const std::vector<OptionDef>& LogRows() {
   static const std::vector<OptionDef> table = {
       {"status_interval", kMillis, RunField<&RunSettings::status_interval_ms>,
@@ -67,8 +76,9 @@ const std::vector<OptionDef>& LogRows() {
        },
        "latency target per interval, e.g. read:p99<=2ms (repeatable; exit 3 if broken)", "", Also(),
        Choices(), OptionScope::kRun},
-      {"write_hist_log", kText, JobField<&JobSpec::write_hist_log>,
-       "write PREFIX_clat_hist.N.log histogram logs"},
+      {"write_hist_log", kText, LogPrefix<&JobSpec::write_hist_log>,
+       "write PREFIX_clat_hist.N.log histogram logs (bare in a job file: PREFIX is the job's "
+       "name)"},
       Row<kCount, &JobSpec::log_hist_msec>("log_hist_msec", "log period in ms, epoch-aligned",
                                            "1000"),
       Row<kCount, &JobSpec::log_hist_coarseness>("log_hist_coarseness",
@@ -113,11 +123,12 @@ const std::vector<OptionDef>& LogRows() {
          o.percentiles = stats::ParsePercentileList(args, "--percentile_list");
        },
        "percentiles, e.g. 50:99:99.9", "fio's list"},
-      {"write_bw_log", kText, JobField<&JobSpec::write_bw_log>,
-       "fio's bandwidth log PREFIX_bw.N.log (KiB/s per window)"},
-      {"write_iops_log", kText, JobField<&JobSpec::write_iops_log>,
+      {"write_bw_log", kText, LogPrefix<&JobSpec::write_bw_log>,
+       "fio's bandwidth log PREFIX_bw.N.log (KiB/s per window; bare in a job file: the job's "
+       "name)"},
+      {"write_iops_log", kText, LogPrefix<&JobSpec::write_iops_log>,
        "fio's IOPS log PREFIX_iops.N.log (per window)"},
-      {"write_lat_log", kText, JobField<&JobSpec::write_lat_log>,
+      {"write_lat_log", kText, LogPrefix<&JobSpec::write_lat_log>,
        "fio's latency logs PREFIX_{slat,clat,lat}.N.log (ns, per window)"},
       {"log_avg_msec", kCount,
        [](RunOptions& o, const OptionValue& v) {
@@ -156,6 +167,15 @@ const std::vector<OptionDef>& LogRows() {
 }  // namespace
 
 std::span<const OptionDef> LogOptionTable() { return LogRows(); }
+
+bool IsLogPrefixOption(std::string_view name) {
+  return name == "write_bw_log" || name == "write_iops_log" || name == "write_lat_log" ||
+         name == "write_hist_log";
+}
+
+void NameLogsAfterJob(RunOptions& o) {
+  for (std::string JobSpec::*prefix : o.logs_named_after_job) o.spec.*prefix = o.spec.name;
+}
 
 std::string SettleLogPeriod(RunOptions& o) {
   engine::JobSpec& spec = o.spec;

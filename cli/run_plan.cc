@@ -231,6 +231,21 @@ void NoteMeasuredAnyway(const std::vector<RunOptions>& jobs, std::ostream& err) 
   }
 }
 
+// Values fio reads other than as written (bare arithmetic): each said once, where it was given
+// (a [global] setting is every job's).
+void NoteValuesAsFio(const RunPlan& plan, std::ostream& err) {
+  std::vector<std::string_view> said;
+  auto say = [&](const std::vector<std::string>& notes) {
+    for (const std::string& note : notes) {
+      if (std::find(said.begin(), said.end(), note) != said.end()) continue;
+      said.push_back(note);
+      err << "iotail run: " << note << "\n";
+    }
+  };
+  say(plan.run.value_notes);
+  for (const RunOptions& job : plan.jobs) say(job.value_notes);
+}
+
 }  // namespace
 
 std::vector<engine::JobSpec> PlannedRun::Specs() const {
@@ -275,6 +290,7 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
     }
   }
   NoteMeasuredAnyway(jobs, err);
+  NoteValuesAsFio(run.plan, err);
   NoteDeprecated(jobs, err);
   // fio runs at most 4,096 jobs, clones included (its REAL_MAX_JOBS): so does iotail, rather
   // than start thousands of workers a run cannot hold.

@@ -2,14 +2,14 @@
 """Runs fio job files under fio and under `iotail run` and compares what each did.
 
 usage: scripts/fio-corpus.py [--iotail BIN] [--size 16m] [--runtime 1] [--timeout 60] [--keep]
-                             FILE|DIR...
+                             [--all] FILE|DIR...
 
 Each job file (any file name in a directory given: the files with a [section] line) is copied into
 a scratch directory per tool, its includes inlined (fio's `include FILE`, relative to the file),
 its targets redirected there (filename= becomes a file named after its last path part, directory=
 the scratch directory) and its sizes, runtimes and loops capped (--size, --runtime, 4 loops;
 fill_device=1 becomes --size; a value followed by an inline comment is read without it), then run
-with --output-format=json by fio and by iotail. For every job (fio's order) the two must agree on
+with --output-format=normal,json by fio and by iotail. For every job (fio's order) the two must agree on
 the job name, the reporting group, the directions that did I/O; for a job its size ended, the
 bytes and I/O counts of each direction (of a mixed job the totals, except with random offsets
 and a block size per direction: fio's random map counts each direction's offsets in that
@@ -20,7 +20,11 @@ or neither, per direction) and, with --lat-tolerance R over at least 200 I/Os, t
 within a factor R of fio's (off by default: they compare only where the target is the same
 device under the same load); the files each left (names, and sizes but of logs); and each fio
 log (bw, iops, slat, clat, lat, histogram): its line count within one and its last time stamp
-within 10% + 100 ms of fio's. A file iotail refuses is reported with iotail's reason; one
+within 10% + 100 ms of fio's; and the normal text summary's skeleton, per job and group status
+(its header's group and jobs=, its directions, which of slat/clat/lat lines and percentile blocks
+each direction has, a latency distribution, the cpu/IO depths/submit/complete/issued/latency
+lines, the group status's direction lines: figures and timing-dependent lines left out). A file
+iotail refuses is reported with iotail's reason; one
 fio cannot run is skipped with fio's. Prints a line per file and a summary; the exit status is 1
 when a file that both ran differs (but those --allow-differs lists, each an open finding), or
 that iotail refuses while fio runs it (--allow-refused lists the files allowed to be refused),
@@ -144,7 +148,7 @@ def run(tool, job, workdir, iotail, timeout):
     # fio's jobs as threads (as iotail's workers are): a forked job process is a session of its
     # own, which a timeout could not end with its parent.
     argv = (["fio", "--thread"] if tool == "fio" else [iotail, "run", "--live_format=none"]) + [
-        "--output-format=json", "job.fio"]
+        "--output-format=normal,json", "job.fio"]
     # In a session of its own: on a timeout the whole group goes (fio forks a process per job).
     proc = subprocess.Popen(argv, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
@@ -159,9 +163,93 @@ def run(tool, job, workdir, iotail, timeout):
         lines = [l for l in p.stderr.splitlines() if l.strip()]
         return None, (lines[-1] if lines else f"exit status {p.returncode}")[:200]
     try:
-        return json.loads(p.stdout[p.stdout.index("{"):]), ""
+        summary, text = split_outputs(p.stdout)
     except ValueError as e:
         return None, f"no JSON summary ({e})"
+    summary["skeleton"] = skeleton(text)
+    return summary, ""
+
+
+def split_outputs(stdout):
+    """(the JSON summary, the normal text) of an output of both formats, in either order: the
+    JSON from a line "{" to the next line "}", the text around it."""
+    lines = stdout.splitlines()
+    start = lines.index("{")
+    end = lines.index("}", start)
+    return json.loads("\n".join(lines[start:end + 1])), "\n".join(lines[:start] + lines[end + 1:])
+
+
+# The lines of fio's normal output that make its skeleton, by what starts them (the figures,
+# units and timing-dependent lines such as bw/iops samples and disk stats left out).
+SKELETON_LINES = [
+    (re.compile(r"^(\S.*): \(groupid=(\d+), jobs=(\d+)\)"), "job"),
+    (re.compile(r"^\s+(read|write|trim)\s*: IOPS="), "direction"),
+    (re.compile(r"^\s+(slat|clat|lat) \((?:nsec|usec|msec|sec)\):"), "latency"),
+    (re.compile(r"^\s+(slat|clat|lat) percentiles \("), "percentiles"),
+    (re.compile(r"^\s+lat \((?:nsec|usec|msec|sec)\)\s+:"), "distribution"),
+    (re.compile(r"^\s+(cpu|IO depths|submit|complete|issued rwts|latency)\s*:"), "block"),
+    (re.compile(r"^Run status group (\d+)"), "group"),
+    (re.compile(r"^\s+(READ|WRITE|TRIM): bw="), "group direction"),
+]
+
+
+def skeleton(text):
+    """{job name or "group N": [the skeleton lines of its part of a normal summary, in order]}:
+    per job its header, directions, which latency lines and percentile blocks each direction has,
+    a latency distribution, and the blocks below; per group status its direction lines."""
+    out, current, direction = {}, None, ""
+    for line in text.splitlines():
+        for pattern, kind in SKELETON_LINES:
+            m = pattern.match(line)
+            if not m:
+                continue
+            if kind == "job":
+                current, direction = m.group(1), ""
+                out.setdefault(current, []).append(f"header groupid={m.group(2)} jobs={m.group(3)}")
+            elif kind == "group":
+                current = f"group {m.group(1)}"
+                out.setdefault(current, [])
+            elif current is None:
+                break
+            elif kind == "direction":
+                direction = m.group(1)
+                out[current].append(direction)
+            elif kind in ("latency", "percentiles"):
+                out[current].append(f"{direction} {m.group(1)}" +
+                                    (" percentiles" if kind == "percentiles" else ""))
+            elif kind == "distribution":
+                if "latency distribution" not in out[current]:
+                    out[current].append("latency distribution")
+            else:
+                out[current].append(m.group(1))
+            break
+    return out
+
+
+def skeleton_differences(fio, ours, null_jobs=(), unmeasured_jobs=()):
+    """Per job and group status, the skeleton lines one tool's normal summary has and the other's
+    has not (or in another order). Left out as their figures are (docs/fio-compatibility.md): the
+    slat and lat lines of null engine jobs (iotail's null engine measures neither), and every
+    latency line of a job whose fio measured none (gtod_reduce, disable_lat...)."""
+    diffs = []
+    a, b = fio.get("skeleton", {}), ours.get("skeleton", {})
+    for part in list(a) + [p for p in b if p not in a]:
+        x, y = a.get(part), b.get(part)
+        if part in null_jobs and x is not None and y is not None:
+            x, y = ([l for l in v if not re.fullmatch(r"\w+ (slat|lat)", l)] for v in (x, y))
+        if part in unmeasured_jobs and x is not None and y is not None:
+            x, y = ([l for l in v if not re.fullmatch(r"\w+ (slat|clat|lat)( percentiles)?", l)
+                     and l != "latency distribution"] for v in (x, y))
+        if x is None or y is None:
+            diffs.append(f"text: {part} only in {'iotail' if x is None else 'fio'}'s summary")
+        elif x != y:
+            only_fio = [l for l in x if l not in y]
+            only_ours = [l for l in y if l not in x]
+            what = "; ".join(filter(None, [
+                f"fio's only: {', '.join(only_fio)}" if only_fio else "",
+                f"iotail's only: {', '.join(only_ours)}" if only_ours else ""])) or "another order"
+            diffs.append(f"text: {part}: {what}")
+    return diffs
 
 
 def section_keys(job_text):
@@ -194,6 +282,9 @@ def section_keys(job_text):
 # A job one of these may end (another job's exitall, the latency target's search) has no amount
 # to compare.
 UNBOUNDED = {"exitall", "exitall_on_error", "exit_what", "latency_target"}
+# fio's switches that turn its latency measuring off: fio reports none, iotail measures anyway and
+# says so (docs/fio-compatibility.md, deliberate differences): their latencies are not compared.
+UNMEASURED = {"gtod_reduce", "disable_lat", "disable_clat", "disable_slat"}
 
 
 def jobs_of(summary, ended_by=None, sections=None):
@@ -218,7 +309,10 @@ def jobs_of(summary, ended_by=None, sections=None):
                     for k in ("slat_ns", "clat_ns", "lat_ns")}
                 for d in ("read", "write", "trim") if d in j}
         limit = parse_seconds(opts.get("runtime", opts.get("timeout", "")) or "") or 0
+        # fio's switches that turn its measuring off: iotail measures anyway (documented).
+        unmeasured = bool(keys & UNMEASURED)
         out.append({"name": j["jobname"], "group": j["groupid"], "bytes": dirs, "ios": ios,
+                    "unmeasured": unmeasured,
                     "limit_ms": limit * 1000,
                     "lats": lats, "null": opts.get("ioengine", "") == "null",
                     "runtime": j.get("job_runtime", 0), "timed": timed,
@@ -280,8 +374,8 @@ def latency_differences(name, d, a, b, tolerance):
     la, lb = a["lats"].get(d, {}), b["lats"].get(d, {})
     for k in ("slat_ns", "clat_ns", "lat_ns"):
         (na, ma), (nb, mb) = la.get(k, (0, 0.0)), lb.get(k, (0, 0.0))
-        if a["null"]:
-            continue  # iotail's null engine measures no slat or lat (docs/fio-compatibility.md)
+        if a["null"] or a["unmeasured"]:
+            continue  # iotail's null engine measures no slat or lat; fio measured nothing
         if (na > 0) != (nb > 0):
             out.append(f"{name}: {d} {k} N {na} in fio, {nb} in iotail")
         elif tolerance > 0 and not a["null"] and min(na, nb) >= 200 and ma > 0 and mb > 0 and \
@@ -355,6 +449,7 @@ def main():
     ap.add_argument("--allow-differs", default="",
                     help="files known to differ (reported, not failed), comma-separated")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directories")
+    ap.add_argument("--all", action="store_true", help="every difference of a file, not 4")
     ap.add_argument("--timeout", type=int, default=60, help="seconds a tool may take on a file")
     ap.add_argument("--lat-tolerance", type=float, default=0.0,
                     help="compare slat/clat/lat means within this factor of fio's (0: off)")
@@ -403,11 +498,16 @@ def main():
                                     re.search(r"(?m)^\s*(rw|readwrite)\s*=\s*rand", job))
             diffs += file_differences(os.path.join(where, "fio"), os.path.join(where, "iotail"),
                                       "log_avg_msec" in job, not random_truncates)
+            diffs += skeleton_differences(fio, ours, {j["name"] for j in theirs if j["null"]},
+                                          {j["name"] for j in theirs if j["unmeasured"]})
             counts["same" if not diffs else "differs"] += 1
             bad += bool(diffs) and base not in known
             verdict = "same" if not diffs else "differs" if base not in known else "known"
-            print(f"{verdict:8} {base}" +
-                  ("" if not diffs else ": " + "; ".join(diffs[:4])))
+            print(f"{verdict:8} {base}" + ("" if not diffs else ": " + "; ".join(diffs[:4])) +
+                  (f" (and {len(diffs) - 4} more)" if len(diffs) > 4 and not args.all else ""))
+            if args.all:
+                for d in diffs[4:]:
+                    print(f"         {d}")
             if not args.keep:
                 shutil.rmtree(where, ignore_errors=True)
     finally:

@@ -47,7 +47,7 @@ void JsonDepthAndLatencyFields(JsonOut o, const JobTotals& job) {
   Percents(o, "iodepth_complete", {"0", "4", "8", "16", "32", "64", ">=64"},
            job.depths.complete.data());
   // Total latency of every direction together, in fio's coarse buckets.
-  const CoarseLatency c = CoarseLatencyOf(job.totals);
+  const CoarseLatency c = job.no_total_latency ? CoarseLatency{} : CoarseLatencyOf(job.totals);
   const std::vector<const char*> ten = {"2",   "4",   "10",  "20",  "50",
                                         "100", "250", "500", "750", "1000"};
   std::vector<const char*> ms = ten;

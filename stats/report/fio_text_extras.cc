@@ -124,7 +124,7 @@ void TextRateSampleLines(std::string& out, const RateSamples& samples, int d, do
 
 void TextLatencyBuckets(std::string& out, const JobTotals& job) {
   auto o = std::back_inserter(out);
-  const CoarseLatency c = CoarseLatencyOf(job.totals);
+  const CoarseLatency c = job.no_total_latency ? CoarseLatency{} : CoarseLatencyOf(job.totals);
   const char* units[] = {"nsec", "usec", "msec"};
   const std::span<const uint64_t> tables[] = {c.ns, c.us, c.ms};
   for (int u = 0; u < 3 && c.total > 0; ++u) {

@@ -71,7 +71,8 @@ struct JobTotals {
   // gives JSON sync.total_ios 0 (their latencies as fsync's).
   bool datasyncs = false;
   // fio's file and directory operation engines: fio measures no total latency for their I/Os
-  // (JSON lat_ns empty, no text lat line), only the operations' clat.
+  // (JSON lat_ns empty, no text lat line) and marks none in its coarse buckets (JSON latency_ns/
+  // us/ms all 0, no text `lat (usec) :` lines, terse's 0%), only the operations' clat.
   bool no_total_latency = false;
   uint32_t members = 1;     // the clones it sums (fio's jobs=N: numjobs with group_reporting)
   std::string description;  // fio's description (text "Description", JSON "desc", terse's last)

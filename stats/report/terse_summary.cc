@@ -72,7 +72,7 @@ std::string FormatTerseSummary(const RunSummary& s) {
           depth_total ? 100.0 * static_cast<double>(c) / static_cast<double>(depth_total) : 0.0);
     }
     // Total latency in fio's us (10) and ms (12) buckets; nanosecond ones are not in terse.
-    const CoarseLatency c = CoarseLatencyOf(job.totals);
+    const CoarseLatency c = job.no_total_latency ? CoarseLatency{} : CoarseLatencyOf(job.totals);
     for (uint64_t n : c.us) fmt::format_to(o, ";{:.2f}%", c.Pct(n));
     for (uint64_t n : c.ms) fmt::format_to(o, ";{:.2f}%", c.Pct(n));
     for (const DiskUtil& d : s.disk_util) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -67,6 +68,12 @@ class FioSemanticsTest : public ::testing::Test {
         tool == "fio" ? "fio" : std::string(IOTAIL_BINARY) + " run --live_format=none";
     return RunShell("cd " + d.string() + " && " + prefix + bin + " --output-format=json " + args,
                     d);
+  }
+  // Writes `text` as the job file `name` in the scratch directory; returns its path.
+  std::string JobFile(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
   }
   // Both tools on ARGS: their jobs, which must have run (exit status 0).
   std::pair<std::vector<Job>, std::vector<Job>> Both(const std::string& args) {

@@ -50,12 +50,6 @@ std::vector<std::pair<uint64_t, uint64_t>> LogLines(const fs::path& path) {
 
 class FioMeaningTest : public FioSemanticsTest {
  protected:
-  // Writes a job file (one option a line) into the scratch directory and returns its path.
-  std::string JobFile(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
   // Runs `tool` on `args` (exit status 0 expected): its JSON document.
   json RunJson(const std::string& tool, const std::string& args) {
     const CommandResult r = Run(tool, args);
@@ -255,6 +249,17 @@ TEST_F(FioMeaningTest, FileOperationJobsHaveNoTotalLatencyAsFio) {
     ASSERT_TRUE(c.is_object());
     EXPECT_EQ(c["read"]["clat_ns"]["N"], 20);
     EXPECT_EQ(c["read"]["lat_ns"]["N"], 0);
+    // Nor any in fio's coarse buckets (io_u_mark_latency): latency_us all 0, no text lines.
+    for (const char* unit : {"latency_ns", "latency_us", "latency_ms"}) {
+      for (const auto& [bucket, pct] : c[unit].items()) EXPECT_EQ(pct, 0.0) << unit << bucket;
+    }
+  }
+  for (const std::string tool : {"iotail", "fio"}) {
+    SCOPED_TRACE(tool);
+    fs::remove_all(dir_ / tool);
+    const CommandResult text = Run(tool, job + " --output-format=normal");
+    EXPECT_NE(text.out.find("clat ("), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("  lat (usec)   :"), std::string::npos) << text.out;
   }
 }
 

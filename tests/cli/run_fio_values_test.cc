@@ -1,8 +1,9 @@
 // Job files as fio 3.33 reads them, each run under fio and iotail on the same job (issue 37, items
 // 4, 8, 9 and 10): the default files of a job renamed by `name=` keep its section's name, reads
 // past the end of a create_on_open file on an asynchronous engine are counted short and the job
-// goes on, fio's value forms (an unset ${VAR}, bssplit entries without a share, rate=0, arithmetic
-// without parentheses) and the options fio 3.33 accepts that iotail refused.
+// goes on, fio's value forms (an unset ${VAR}, bssplit entries without a share, rate=0; arithmetic
+// without parentheses: run_fio_round3_test.cc) and the options fio 3.33 accepts that iotail
+// refused.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -21,12 +22,6 @@ namespace fs = std::filesystem;
 
 class FioValuesTest : public FioSemanticsTest {
  protected:
-  // Writes `text` as the job file `name` in the scratch directory; returns its path.
-  std::string JobFile(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
   // The size of `file` in `tool`'s directory, -1 when it is missing.
   int64_t SizeOf(const std::string& tool, const std::string& file) {
     std::error_code ec;
@@ -137,31 +132,6 @@ TEST_F(FioValuesTest, ARateOfZeroIsNoLimitAsFio) {
                  EXPECT_LT(jobs[0].runtime_ms, 2000u);
                });
   }
-}
-
-// fio 3.33 reads the leading number of arithmetic without parentheses (iodepth=2*4 runs at depth
-// 2): iotail refuses, saying what fio would run and how to write either.
-TEST_F(FioValuesTest, ArithmeticWithoutParenthesesIsRefusedSayingWhatFioReads) {
-  if (HaveFio()) {
-    const CommandResult fio =
-        Run("fio",
-            "--name=x --filename=d --size=1m --bs=4k --rw=write --ioengine=libaio --iodepth=2*4");
-    ASSERT_EQ(fio.status, 0) << fio.err;
-    const size_t at = fio.out.find("\"iodepth_level\"");
-    ASSERT_NE(at, std::string::npos);
-    EXPECT_NE(fio.out.find("\"4\" : 0.0", at), std::string::npos) << "fio went past depth 2";
-  }
-  const std::string job = JobFile("arith.fio", "[x]\nfilename=d\nsize=1m\niodepth=2*4\n");
-  const CommandResult ours = Run("iotail", job);
-  EXPECT_EQ(ours.status, 2);
-  EXPECT_NE(ours.err.find("arith.fio:4: --iodepth: '2*4' is arithmetic without parentheses: fio "
-                          "3.33 reads only its leading number (2)"),
-            std::string::npos)
-      << ours.err;
-  EXPECT_EQ(Run("iotail", "--name=x --filename=d --size=1m --bs=8k*2").status, 2);
-  // Sizes with a dash stay ranges, percentages stay percentages.
-  EXPECT_EQ(Run("iotail", "--name=x --filename=d --size=1m --bsrange=4k-8k --parse-only").status,
-            0);
 }
 
 // The "bw_samples" of the first job's writes in a JSON summary (-1: none).
