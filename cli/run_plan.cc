@@ -39,27 +39,57 @@ void ChooseEngine(RunOptions& job, bool default_benchmark) {
   spec.ioengine = available.front();
 }
 
-// fio's make_filename: `format` with $jobname, $jobnum and $filenum replaced (matched in any case;
-// $clientuid, the client's address under fio --client, is empty here).
-std::string FormatFilename(std::string format, const std::string& jobname, uint32_t jobnum,
-                           uint32_t filenum) {
-  const std::pair<std::string_view, std::string> keywords[] = {
-      {"$jobname", jobname},
-      {"$jobnum", std::to_string(jobnum)},
-      {"$filenum", std::to_string(filenum)},
-      {"$clientuid", ""}};
-  for (const auto& [keyword, value] : keywords) {
-    for (size_t at = 0; at + keyword.size() <= format.size();) {
-      if (strncasecmp(format.c_str() + at, keyword.data(), keyword.size()) != 0) {
-        ++at;
+// fio's make_filename: a format with $jobname, $jobnum and $filenum replaced (matched in any
+// case; $clientuid, the client's address under fio --client, is empty here). Cut into literal text
+// and keywords once, so that naming a job's million files costs what their names are long.
+class FilenameFormat {
+ public:
+  FilenameFormat(const std::string& format, const std::string& jobname) {
+    static constexpr std::string_view kKeywords[] = {"$jobname", "$jobnum", "$filenum",
+                                                     "$clientuid"};
+    std::string literal;
+    for (size_t at = 0; at < format.size();) {
+      int found = -1;
+      for (int k = 0; k < 4 && format[at] == '$'; ++k) {
+        const std::string_view kw = kKeywords[k];
+        if (at + kw.size() <= format.size() &&
+            strncasecmp(format.c_str() + at, kw.data(), kw.size()) == 0) {
+          found = k;
+          break;
+        }
+      }
+      if (found < 0) {
+        literal += format[at++];
         continue;
       }
-      format.replace(at, keyword.size(), value);
-      at += value.size();
+      // $jobname is known now; the numbers are filled in per file.
+      if (found == 0) literal += jobname;
+      if (found == 1 || found == 2) {
+        parts_.push_back({std::move(literal), found == 1 ? Part::kJobnum : Part::kFilenum});
+        literal.clear();
+      }
+      at += kKeywords[found].size();
     }
+    tail_ = std::move(literal);
   }
-  return format;
-}
+  std::string Name(uint32_t jobnum, uint32_t filenum) const {
+    std::string out;
+    for (const Part& p : parts_) {
+      out += p.before;
+      out += std::to_string(p.number == Part::kJobnum ? jobnum : filenum);
+    }
+    return out + tail_;
+  }
+
+ private:
+  struct Part {
+    enum Number { kJobnum, kFilenum };
+    std::string before;
+    Number number;
+  };
+  std::vector<Part> parts_;
+  std::string tail_;
+};
 
 // A default file's name whose last part is longer than a file name may be (NAME_MAX, 255 bytes):
 // refused naming the option that made it, rather than failing to open with "File name too long".
@@ -126,10 +156,10 @@ void NameTargets(RunOptions& job) {
     // Worker w takes files w, w + numjobs, ... (engine::RunJobs): its own NAME.w.k.
     const std::string format =
         job.filename_format.empty() ? "$jobname.$jobnum.$filenum" : job.filename_format;
-    const std::string& jobname = job.section.empty() ? spec.name : job.section;
+    const FilenameFormat naming(format, job.section.empty() ? spec.name : job.section);
     for (uint32_t k = 0; k < job.nrfiles; ++k) {
       for (uint32_t w = 0; w < spec.numjobs; ++w) {
-        const std::string name = FormatFilename(format, jobname, w, k);
+        const std::string name = naming.Name(w, k);
         CheckDefaultFileName(name, job);
         spec.filenames.push_back(in_directory(name));
       }
