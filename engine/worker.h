@@ -261,6 +261,9 @@ class Worker {
   void RunReplay(const WorkerTimes& times, const std::atomic<bool>& stop);
   // write_iolog: an issued I/O into the log (the issue features' fixed point).
   void LogIssued(const IoChoice& c);
+  // Waits until `until` (reaping when `reap`): sleeps, then polls the last stretch; returns as
+  // Reap.
+  int ReplayWait(uint64_t until, uint64_t now, bool reap);
   // A replayed sync or trim (synchronous, nothing in flight).
   void ReplaySpecial(const replay::TraceEvent& e);
   // This thread's cumulative CPU use, elapsed_ns being the monotonic clock.

@@ -47,9 +47,47 @@ void Worker::ReplaySpecial(const TraceEvent& e) {
   sync_.stats.Add(static_cast<double>(Clock::NowNs() - start));
 }
 
-void Worker::RunReplay(const WorkerTimes& times, const std::atomic<bool>& stop) {
+int Worker::ReplayWait(uint64_t until, uint64_t now, bool reap) {
   constexpr uint64_t kMaxWaitNs = 10'000'000;  // see a stop request within 10 ms
-  constexpr uint64_t kTopUpNs = 100'000;       // read ahead when the wait is at least this long
+  constexpr uint64_t kSpinNs = 20'000;         // the last stretch is polled, not slept
+  constexpr uint64_t kMaxSpinNs = 30'000;      // more than this is slept: a poll costs the CPU
+  const std::span<IoCompletion> out(queue_.completions.data(), spec_.iodepth);
+  uint64_t wait = until > now ? until - now : 0;
+  if (wait > kMaxWaitNs) wait = kMaxWaitNs;
+  // Sleep until what waking has been taking (oversleep_ns_) plus kSpinNs before the due time,
+  // then poll: the I/O leaves on time instead of a timer's latency late.
+  const uint64_t spin = std::min<uint64_t>(oversleep_ns_, kMaxSpinNs) + kSpinNs;
+  if (wait > spin) {
+    const uint64_t sleep = wait - spin;
+    int n = 0;
+    if (reap) {
+      n = engine_->ReapTimeout(out, 1, sleep);
+    } else {
+      timespec ts{static_cast<time_t>(sleep / 1'000'000'000u),
+                  static_cast<long>(sleep % 1'000'000'000u)};
+      nanosleep(&ts, nullptr);
+    }
+    if (n == 0) {
+      const uint64_t woke = Clock::NowNs();
+      const uint64_t late = woke > now + sleep ? woke - (now + sleep) : 0;
+      oversleep_ns_ = std::min(kMaxOversleepNs, (oversleep_ns_ * 7 + late) / 8);
+    }
+    return n;
+  }
+  for (;;) {
+    if (reap) {
+      if (const int n = engine_->ReapTimeout(out, 0, 0); n != 0) return n;
+    }
+    if (Clock::NowNs() >= until) return 0;
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+void Worker::RunReplay(const WorkerTimes& times, const std::atomic<bool>& stop) {
+  constexpr uint64_t kMaxWaitNs = 10'000'000;
+  constexpr uint64_t kTopUpNs = 100'000;  // read ahead when the wait is at least this long
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   replay::ReplayFeed& feed = *plan_.replay;
   const uint32_t depth = spec_.iodepth;
@@ -112,30 +150,14 @@ void Worker::RunReplay(const WorkerTimes& times, const std::atomic<bool>& stop) 
     int n = 0;
     if (issuing && next_due != 0 && queue_.free_count > 0 && !drain) {
       // Wait until the next I/O is due (or the run's end), reaping meanwhile; read ahead first
-      // when there is time, and wake early by what waking has been taking (see RunOpenLoop).
+      // when there is time.
       uint64_t until = next_due;
       if (times.stop_at_ns != 0 && times.stop_at_ns < until) until = times.stop_at_ns;
       if (until > now + kTopUpNs) {
         feed.TopUp();
         now = Clock::NowNs();
       }
-      uint64_t wait = until > now ? until - now : 0;
-      if (wait > kMaxWaitNs) wait = kMaxWaitNs;
-      const uint64_t early = wait >= 4 * oversleep_ns_ ? oversleep_ns_ : 0;
-      const uint64_t sleep = wait - early;
-      if (in_flight > 0) {
-        n = engine_->ReapTimeout(std::span<IoCompletion>(queue_.completions.data(), depth), 1,
-                                 sleep);
-      } else if (sleep > 0) {
-        timespec ts{static_cast<time_t>(sleep / 1'000'000'000u),
-                    static_cast<long>(sleep % 1'000'000'000u)};
-        nanosleep(&ts, nullptr);
-      }
-      if (sleep > 0 && n == 0 && early == oversleep_ns_) {
-        const uint64_t woke = Clock::NowNs();
-        const uint64_t late = woke > now + sleep ? woke - (now + sleep) : 0;
-        oversleep_ns_ = std::min(kMaxOversleepNs, (oversleep_ns_ * 7 + late) / 8);
-      }
+      n = ReplayWait(until, now, in_flight > 0);
     } else if (in_flight > 0) {
       n = stopping && traits_.can_abandon
               ? ReapStopping(1, depth, &in_flight)
