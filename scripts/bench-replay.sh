@@ -6,12 +6,17 @@
 # lateness percentiles (iotail_replay.lateness_ns). fio measures no lateness; its runtime against
 # the span is its drift.
 #
-# Usage: [ENGINE=io_uring] scripts/bench-replay.sh [IOTAIL_BINARY] [IODEPTH]   (default
-# build/iotail, 16)
+# Usage: [ENGINE=psync] [RT=1] scripts/bench-replay.sh [IOTAIL_BINARY] [IODEPTH]   (default
+# build/iotail, 1). psync by default: a read from tmpfs is a copy done inline, while io_uring's
+# buffered reads there go through the kernel's io-wq threads, whose delays on a busy machine fill
+# the queue (ENGINE=io_uring with a deeper IODEPTH measures that path). RT=1 runs both tools under `chrt -f 10` (root): the scheduler's own timing
+# error, without the other processes' share of a busy machine.
 set -euo pipefail
 iotail=${1:-build/iotail}
-depth=${2:-16}
-engine=${ENGINE:-io_uring}  # the engine both tools replay with
+depth=${2:-1}
+engine=${ENGINE:-psync}  # the engine both tools replay with
+rt=()
+if [ "${RT:-0}" = 1 ]; then rt=(chrt -f 10); fi
 dir=$(mktemp -d /dev/shm/iotail-bench-replay.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 target=$dir/target
@@ -39,7 +44,7 @@ echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (lat
 span_us=$(awk 'END{print $1}' "$trace")
 echo "trace: 20000 reads, span $(awk -v u="$span_us" 'BEGIN{printf "%.3f", u/1e6}') s, $(awk -v u="$span_us" 'BEGIN{printf "%.0f", 20000/(u/1e6)}') IOPS on average"
 
-"$iotail" run --name=replay --read_iolog="$trace" --ioengine="$engine" --iodepth="$depth" \
+"${rt[@]}" "$iotail" run --name=replay --read_iolog="$trace" --ioengine="$engine" --iodepth="$depth" \
   --live_format=none --output-format=json --output="$dir/iotail.json" >/dev/null
 python3 - "$dir/iotail.json" "$span_us" <<'PY'
 import json, sys
@@ -63,7 +68,7 @@ print("iotail olat p99 %.1f us, clat p99 %.1f us" % (
 PY
 
 if command -v fio >/dev/null; then
-  fio --name=replay --read_iolog="$trace" --ioengine="$engine" --iodepth="$depth" \
+  "${rt[@]}" fio --name=replay --read_iolog="$trace" --ioengine="$engine" --iodepth="$depth" \
     --output-format=json --output="$dir/fio.json" >/dev/null
   python3 - "$dir/fio.json" "$span_us" "$(fio --version)" <<'PY'
 import json, sys
