@@ -96,7 +96,13 @@ void SettleReplay(RunOptions& job) {
   }
   r.trace_ios = s.ios;
   r.span_ns = r.no_stall ? 0 : s.span_ns;
-  spec.filenames = r.redirect.empty() ? s.devices : std::vector<std::string>{r.redirect};
+  if (!spec.uri.empty()) {
+    // The export (--uri, the nbd engine) is the one target: every trace file onto it.
+    if (!r.map.empty()) throw UsageError("--replay_map with --uri: the export is the one target");
+    if (r.redirect.empty()) r.redirect = spec.uri;
+  } else {
+    spec.filenames = r.redirect.empty() ? s.devices : std::vector<std::string>{r.redirect};
+  }
   if (!r.map.empty()) {
     if (!r.redirect.empty()) {
       throw UsageError("--replay_map with --replay_redirect: give one or the other");
@@ -119,7 +125,7 @@ void SettleReplay(RunOptions& job) {
   if (spec.bs == 0) spec.bs = 4096;
   // Each target holds the furthest byte (NameTargets divides a job's size among its files).
   if (!job.Given("size") && !job.Given("filesize")) {
-    spec.size = (s.max_end + 4095) / 4096 * 4096 * spec.filenames.size();
+    spec.size = (s.max_end + 4095) / 4096 * 4096 * std::max<size_t>(1, spec.filenames.size());
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "tests/cli/cli_test_util.h"
 #include "tests/cli/fio_semantics_fixture.h"
+#include "tests/cli/nbd_fixture.h"
 
 namespace {
 
@@ -144,6 +145,36 @@ TEST_F(RunReplayTest, ATimedTraceReplaysOnItsClockWithLatenessReported) {
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("replay of " + P("trace.iolog")), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("lateness (issue - intended, usec)"), std::string::npos) << text.out;
+}
+
+// Replayed at 4x onto an export that cannot keep up (nbdkit's delay filter: 2 ms a read, 4 in
+// flight: at most 2,000 reads/s against the trace's 20,000/s at 4x): every I/O done, the replay
+// says it fell behind and by how much, and latency counts from the intended times.
+TEST_F(RunReplayTest, ATargetThatCannotKeepUpIsReportedBehindAndLosesNoIo) {
+  iotail::testing::NbdServer server;
+  if (const std::string why = server.Start("--filter=delay memory 64M rdelay=2ms"); !why.empty())
+    GTEST_SKIP() << why;
+  {
+    std::ofstream t(P("trace.iolog"));
+    t << "fio version 3 iolog\n0 /dev/sdq add\n";
+    for (int i = 0; i < 400; ++i) t << 200 * i << " /dev/sdq read " << i * 4096 << " 4096\n";
+  }
+  const CommandResult r = Iotail("run --name=r --ioengine=nbd --uri='" + server.uri() +
+                                 "' --read_iolog=" + P("trace.iolog") +
+                                 " --replay_time_scale=400 --iodepth=4 --live_format=none " +
+                                 "--output-format=json --output=" + P("o.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = Json(P("o.json"));
+  const json& rep = j["iotail_replay"];
+  const json& rd = j["jobs"][0]["read"];
+  EXPECT_EQ(rd["total_ios"].get<uint64_t>(), 400u);
+  EXPECT_EQ(rep["trace_span_ns"].get<uint64_t>(), 399u * 200'000 / 4);
+  EXPECT_TRUE(rep["behind"].get<bool>());
+  EXPECT_GT(rep["max_behind_ns"].get<uint64_t>(), 50'000'000u);  // ~180 ms at 2,000/s
+  EXPECT_LT(rep["achieved_iops"].get<double>(), rep["trace_iops"].get<double>() / 4);
+  const double olat_p99 = rd["iotail_olat_ns"]["percentile"]["99.000000"].get<double>();
+  const double clat_p99 = rd["clat_ns"]["percentile"]["99.000000"].get<double>();
+  EXPECT_GT(olat_p99, 10 * clat_p99) << "latency from the intended times shows the backlog";
 }
 
 TEST_F(RunReplayTest, ReplayOptionsKeepFiosMeaning) {
