@@ -141,9 +141,10 @@ TEST_F(RunReplayTest, ATimedTraceReplaysOnItsClockWithLatenessReported) {
   // Latency from the intended times (iotail_olat_ns) as well as fio's clat.
   EXPECT_EQ(j["jobs"][0]["read"]["iotail_olat_ns"]["N"].get<uint64_t>(), 2000u);
   const CommandResult text = Iotail("run --name=r --read_iolog=" + P("trace.iolog") +
-                                    " --replay_time_scale=400 --live_format=none");
+                                    " --replay_time_scale=400 --live_format=json");
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("replay of " + P("trace.iolog")), std::string::npos) << text.out;
+  EXPECT_NE(text.err.find("\"lateness_p99_ns\""), std::string::npos) << text.err;
   EXPECT_NE(text.out.find("lateness (issue - intended, usec)"), std::string::npos) << text.out;
 }
 
