@@ -102,6 +102,19 @@ bool NamedLikeClientLog(const std::string& path) {
   return true;
 }
 
+// What an iotail log holds, by its name: "clat", "lat" or "explain_STAGE"; "" for another name
+// (fio's logs, a merged or renamed one).
+std::string LogKindOf(const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  const size_t hist = name.rfind("_hist.");
+  if (hist == std::string::npos) return "";
+  const size_t explain = name.rfind("_explain_", hist);
+  if (explain != std::string::npos) return name.substr(explain + 1, hist - explain - 1);
+  if (hist >= 5 && name.compare(hist - 5, 5, "_clat") == 0) return "clat";
+  if (hist >= 4 && name.compare(hist - 4, 4, "_lat") == 0) return "lat";
+  return "";
+}
+
 }  // namespace
 
 stats::MergeOptions LogInputOptions::ToMergeOptions(std::ostream& err,
@@ -118,6 +131,27 @@ stats::MergeOptions LogInputOptions::ToMergeOptions(std::ostream& err,
       throw stats::UsageError(
           "'-': standard input is not read (histogram logs are read twice: a scan, then the "
           "merge); save it to a file and name that");
+    }
+  }
+  // iotail writes each I/O's clat, its lat and (--explain) each stage into logs of their own
+  // (PREFIX_clat_hist, PREFIX_lat_hist, PREFIX_explain_STAGE_hist): read together every I/O would
+  // count twice and the quantities mix (a glob like P_*_hist.*.log takes them all). plot charts
+  // the stages apart, so only clat with lat is refused there.
+  std::string first_kind, first_file;
+  for (const std::string& f : files) {
+    const std::string kind = LogKindOf(f);
+    if (kind.empty() || (command == "plot" && kind.starts_with("explain_"))) continue;
+    if (first_kind.empty()) {
+      first_kind = kind;
+      first_file = f;
+    } else if (kind != first_kind) {
+      throw stats::UsageError(fmt::format(
+          "'{}' ({}) and '{}' ({}) hold different measures of the same I/Os: read together every "
+          "I/O counts twice; give one kind (e.g. PREFIX_clat_hist.*.log){}",
+          first_file, first_kind, f, kind,
+          (first_kind + kind).find("explain_") != std::string::npos
+              ? "; iotail plot charts the explain stages beside the latency"
+              : ""));
     }
   }
   // Logs of `fio --client` hold running sums: read as ordinary logs they inflate every count.

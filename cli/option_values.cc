@@ -127,25 +127,38 @@ void ParseRate(std::string_view given, std::string_view option, bool bytes, engi
     (bytes ? limit.bytes_per_s : limit.iops) = v;
   };
   // fio's 0 is no limit: rate=0 (or a direction's 0 in R,W) leaves that rate unlimited.
-  const size_t comma = text.find(',');
-  if (comma == std::string_view::npos) {
+  const PerDirectionText parts = SplitPerDirection(text, option);
+  if (parts.one) {
     set(spec.rate, one(text));
     return;
   }
-  const std::string_view r = text.substr(0, comma);
-  std::string_view w = text.substr(comma + 1);
   // fio's third value is the trims' rate: a job with trims refuses it (JobSpec::Validate); for
   // one without, it changes nothing, as in fio.
-  if (const size_t third = w.find(','); third != std::string_view::npos) {
-    const std::string_view t = w.substr(third + 1);
-    if (t.find(',') != std::string_view::npos) {
-      throw UsageError(fmt::format("--{}: expected N, R,W or R,W,T", option));
-    }
-    if (!t.empty() && one(t) > 0) spec.trim_rate_given = true;
-    w = w.substr(0, third);
+  if (!parts.dirs[2].empty() && one(parts.dirs[2]) > 0) spec.trim_rate_given = true;
+  if (!parts.dirs[0].empty()) set(spec.rate_dir[0], one(parts.dirs[0]));
+  if (!parts.dirs[1].empty()) set(spec.rate_dir[1], one(parts.dirs[1]));
+}
+
+PerDirectionText SplitPerDirection(std::string_view text, std::string_view option) {
+  PerDirectionText out;
+  size_t comma = text.find(',');
+  if (comma == std::string_view::npos) {
+    out.dirs[0] = text;
+    return out;
   }
-  if (!r.empty()) set(spec.rate_dir[0], one(r));
-  if (!w.empty()) set(spec.rate_dir[1], one(w));
+  out.one = false;
+  for (size_t d = 0;; ++d) {
+    if (d == out.dirs.size()) {
+      throw UsageError(fmt::format(
+          "--{}: expected N, R,W or R,W,T (one value, or reads, writes and trims), got '{}'",
+          option, text));
+    }
+    out.dirs[d] = text.substr(0, comma);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+    comma = text.find(',');
+  }
+  return out;
 }
 
 uint64_t ParseTimeNs(std::string_view text, std::string_view option) {

@@ -5,6 +5,7 @@
 // Parse-time only (ScopedKbBase is a process-wide setting for the single-threaded parse).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -40,6 +41,16 @@ uint32_t ParseU32(std::string_view text, std::string_view option);
 // "8k:64k,16k" are "4k,8k", "4k,512k" and "8k,16k" as fio reads them (reads, writes). Returns the
 // values separated by commas.
 std::string FioValueList(std::string_view text);
+// fio's per-direction form of a value, R,W[,T]: one value for every direction, or the reads',
+// the writes' and the trims' separated by commas, an empty one keeping that direction's default
+// ("8k,32k", ",8k", "8k,", "1,2,3"). The one parse of that form: each option then reads its parts
+// (and refuses what it cannot take, e.g. a trims' value where iotail does no trims). More than
+// three parts is a UsageError naming `option`.
+struct PerDirectionText {
+  bool one = true;                       // a single value for every direction (in dirs[0])
+  std::array<std::string_view, 3> dirs;  // reads, writes, trims; "" keeps that one's default
+};
+PerDirectionText SplitPerDirection(std::string_view text, std::string_view option);
 // "N" (all directions together) or "R,W", "R,", ",W" (per direction) into spec's rate fields;
 // bytes: sizes with suffixes per second (--rate), else I/Os per second (--rate_iops). A rate of
 // 0 is no limit (fio's).

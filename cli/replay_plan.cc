@@ -96,6 +96,18 @@ void SettleReplay(RunOptions& job) {
   }
   r.trace_ios = s.ios;
   r.span_ns = r.no_stall ? 0 : s.span_ns;
+  // A blktrace dump names its devices "MAJOR,MINOR" (fio opens the /dev node of that number);
+  // iotail takes the target from the user instead.
+  const bool numbered = std::any_of(s.devices.begin(), s.devices.end(), [](const std::string& d) {
+    return !d.empty() && d.find_first_not_of("0123456789,") == std::string::npos &&
+           d.find(',') != std::string::npos;
+  });
+  if (numbered && spec.uri.empty() && r.redirect.empty() && r.map.empty()) {
+    throw UsageError(fmt::format(
+        "--read_iolog: '{}' names its devices by number ({}): give --replay_redirect=TARGET, or "
+        "--replay_map=MAJOR,MINOR=TARGET... (iotail does not pick a device by its number)",
+        r.read_iolog, fmt::join(s.devices, " ")));
+  }
   if (!spec.uri.empty()) {
     // The export (--uri, the nbd engine) is the one target: every trace file onto it.
     if (!r.map.empty()) throw UsageError("--replay_map with --uri: the export is the one target");

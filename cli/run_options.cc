@@ -68,20 +68,18 @@ double ParsePercent(const std::string& v, std::string_view option) {
 // (a third, trims, is refused) separated by a comma, an empty one keeping the default.
 void PerDirection(const std::string& v, std::string_view option, engine::JobSpec& spec,
                   void (*apply)(const std::string&, bool, engine::JobSpec&)) {
-  const size_t comma = v.find(',');
-  if (comma == std::string::npos) {
+  const PerDirectionText parts = SplitPerDirection(v, option);
+  if (parts.one) {
     apply(v, false, spec);
     spec.bs_write_own = false;
     return;
   }
-  const std::string r = v.substr(0, comma), w = v.substr(comma + 1);
-  if (w.find(',') != std::string::npos && w.substr(w.find(',') + 1) != "") {
+  if (!parts.dirs[2].empty()) {
     throw UsageError(fmt::format("--{}: iotail does not do trims (R,W only), got '{}'", option, v));
   }
-  const std::string writes = w.substr(0, w.find(','));
   spec.bs_write_own = true;
-  if (!r.empty()) apply(r, false, spec);
-  if (!writes.empty()) apply(writes, true, spec);
+  if (!parts.dirs[0].empty()) apply(std::string(parts.dirs[0]), false, spec);
+  if (!parts.dirs[1].empty()) apply(std::string(parts.dirs[1]), true, spec);
 }
 
 // fio's bs=int[,int][,int]: one value for every direction, or reads, writes (and trims, which

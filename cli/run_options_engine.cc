@@ -27,9 +27,6 @@ using enum ValueType;
 
 // fio's "N" (both directions) or "R,W" for an engine option between lo and hi.
 std::array<uint32_t, 2> ReadWritePair(const OptionValue& v, uint32_t lo, uint32_t hi) {
-  std::array<uint32_t, 2> out{};
-  const std::string_view t = v.text;
-  const size_t comma = t.find(',');
   auto one = [&](std::string_view s) {
     uint32_t x = 0;
     const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
@@ -39,9 +36,10 @@ std::array<uint32_t, 2> ReadWritePair(const OptionValue& v, uint32_t lo, uint32_
     }
     return x;
   };
-  out[0] = one(t.substr(0, comma));
-  out[1] = comma == std::string_view::npos ? out[0] : one(t.substr(comma + 1));
-  return out;
+  const PerDirectionText parts = SplitPerDirection(v.text, v.option);
+  if (!parts.one && !parts.dirs[2].empty()) one("");  // a trims' value: refused as above
+  const uint32_t reads = one(parts.dirs[0]);
+  return {reads, parts.one ? reads : one(parts.dirs[1])};
 }
 
 // --ioengine's help: the engines of the table, as the a|b|c words a text row's help starts with.

@@ -51,7 +51,10 @@ std::vector<std::pair<std::string, std::string>> ParseMap(std::string_view text,
   std::vector<std::pair<std::string, std::string>> map;
   size_t start = 0;
   while (start <= text.size()) {
-    const size_t comma = text.find(',', start);
+    // A pair ends at the first comma after its '=' (a blktrace device's name, MAJOR,MINOR, has a
+    // comma of its own before it).
+    const size_t eq_at = text.find('=', start);
+    const size_t comma = text.find(',', eq_at == std::string_view::npos ? start : eq_at);
     const std::string_view pair = text.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     const size_t eq = pair.find('=');
@@ -75,7 +78,8 @@ const std::vector<OptionDef>& ReplayRows() {
   static const std::vector<OptionDef> table = {
       {"read_iolog", kName,
        [](RunOptions& o, const OptionValue& v) { o.spec.replay.read_iolog = v.text; },
-       "replay this trace (fio iolog v2/v3): each I/O issued at its trace time (open loop; "
+       "replay this trace (fio iolog v2/v3, blktrace dump; plain, .gz or .zst): each I/O issued "
+       "at its trace time (open loop; "
        "latency from that time, lateness in iotail_replay), the trace's files the targets"},
       {"read_iolog_chunked", kFlag,
        [](RunOptions& o, const OptionValue& v) { o.spec.replay.chunked = v.number != 0; },
@@ -95,7 +99,7 @@ const std::vector<OptionDef>& ReplayRows() {
       {"replay_map", kText,
        [](RunOptions& o, const OptionValue& v) { o.spec.replay.map = ParseMap(v.text, v.option); },
        "iotail's: each trace file onto a target of its own, all in the trace's one time order "
-       "(FROM=TO,FROM=TO; fio needs a run per device)"},
+       "(FROM=TO,FROM=TO, a blktrace device as MAJOR,MINOR=TO; fio needs a run per device)"},
       {"replay_align", kSize,
        [](RunOptions& o, const OptionValue& v) {
          if (v.number != 0 && !std::has_single_bit(static_cast<uint64_t>(v.number))) {

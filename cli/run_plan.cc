@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include "cli/replay_plan.h"
@@ -153,8 +154,12 @@ void NameTargets(RunOptions& job) {
 void ApplyDefaultBenchmark(RunOptions& job, std::string& temp_path, std::ostream& err) {
   engine::JobSpec& spec = job.spec;
   const bool null_engine = spec.ioengine == engine::EngineKind::kNull;
-  // The null engine's target is a name it never opens (as its named jobs' NAME.0.0).
-  spec.filenames = {fmt::format("iotail-default.{}.tmp", getpid())};
+  // The null engine's target is a name it never opens (as its named jobs' NAME.0.0). Named by host
+  // and process: processes on hosts sharing a directory (iotail-mpi's ranks over NFS) may have
+  // the same PID.
+  char host[65] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "host");
+  spec.filenames = {fmt::format("iotail-default.{}.{}.tmp", host, getpid())};
   if (!null_engine) temp_path = spec.filenames[0];
   if (!job.Given("size")) spec.size = 64 << 20;
   if (!job.Given("rw")) spec.rw = engine::RwMode::kRandRead;

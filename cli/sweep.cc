@@ -30,6 +30,7 @@
 #include "cli/option_table.h"
 #include "cli/run_options.h"
 #include "cli/stop_signals.h"
+#include "cli/sweep_driver.h"
 #include "cli/sweep_options.h"
 #include "cli/sweep_report.h"
 #include "cli/sweep_step.h"
@@ -137,14 +138,7 @@ void StoppedOutcome(SweepOutcome& outcome, const std::string& why, int steps) {
 
 }  // namespace
 
-int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
-  ParseContext context;
-  context.driver = SweepOptionGroups();
-  RunPlan plan = ParseRunPlan(args, context);
-  if (plan.run.help != 0) {
-    out << (plan.run.help == 3 ? ManPage(SweepDoc()) : SweepUsage());
-    return 0;
-  }
+std::vector<stats::SlaTarget> CheckSweepPlan(RunPlan& plan) {
   const SweepSettings& s = plan.run.driver.sweep;
   SweepOrderCheck(s);
   if (!plan.named_jobs && plan.jobs[0].spec.filenames.empty() && plan.jobs[0].spec.uri.empty()) {
@@ -159,7 +153,7 @@ int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   if (plan.run.sla.empty()) {
     throw stats::UsageError("--sla: the sweep needs at least one target, e.g. --sla 'p99<=10ms'");
   }
-  const std::vector<stats::SlaTarget> sla = stats::ParseSlaTargets(plan.run.sla, "--sla");
+  std::vector<stats::SlaTarget> sla = stats::ParseSlaTargets(plan.run.sla, "--sla");
   // A target on a direction no job does would hold on nothing at every rate (issue 38): refused.
   for (const stats::SlaTarget& t : sla) {
     if (!t.direction) continue;
@@ -180,6 +174,12 @@ int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
           stats::DirectionName(*t.direction)));
     }
   }
+  return sla;
+}
+
+int RunSweep(const RunPlan& plan, const StepRunner& run_step, std::ostream& out,
+             std::ostream& err) {
+  const SweepSettings& s = plan.run.driver.sweep;
   const bool json = plan.run.output_format == OutputFormat::kJson ||
                     plan.run.output_format == OutputFormat::kJsonPlus;
   // With --output the report goes to that file, whole or not at all (its path checked now).
@@ -196,7 +196,7 @@ int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   bool io_errors = false, output_failed = false;
   std::optional<SweepStep> saturated;  // the saturated step of the lowest target
   SweepOutcome outcome = Search(s, [&](const char* phase, double rate) {
-    SweepStep step = RunSweepStep(plan, rate, sla, s, ++index, err);
+    SweepStep step = run_step(rate, ++index);
     step.phase = phase;
     io_errors = io_errors || step.errors != 0;
     output_failed = output_failed || step.output_failed;
@@ -234,6 +234,23 @@ int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   }
   if (status != 0) err << "iotail sweep: " << outcome.message << '\n';
   return status;
+}
+
+int SweepCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
+  ParseContext context;
+  context.driver = SweepOptionGroups();
+  RunPlan plan = ParseRunPlan(args, context);
+  if (plan.run.help != 0) {
+    out << (plan.run.help == 3 ? ManPage(SweepDoc()) : SweepUsage());
+    return 0;
+  }
+  const std::vector<stats::SlaTarget> sla = CheckSweepPlan(plan);
+  return RunSweep(
+      plan,
+      [&](double rate, int index) {
+        return RunSweepStep(plan, rate, sla, plan.run.driver.sweep, index, err);
+      },
+      out, err);
 }
 
 }  // namespace iotail::cli

@@ -42,8 +42,6 @@ std::string MsWithUnit(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
 SweepStep RunSweepStep(const RunPlan& base, double rate, const std::vector<stats::SlaTarget>& sla,
                        const SweepSettings& settings, int index, std::ostream& err) {
-  SweepStep step;
-  step.rate = rate;
   std::ostringstream quiet;
   PlannedRun run = PlanRun(StepPlan(base, rate, settings, index), index == 1 ? err : quiet);
   RunHooks hooks;
@@ -51,8 +49,15 @@ SweepStep RunSweepStep(const RunPlan& base, double rate, const std::vector<stats
   std::optional<stats::RunSummary> measured;
   hooks.on_summary = [&](stats::RunSummary& summary) { measured = summary; };
   const int status = ExecuteRun(run, hooks, quiet, err);
+  return JudgeStep(measured ? &*measured : nullptr, status, rate, sla, settings);
+}
+
+SweepStep JudgeStep(const stats::RunSummary* measured, int status, double rate,
+                    const std::vector<stats::SlaTarget>& sla, const SweepSettings& settings) {
+  SweepStep step;
+  step.rate = rate;
   step.stopped = StopSignals::flag().load();
-  if (!measured) {  // stopped during its setup: nothing was measured
+  if (measured == nullptr) {  // stopped during its setup: nothing was measured
     step.stopped = true;
     return step;
   }

@@ -22,6 +22,7 @@
 #include "cli/driver_options.h"
 #include "cli/run_options.h"
 #include "stats/core/sla.h"
+#include "stats/report/run_summary.h"
 
 namespace iotail::cli {
 
@@ -46,9 +47,15 @@ struct SweepStep {
 // metrics of its own; histogram logs (--write_hist_log=PREFIX) per step as PREFIX.stepN. Pure.
 RunPlan StepPlan(const RunPlan& base, double rate, const SweepSettings& settings, int index);
 
-// Runs step number `index`; notes of the run plan (PlanRun's) go to `err` for the first. Throws
-// what the run assembly throws (UsageError for a plan it refuses, std::system_error).
+// Runs step number `index` on this host; notes of the run plan (PlanRun's) go to `err` for the
+// first. Throws what the run assembly throws (UsageError for a plan it refuses, std::system_error).
 SweepStep RunSweepStep(const RunPlan& base, double rate, const std::vector<stats::SlaTarget>& sla,
                        const SweepSettings& settings, int index, std::ostream& err);
+
+// The verdict on a step at rate R from its run's summary (null: stopped before anything was
+// measured) and exit status: what RunSweepStep returns, and iotail-mpi sweep's from the cluster's
+// summary (every rank's histograms summed).
+SweepStep JudgeStep(const stats::RunSummary* summary, int status, double rate,
+                    const std::vector<stats::SlaTarget>& sla, const SweepSettings& settings);
 
 }  // namespace iotail::cli

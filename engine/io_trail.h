@@ -63,6 +63,18 @@ class IoTrail {
     return n;
   }
 
+  // Consumer only: how many records are there to take now (a mark for Consume).
+  uint64_t Mark() const { return head_.load(std::memory_order_acquire); }
+  // Consumer only: calls f(record) on each record pushed before `mark` (from Mark()) and not yet
+  // taken, oldest first, in place; then frees their room. Returns how many.
+  template <typename F>
+  size_t Consume(uint64_t mark, F&& f) {
+    const uint64_t tail = tail_.load(std::memory_order_relaxed);
+    for (uint64_t i = tail; i < mark; ++i) f(records_[i & mask_]);
+    if (mark > tail) tail_.store(mark, std::memory_order_release);
+    return mark > tail ? static_cast<size_t>(mark - tail) : 0;
+  }
+
   // Any thread: records the producer could not push.
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 

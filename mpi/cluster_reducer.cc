@@ -43,10 +43,12 @@ ClusterInterval DecodeInterval(std::span<const uint64_t> words) {
   return interval;
 }
 
-ClusterReducer::ClusterReducer(int ranks, size_t jobs, uint64_t period_ms, Emit emit)
+ClusterReducer::ClusterReducer(int ranks, size_t jobs, uint64_t period_ms, Emit emit,
+                               size_t batches)
     : ranks_(static_cast<size_t>(ranks)),
       jobs_(jobs),
       period_ms_(period_ms == 0 ? 1 : period_ms),
+      batches_(batches == 0 ? 1 : batches),
       emit_(std::move(emit)) {}
 
 void ClusterReducer::Add(int rank, ClusterInterval interval) {
@@ -54,7 +56,8 @@ void ClusterReducer::Add(int rank, ClusterInterval interval) {
   if (r.done || complete_) return;
   if (interval.jobs.size() != jobs_) throw std::runtime_error("interval: wrong job count");
   r.planned_bytes = interval.planned_bytes;
-  r.final_seen = r.final_seen || interval.final;
+  r.batch_of.push_back(r.finals);
+  if (interval.final) ++r.finals;
   r.queue.push_back(std::move(interval));
   Drain();
 }
@@ -71,25 +74,37 @@ void ClusterReducer::Drain() {
     return (i.time_ms + period_ms_ - 1) / period_ms_;
   };
   while (!complete_) {
-    // Every rank that may still send must have something queued: it may hold the earliest.
+    // Every rank that may still send in this batch must have something of it queued: it may hold
+    // the earliest.
     bool any = false;
     for (const Rank& r : ranks_) {
-      if (r.queue.empty() && !r.done && !r.final_seen) return;
-      any = any || !r.queue.empty();
+      const bool in_batch = !r.queue.empty() && r.batch_of.front() == batch_;
+      if (!in_batch && !r.done && r.finals <= batch_) return;
+      any = any || in_batch;
     }
-    if (!any) {  // every rank has ended and everything is out
-      complete_ = true;
-      return;
+    if (!any) {  // every rank has ended this batch
+      bool over = true;
+      for (const Rank& r : ranks_) over = over && r.queue.empty() && (r.done || r.Ended(batches_));
+      if (over) {  // every rank has ended its last batch and everything is out
+        complete_ = true;
+        return;
+      }
+      // Every rank has ended this batch: the next starts at the boundary after the cluster's last.
+      ++batch_;
+      offset_ms_ = (last_time_ms_ + period_ms_ - 1) / period_ms_ * period_ms_;
+      continue;
     }
     uint64_t k = std::numeric_limits<uint64_t>::max();
     for (const Rank& r : ranks_) {
-      if (!r.queue.empty()) k = std::min(k, period_of(r.queue.front()));
+      if (!r.queue.empty() && r.batch_of.front() == batch_) {
+        k = std::min(k, period_of(r.queue.front()));
+      }
     }
     ClusterInterval sum;
     sum.jobs.resize(jobs_);
     sum.start_ns = std::numeric_limits<uint64_t>::max();
     for (Rank& r : ranks_) {
-      while (!r.queue.empty() && period_of(r.queue.front()) == k) {
+      while (!r.queue.empty() && r.batch_of.front() == batch_ && period_of(r.queue.front()) == k) {
         const ClusterInterval& front = r.queue.front();
         for (size_t j = 0; j < jobs_; ++j) sum.jobs[j].Add(front.jobs[j]);
         if (sum.entry_counts.size() < front.entry_counts.size())
@@ -100,13 +115,14 @@ void ClusterReducer::Drain() {
           sum.logged_bytes[d] += front.logged_bytes[d];
         sum.start_ns = std::min(sum.start_ns, front.start_ns);
         sum.end_ns = std::max(sum.end_ns, front.end_ns);
-        sum.time_ms = std::max(sum.time_ms, front.time_ms);
+        sum.time_ms = std::max(sum.time_ms, offset_ms_ + front.time_ms);
         r.queue.pop_front();
+        r.batch_of.pop_front();
       }
     }
     sum.final = true;
     for (const Rank& r : ranks_)
-      sum.final = sum.final && r.queue.empty() && (r.done || r.final_seen);
+      sum.final = sum.final && r.queue.empty() && (r.done || r.Ended(batches_));
     if (emitted_ > 0 && sum.time_ms <= last_time_ms_) sum.time_ms = last_time_ms_ + 1;
     for (const Rank& r : ranks_) sum.planned_bytes += r.planned_bytes;
     last_time_ms_ = sum.time_ms;

@@ -8,8 +8,14 @@
 // it, when a rank's clock closed its last boundary late). Each rank's intervals arrive in its own
 // order; period k is emitted once every rank that may still send has delivered something of
 // period k or later. The cluster interval is stamped with the latest time among its parts and is
-// final when every rank has sent its final. A rank marked done delivers nothing more (a rank that
-// failed is marked done so the others are not held up).
+// final when every rank has sent its last final: a run of several batches (stonewalls) closes an
+// interval clock, and sends a final, per batch, so a rank's stream ends at its `batches`-th final
+// (an earlier batch's final is a partial interval like any other). Each batch's times count from
+// its own start (as fio's, and each rank's, per-job logs do); the cluster's log is one time line,
+// so a batch is placed from the first period boundary after the cluster's previous batch ended
+// (its times plus that boundary), once every rank has ended the batch before. A rank marked done
+// delivers nothing more (a rank that failed, or stopped before its last batch, is marked done so
+// the others are not held up).
 //
 // The encoding of an interval (EncodeInterval) is what a rank sends: its time, bounds, planned
 // bytes, one RecorderSnapshot per job (stats/record/snapshot_codec.h), the entries' counts and the
@@ -53,8 +59,8 @@ ClusterInterval DecodeInterval(std::span<const uint64_t> words);
 class ClusterReducer {
  public:
   using Emit = std::function<void(const ClusterInterval&)>;
-  // period_ms: the log period P (every rank's).
-  ClusterReducer(int ranks, size_t jobs, uint64_t period_ms, Emit emit);
+  // period_ms: the log period P (every rank's); batches: the run's batches (finals per rank).
+  ClusterReducer(int ranks, size_t jobs, uint64_t period_ms, Emit emit, size_t batches = 1);
 
   // The next interval of `rank`.
   void Add(int rank, ClusterInterval interval);
@@ -68,13 +74,18 @@ class ClusterReducer {
   void Drain();
   struct Rank {
     std::deque<ClusterInterval> queue;
+    std::deque<size_t> batch_of;  // the batch of each queued interval
     bool done = false;
-    bool final_seen = false;  // its final interval has arrived: nothing after it
+    size_t finals = 0;  // its batches' final intervals arrived: at `batches_`, nothing after it
+    bool Ended(size_t batches) const { return finals >= batches; }
     uint64_t planned_bytes = 0;
   };
   std::vector<Rank> ranks_;
   size_t jobs_;
   uint64_t period_ms_;
+  size_t batches_;
+  size_t batch_ = 0;        // the batch being placed
+  uint64_t offset_ms_ = 0;  // its times' place on the cluster's time line
   Emit emit_;
   bool complete_ = false;
   uint64_t last_time_ms_ = 0;

@@ -18,12 +18,13 @@ stats::RecorderSnapshot LoggedSum(const ClusterInterval& i) {
 
 }  // namespace
 
-ClusterView::ClusterView(int ranks, size_t jobs, uint64_t period_ms)
-    : reducer_(ranks, jobs, period_ms, [this](const ClusterInterval& i) { Emit(i); }) {
+ClusterView::ClusterView(int ranks, size_t jobs, uint64_t period_ms, size_t batches)
+    : reducer_(
+          ranks, jobs, period_ms, [this](const ClusterInterval& i) { Emit(i); }, batches) {
   explain_.reserve(stats::kStageCount);
   for (size_t s = 0; s < stats::kStageCount; ++s) {
-    explain_.emplace_back(ranks, jobs, period_ms,
-                          [this, s](const ClusterInterval& i) { EmitStage(s, i); });
+    explain_.emplace_back(
+        ranks, jobs, period_ms, [this, s](const ClusterInterval& i) { EmitStage(s, i); }, batches);
   }
 }
 

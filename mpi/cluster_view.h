@@ -21,7 +21,8 @@ namespace iotail::mpi {
 class ClusterView {
  public:
   // period_ms: every rank's log period (the planned jobs'); jobs: the jobs of the run.
-  ClusterView(int ranks, size_t jobs, uint64_t period_ms);
+  // batches: the run's batches (stonewalls), each ending with a final interval per rank.
+  ClusterView(int ranks, size_t jobs, uint64_t period_ms, size_t batches = 1);
 
   ClusterReducer& reducer() { return reducer_; }
   // --explain's stage `stage`; std::runtime_error when out of range (a malformed message).

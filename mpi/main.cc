@@ -40,8 +40,12 @@
 #include "cli/option_table.h"
 #include "cli/run_assembly.h"
 #include "cli/run_hooks.h"
+#include "cli/stop_signals.h"
+#include "cli/sweep_driver.h"
+#include "cli/sweep_options.h"
 #include "engine/clock.h"
 #include "engine/job_runner.h"
+#include "mpi/cluster_run.h"
 #include "mpi/cluster_view.h"
 #include "mpi/exchange.h"
 #include "mpi/mpi_doc.h"
@@ -125,192 +129,94 @@ void MeetRanks(Cluster& c, uint64_t period_ms) {
   }
 }
 
-// One rank's line in the cluster's summary.
-stats::RankInfo RankSummary(const Cluster& c, int r, const Shared& shared) {
-  stats::RankInfo info;
-  info.rank = r;
-  info.host = c.Name(r);
-  info.clock_offset_ns = c.offsets[static_cast<size_t>(r)];
-  info.p99_ns = NAN;
-  info.lost_silence_s = shared.lost_silence_s[static_cast<size_t>(r)];
-  info.lost = info.lost_silence_s > 0;
-  if (!shared.has_totals[static_cast<size_t>(r)]) return info;
-  const RankTotals& t = shared.totals[static_cast<size_t>(r)];
-  info.start_skew_ns = t.start_skew_ns;
-  stats::RecorderSnapshot all;
-  for (const auto& s : t.totals) all.Add(s);
-  stats::LatencySnapshot clat;
-  for (const auto& d : all.dirs) {
-    info.ios += d.ios;
-    info.bytes += d.bytes;
-    clat.Add(d.clat);
-  }
-  info.errors = all.TotalErrors();
-  if (clat.n > 0) {
-    const double p99[] = {99.0};
-    info.p99_ns = stats::ComputePercentiles(std::span<const uint64_t>(clat.hist),
-                                            stats::HistogramLayout::Recorded(), p99,
-                                            stats::PercentileMethod::kFio)[0];
-  }
-  return info;
-}
-
-// Rank 0: the summary of the cluster, from every rank's exact totals (the caller holds shared.mu
-// and the cluster is complete).
-void ClusterSummary(stats::RunSummary& summary, const Cluster& c, Shared& shared) {
-  const std::vector<stats::RateSamples> samples = shared.cluster->samples();
-  for (size_t j = 0; j < summary.jobs.size(); ++j) {
-    stats::JobTotals& job = summary.jobs[j];
-    job.totals = {};
-    job.cpu = {};
-    job.depths = {};
-    if (job.explain) job.explain.emplace();  // --explain: the ranks' stages, summed
-    for (const RankTotals& t : shared.totals) {
-      if (j >= t.totals.size()) continue;
-      job.totals.Add(t.totals[j]);
-      job.cpu.Add(t.cpu[j]);
-      job.depths.Add(t.depths[j]);
-      if (job.explain && t.explain[j]) job.explain->Add(*t.explain[j]);
-    }
-    if (j < samples.size()) job.samples = samples[j];
-  }
-  summary.disk_util.clear();  // per host: not summed
-  // --explain: the kernel view is rank 0's to name; what went unjoined is every rank's.
-  summary.explain.requests_unmatched = 0;
-  summary.explain.records_dropped = 0;
-  for (const RankTotals& t : shared.totals) {
-    summary.explain.requests_unmatched += t.requests_unmatched;
-    summary.explain.records_dropped += t.records_dropped;
-  }
-  // Every rank runs the jobs at their rates: the cluster's targets are the ranks' sums.
-  const double ranks = c.size;
-  summary.mode.target_iops *= ranks;
-  summary.mode.target_bw *= ranks;
-  for (double& t : summary.mode.dir_target_iops) t *= ranks;
-  for (double& t : summary.mode.dir_target_bw) t *= ranks;
-  for (int r = 0; r < c.size; ++r) summary.ranks.push_back(RankSummary(c, r, shared));
-}
-
-// The main thread's side of the run: MPI progress (sends, receives, rank 0's merge) until the run
-// and the exchange are over.
-
-// This rank's forwarding sinks: the interval clock's, and one per --explain stage.
-struct Forwards {
-  std::unique_ptr<ForwardSink> clat;
-  std::array<std::unique_ptr<ForwardSink>, stats::kStageCount> stages;
+// What this rank starts with: the command (run or sweep), its plan and, for a run, the plan
+// settled; for a sweep, the SLA targets (checked on every rank alike, before the rank transform).
+struct RankStart {
+  bool sweep = false;
+  cli::RunPlan plan;
+  std::unique_ptr<cli::PlannedRun> run;
+  std::vector<stats::SlaTarget> sla;
 };
 
-// The hooks through which this rank's run feeds the exchange (cli/run_hooks.h); rank 0's run is
-// the cluster's view (RunHooks::cluster_ranks), fed by the ClusterView.
-void SetHooks(cli::RunHooks& hooks, const Cluster& c, Shared& shared, Mailbox& mailbox,
-              Forwards& forward) {
-  hooks.print_summary = c.rank == 0;
-  hooks.cluster_ranks = c.rank == 0 ? c.size : 0;
-  hooks.on_jobs = [&](std::span<const engine::JobSpec> specs) {
-    std::lock_guard lock(shared.mu);
-    shared.specs.assign(specs.begin(), specs.end());
-    shared.period_ms = specs[0].log_hist_msec;
-    if (c.rank == 0)
-      shared.cluster = std::make_unique<ClusterView>(c.size, specs.size(), shared.period_ms);
-    forward.clat = std::make_unique<ForwardSink>(mailbox, specs.size());
-    hooks.sinks = {forward.clat.get()};
-    for (size_t s = 0; s < stats::kStageCount; ++s) {
-      forward.stages[s] = std::make_unique<ForwardSink>(mailbox, specs.size(), static_cast<int>(s));
-      hooks.explain_sinks[s] = {forward.stages[s].get()};
-    }
-    shared.jobs_known = true;
-    shared.cv.notify_all();
-  };
-  hooks.on_view = [&](const cli::ViewSinks& view) { shared.cluster->SetView(view); };
-  hooks.on_ready = [&]() -> uint64_t {
-    std::unique_lock lock(shared.mu);
-    const size_t batch = shared.ready++;
-    // Until rank 0 has started the batch (if a rank fails or stays behind, rank 0 ends the job).
-    shared.cv.wait(lock, [&] { return shared.starts.size() > batch && shared.starts[batch] != 0; });
-    return shared.starts[batch];
-  };
-  hooks.on_batch = [&](std::span<const size_t> job_of_worker,
-                       std::span<const size_t> entry_of_worker, size_t entries) {
-    forward.clat->SetWorkers(job_of_worker, entry_of_worker, entries);
-    for (auto& stage : forward.stages) stage->SetWorkers(job_of_worker, {}, 0);
-  };
-  hooks.on_summary = [&](stats::RunSummary& summary) {
-    mailbox.Push({kTagTotals, EncodeTotals(summary)});
-    if (c.rank != 0) return;
-    std::unique_lock lock(shared.mu);
-    shared.cv.wait(lock, [&] { return shared.cluster_ready; });
-    ClusterSummary(summary, c, shared);
-  };
+// Every option group iotail-mpi sweep reads before iotail run's: the sweep's, then iotail-mpi's.
+std::span<const cli::OptionGroup> SweepGroups() {
+  static const std::vector<cli::OptionGroup> groups = [] {
+    std::vector<cli::OptionGroup> all(cli::SweepOptionGroups().begin(),
+                                      cli::SweepOptionGroups().end());
+    all.insert(all.end(), MpiOptionGroups().begin(), MpiOptionGroups().end());
+    return all;
+  }();
+  return groups;
 }
 
-// This rank's run (cli::ExecuteRun) on its own thread; its status (or failure) lands in `shared`.
-std::thread StartRun(const Cluster& c, cli::PlannedRun& run, cli::RunHooks& hooks, Shared& shared,
-                     std::ostream& quiet) {
-  return std::thread([&] {
-    int status = 1;
-    std::string failure;
-    try {
-      status = cli::ExecuteRun(run, hooks, c.rank == 0 ? std::cout : quiet, std::cerr);
-    } catch (const stats::UsageError& e) {
-      failure = e.what();
-      status = 2;
-    } catch (const std::exception& e) {
-      failure = e.what();
-      status = 1;
-    }
-    std::cout.flush();
-    std::lock_guard lock(shared.mu);
-    shared.status = status;
-    shared.failure = failure;
-    shared.run_done = true;
-    shared.cv.notify_all();
-  });
+std::string Usage(bool sweep) {
+  if (sweep) {
+    return "usage: mpirun -np N iotail-mpi sweep --sla TARGETS [options] [JOBFILE.fio...]\n"
+           "The capacity of all ranks together at the SLA: each step's rate is the cluster's, "
+           "split over the ranks.\n" +
+           cli::OptionsHelp(SweepGroups()) +
+           "\nand every option of iotail run (iotail run --help).\n";
+  }
+  return "usage: mpirun -np N iotail-mpi run [options] [JOBFILE.fio...]\n"
+         "Every rank runs what iotail run runs; rank 0 shows and writes the cluster as one.\n" +
+         cli::OptionsHelp(MpiOptionGroups()) +
+         "\nand every option of iotail run (iotail run --help).\n";
 }
 
 // The plan of this rank: the command line and job files read once by the option table, with
-// iotail-mpi's own rows and this rank's {rank} and {host}, then the rank's transform
-// (mpi/rank_plan.h). The help is printed here (rank 0) and ends the job: *done.
-cli::RunPlan ParsePlan(int argc, char** argv, const Cluster& c, bool* done) {
-  if (argc < 2 || std::string_view(argv[1]) != "run") {
-    throw stats::UsageError("usage: mpirun -np N iotail-mpi run [the options of iotail run]");
+// iotail-mpi's own rows (and the sweep's) and this rank's {rank} and {host}, then the rank's
+// transform (mpi/rank_plan.h). The help is printed here (rank 0) and ends the job: *done.
+RankStart ParsePlan(int argc, char** argv, const Cluster& c, bool* done) {
+  const std::string_view command = argc >= 2 ? argv[1] : "";
+  if (command != "run" && command != "sweep") {
+    throw stats::UsageError(
+        "usage: mpirun -np N iotail-mpi run|sweep [the options of iotail run, or of iotail "
+        "sweep]");
   }
+  RankStart start;
+  start.sweep = command == "sweep";
   cli::ParseContext context;
-  context.driver = MpiOptionGroups();
+  context.driver = start.sweep ? SweepGroups() : MpiOptionGroups();
   context.substitutions = {{"{rank}", std::to_string(c.rank)}, {"{host}", c.host}};
-  cli::RunPlan plan = cli::ParseRunPlan(std::span<char* const>(argv + 1, argv + argc), context);
+  start.plan = cli::ParseRunPlan(std::span<char* const>(argv + 1, argv + argc), context);
+  const cli::RunPlan& plan = start.plan;
   *done = plan.run.help != 0 || !plan.showcmd.empty();
   if (*done) {
     if (c.rank == 0) {
-      std::cout << (plan.run.help == 3 ? cli::ManPage(MpiDoc())
-                    : !plan.showcmd.empty()
-                        ? plan.showcmd
-                        : "usage: mpirun -np N iotail-mpi run [options] [JOBFILE.fio...]\n"
-                          "Every rank runs what iotail run runs; rank 0 shows and writes the "
-                          "cluster as one.\n" +
-                              cli::OptionsHelp(MpiOptionGroups()) +
-                              "\nand every option of iotail run (iotail run --help).\n");
+      std::cout << (plan.run.help == 3      ? cli::ManPage(MpiDoc())
+                    : !plan.showcmd.empty() ? plan.showcmd
+                                            : Usage(start.sweep));
     }
-    return plan;
+    return start;
   }
-  return RankPlan(std::move(plan), c.rank);
+  if (start.sweep) start.sla = cli::CheckSweepPlan(start.plan);
+  start.plan = RankPlan(std::move(start.plan), c.rank);
+  return start;
 }
 
-// Every rank's plan read and settled (PlanRun; notes from rank 0 only, errors from each rank that
-// has them); the worst status of any rank (0, 2 for a plan refused, 1 for another failure) ends
-// them all alike. *done: nothing to run (--help, --showcmd, --parse-only: rank 0 has printed it).
-int PlanEveryRank(int argc, char** argv, const Cluster& c, std::unique_ptr<cli::PlannedRun>& run,
-                  bool* done, std::ostream& quiet) {
+// Every rank's plan read and settled (PlanRun; for a sweep, its first step's; notes from rank 0
+// only, errors from each rank that has them); the worst status of any rank (0, 2 for a plan
+// refused, 1 for another failure) ends them all alike. *done: nothing to run (--help, --showcmd,
+// --parse-only: rank 0 has printed it).
+int PlanEveryRank(int argc, char** argv, const Cluster& c, RankStart& start, bool* done,
+                  std::ostream& quiet) {
   int status = 0;
   try {
-    cli::RunPlan plan = ParsePlan(argc, argv, c, done);
+    start = ParsePlan(argc, argv, c, done);
     if (!*done) {
-      run = std::make_unique<cli::PlannedRun>(
+      cli::RunPlan plan =
+          start.sweep
+              ? cli::StepPlan(start.plan,
+                              start.plan.run.driver.sweep.start_rate / static_cast<double>(c.size),
+                              start.plan.run.driver.sweep, 1)
+              : start.plan;
+      start.run = std::make_unique<cli::PlannedRun>(
           cli::PlanRun(std::move(plan), c.rank == 0 ? std::cerr : quiet));
-      *done = run->plan.parse_only;
+      *done = start.run->plan.parse_only;
       if (*done && c.rank == 0) {
         std::cerr << fmt::format(
             "iotail-mpi: --parse-only: {} job(s) ({} with their clones) per rank, all valid\n",
-            run->jobs(), run->clones);
+            start.run->jobs(), start.run->clones);
       }
     }
   } catch (const std::exception& e) {
@@ -327,6 +233,59 @@ int PlanEveryRank(int argc, char** argv, const Cluster& c, std::unique_ptr<cli::
   return worst;
 }
 
+// Rank 0 tells every rank what comes next: a step (its cluster rate and number) or, with a rate
+// below 0, the end of the sweep and its exit status.
+struct StepOrder {
+  double rate = -1;
+  int64_t index = 0;
+};
+StepOrder Broadcast(StepOrder order) {
+  double words[2] = {order.rate, static_cast<double>(order.index)};
+  MPI_Request request;
+  MPI_Ibcast(words, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD, &request);
+  Wait(request);
+  return {words[0], static_cast<int64_t>(words[1])};
+}
+
+// iotail-mpi sweep: rank 0 searches (cli/sweep_driver.h) and orders each step; every rank runs it
+// at its share of the rate (the cluster's rate over the ranks), through ClusterRun; rank 0 judges
+// it on the cluster's summary (every rank's histograms summed). Returns the sweep's status.
+int SweepOverRanks(const Cluster& c, const RankStart& start, std::ostream& quiet) {
+  const cli::SweepSettings& settings = start.plan.run.driver.sweep;
+  cli::StopSignals signals;  // held between steps too: a signal there ends the sweep cleanly
+  auto step_on_ranks = [&](double rate, int index, std::optional<stats::RunSummary>* summary) {
+    cli::RunPlan plan =
+        cli::StepPlan(start.plan, rate / static_cast<double>(c.size), settings, index);
+    std::string& prefix = plan.run.driver.cluster.hist_prefix;
+    if (!prefix.empty()) prefix += fmt::format(".step{}", index);
+    cli::PlannedRun run = cli::PlanRun(std::move(plan), quiet);
+    ClusterRunOptions options;
+    options.print_summary = false;
+    options.summary = summary;
+    return ClusterRun(c, run, quiet, options);
+  };
+  if (c.rank != 0) {
+    for (;;) {
+      const StepOrder order = Broadcast({});
+      if (order.rate < 0) return static_cast<int>(order.index);
+      step_on_ranks(order.rate, static_cast<int>(order.index), nullptr);
+    }
+  }
+  const int status = cli::RunSweep(
+      start.plan,
+      [&](double rate, int index) {
+        Broadcast({rate, index});
+        std::optional<stats::RunSummary> summary;
+        const int step_status = step_on_ranks(rate, index, &summary);
+        return cli::JudgeStep(summary ? &*summary : nullptr, step_status, rate, start.sla,
+                              settings);
+      },
+      std::cout, std::cerr);
+  std::cout.flush();
+  Broadcast({-1, status});
+  return status;
+}
+
 int Main(int argc, char** argv) {
   if (argc == 2 && std::string_view(argv[1]) == "--help=man") {  // the page, without MPI
     std::cout << cli::ManPage(MpiDoc());
@@ -339,41 +298,17 @@ int Main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &c.size);
   c.host = HostName();
   std::ostringstream quiet;
-  std::unique_ptr<cli::PlannedRun> run;
+  RankStart start;
   bool done = false;
-  if (const int status = PlanEveryRank(argc, argv, c, run, &done, quiet); status != 0 || done) {
+  if (const int status = PlanEveryRank(argc, argv, c, start, &done, quiet); status != 0 || done) {
     std::cout.flush();
     MPI_Finalize();
     return status;
   }
-  MeetRanks(c, run->spec(0).log_hist_msec);
+  MeetRanks(c, start.run->spec(0).log_hist_msec);
 
-  Shared shared;
-  Mailbox mailbox;
-  Exchange exchange(c, run->plan.run.driver.cluster.setup_timeout_ns, shared, mailbox);
-  Forwards forward;
-  cli::RunHooks hooks;
-  SetHooks(hooks, c, shared, mailbox, forward);
-  std::thread runner = StartRun(c, *run, hooks, shared, quiet);
-  try {
-    exchange.Loop();
-  } catch (const std::exception& e) {
-    std::cerr << fmt::format("iotail-mpi: rank {} ({}): {}\n", c.rank, c.host, e.what())
-              << std::flush;
-    MPI_Abort(MPI_COMM_WORLD, exchange.status());
-    return exchange.status();
-  }
-  runner.join();
-  const int status = shared.status;
-  // A rank given up on cannot take part in a collective (MPI_Finalize included): end the job.
-  for (double silence : shared.lost_silence_s) {
-    if (silence > 0) {
-      std::cerr << std::flush;
-      std::cout << std::flush;
-      MPI_Abort(MPI_COMM_WORLD, 1);
-      return 1;
-    }
-  }
+  const int status =
+      start.sweep ? SweepOverRanks(c, start, quiet) : ClusterRun(c, *start.run, quiet);
   int common = 0;
   MPI_Request reduce;
   MPI_Iallreduce(&status, &common, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &reduce);

@@ -9,6 +9,8 @@ cli::CommandDoc MpiDoc() {
   doc.page = "iotail-mpi";
   doc.summary = "one iotail run over every rank of an MPI job, merged live on rank 0";
   doc.synopsis = {"mpirun -np N [--hostfile FILE] iotail-mpi run [options] [JOBFILE.fio...]",
+                  "mpirun -np N [--hostfile FILE] iotail-mpi sweep --sla TARGETS [options] "
+                  "[JOBFILE.fio...]",
                   "iotail-mpi --help=man"};
   doc.description =
       "Each rank runs what iotail run would run on its host, with the same options; {rank} and "
@@ -27,7 +29,13 @@ cli::CommandDoc MpiDoc() {
       "the cluster's metrics, and one summary whose totals are the sums of every rank's "
       "(iotail_run.ranks[] in the JSON lists each rank). Every rank exits with the same status.\n\n"
       "--start_at is refused: rank 0 chooses the start. Clock offsets against rank 0 are measured "
-      "and reported; synchronise the hosts' clocks (chrony).";
+      "and reported; synchronise the hosts' clocks (chrony).\n\n"
+      "iotail-mpi sweep is iotail sweep over the cluster (its options: iotail sweep --help): the "
+      "capacity of all ranks together at the SLA. Rank 0 runs the search and orders each step; "
+      "every step's rate is the cluster's, split evenly over the ranks, all ranks start it "
+      "together, and its verdict comes from the cluster's histograms (every rank's summed). Each "
+      "step's cluster histogram log is PREFIX.stepN_clat_hist.1.log. Rank 0 prints the report; "
+      "every rank exits with the sweep's status.";
   return cli::DriverDoc(std::move(doc), MpiOptionGroups());
 }
 

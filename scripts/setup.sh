@@ -13,20 +13,22 @@ set -euo pipefail
 # (nlohmann-json3-dev, header-only, reads json+ summaries for `iotail compare`). libnbd is not
 # among them: the nbd engine loads it with dlopen when a run uses it (libnbd-dev, for its header,
 # comes with the tests' set). Nettle's headers (nettle-dev) for verify=sha*: its library too is
-# loaded when a job uses it.
+# loaded when a job uses it. zlib1g-dev and libzstd-dev, for replayed traces read compressed (.gz,
+# .zst): their headers; the libraries are loaded when a trace is compressed.
 run_packages=(
   g++ cmake ninja-build pkg-config
   liburing-dev libaio-dev libboost-program-options-dev libfmt-dev libblkid-dev nlohmann-json3-dev
-  nettle-dev
+  nettle-dev zlib1g-dev libzstd-dev
 )
 # The tests, the golden data, packaging and the benchmarks; and what builds the BPF tracer of
 # --explain (optional: without it the build goes on and --explain says why it explains nothing):
 # libbpf's headers (libbpf-dev; libbpf1 itself is loaded with dlopen), bpftool for vmlinux.h and
-# the skeletons, clang to compile the programs (-target bpf) and llvm to strip them.
+# the skeletons, clang to compile the programs (-target bpf) and llvm to strip them. gzip, zstd
+# and blktrace (blktrace, blkparse) make the traces the replay tests read.
 test_packages=(
   clang llvm libbpf-dev bpftool make git googletest libgtest-dev nlohmann-json3-dev
   fio python3 python3-numpy python3-pandas
-  util-linux hyperfine strace valgrind
+  util-linux hyperfine strace valgrind gzip zstd blktrace
   nbdkit libnbd-bin libnbd-dev fuse3 e2fsprogs fdisk lvm2 mdadm
   prometheus chromium tmux
   dpkg-dev file man-db groff zsh bash-completion lintian

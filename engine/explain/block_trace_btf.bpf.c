@@ -1,6 +1,6 @@
 // The typed-raw-tracepoint programs of BlockTracer (engine/explain/block_tracer.h): CO-RE against
 // the kernel's BTF (vmlinux.h generated at build time). Block requests of the devices in `devices`
-// are followed from insert and issue (a hash keyed by the request's address) to completion, where
+// are followed from insert and issue (a slot chosen by the request's address) to completion, where
 // one iotail_block_record is written with the request's own start_time_ns and io_start_time_ns;
 // io_uring submissions of the process `target_tgid` (0: none) and completions on its rings. Every
 // record that the ring buffer cannot take is counted in `counters`, never lost silently.
@@ -49,12 +49,132 @@ static __always_inline __u8 request_op(__u32 cmd_flags) {
   }
 }
 
+// Requests in flight, first in an array: a request in flight is named by its device, hardware
+// queue and tag (the scheduler's tag while it has one: it holds it from allocation to completion,
+// where the driver's tag comes only at dispatch), which no other request in flight shares; its
+// slot comes from that name and is claimed by compare-and-swap. One whose slot another request
+// holds goes to the `inflight` hash, keyed by the request's address. An array slot costs a few
+// loads where the hash costs a locked bucket and a free list.
+#define IOTAIL_SLOT_BITS 14
+struct inflight_slot {
+  __u64 name;  // the request holding the slot (request_name), 0: free
+  struct inflight_request times;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1 << IOTAIL_SLOT_BITS);
+  __type(key, __u32);
+  __type(value, struct inflight_slot);
+} slots SEC(".maps");
+
+// 0 for a request without a tag (it goes to the hash).
+static __always_inline __u64 request_name(struct request *rq, __u32 dev) {
+  int internal_tag = rq->internal_tag;
+  int tag = rq->tag;
+  __u32 name;
+  if (internal_tag >= 0 && internal_tag < 0xffff) {
+    name = (1 << 16) | internal_tag;
+  } else if (tag >= 0 && tag < 0xffff) {
+    name = tag;
+  } else {
+    return 0;
+  }
+  __u32 queue = rq->mq_hctx ? rq->mq_hctx->queue_num & 0x7fff : 0;
+  return ((__u64)dev << 32) | ((__u64)queue << 17) | (__u64)name;
+}
+
+static __always_inline struct inflight_slot *slot_of(__u64 name) {
+  if (name == 0) return 0;
+  __u32 index = (__u32)((name * 0x9E3779B97F4A7C15ull) >> (64 - IOTAIL_SLOT_BITS));
+  return bpf_map_lookup_elem(&slots, &index);
+}
+
+// The request's slot if it holds it or could claim it (*fresh: it was free), else 0.
+static __always_inline struct inflight_slot *claim_slot(__u64 name, int *fresh) {
+  struct inflight_slot *slot = slot_of(name);
+  if (!slot) return 0;
+  __u64 holder = __sync_val_compare_and_swap(&slot->name, 0, name);
+  *fresh = holder == 0;
+  return holder == 0 || holder == name ? slot : 0;
+}
+
+static __always_inline void slot_insert(struct request *rq, __u32 dev, __u64 now) {
+  int fresh = 0;
+  struct inflight_slot *slot = claim_slot(request_name(rq, dev), &fresh);
+  if (!slot) {
+    __u64 key = (__u64)rq;
+    track_insert(&key, now);
+    return;
+  }
+  slot->times.insert_ns = now;
+  slot->times.issue_ns = 0;
+  slot->times.requeued = 0;
+}
+
+static __always_inline void slot_issue(struct request *rq, __u32 dev, __u64 now) {
+  int fresh = 0;
+  struct inflight_slot *slot = claim_slot(request_name(rq, dev), &fresh);
+  if (!slot) {
+    __u64 key = (__u64)rq;
+    track_issue(&key, now);
+    return;
+  }
+  if (fresh) {
+    slot->times.insert_ns = 0;
+    slot->times.requeued = 0;
+  }
+  slot->times.issue_ns = now;
+}
+
+static __always_inline void slot_requeue(struct request *rq, __u32 dev) {
+  __u64 name = request_name(rq, dev);
+  struct inflight_slot *slot = slot_of(name);
+  if (slot && slot->name == name) {
+    slot->times.requeued = 1;
+  } else {
+    __u64 key = (__u64)rq;
+    track_requeue(&key);
+  }
+}
+
+// As fill_tracked, from the request's slot or else the hash; its final completion frees the slot.
+static __always_inline void slot_fill(struct iotail_block_record *r, struct request *rq, __u32 dev,
+                                      int final) {
+  __u64 name = request_name(rq, dev);
+  struct inflight_slot *slot = slot_of(name);
+  if (!slot || slot->name != name) {
+    __u64 key = (__u64)rq;
+    fill_tracked(r, &key, final);
+    return;
+  }
+  r->insert_ns = slot->times.insert_ns;
+  r->issue_ns = slot->times.issue_ns;
+  if (slot->times.requeued) r->flags |= IOTAIL_BLOCK_REQUEUED;
+  if (!r->issue_ns) r->flags |= IOTAIL_BLOCK_ISSUE_UNSEEN;
+  if (final) {
+    asm volatile("" ::: "memory");  // the times are read before the slot is given up
+    slot->name = 0;
+  }
+}
+
+// A request the ring buffer could not take: forgotten all the same once complete.
+static __always_inline void slot_forget(struct request *rq, __u32 dev) {
+  __u64 name = request_name(rq, dev);
+  struct inflight_slot *slot = slot_of(name);
+  if (slot && slot->name == name) {
+    slot->name = 0;
+  } else {
+    __u64 key = (__u64)rq;
+    bpf_map_delete_elem(&inflight, &key);
+  }
+}
+
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(block_insert, struct request *rq) {
   __u32 dev = request_dev(rq);
   if (!traced_device(dev)) return 0;
-  __u64 key = (__u64)rq;
-  track_insert(&key, bpf_ktime_get_ns());
+  slot_insert(rq, dev, bpf_ktime_get_ns());
   return 0;
 }
 
@@ -62,8 +182,7 @@ SEC("tp_btf/block_rq_issue")
 int BPF_PROG(block_issue, struct request *rq) {
   __u32 dev = request_dev(rq);
   if (!traced_device(dev)) return 0;
-  __u64 key = (__u64)rq;
-  track_issue(&key, bpf_ktime_get_ns());
+  slot_issue(rq, dev, bpf_ktime_get_ns());
   return 0;
 }
 
@@ -71,8 +190,7 @@ SEC("tp_btf/block_rq_requeue")
 int BPF_PROG(block_requeue, struct request *rq) {
   __u32 dev = request_dev(rq);
   if (!traced_device(dev)) return 0;
-  __u64 key = (__u64)rq;
-  track_requeue(&key);
+  slot_requeue(rq, dev);
   return 0;
 }
 
@@ -81,14 +199,13 @@ int BPF_PROG(block_complete, struct request *rq, blk_status_t error, unsigned in
   __u32 dev = request_dev(rq);
   if (!traced_device(dev)) return 0;
   __u64 now = bpf_ktime_get_ns();
-  __u64 key = (__u64)rq;
   // blk_update_request fires this for each part completed: the request ends with the part that
   // covers what remains of it.
   int final = nr_bytes >= rq->__data_len;
   struct iotail_block_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
   if (!r) {
     __sync_fetch_and_add(&counters.block_dropped, 1);
-    if (final) bpf_map_delete_elem(&inflight, &key);
+    if (final) slot_forget(rq, dev);
     return 0;
   }
   r->kind = IOTAIL_TRACE_BLOCK;
@@ -103,7 +220,7 @@ int BPF_PROG(block_complete, struct request *rq, blk_status_t error, unsigned in
   r->complete_ns = now;
   r->alloc_ns = rq->start_time_ns;
   r->kernel_issue_ns = rq->io_start_time_ns;
-  fill_tracked(r, &key, final);
+  slot_fill(r, rq, dev, final);
   submit_record(r, &counters.block_records);
   return 0;
 }

@@ -15,8 +15,11 @@
 // Times are CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns), the clock of iotail's own stamps.
 // Nothing is lost silently: a record the ring buffer cannot take is counted, and so is a hit the
 // kernel did not run a program for (another BPF program was running on that CPU) (Counters()).
-// Costs, per I/O of a traced device: a hash lookup per tracepoint, a hash update at insert/issue
-// and a lookup and delete at completion, one ring-buffer record; other devices pay one lookup.
+// Costs, per I/O of a traced device: the device compared against a list of up to 8 (more: a hash
+// lookup) per tracepoint; with typed tracepoints an array slot claimed by compare-and-swap at
+// insert/issue and freed at completion (a hash where two requests want one slot; the plain
+// tracepoints always use the hash: an update, a lookup and a delete); one ring-buffer record.
+// Other devices pay the compare.
 //
 // Threads: thread-compatible. One thread at a time calls Poll, Drain, Close and the destructor
 // (the drain runs on a thread of its own in a run); Counters() may be called from any thread

@@ -67,6 +67,7 @@ ExplainSession::ExplainSession(std::vector<ExplainedWorker> workers,
       sinks_(std::move(sinks)),
       options_(std::move(options)),
       period_ns_(uint64_t{options_.period_ms} * 1'000'000u),
+      marks_(workers_.size()),
       totals_(workers_.size()) {
   for (size_t w = 0; w < workers_.size(); ++w) totals_[w].own_stages = workers_[w].own_stages;
 }
@@ -153,16 +154,15 @@ void ExplainSession::Loop() {
 bool ExplainSession::Round(bool final_round) {
   JoinerFeed feed(joiner_);
   if (tracer_ && !final_round) tracer_->Poll(feed, std::chrono::milliseconds(5));
-  buffer_.clear();
-  owner_.clear();
+  // Each trail's mark first, then the requests: every request of an I/O before the mark is in.
   for (size_t w = 0; w < workers_.size(); ++w) {
-    if (workers_[w].trail == nullptr) continue;
-    const size_t before = buffer_.size();
-    Take(w);
-    owner_.insert(owner_.end(), buffer_.size() - before, w);
+    if (workers_[w].trail != nullptr) marks_[w] = workers_[w].trail->Mark();
   }
   if (tracer_) tracer_->Drain(feed);
-  for (size_t i = 0; i < buffer_.size(); ++i) Account(owner_[i], buffer_[i]);
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    if (workers_[w].trail == nullptr) continue;
+    workers_[w].trail->Consume(marks_[w], [&](const IoTrailRecord& io) { Account(w, io); });
+  }
   if (final_round || latest_done_ns_ > last_expire_ns_ + 200'000'000u) {
     const uint64_t cutoff = final_round                        ? UINT64_MAX
                             : latest_done_ns_ > 1'000'000'000u ? latest_done_ns_ - 1'000'000'000u
@@ -192,15 +192,6 @@ bool ExplainSession::Round(bool final_round) {
     last_emitted_end_ = std::max(last_emitted_end_, due.info.end_ns);
     Emit(due.info, merged);
     if (due.info.final) return true;
-  }
-}
-
-void ExplainSession::Take(size_t w) {
-  std::array<IoTrailRecord, 1024> chunk;
-  for (;;) {
-    const size_t n = workers_[w].trail->Take(chunk);
-    buffer_.insert(buffer_.end(), chunk.begin(), chunk.begin() + static_cast<ptrdiff_t>(n));
-    if (n < chunk.size()) return;
   }
 }
 

@@ -86,7 +86,6 @@ class ExplainSession final : public stats::IntervalSink {
  private:
   void Loop();
   bool Round(bool final_round);
-  void Take(size_t w);
   void Account(size_t w, const IoTrailRecord& io);
   void Emit(const stats::IntervalInfo& info, Interval& interval);
   Interval& IntervalOf(uint64_t done_ns);
@@ -103,8 +102,7 @@ class ExplainSession final : public stats::IntervalSink {
   uint64_t latest_done_ns_ = 0;    // the latest I/O seen done (monotonic)
   uint64_t last_expire_ns_ = 0;
   std::vector<std::unique_ptr<Interval>> open_;  // by end, ascending
-  std::vector<IoTrailRecord> buffer_;            // a round's I/Os, and the worker of each
-  std::vector<size_t> owner_;
+  std::vector<uint64_t> marks_;                  // per worker: its trail's mark this round
   std::vector<stats::ExplainTotals> totals_;
   std::vector<stats::ExplainIntervalSums> history_;
   uint64_t requests_unmatched_ = 0;

@@ -1,5 +1,7 @@
 #include "engine/explain/request_join.h"
 
+#include <sys/sysmacros.h>
+
 #include <algorithm>
 
 namespace iotail::engine {
@@ -25,12 +27,6 @@ uint64_t EnteredNs(const BlockRequestEvent& r) {
   return r.issue_ns;
 }
 
-bool InWindow(const IoTrailRecord& io, const BlockRequestEvent& r) {
-  const uint64_t entered = EnteredNs(r);
-  return entered != 0 && entered + kClockToleranceNs >= io.start_ns &&
-         r.complete_ns <= io.done_ns + kClockToleranceNs;
-}
-
 }  // namespace
 
 std::array<uint64_t, stats::kStageCount> StagesOf(const IoTrailRecord& io,
@@ -51,8 +47,6 @@ std::array<uint64_t, stats::kStageCount> StagesOf(const IoTrailRecord& io,
   return stages;
 }
 
-size_t RequestJoiner::pending() const { return pending_.size() - taken_ + incoming_.size(); }
-
 std::array<uint64_t, stats::kStageCount> OwnStagesOf(const IoTrailRecord& io) {
   const uint64_t from = io.intended_ns != 0 ? io.intended_ns : io.start_ns;
   const uint64_t end = std::max(from, io.done_ns);
@@ -61,17 +55,77 @@ std::array<uint64_t, stats::kStageCount> OwnStagesOf(const IoTrailRecord& io) {
   return {start - from, issued - start, 0, end - issued, 0};
 }
 
-void RequestJoiner::Settle() {
-  if (taken_ != 0) {
-    std::erase_if(pending_, [](const Pending& p) { return p.taken; });
-    taken_ = 0;
+namespace {
+constexpr size_t kSmallestTable = 1024;
+uint32_t DevOf(dev_t dev) { return (major(dev) << 20) | minor(dev); }
+}  // namespace
+
+RequestJoiner::RequestJoiner() : table_(kSmallestTable) {}
+
+RequestJoiner::Slot RequestJoiner::SlotOf(const BlockRequestEvent& r) {
+  Slot slot;
+  slot.sector = r.sector;
+  slot.entered_ns = EnteredNs(r);
+  slot.issue_ns = r.issue_ns != 0 ? r.issue_ns : r.kernel_issue_ns;
+  slot.complete_ns = r.complete_ns;
+  slot.dev = DevOf(r.dev);
+  slot.nr_sector = r.nr_sector;
+  slot.op = r.op;
+  slot.partial = r.partial;
+  slot.used = true;
+  return slot;
+}
+
+size_t RequestJoiner::Home(uint32_t dev, uint64_t sector) const {
+  // A full mix (murmur3's finalizer): the places of one round follow the job's offset generator
+  // (a permutation of the blocks, a linear recurrence), which a plain multiplication keeps in
+  // step, filling runs of the table.
+  uint64_t key = sector ^ (static_cast<uint64_t>(dev) << 32);
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdull;
+  key ^= key >> 33;
+  key *= 0xc4ceb9fe1a85ec53ull;
+  key ^= key >> 33;
+  return static_cast<size_t>(key) & (table_.size() - 1);
+}
+
+void RequestJoiner::Insert(const Slot& slot) {
+  const size_t mask = table_.size() - 1;
+  size_t i = Home(slot.dev, slot.sector);
+  while (table_[i].used) i = (i + 1) & mask;
+  table_[i] = slot;
+  ++size_;
+}
+
+void RequestJoiner::AddRequest(const BlockRequestEvent& request) {
+  if ((size_ + 1) * 2 > table_.size()) Resize(table_.size() * 2);
+  Insert(SlotOf(request));
+}
+
+void RequestJoiner::Resize(size_t slots) {
+  scratch_.clear();
+  for (const Slot& slot : table_) {
+    if (slot.used) scratch_.push_back(slot);
   }
-  for (const BlockRequestEvent& r : incoming_) pending_.push_back(Pending{r, false});
-  incoming_.clear();
-  std::sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
-    return a.request.dev != b.request.dev ? a.request.dev < b.request.dev
-                                          : a.request.sector < b.request.sector;
-  });
+  table_.assign(slots, Slot{});
+  size_ = 0;
+  for (const Slot& slot : scratch_) Insert(slot);
+}
+
+// Backward-shift deletion: each later entry of the run that may move into the hole does.
+void RequestJoiner::Erase(size_t at) {
+  const size_t mask = table_.size() - 1;
+  size_t hole = at;
+  for (size_t j = (at + 1) & mask; table_[j].used; j = (j + 1) & mask) {
+    const size_t home = Home(table_[j].dev, table_[j].sector);
+    // j's entry may fill the hole when its home is not cyclically within (hole, j].
+    const bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+    if (stays) continue;
+    table_[hole] = table_[j];
+    hole = j;
+  }
+  table_[hole].used = false;
+  --size_;
 }
 
 JoinResult RequestJoiner::Join(const IoTrailRecord& io, const DevicePlace& place) {
@@ -79,39 +133,48 @@ JoinResult RequestJoiner::Join(const IoTrailRecord& io, const DevicePlace& place
   if (io.intended_ns != 0 && io.start_ns > io.intended_ns) {
     result.stages[static_cast<size_t>(stats::Stage::kSchedule)] = io.start_ns - io.intended_ns;
   }
-  if (!incoming_.empty()) Settle();
-  auto first = std::lower_bound(
-      pending_.begin(), pending_.end(), place, [](const Pending& p, const DevicePlace& at) {
-        return p.request.dev != at.dev ? p.request.dev < at.dev : p.request.sector < at.sector;
-      });
-  Pending* found = nullptr;
+  const size_t mask = table_.size() - 1;
+  const uint32_t dev = DevOf(place.dev);
+  size_t found = 0;
   int matches = 0;
-  for (auto it = first;
-       it != pending_.end() && it->request.dev == place.dev && it->request.sector == place.sector;
-       ++it) {
-    if (!it->taken && SameDirection(it->request.op, io.dir) && InWindow(io, it->request)) {
-      if (++matches == 1) found = &*it;
+  for (size_t i = Home(dev, place.sector); table_[i].used; i = (i + 1) & mask) {
+    const Slot& r = table_[i];
+    if (r.sector == place.sector && r.dev == dev && SameDirection(r.op, io.dir) &&
+        r.entered_ns != 0 && r.entered_ns + kClockToleranceNs >= io.start_ns &&
+        r.complete_ns <= io.done_ns + kClockToleranceNs) {
+      if (++matches == 1) found = i;
     }
   }
   if (matches != 1) return result;  // none, or more than one: never guessed
-  found->taken = true;
-  ++taken_;
-  const BlockRequestEvent& request = found->request;
-  if (uint64_t{request.nr_sector} * 512 != io.length || request.partial) {
+  const Slot slot = table_[found];
+  Erase(found);
+  if (uint64_t{slot.nr_sector} * 512 != io.length || slot.partial) {
     result.outcome = JoinOutcome::kSplit;
     return result;
   }
+  // StagesOf's request, as far as it reads it.
+  BlockRequestEvent request;
+  request.alloc_ns = slot.entered_ns;
+  request.issue_ns = slot.issue_ns;
+  request.complete_ns = slot.complete_ns;
   result.outcome = JoinOutcome::kJoined;
   result.stages = StagesOf(io, request);
   return result;
 }
 
 uint64_t RequestJoiner::Expire(uint64_t completed_before_ns) {
-  Settle();
-  const size_t before = pending_.size();
-  std::erase_if(pending_,
-                [&](const Pending& p) { return p.request.complete_ns < completed_before_ns; });
-  return before - pending_.size();
+  const size_t before = size_;
+  for (Slot& slot : table_) {
+    if (slot.used && slot.complete_ns < completed_before_ns) {
+      slot.used = false;
+      --size_;
+    }
+  }
+  // Rebuilt (runs restored), and smaller when few wait: a table in the cache costs the least.
+  size_t slots = kSmallestTable;
+  while (slots < size_ * 4) slots *= 2;
+  Resize(std::min(slots, table_.size()));
+  return before - size_;
 }
 
 }  // namespace iotail::engine

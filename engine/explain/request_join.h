@@ -67,23 +67,37 @@ inline uint64_t LatencyOf(const IoTrailRecord& io) {
 
 class RequestJoiner {
  public:
-  void AddRequest(const BlockRequestEvent& request) { incoming_.push_back(request); }
+  RequestJoiner();
+  void AddRequest(const BlockRequestEvent& request);
   JoinResult Join(const IoTrailRecord& io, const DevicePlace& place);
   // Forgets the requests that completed before completed_before_ns; returns how many.
   uint64_t Expire(uint64_t completed_before_ns);
-  size_t pending() const;
+  size_t pending() const { return size_; }
 
  private:
-  struct Pending {
-    BlockRequestEvent request;
-    bool taken = false;
+  // An open-addressing table (linear probing, backward-shift deletion) keyed by device and
+  // sector, at most half full and shrunk back when the waiting requests are few: a join is a probe
+  // or two in a table that stays in the cache (48-byte slots holding what a join needs), and
+  // nothing allocates once the table has its size.
+  struct Slot {
+    uint64_t sector = 0;
+    uint64_t entered_ns = 0;  // EnteredNs
+    uint64_t issue_ns = 0;    // issue_ns, else kernel_issue_ns
+    uint64_t complete_ns = 0;
+    uint32_t dev = 0;  // the kernel's encoding (major << 20 | minor)
+    uint32_t nr_sector = 0;
+    BlockOp op = BlockOp::kOther;
+    bool partial = false;
+    bool used = false;
   };
-  // Drops the requests taken, adds the incoming ones and sorts by place: no allocation once the
-  // vectors have grown to the run's usual number of requests in flight.
-  void Settle();
-  std::vector<Pending> pending_;  // sorted by (dev, sector) after Settle
-  std::vector<BlockRequestEvent> incoming_;
-  size_t taken_ = 0;
+  static Slot SlotOf(const BlockRequestEvent& request);
+  size_t Home(uint32_t dev, uint64_t sector) const;
+  void Insert(const Slot& slot);
+  void Erase(size_t at);
+  void Resize(size_t slots);
+  std::vector<Slot> table_;
+  std::vector<Slot> scratch_;  // Resize's and Expire's survivors
+  size_t size_ = 0;
 };
 
 }  // namespace iotail::engine

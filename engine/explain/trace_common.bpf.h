@@ -54,7 +54,20 @@ struct {
   __uint(max_entries, 1 << 22);
 } events SEC(".maps");
 
+// Up to IOTAIL_DEVICE_LIST devices are also listed here, and compared inline (a run traces one or
+// a few disks: a hash lookup on every block tracepoint hit costs more than the compares); with more
+// device_count is 0 and the map decides (IOTAIL_DEVICE_LIST: trace_record.h).
+const volatile __u32 device_count = 0;
+const volatile __u32 device_list[IOTAIL_DEVICE_LIST] = {};
+
 static __always_inline int traced_device(__u32 dev) {
+  if (device_count != 0) {
+#pragma unroll
+    for (int i = 0; i < IOTAIL_DEVICE_LIST; ++i) {
+      if (i < device_count && device_list[i] == dev) return 1;
+    }
+    return 0;
+  }
   return bpf_map_lookup_elem(&devices, &dev) != 0;
 }
 

@@ -122,6 +122,12 @@ class LoadedPrograms : public TracePrograms {
     const LibBpf& bpf = Bpf();
     skeleton_->rodata->target_tgid = setup.tgid;
     skeleton_->rodata->wakeup_bytes = setup.ring_bytes / 4;
+    if (setup.kernel_devices.size() <= IOTAIL_DEVICE_LIST) {
+      skeleton_->rodata->device_count = static_cast<uint32_t>(setup.kernel_devices.size());
+      for (size_t i = 0; i < setup.kernel_devices.size(); ++i) {
+        skeleton_->rodata->device_list[i] = setup.kernel_devices[i];
+      }
+    }
     const auto devices = static_cast<uint32_t>(std::max<size_t>(setup.kernel_devices.size(), 1));
     Check(bpf.map_set_max_entries(skeleton_->maps.devices, devices), "sizing the device map");
     Check(bpf.map_set_max_entries(skeleton_->maps.events, static_cast<uint32_t>(setup.ring_bytes)),

@@ -10,6 +10,9 @@
 #include <linux/types.h>
 #endif
 
+// Devices the programs compare inline (more: a hash map decides).
+#define IOTAIL_DEVICE_LIST 8
+
 enum iotail_trace_kind {
   IOTAIL_TRACE_BLOCK = 1,           // struct iotail_block_record
   IOTAIL_TRACE_URING_SUBMIT = 2,    // struct iotail_uring_record

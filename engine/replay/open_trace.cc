@@ -8,6 +8,8 @@
 #include <cstring>
 #include <system_error>
 
+#include "engine/replay/blktrace_reader.h"
+#include "engine/replay/compressed_source.h"
 #include "engine/replay/iolog_reader.h"
 
 namespace iotail::engine::replay {
@@ -45,24 +47,16 @@ size_t PrefixedSource::Read(char* buf, size_t n) {
 }
 
 TraceFormat DetectTraceFormat(std::string_view head) {
-  auto byte = [&](size_t i) { return static_cast<unsigned char>(head[i]); };
-  if (head.size() >= 2 && byte(0) == 0x1f && byte(1) == 0x8b) return TraceFormat::kGzip;
-  if (head.size() >= 4 && byte(0) == 0x28 && byte(1) == 0xb5 && byte(2) == 0x2f &&
-      byte(3) == 0xfd) {
-    return TraceFormat::kZstd;
+  switch (DetectCompression(head)) {
+    case Compression::kGzip:
+      return TraceFormat::kGzip;
+    case Compression::kZstd:
+      return TraceFormat::kZstd;
+    case Compression::kNone:
+      break;
   }
   if (LooksLikeIolog(head)) return TraceFormat::kIolog;
-  // blktrace's struct blk_io_trace begins with magic 0x65617400 | version (blktrace_api.h), in
-  // the byte order of the machine that recorded it.
-  if (head.size() >= 4) {
-    const uint32_t le =
-        byte(0) | byte(1) << 8 | byte(2) << 16 | static_cast<uint32_t>(byte(3)) << 24;
-    const uint32_t be =
-        byte(3) | byte(2) << 8 | byte(1) << 16 | static_cast<uint32_t>(byte(0)) << 24;
-    if ((le & 0xffffff00u) == 0x65617400u || (be & 0xffffff00u) == 0x65617400u) {
-      return TraceFormat::kBlktrace;
-    }
-  }
+  if (LooksLikeBlktrace(head)) return TraceFormat::kBlktrace;
   return TraceFormat::kUnknown;
 }
 
@@ -107,15 +101,14 @@ std::unique_ptr<TraceReader> OpenTraceFrom(std::unique_ptr<ByteSource> source) {
   switch (format) {
     case TraceFormat::kIolog:
       return std::make_unique<IologReader>(std::move(rest));
-    // Plug-in points: the compressed sources (engine/replay/compressed_source.h) wrap `rest` and
-    // call OpenTraceFrom again; the blktrace reader (engine/replay/blktrace_reader.h) takes it.
+    // The compressed sources decompress `rest` (its first bytes served again) and the result is
+    // told again; the blktrace reader takes a dump.
     case TraceFormat::kGzip:
+      return OpenTraceFrom(Decompress(Compression::kGzip, std::move(rest)));
     case TraceFormat::kZstd:
+      return OpenTraceFrom(Decompress(Compression::kZstd, std::move(rest)));
     case TraceFormat::kBlktrace:
-      throw TraceFormatError(fmt::format(
-          "{}: a {} trace, which this iotail cannot read yet (fio iologs of version 2 and 3 can "
-          "be replayed)",
-          name, TraceFormatName(format)));
+      return MakeBlktraceReader(std::move(rest));
     case TraceFormat::kUnknown:
       break;
   }

@@ -4,8 +4,9 @@
 // The single place where formats plug in (OpenTraceFrom): a gzip or zstd stream (by its magic
 // number) is wrapped in a decompressing ByteSource and told again; a blktrace binary dump (its
 // first record's magic, either byte order) goes to the blktrace reader; a stream beginning with
-// fio's "fio version 2|3 iolog" line goes to IologReader. Formats not built into this binary are
-// refused with a TraceFormatError naming the file and the format found, never read as another.
+// fio's "fio version 2|3 iolog" line goes to IologReader. A stream that is none of these is refused
+// with a TraceFormatError naming the file; a compression this build or machine lacks is refused by
+// the decompressor (compressed_source.h), naming the package.
 //
 // FileByteSource is the plain file's ByteSource (read(2) in the caller's chunks); PrefixedSource
 // gives back the bytes read to tell the format before the rest of its source. Neither is

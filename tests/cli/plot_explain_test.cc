@@ -149,4 +149,31 @@ TEST_F(PlotExplainTest, StageLogsMakeAStackedChartOfTheStagesMeans) {
   EXPECT_NE(page.find("<figure id=\"write-stages\">"), std::string::npos);
 }
 
+// A glob like P_*_hist.*.log takes the clat, the lat and the stage logs of one run: the same I/Os
+// measured several ways. plot charts the stages apart but refuses clat with lat; pctiles and merge
+// refuse any two kinds; one kind alone is read.
+TEST_F(PlotExplainTest, DifferentMeasuresOfTheSameIosAreNotMergedTogether) {
+  const int ms = static_cast<int>(layout_.IndexOfNs(1'000'000));
+  for (const char* name : {"k_clat_hist.1.log", "k_lat_hist.1.log", "k_explain_device_hist.1.log"})
+    WriteLog(name, {{{ms, 100}}, {{ms, 100}}});
+  const std::string iotail = IOTAIL_BINARY;
+  const auto plot = Shell(iotail + " plot --format svg k_*_hist.*.log -o k");
+  EXPECT_EQ(plot.status, 2) << plot.out;
+  EXPECT_NE(plot.err.find("'k_clat_hist.1.log' (clat) and 'k_lat_hist.1.log' (lat) hold "
+                          "different measures of the same I/Os"),
+            std::string::npos)
+      << plot.err;
+  const auto stages = Shell(iotail + " plot --format svg k_clat_hist.*.log k_explain_*.log -o k");
+  EXPECT_EQ(stages.status, 0) << stages.err;
+  for (const std::string command : {"pctiles", "merge -o m.log"}) {
+    const auto mixed =
+        Shell(iotail + " " + command + " k_clat_hist.1.log k_explain_device_hist.1.log");
+    EXPECT_EQ(mixed.status, 2) << command << mixed.out;
+    EXPECT_NE(mixed.err.find("(clat) and 'k_explain_device_hist.1.log' (explain_device)"),
+              std::string::npos)
+        << mixed.err;
+    EXPECT_EQ(Shell(iotail + " " + command + " k_lat_hist.1.log").status, 0) << command;
+  }
+}
+
 }  // namespace

@@ -4,8 +4,10 @@
 
 #include <array>
 #include <cerrno>
+#include <string>
 #include <vector>
 
+#include "cli/option_values.h"
 #include "stats/core/errors.h"
 
 namespace iotail::cli {
@@ -78,6 +80,30 @@ TEST(RunOptionsTest, ErrorsNameTheOption) {
 
 // fio's rate=R,W,T: the third value is the trims' (examples/exitwhat.fio gives one to a randrw
 // job); a job with trims refuses any rate, a fourth value is an error.
+TEST(RunOptionsTest, PerDirectionValuesAreSplitOneWay) {
+  const PerDirectionText one = SplitPerDirection("8k", "bs");
+  EXPECT_TRUE(one.one);
+  EXPECT_EQ(one.dirs[0], "8k");
+  const PerDirectionText two = SplitPerDirection(",32k", "bsrange");
+  EXPECT_FALSE(two.one);
+  EXPECT_EQ(two.dirs[0], "");
+  EXPECT_EQ(two.dirs[1], "32k");
+  EXPECT_EQ(two.dirs[2], "");
+  const PerDirectionText three = SplitPerDirection("1,2,3", "rate_iops");
+  EXPECT_EQ(three.dirs[2], "3");
+  try {
+    SplitPerDirection("1,2,3,4", "rate_iops");
+    ADD_FAILURE() << "four parts accepted";
+  } catch (const stats::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--rate_iops: expected N, R,W or R,W,T"),
+              std::string::npos)
+        << e.what();
+  }
+  // Each option reads its parts: bssplit refuses a trims' value, cmdprio_class takes R,W only.
+  EXPECT_THROW(Parse({"--bssplit=4k/100,8k/100,16k/100"}), stats::UsageError);
+  EXPECT_NO_THROW(Parse({"--bssplit=4k/100,8k/100"}));
+}
+
 TEST(RunOptionsTest, RatesTakeFiosTrimValue) {
   RunOptions o = Parse({"--filename=f", "--size=1m", "--rw=randrw", "--rate=300,300,300"});
   EXPECT_EQ(o.spec.rate_dir[0].bytes_per_s, 300);

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -86,11 +87,13 @@ std::vector<size_t> MaxBucketPerReadLine(const fs::path& log) {
     std::vector<uint64_t> v;
     for (std::string f; std::getline(fields, f, ',');) v.push_back(std::stoull(f));
     if (v.size() < 4 || v[1] != 0) continue;
-    size_t top = 0;
+    // An interval with no completion (the run's last, partial one can be a few µs) has no
+    // largest latency: it is left out rather than read as bucket 0.
+    std::optional<size_t> top;
     for (size_t i = 3; i < v.size(); ++i) {
       if (v[i] != 0) top = i - 3;
     }
-    out.push_back(top);
+    if (top) out.push_back(*top);
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <vector>
 
 namespace iotail::engine {
 namespace {
@@ -126,6 +127,43 @@ TEST(IoTrailTest, TakesInOrderAndCountsWhatAFullRingCannotHold) {
   EXPECT_TRUE(trail.Push(Io(7, 8)));
   EXPECT_EQ(trail.Take(out), 1u);
   EXPECT_EQ(out[0].start_ns, 7u);
+}
+
+// Thousands waiting at once, joined in another order than they came: the table grows, its runs
+// of colliding places shift back as entries leave, and every request is found exactly once.
+TEST(RequestJoinerTest, ManyRequestsWaitingJoinEachInAnyOrder) {
+  RequestJoiner joiner;
+  constexpr uint64_t kCount = 5000;
+  std::vector<uint64_t> sectors(kCount);
+  for (uint64_t i = 0; i < kCount; ++i) sectors[i] = (i * 2654435761u) % 1'000'003 * 8;
+  for (uint64_t s : sectors) joiner.AddRequest(Request(1'100, 1'300, 5'300, s));
+  EXPECT_EQ(joiner.pending(), kCount);
+  std::vector<uint64_t> order = sectors;
+  for (size_t i = 0; i < order.size(); ++i) std::swap(order[i], order[(i * 7919) % order.size()]);
+  for (uint64_t s : order) {
+    const JoinResult r = joiner.Join(Io(1'000, 6'000, s * 512), DevicePlace{kDisk, s});
+    ASSERT_EQ(r.outcome, JoinOutcome::kJoined) << "sector " << s;
+  }
+  EXPECT_EQ(joiner.pending(), 0u);
+  EXPECT_EQ(joiner.Join(Io(1'000, 6'000), DevicePlace{kDisk, sectors[0]}).outcome,
+            JoinOutcome::kNotJoined);
+}
+
+TEST(IoTrailTest, ConsumeVisitsUpToTheMarkInPlaceAndFreesTheRoom) {
+  IoTrail trail(64);
+  for (uint64_t i = 0; i < 10; ++i) trail.Push(Io(i, i + 1));
+  const uint64_t mark = trail.Mark();
+  trail.Push(Io(10, 11));  // after the mark: left for the next round
+  std::vector<uint64_t> seen;
+  EXPECT_EQ(trail.Consume(mark, [&](const IoTrailRecord& io) { seen.push_back(io.start_ns); }),
+            10u);
+  EXPECT_EQ(seen, (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  seen.clear();
+  EXPECT_EQ(
+      trail.Consume(trail.Mark(), [&](const IoTrailRecord& io) { seen.push_back(io.start_ns); }),
+      1u);
+  EXPECT_EQ(seen, (std::vector<uint64_t>{10}));
+  for (uint64_t i = 0; i < 64; ++i) EXPECT_TRUE(trail.Push(Io(i, i + 1)));  // all room is free
 }
 
 }  // namespace

@@ -64,6 +64,38 @@ TEST(ClusterReducerTest, SumsEachTimeOnceEveryRankHasIt) {
   EXPECT_EQ(total, 1u + 10 + 100 + 2 + 20 + 200 + 3 + 300);  // nothing lost, nothing twice
 }
 
+// A run of two batches (a stonewall) closes an interval clock, and sends a final, per batch: the
+// first batch's final is a partial interval like any other, and the cluster ends with the second.
+// Each batch's times count from its own start; the cluster's time line places the second batch
+// from the first boundary after the first batch's end.
+TEST(ClusterReducerTest, EachBatchEndsWithAFinalAndOnlyTheLastEndsTheCluster) {
+  std::vector<ClusterInterval> out;
+  ClusterReducer reducer(
+      2, 1, 500, [&](const ClusterInterval& i) { out.push_back(i); }, 2);
+  reducer.Add(0, Interval(500, 1));
+  reducer.Add(1, Interval(500, 10));
+  reducer.Add(0, Interval(700, 2, true));  // batch 1 ends
+  reducer.Add(0, Interval(500, 3));        // rank 0's batch 2 already: it waits for rank 1's end
+  EXPECT_EQ(out.size(), 1u);
+  reducer.Add(1, Interval(702, 20, true));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FALSE(out[1].final);
+  EXPECT_FALSE(reducer.Complete());
+  EXPECT_EQ(out[1].time_ms, 702u);
+  EXPECT_EQ(out[1].jobs[0].dirs[0].ios, 22u);
+  reducer.Add(1, Interval(500, 30));
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[2].time_ms, 1500u);  // 500 into batch 2, which starts at 1000
+  EXPECT_EQ(out[2].jobs[0].dirs[0].ios, 33u);
+  reducer.Add(0, Interval(600, 4, true));
+  reducer.Add(1, Interval(601, 40, true));
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_TRUE(out[3].final);
+  EXPECT_EQ(out[3].time_ms, 1601u);
+  EXPECT_EQ(out[3].jobs[0].dirs[0].ios, 44u);
+  EXPECT_TRUE(reducer.Complete());
+}
+
 TEST(ClusterReducerTest, ADoneRankHoldsNobodyUp) {
   std::vector<ClusterInterval> out;
   ClusterReducer reducer(2, 1, 500, [&](const ClusterInterval& i) { out.push_back(i); });

@@ -93,11 +93,13 @@ class MpiRunTest : public ::testing::Test {
     return logged;
   }
 
-  iotail::testing::CommandResult Mpi(int ranks, const std::string& args) {
+  // iotail-mpi COMMAND ARGS on `ranks` ranks (COMMAND: run or sweep).
+  iotail::testing::CommandResult Mpi(int ranks, const std::string& args,
+                                     const std::string& command = "run") {
     return iotail::testing::RunShell(
-        "cd '" + dir_.string() + "' && timeout -s KILL 120 " + mpirun_ +
+        "cd '" + dir_.string() + "' && timeout -s KILL 170 " + mpirun_ +
             " --allow-run-as-root --oversubscribe --bind-to none -np " + std::to_string(ranks) +
-            " " + IOTAIL_MPI_BINARY + " run " + args,
+            " " + IOTAIL_MPI_BINARY + " " + command + " " + args,
         dir_);
   }
   std::string mpirun_;

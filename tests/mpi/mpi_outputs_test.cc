@@ -72,6 +72,43 @@ TEST_F(MpiOutputsTest, NoTwoRanksWriteTheSameFile) {
   }
 }
 
+// Stonewalled jobs run in two batches, each closing its interval clock and each job's log counting
+// from its own start (as fio's): the cluster's log holds both batches on one time line, the second
+// from the first boundary after the first ended, each equal to merge of its job's logs.
+TEST_F(MpiOutputsTest, StonewalledBatchesAllReachTheClusterLog) {
+  std::ofstream(dir_ / "two.fio") << "[global]\nioengine=null\nfilename=t\nsize=64m\n"
+                                     "rw=randread\nrate_iops=1000\nruntime=1\ntime_based\n"
+                                     "write_hist_log=W\nlog_hist_msec=250\n"
+                                     "[first]\n[second]\nstonewall\n";
+  const auto r = Mpi(2, "--log_per_rank --output-format=json two.fio");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json summary = json::parse(r.out.substr(r.out.find('{')));
+  const auto merge = [&](int job) {
+    const std::string name = "M" + std::to_string(job) + ".log";
+    const auto m = iotail::testing::RunShell(
+        "cd '" + dir_.string() + "' && " + IOTAIL_BINARY + " merge --time-quantum=250ms -o " +
+            name + " W.rank*_clat_hist." + std::to_string(job) + ".log",
+        dir_);
+    EXPECT_EQ(m.status, 0) << m.err;
+    return ReadLog(dir_ / name);
+  };
+  const auto first = merge(1), second = merge(2);
+  const auto cluster = ReadLog(dir_ / "W_clat_hist.1.log");
+  ASSERT_EQ(cluster.size(), first.size() + second.size());
+  uint64_t logged = 0;
+  for (size_t i = 0; i < cluster.size(); ++i) {
+    const bool in_first = i < first.size();
+    const auto& want = in_first ? first[i] : second[i - first.size()];
+    EXPECT_EQ(cluster[i].counts, want.counts) << "line " << i;
+    for (uint64_t c : cluster[i].counts) logged += c;
+  }
+  // The second batch from the boundary after the first's last line.
+  const uint64_t offset = (first.back().time_ms + 249) / 250 * 250;
+  EXPECT_EQ(cluster[first.size()].time_ms, offset + second[0].time_ms);
+  EXPECT_EQ(logged, summary["jobs"][0]["read"]["total_ios"].get<uint64_t>() +
+                        summary["jobs"][1]["read"]["total_ios"].get<uint64_t>());
+}
+
 // Ctrl-C on rank 0 while it serves the cluster's final metrics (--prometheus_linger) ends the
 // linger as it ends `iotail run`'s: at once, cleanly, the summary written, the run's exit status.
 TEST_F(MpiOutputsTest, CtrlCDuringTheLingerEndsRankZeroAsARun) {

@@ -114,7 +114,7 @@ TEST_F(RankPlanTest, TargetFilesIotailNamesAreEachRanksOwn) {
 }
 
 TEST_F(RankPlanTest, TheDefaultBenchmarkLogsAsEachRanksOwn) {
-  // Its temporary file is named by the process (iotail-default.PID.tmp): each rank's own.
+  // Its temporary file is named by host and process (iotail-default.HOST.PID.tmp): each rank's own.
   std::ostringstream notes;
   const cli::PlannedRun r0 = cli::PlanRun(RankPlan(Parsed({}, 0), 0), notes);
   const cli::PlannedRun r1 = cli::PlanRun(RankPlan(Parsed({}, 1), 1), notes);

@@ -150,6 +150,7 @@ TEST(OpenTraceTest, TellsFormatsFromTheirFirstBytes) {
   EXPECT_EQ(DetectTraceFormat(std::string("\x28\xb5\x2f\xfd", 4)), TraceFormat::kZstd);
   EXPECT_EQ(DetectTraceFormat(std::string("\x07\x74\x61\x65", 4)), TraceFormat::kBlktrace);
   EXPECT_EQ(DetectTraceFormat(std::string("\x65\x61\x74\x07", 4)), TraceFormat::kBlktrace);
+  EXPECT_EQ(DetectTraceFormat(std::string("\x1f\x8b", 2)), TraceFormat::kGzip);
   EXPECT_EQ(DetectTraceFormat("timestamp,offset\n"), TraceFormat::kUnknown);
   try {
     OpenTraceFrom(std::make_unique<StringSource>("1,2,3\n"));
