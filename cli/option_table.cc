@@ -130,6 +130,7 @@ std::vector<OptionGroup> AllOptionTables() {
           {"Files, their layout and what the writes carry", FileOptionTable()},
           {"Opening files, and the file and directory operations", OpenOptionTable()},
           {"Zones (zonemode)", ZoneOptionTable()},
+          {"Trace replay (read_iolog)", ReplayOptionTable()},
           {"Verified writes", VerifyOptionTable()},
           {"Jobs, groups and fio's switches", JobControlOptionTable()},
           {"Outputs, fio's logs and the metrics endpoint", LogOptionTable()},

@@ -7,6 +7,7 @@
 // to it). The rows are split by concept across files (run_options.cc: what, where and when;
 // run_options_engine.cc: the engine and its queue; run_options_io.cc: how a job does its I/O
 // beyond that; run_options_files.cc: its files, their layout and what its writes carry;
+// run_options_replay.cc: trace replay;
 // run_options_verify.cc: verified writes (verify, its pattern, interval and read-backs);
 // run_options_jobs.cc: jobs, groups and fio's reporting switches;
 // run_options_logs.cc: outputs, fio's logs and the metrics endpoint; run_options_accepted.cc: fio's
@@ -180,6 +181,7 @@ std::span<const OptionDef> IoBehaviourOptionTable();  // cli/run_options_io.cc
 std::span<const OptionDef> FileOptionTable();         // cli/run_options_files.cc
 std::span<const OptionDef> OpenOptionTable();         // cli/run_options_files.cc
 std::span<const OptionDef> ZoneOptionTable();         // cli/run_options_zones.cc
+std::span<const OptionDef> ReplayOptionTable();       // cli/run_options_replay.cc
 std::span<const OptionDef> VerifyOptionTable();       // cli/run_options_verify.cc
 std::span<const OptionDef> JobControlOptionTable();   // cli/run_options_jobs.cc
 std::span<const OptionDef> LogOptionTable();          // cli/run_options_logs.cc

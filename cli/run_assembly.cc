@@ -178,6 +178,11 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
         Header(run.spec(j), results.outcomes[j], results.clock_source, run.groups.groupid[j]);
   }
   summary.mode = Mode(run.Specs());
+  for (const RunOptions& job : jobs) {
+    const engine::replay::ReplaySpec& r = job.spec.replay;
+    if (r.Active() && !summary.replay.on)
+      summary.replay = {true, r.read_iolog, r.trace_ios, r.span_ns};
+  }
   if (results.stopped && signal != 0) summary.interrupted_by = SignalName(signal);
   summary.start_at_ms = results.start_at_ms;
   summary.start_skew_ns = results.start_skew_ns;

@@ -25,6 +25,14 @@ stats::RunMode Mode(std::span<const engine::JobSpec> specs) {
   for (const auto& spec : specs) {
     if (spec.RateLimited() && limited == nullptr) limited = &spec;
   }
+  for (const auto& spec : specs) {
+    if (!spec.replay.Active()) continue;
+    m.description = fmt::format(
+        "replay of {} ({}, iodepth {})", spec.replay.read_iolog,
+        spec.replay.span_ns > 0 ? "open loop at the trace's times" : "paced by completions",
+        spec.iodepth);
+    return m;
+  }
   if (limited == nullptr) {
     std::string depths;
     for (const auto& spec : specs) {

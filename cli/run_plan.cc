@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "cli/replay_plan.h"
 #include "cli/run_assembly.h"
 #include "engine/clock.h"
 #include "engine/io/io_engine.h"
@@ -292,12 +293,13 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
   PlannedRun run;
   run.plan = std::move(plan);
   std::vector<RunOptions>& jobs = run.plan.jobs;
-  run.default_benchmark =
-      !run.plan.named_jobs && jobs[0].spec.filenames.empty() && jobs[0].spec.uri.empty();
+  run.default_benchmark = !run.plan.named_jobs && jobs[0].spec.filenames.empty() &&
+                          jobs[0].spec.uri.empty() && !jobs[0].spec.replay.Active();
   for (RunOptions& job : jobs) {
     try {
       ChooseEngine(job, run.default_benchmark);
       ApplyZoneUnits(job);
+      SettleReplay(job);
       if (run.default_benchmark) {
         ApplyDefaultBenchmark(job, run.temp->path, err);
       } else {

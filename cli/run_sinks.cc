@@ -43,7 +43,7 @@ stats::LiveReportOptions LiveOptions(const RunSettings& run_opts,
   for (const engine::JobSpec* spec : batch) {
     live.runtime_ns = std::max(live.runtime_ns,
                                spec->runtime_ns != 0 ? spec->runtime_ns + spec->startdelay_ns : 0);
-    live.schedule_latency = live.schedule_latency || spec->RateLimited();
+    live.schedule_latency = live.schedule_latency || spec->RateLimited() || spec->replay.Active();
     for (stats::Direction d : engine::LoggedDirections(*spec)) {
       if (std::find(live.directions.begin(), live.directions.end(), d) == live.directions.end())
         live.directions.push_back(d);

@@ -19,6 +19,8 @@
 #include "engine/io_scheduler.h"
 #include "engine/job_targets.h"
 #include "engine/nbd_target.h"
+#include "engine/replay/iolog_writer.h"
+#include "engine/replay/open_trace.h"
 #include "engine/steady_state_monitor.h"
 #include "engine/target.h"
 #include "engine/worker.h"
@@ -111,6 +113,15 @@ std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Tar
       }
     }
     PlanRate(spec, plan, jobs);
+    if (spec.replay.Active()) {
+      plan.bytes_limit = 0;  // the trace's end ends the replay
+      plan.replay = std::make_shared<replay::ReplayFeed>(
+          replay::OpenTrace(spec.replay.read_iolog), spec.replay,
+          static_cast<uint32_t>(plan.fds.size()), spec.replay.read_iolog);
+    }
+    if (!spec.replay.write_iolog.empty()) {
+      plan.iolog = std::make_shared<replay::IologWriter>(spec.replay.write_iolog, plan.paths);
+    }
     workers.push_back(
         std::make_unique<Worker>(spec, std::move(plan), ConstructEngine(spec.ioengine)));
   }

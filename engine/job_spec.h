@@ -15,6 +15,7 @@
 #include "engine/io/engine_table.h"
 #include "engine/numa.h"
 #include "engine/random_distribution.h"
+#include "engine/replay/replay_spec.h"
 #include "engine/target.h"
 #include "engine/verify.h"
 #include "stats/core/direction.h"
@@ -216,6 +217,8 @@ struct JobSpec {
   uint64_t thinktime_ns = 0;       // --thinktime: stall after each thinktime_blocks I/Os
   uint64_t thinktime_spin_ns = 0;  // --thinktime_spin: of which spent spinning
   uint32_t thinktime_blocks = 1;   // --thinktime_blocks
+  // fio's read_iolog and replay_* (engine/replay/replay_spec.h): the job replays a trace.
+  replay::ReplaySpec replay;
   // fio's flow control (engine/flow_control.h): each clone's weight among the jobs of its flow_id
   // (0: none), and how long a held-back clone sleeps once its I/Os have completed (0: it yields).
   // fio's zonemode, zonesize, zonerange (0: zonesize), zoneskip (engine/zone_stride.h).

@@ -130,6 +130,7 @@ void Worker::FillBatchFeatures(bool issue_new, uint64_t& issued_bytes, uint64_t 
     issued_bytes += c.bs;
     passes_.loop_bytes += c.bs;
     ++passes_.issued_ios;
+    if (plan_.iolog) LogIssued(c);
     if (c.dir == stats::Direction::kTrim) {
       Trim(c);  // synchronous, no slot
       ++trims_.in_batch;
@@ -215,7 +216,11 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
   cpu_.from = SampleCpu();
   record_from_ns_ = times.record_from_ns;
   SetFeatureFlags();  // after JoinFlow
-  if (!plan_.schedules.empty()) {
+  if (plan_.iolog) plan_.iolog->Opened(Clock::NowNs());
+  if (plan_.replay) {
+    RunReplay(times, stop);
+    EndFsync(spec_.end_fsync);
+  } else if (!plan_.schedules.empty()) {
     RunOpenLoop(times, stop);
     EndFsync(spec_.end_fsync);
   } else {
@@ -230,6 +235,7 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
     }
   }
   EndFsync(spec_.fsync_on_close);  // fio closes the clone's files as it ends
+  if (plan_.iolog) plan_.iolog->Close(Clock::NowNs());
   cpu_.used = SampleCpu().Since(cpu_.from);
   flow_.Leave();
 }

@@ -49,6 +49,8 @@
 #include "engine/latency_target.h"
 #include "engine/rate_floor.h"
 #include "engine/rate_schedule.h"
+#include "engine/replay/iolog_writer.h"
+#include "engine/replay/replay_feed.h"
 #include "engine/zbd_access.h"
 #include "engine/zone_stride.h"
 #include "stats/core/sample_stats.h"
@@ -78,6 +80,12 @@ struct WorkerPlan {
   // and the file's size; the region is the worker's range of zones.
   std::shared_ptr<ZonedFile> zones;
   uint64_t zoned_file_size = 0;
+  // read_iolog: the trace this worker replays (RunReplay; engine/worker_replay.cc), its device d
+  // on file d.
+  std::shared_ptr<replay::ReplayFeed> replay;
+  // write_iolog: where this worker's issued I/Os are logged (an issue feature; closed when Run
+  // returns).
+  std::shared_ptr<replay::IologWriter> iolog;
 };
 
 struct WorkerTimes {
@@ -249,6 +257,15 @@ class Worker {
   // the default job pays no call for them; what is cold is marked noinline.
   [[gnu::flatten]] void RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& stop);
   void RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop);
+  // read_iolog: the trace's I/Os, each at its intended time (engine/worker_replay.cc).
+  void RunReplay(const WorkerTimes& times, const std::atomic<bool>& stop);
+  // write_iolog: an issued I/O into the log (the issue features' fixed point).
+  void LogIssued(const IoChoice& c);
+  // Waits until `until` (reaping when `reap`): sleeps, then polls the last stretch; returns as
+  // Reap.
+  int ReplayWait(uint64_t until, uint64_t now, bool reap);
+  // A replayed sync or trim (synchronous, nothing in flight).
+  void ReplaySpecial(const replay::TraceEvent& e);
   // This thread's cumulative CPU use, elapsed_ns being the monotonic clock.
   static stats::CpuUsage SampleCpu();
   // The schedule whose I/O is due first, and its direction (per-direction schedules).

@@ -70,6 +70,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
       if (fileops_.on && !fileops_.operated[c.file] && !OperateOnce(c.file)) break;
       schedule.Advance(c.bs);
       QueueNew(c, next_due);
+      if (plan_.iolog) LogIssued(c);
       if (now >= times.record_from_ns) rec.RecordIssue(now - next_due, kLateThresholdNs);
       issued_bytes += c.bs;
       passes_.loop_bytes += c.bs;

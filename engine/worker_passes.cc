@@ -113,7 +113,8 @@ void Worker::SetFeatureFlags() {
   // for its next I/O (FillBatchFeatures), so none follows the job's last write.
   sync_.deferred = syncs && plan_.schedules.empty();
   features_.issue = flow_.Joined() || spec_.serialize_overlap || zbd_.has_value() ||
-                    stride_.has_value() || fileops_.on || spec_.HasTrims() || sync_.deferred;
+                    stride_.has_value() || fileops_.on || spec_.HasTrims() || sync_.deferred ||
+                    plan_.iolog != nullptr;
   features_.buffer =
       spec_.verify != VerifyKind::kNone || (spec_.refill_buffers && !data_.content.Fixed());
   features_.completion = zbd_.has_value() || spec_.verify != VerifyKind::kNone ||

@@ -27,7 +27,9 @@
 
 namespace iotail::engine::replay {
 
-enum class TraceOp : uint8_t { kRead, kWrite, kTrim, kSync, kDatasync, kOpen, kClose };
+// kWait (fio iolog v2's "wait"): no I/O; the next I/O is held until time_ns after the replay's
+// start (an absolute instant, not a delay), unless replay_no_stall.
+enum class TraceOp : uint8_t { kRead, kWrite, kTrim, kSync, kDatasync, kOpen, kClose, kWait };
 
 struct TraceEvent {
   uint64_t time_ns = 0;      // from the trace's first event

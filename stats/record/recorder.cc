@@ -54,6 +54,7 @@ void RecorderSnapshot::Add(const RecorderSnapshot& other) {
   schedule.late += other.schedule.late;
   schedule.max_lag_ns = std::max(schedule.max_lag_ns, other.schedule.max_lag_ns);
   schedule.sum_lag_ns += other.schedule.sum_lag_ns;
+  schedule.lateness.Add(other.schedule.lateness);
   for (size_t e = 0; e < errors.size(); ++e) errors[e] += other.errors[e];
   in_flight += other.in_flight;
 }
@@ -86,6 +87,7 @@ void RecorderSnapshot::SubtractCounts(const RecorderSnapshot& before) {
   schedule.issued -= before.schedule.issued;
   schedule.late -= before.schedule.late;
   schedule.sum_lag_ns -= before.schedule.sum_lag_ns;
+  SubtractLatency(schedule.lateness, before.schedule.lateness);
 }
 
 void RecorderSnapshot::ReserveBuckets() {
@@ -134,6 +136,7 @@ void Recorder::Snapshot(RecorderSnapshot& out) const {
   out.schedule.late = Load(schedule_.late);
   out.schedule.max_lag_ns = Load(schedule_.max_lag_ns);
   out.schedule.sum_lag_ns = Load(schedule_.sum_lag_ns);
+  schedule_.lateness.Snapshot(out.schedule.lateness);
   for (size_t e = 0; e < errors_.size(); ++e) out.errors[e] = Load(errors_[e]);
   out.in_flight = Load(in_flight_);
 }
@@ -178,6 +181,7 @@ void RecorderSampler::Next(RecorderSnapshot& delta) {
   delta.schedule.late = current_.schedule.late - previous_.schedule.late;
   delta.schedule.sum_lag_ns = current_.schedule.sum_lag_ns - previous_.schedule.sum_lag_ns;
   delta.schedule.max_lag_ns = current_.schedule.max_lag_ns;
+  Subtract(delta.schedule.lateness, current_.schedule.lateness, previous_.schedule.lateness);
   for (size_t e = 0; e < delta.errors.size(); ++e) {
     delta.errors[e] = current_.errors[e] - previous_.errors[e];
   }

@@ -90,6 +90,9 @@ struct ScheduleSnapshot {
   uint64_t late = 0;        // of which issued more than the late threshold after their time
   uint64_t max_lag_ns = 0;  // the largest lag (of the whole run, also in deltas)
   uint64_t sum_lag_ns = 0;
+  // Replay only (read_iolog): each I/O's lateness (issue minus its intended time from the trace),
+  // a histogram in the recorded layout (n == 0 and no buckets otherwise).
+  LatencySnapshot lateness;
 };
 
 struct RecorderSnapshot {
@@ -164,6 +167,13 @@ class Recorder {
     Store(schedule_.sum_lag_ns, Load(schedule_.sum_lag_ns) + lag_ns);
     if (lag_ns > Load(schedule_.max_lag_ns)) Store(schedule_.max_lag_ns, lag_ns);
   }
+  // Writer only. A replayed I/O issued lateness_ns after its intended time (RecordIssue counts it
+  // in the schedule's counters too).
+  void RecordLateness(uint64_t lateness_ns) {
+    RecordIssue(lateness_ns, kLateNoticeNs);
+    schedule_.lateness.Record(lateness_ns);
+  }
+  static constexpr uint64_t kLateNoticeNs = 100'000;
   // Writer only. The I/Os now in flight (after a submission or a batch of completions).
   void SetInFlight(uint64_t n) { Store(in_flight_, n); }
   // Writer only. Min and max start again from this instant (fio's statistics reset in the latency
@@ -246,6 +256,7 @@ class Recorder {
     Counter late{0};
     Counter max_lag_ns{0};
     Counter sum_lag_ns{0};
+    Latency lateness;
   };
   alignas(64) std::array<Dir, kDirectionCount> dirs_;
   alignas(64) Schedule schedule_;

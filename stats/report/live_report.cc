@@ -39,6 +39,15 @@ struct SpanFigures {
   SlcFactors slc;
 };
 
+// A replay's lateness over the interval: its p99 and max (fio's rule), empty when none.
+std::vector<double> IntervalLateness(const RecorderSnapshot& span) {
+  const LatencySnapshot& l = span.schedule.lateness;
+  if (l.n == 0 || l.hist.empty()) return {};
+  constexpr double kWanted[] = {99.0, 100.0};
+  return ComputePercentiles(std::span<const uint64_t>(l.hist), HistogramLayout::Recorded(), kWanted,
+                            PercentileMethod::kFio);
+}
+
 SpanFigures Figures(const DirectionSnapshot& d, bool schedule, double seconds) {
   SpanFigures f;
   f.ios = d.ios;
@@ -164,6 +173,10 @@ void LiveReport::EmitJson(double elapsed, double seconds, bool final, uint64_t p
     fmt::format_to(o, "}}");
   }
   if (schedule) fmt::format_to(o, ", \"late_ios\": {}", span_.schedule.late);
+  if (const std::vector<double> late = IntervalLateness(span_); !late.empty()) {
+    fmt::format_to(o, ", \"lateness_p99_ns\": {:.0f}, \"lateness_max_ns\": {:.0f}", late[0],
+                   late[1]);
+  }
   if (const uint64_t errors = span_.TotalErrors()) fmt::format_to(o, ", \"errors\": {}", errors);
   if (options_.runtime_ns != 0) {
     fmt::format_to(o, ", \"remaining_s\": {:.3f}",
@@ -237,6 +250,9 @@ void LiveReport::EmitText(double elapsed, double seconds, uint64_t planned_bytes
     parts.push_back(fmt::format("partial {:.3g}s", seconds));
   }
   if (schedule) parts.push_back(fmt::format("late {}", span_.schedule.late));
+  if (const std::vector<double> late = IntervalLateness(span_); !late.empty()) {
+    parts.push_back(fmt::format("lateness p99 {} max {}", Latency(late[0]), Latency(late[1])));
+  }
   if (const uint64_t errors = span_.TotalErrors())
     parts.push_back(fmt::format("errors {}", errors));
   if (std::string p = Progress(elapsed, planned_bytes); !p.empty()) parts.push_back(std::move(p));

@@ -320,6 +320,9 @@ void TextRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
                      static_cast<double>(r.clock_offset_ns) / 1e6);
     }
   }
+  std::string replay;
+  AppendReplayText(replay, s.replay, all, s.runtime_s, s.percentiles);
+  fmt::format_to(o, "{}", replay);
   if (!s.interrupted_by.empty()) {
     fmt::format_to(o, "  interrupted by {} after {:.3f} s (in-flight I/Os completed and logged)\n",
                    s.interrupted_by, s.runtime_s);
@@ -394,6 +397,9 @@ void JsonRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
     fmt::format_to(o, ", {}", explain);
   }
   fmt::format_to(o, "}}");
+  std::string replay;
+  AppendReplayJson(replay, s.replay, all, s.runtime_s, s.percentiles);
+  fmt::format_to(o, "{}", replay);
   if (s.sla != nullptr && !s.sla->empty()) {
     std::ostringstream sla;
     s.sla->WriteJson(sla);

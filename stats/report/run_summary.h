@@ -43,6 +43,7 @@
 #include "stats/record/recorder.h"
 #include "stats/report/explain_report.h"
 #include "stats/report/rate_samples.h"
+#include "stats/report/replay_report.h"
 
 namespace iotail::stats {
 
@@ -147,6 +148,7 @@ struct RunSummary {
   int pid = 0;                      // the process whose threads ran the jobs (fio's pid=)
   uint64_t report_time_s = 0;       // Unix time of the report (the text's job lines; 0: start)
   ExplainNote explain;              // --explain: the kernel view, or why there is none
+  ReplayInfo replay;                // read_iolog: the trace ("iotail_replay", replay_report.h)
 };
 
 std::string FormatTextSummary(const RunSummary& summary);

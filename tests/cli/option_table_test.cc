@@ -19,7 +19,8 @@ namespace {
 const std::set<std::string_view> kIotailOwn = {
     "help",        "uri",      "allow_destructive", "start_at",   "status_interval",
     "live_format", "sla",      "log_hist_groups",   "prometheus", "prometheus_linger",
-    "nbd_timeout", "nbd_path", "nbd_conns",         "explain",    "explain_slowest"};
+    "nbd_timeout", "nbd_path", "nbd_conns",         "explain",    "explain_slowest",
+    "replay_map"};
 // fio's names from releases after 3.33 (whose option list the test reads),
 // and fio 3.33's that its `--cmdhelp=all` (the generator's source) leaves out: among them the
 // deprecated ones it still takes, with a warning (verifysort, verifysort_nr).

@@ -181,5 +181,31 @@ TEST(RecorderTest, SubtractingTheResetSnapshotLeavesWhatCameAfter) {
   EXPECT_EQ(total.errors[EIO], 1u);
 }
 
+TEST(RecorderTest, LatenessIsAHistogramOfItsOwnSampledPerInterval) {
+  Recorder rec;
+  RecorderSampler sampler(rec);
+  RecorderSnapshot delta;
+  sampler.Next(delta);
+  EXPECT_EQ(delta.schedule.lateness.n, 0u);
+  EXPECT_TRUE(delta.schedule.lateness.hist.empty());
+  rec.RecordLateness(1'000);
+  rec.RecordLateness(250'000);  // late (over 100 us)
+  sampler.Next(delta);
+  EXPECT_EQ(delta.schedule.lateness.n, 2u);
+  EXPECT_EQ(Sum(delta.schedule.lateness.hist), 2u);
+  EXPECT_EQ(delta.schedule.issued, 2u);
+  EXPECT_EQ(delta.schedule.late, 1u);
+  rec.RecordLateness(5'000);
+  sampler.Next(delta);
+  EXPECT_EQ(delta.schedule.lateness.n, 1u);
+  EXPECT_EQ(Sum(delta.schedule.lateness.hist), 1u);
+  const RecorderSnapshot all = rec.Snapshot();
+  EXPECT_EQ(all.schedule.lateness.n, 3u);
+  EXPECT_EQ(all.schedule.lateness.max_ns, 250'000u);
+  EXPECT_EQ(all.schedule.lateness.min_ns, 1'000u);
+  // The clat of an ordinary run stays without lateness.
+  EXPECT_EQ(all.dirs[0].clat.n, 0u);
+}
+
 }  // namespace
 }  // namespace iotail::stats

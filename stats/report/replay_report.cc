@@ -1,0 +1,117 @@
+#include "stats/report/replay_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iterator>
+#include <span>
+
+#include "stats/core/histogram_layout.h"
+#include "stats/core/percentiles.h"
+#include "stats/util/json.h"
+
+namespace iotail::stats {
+
+namespace {
+
+constexpr uint64_t kBehindNs = 1'000'000;  // lateness that says the replay fell behind
+
+struct ReplayFigures {
+  uint64_t ios = 0;
+  double achieved_iops = 0;
+  double trace_iops = 0;
+  std::vector<double> pct;
+  bool behind = false;
+};
+
+ReplayFigures Figures(const ReplayInfo& r, const RecorderSnapshot& all, double runtime_s,
+                      const std::vector<double>& percentiles) {
+  ReplayFigures f;
+  for (const DirectionSnapshot& d : all.dirs) f.ios += d.ios;
+  if (runtime_s > 0) f.achieved_iops = static_cast<double>(f.ios) / runtime_s;
+  if (r.span_ns > 0) f.trace_iops = static_cast<double>(r.trace_ios) * 1e9 / r.span_ns;
+  const LatencySnapshot& l = all.schedule.lateness;
+  if (l.n > 0 && !l.hist.empty()) {
+    f.pct = ComputePercentiles(std::span<const uint64_t>(l.hist), HistogramLayout::Recorded(),
+                               percentiles, PercentileMethod::kFio);
+  }
+  const double span_s = static_cast<double>(r.span_ns) / 1e9;
+  f.behind = (l.n > 0 && l.max_ns > kBehindNs) || (span_s > 0 && runtime_s > span_s * 1.02);
+  return f;
+}
+
+}  // namespace
+
+void AppendReplayJson(std::string& out, const ReplayInfo& r, const RecorderSnapshot& all,
+                      double runtime_s, const std::vector<double>& percentiles) {
+  if (!r.on) return;
+  auto o = std::back_inserter(out);
+  const ReplayFigures f = Figures(r, all, runtime_s, percentiles);
+  const LatencySnapshot& l = all.schedule.lateness;
+  fmt::format_to(o,
+                 ",\n\"iotail_replay\": {{\"trace\": \"{}\", \"trace_ios\": {}, "
+                 "\"trace_span_ns\": {}, \"trace_iops\": {:.3f}, \"ios\": {}, "
+                 "\"achieved_iops\": {:.3f}, \"issued\": {}, \"late_ios\": {}, "
+                 "\"late_threshold_ns\": {}, \"max_behind_ns\": {}, \"behind\": {}",
+                 JsonEscape(r.trace), r.trace_ios, r.span_ns, f.trace_iops, f.ios, f.achieved_iops,
+                 all.schedule.issued, all.schedule.late, Recorder::kLateNoticeNs,
+                 l.n > 0 ? l.max_ns : 0, f.behind ? "true" : "false");
+  fmt::format_to(o,
+                 ", \"lateness_ns\": {{\"min\": {}, \"max\": {}, \"mean\": {:.6f}, "
+                 "\"stddev\": {:.6f}, \"N\": {}",
+                 l.MinOrZero(), l.max_ns, l.MeanNs(), l.StddevNs(), l.n);
+  if (f.pct.size() == percentiles.size() && !f.pct.empty()) {
+    fmt::format_to(o, ", \"percentile\": {{");
+    for (size_t i = 0; i < percentiles.size(); ++i) {
+      fmt::format_to(o, "{}\"{:.6f}\": {}", i ? ", " : "", percentiles[i],
+                     static_cast<uint64_t>(f.pct[i]));
+    }
+    fmt::format_to(o, "}}");
+  }
+  fmt::format_to(o, "}}}}");
+}
+
+void AppendReplayText(std::string& out, const ReplayInfo& r, const RecorderSnapshot& all,
+                      double runtime_s, const std::vector<double>& percentiles) {
+  if (!r.on) return;
+  auto o = std::back_inserter(out);
+  const ReplayFigures f = Figures(r, all, runtime_s, percentiles);
+  const LatencySnapshot& l = all.schedule.lateness;
+  if (r.span_ns > 0) {
+    fmt::format_to(o,
+                   "  replay: {} ({} I/Os over {:.3f} s, {:.1f} IOPS); done {} I/Os in {:.3f} s, "
+                   "{:.1f} IOPS\n",
+                   r.trace, r.trace_ios, static_cast<double>(r.span_ns) / 1e9, f.trace_iops, f.ios,
+                   runtime_s, f.achieved_iops);
+  } else {
+    fmt::format_to(o,
+                   "  replay: {} ({} I/Os, untimed: paced by completions); done {} I/Os in "
+                   "{:.3f} s, {:.1f} IOPS\n",
+                   r.trace, r.trace_ios, f.ios, runtime_s, f.achieved_iops);
+  }
+  if (l.n > 0) {
+    fmt::format_to(o, "  lateness (issue - intended, usec): min={:.1f}, max={:.1f}, avg={:.1f}",
+                   static_cast<double>(l.MinOrZero()) / 1e3, static_cast<double>(l.max_ns) / 1e3,
+                   l.MeanNs() / 1e3);
+    for (size_t i = 0; i < f.pct.size() && i < percentiles.size(); ++i) {
+      const double p = percentiles[i];
+      if (p == 50 || p == 90 || p == 99 || p == 99.9) {
+        fmt::format_to(o, ", p{}={:.1f}", p, f.pct[i] / 1e3);
+      }
+    }
+    fmt::format_to(o, "; {} I/Os issued > {} us late\n", all.schedule.late,
+                   Recorder::kLateNoticeNs / 1000);
+  }
+  if (f.behind) {
+    const double span_s = static_cast<double>(r.span_ns) / 1e9;
+    fmt::format_to(o,
+                   "  replay fell behind the trace: up to {:.3f} ms late{}; no I/O was dropped\n",
+                   static_cast<double>(l.max_ns) / 1e6,
+                   span_s > 0 ? fmt::format(", runtime {:.3f} s against the trace's {:.3f} s "
+                                            "({:+.1f}%)",
+                                            runtime_s, span_s, (runtime_s / span_s - 1) * 100)
+                              : std::string());
+  }
+}
+
+}  // namespace iotail::stats
