@@ -105,33 +105,6 @@ const Zstd& LoadZstd(const std::string& path) {
 }
 #endif
 
-// A file read with read(2).
-class FileSource : public ByteSource {
- public:
-  explicit FileSource(const std::string& path) : name_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "open '" + path + "'");
-  }
-  FileSource(const FileSource&) = delete;
-  FileSource& operator=(const FileSource&) = delete;
-  ~FileSource() override { ::close(fd_); }
-
-  size_t Read(char* buf, size_t n) override {
-    for (;;) {
-      const ssize_t r = ::read(fd_, buf, n);
-      if (r >= 0) return static_cast<size_t>(r);
-      if (errno != EINTR) {
-        throw std::system_error(errno, std::generic_category(), "read '" + name_ + "'");
-      }
-    }
-  }
-  const std::string& name() const override { return name_; }
-
- private:
-  std::string name_;
-  int fd_ = -1;
-};
-
 // What the decompressors share: the compressed file under them, its input buffer and the count of
 // compressed bytes taken from it (for the offset an error names).
 class Decompressor : public ByteSource {
@@ -292,6 +265,27 @@ bool CompressionBuiltIn(Compression compression) {
   return true;
 }
 
+FileByteSource::FileByteSource(std::string path) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) {
+    throw std::system_error(errno, std::generic_category(), "open trace '" + path_ + "'");
+  }
+}
+
+FileByteSource::~FileByteSource() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+size_t FileByteSource::Read(char* buf, size_t n) {
+  for (;;) {
+    const ssize_t got = ::read(fd_, buf, n);
+    if (got >= 0) return static_cast<size_t>(got);
+    if (errno != EINTR) {
+      throw std::system_error(errno, std::generic_category(), "read trace '" + path_ + "'");
+    }
+  }
+}
+
 std::string_view PeekableSource::Peek(size_t n) {
   if (n > head_.size()) {
     // Only before the first Read: the bytes peeked are all that is kept.
@@ -343,7 +337,7 @@ std::unique_ptr<ByteSource> Decompress(Compression compression,
 }
 
 std::unique_ptr<ByteSource> OpenByteSource(const std::string& path) {
-  auto file = std::make_unique<PeekableSource>(std::make_unique<FileSource>(path));
+  auto file = std::make_unique<PeekableSource>(std::make_unique<FileByteSource>(path));
   const Compression compression = DetectCompression(file->Peek(4));
   return Decompress(compression, std::move(file));
 }

@@ -30,6 +30,22 @@
 
 namespace iotail::engine::replay {
 
+// A plain file read with read(2) in the caller's chunks. Opening follows a symlink (a trace is
+// only read); throws std::system_error naming the file.
+class FileByteSource : public ByteSource {
+ public:
+  explicit FileByteSource(std::string path);
+  ~FileByteSource() override;
+  FileByteSource(const FileByteSource&) = delete;
+  FileByteSource& operator=(const FileByteSource&) = delete;
+  size_t Read(char* buf, size_t n) override;
+  const std::string& name() const override { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 enum class Compression { kNone, kGzip, kZstd };
 
 // What the first bytes of a file (`head`, at least four of them for zstd) say it is.

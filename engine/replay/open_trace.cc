@@ -1,50 +1,12 @@
 #include "engine/replay/open_trace.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <system_error>
 
 #include "engine/replay/blktrace_reader.h"
 #include "engine/replay/compressed_source.h"
 #include "engine/replay/iolog_reader.h"
 
 namespace iotail::engine::replay {
-
-FileByteSource::FileByteSource(std::string path) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) {
-    throw std::system_error(errno, std::generic_category(), fmt::format("open trace '{}'", path_));
-  }
-}
-
-FileByteSource::~FileByteSource() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-size_t FileByteSource::Read(char* buf, size_t n) {
-  for (;;) {
-    const ssize_t got = ::read(fd_, buf, n);
-    if (got >= 0) return static_cast<size_t>(got);
-    if (errno != EINTR) {
-      throw std::system_error(errno, std::generic_category(),
-                              fmt::format("read trace '{}'", path_));
-    }
-  }
-}
-
-size_t PrefixedSource::Read(char* buf, size_t n) {
-  if (at_ < prefix_.size()) {
-    const size_t k = std::min(n, prefix_.size() - at_);
-    std::memcpy(buf, prefix_.data() + at_, k);
-    at_ += k;
-    return k;
-  }
-  return rest_->Read(buf, n);
-}
 
 TraceFormat DetectTraceFormat(std::string_view head) {
   switch (DetectCompression(head)) {
@@ -76,28 +38,11 @@ std::string_view TraceFormatName(TraceFormat f) {
   return "unknown";
 }
 
-namespace {
-
-// Reads up to n bytes (fewer only at the end).
-std::string ReadHead(ByteSource& source, size_t n) {
-  std::string head(n, '\0');
-  size_t got = 0;
-  while (got < n) {
-    const size_t k = source.Read(head.data() + got, n - got);
-    if (k == 0) break;
-    got += k;
-  }
-  head.resize(got);
-  return head;
-}
-
-}  // namespace
-
 std::unique_ptr<TraceReader> OpenTraceFrom(std::unique_ptr<ByteSource> source) {
-  std::string head = ReadHead(*source, 64);
-  const TraceFormat format = DetectTraceFormat(head);
-  const std::string name = source->name();
-  auto rest = std::make_unique<PrefixedSource>(std::move(head), std::move(source));
+  // The first bytes, told and then served again to the reader.
+  auto rest = std::make_unique<PeekableSource>(std::move(source));
+  const TraceFormat format = DetectTraceFormat(rest->Peek(64));
+  const std::string name = rest->name();
   switch (format) {
     case TraceFormat::kIolog:
       return std::make_unique<IologReader>(std::move(rest));
