@@ -90,6 +90,12 @@ static __always_inline struct inflight_slot *slot_of(__u64 name) {
   return bpf_map_lookup_elem(&slots, &index);
 }
 
+// The slot `name` holds, else 0 (its times are then in the hash, or nowhere).
+static __always_inline struct inflight_slot *held_slot(__u64 name) {
+  struct inflight_slot *slot = slot_of(name);
+  return slot && slot->name == name ? slot : 0;
+}
+
 // The request's slot if it holds it or could claim it (*fresh: it was free), else 0.
 static __always_inline struct inflight_slot *claim_slot(__u64 name, int *fresh) {
   struct inflight_slot *slot = slot_of(name);
@@ -128,9 +134,8 @@ static __always_inline void slot_issue(struct request *rq, __u32 dev, __u64 now)
 }
 
 static __always_inline void slot_requeue(struct request *rq, __u32 dev) {
-  __u64 name = request_name(rq, dev);
-  struct inflight_slot *slot = slot_of(name);
-  if (slot && slot->name == name) {
+  struct inflight_slot *slot = held_slot(request_name(rq, dev));
+  if (slot) {
     slot->times.requeued = 1;
   } else {
     __u64 key = (__u64)rq;
@@ -141,9 +146,8 @@ static __always_inline void slot_requeue(struct request *rq, __u32 dev) {
 // As fill_tracked, from the request's slot or else the hash; its final completion frees the slot.
 static __always_inline void slot_fill(struct iotail_block_record *r, struct request *rq, __u32 dev,
                                       int final) {
-  __u64 name = request_name(rq, dev);
-  struct inflight_slot *slot = slot_of(name);
-  if (!slot || slot->name != name) {
+  struct inflight_slot *slot = held_slot(request_name(rq, dev));
+  if (!slot) {
     __u64 key = (__u64)rq;
     fill_tracked(r, &key, final);
     return;
@@ -160,9 +164,8 @@ static __always_inline void slot_fill(struct iotail_block_record *r, struct requ
 
 // A request the ring buffer could not take: forgotten all the same once complete.
 static __always_inline void slot_forget(struct request *rq, __u32 dev) {
-  __u64 name = request_name(rq, dev);
-  struct inflight_slot *slot = slot_of(name);
-  if (slot && slot->name == name) {
+  struct inflight_slot *slot = held_slot(request_name(rq, dev));
+  if (slot) {
     slot->name = 0;
   } else {
     __u64 key = (__u64)rq;

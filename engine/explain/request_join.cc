@@ -1,7 +1,5 @@
 #include "engine/explain/request_join.h"
 
-#include <sys/sysmacros.h>
-
 #include <algorithm>
 
 namespace iotail::engine {
@@ -57,7 +55,6 @@ std::array<uint64_t, stats::kStageCount> OwnStagesOf(const IoTrailRecord& io) {
 
 namespace {
 constexpr size_t kSmallestTable = 1024;
-uint32_t DevOf(dev_t dev) { return (major(dev) << 20) | minor(dev); }
 }  // namespace
 
 RequestJoiner::RequestJoiner() : table_(kSmallestTable) {}
@@ -68,7 +65,7 @@ RequestJoiner::Slot RequestJoiner::SlotOf(const BlockRequestEvent& r) {
   slot.entered_ns = EnteredNs(r);
   slot.issue_ns = r.issue_ns != 0 ? r.issue_ns : r.kernel_issue_ns;
   slot.complete_ns = r.complete_ns;
-  slot.dev = DevOf(r.dev);
+  slot.dev = r.dev;
   slot.nr_sector = r.nr_sector;
   slot.op = r.op;
   slot.partial = r.partial;
@@ -76,7 +73,7 @@ RequestJoiner::Slot RequestJoiner::SlotOf(const BlockRequestEvent& r) {
   return slot;
 }
 
-size_t RequestJoiner::Home(uint32_t dev, uint64_t sector) const {
+size_t RequestJoiner::Home(dev_t dev, uint64_t sector) const {
   // A full mix (murmur3's finalizer): the places of one round follow the job's offset generator
   // (a permutation of the blocks, a linear recurrence), which a plain multiplication keeps in
   // step, filling runs of the table.
@@ -134,12 +131,11 @@ JoinResult RequestJoiner::Join(const IoTrailRecord& io, const DevicePlace& place
     result.stages[static_cast<size_t>(stats::Stage::kSchedule)] = io.start_ns - io.intended_ns;
   }
   const size_t mask = table_.size() - 1;
-  const uint32_t dev = DevOf(place.dev);
   size_t found = 0;
   int matches = 0;
-  for (size_t i = Home(dev, place.sector); table_[i].used; i = (i + 1) & mask) {
+  for (size_t i = Home(place.dev, place.sector); table_[i].used; i = (i + 1) & mask) {
     const Slot& r = table_[i];
-    if (r.sector == place.sector && r.dev == dev && SameDirection(r.op, io.dir) &&
+    if (r.sector == place.sector && r.dev == place.dev && SameDirection(r.op, io.dir) &&
         r.entered_ns != 0 && r.entered_ns + kClockToleranceNs >= io.start_ns &&
         r.complete_ns <= io.done_ns + kClockToleranceNs) {
       if (++matches == 1) found = i;

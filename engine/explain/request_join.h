@@ -84,14 +84,15 @@ class RequestJoiner {
     uint64_t entered_ns = 0;  // EnteredNs
     uint64_t issue_ns = 0;    // issue_ns, else kernel_issue_ns
     uint64_t complete_ns = 0;
-    uint32_t dev = 0;  // the kernel's encoding (major << 20 | minor)
+    dev_t dev = 0;
     uint32_t nr_sector = 0;
     BlockOp op = BlockOp::kOther;
     bool partial = false;
     bool used = false;
   };
+  static_assert(sizeof(Slot) == 48, "48-byte slots, as said above");
   static Slot SlotOf(const BlockRequestEvent& request);
-  size_t Home(uint32_t dev, uint64_t sector) const;
+  size_t Home(dev_t dev, uint64_t sector) const;
   void Insert(const Slot& slot);
   void Erase(size_t at);
   void Resize(size_t slots);
