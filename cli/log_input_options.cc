@@ -102,8 +102,8 @@ bool NamedLikeClientLog(const std::string& path) {
   return true;
 }
 
-// What an iotail log holds, by its name: "clat", "lat" or "explain_STAGE"; "" for another name
-// (fio's logs, a merged or renamed one).
+}  // namespace
+
 std::string LogKindOf(const std::string& path) {
   const std::string name = std::filesystem::path(path).filename().string();
   const size_t hist = name.rfind("_hist.");
@@ -114,8 +114,6 @@ std::string LogKindOf(const std::string& path) {
   if (hist >= 4 && name.compare(hist - 4, 4, "_lat") == 0) return "lat";
   return "";
 }
-
-}  // namespace
 
 stats::MergeOptions LogInputOptions::ToMergeOptions(std::ostream& err,
                                                     std::string_view command) const {

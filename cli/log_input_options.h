@@ -37,6 +37,9 @@ struct LogInputOptions {
   // Validates and converts; throws UsageError naming the option.
   // Files named as fio --client names its logs (NAME.log.HOST) turn --fio-client-logs on, with a
   // note on `err`; a mix of such and other files is a UsageError.
+  // iotail's logs of different measures of the same I/Os (clat with lat, or either with an
+  // --explain stage; for plot, which charts the stages apart, only clat with lat) are a
+  // UsageError: read together every I/O would count twice.
   stats::MergeOptions ToMergeOptions(std::ostream& err, std::string_view command) const;
 };
 
@@ -78,5 +81,9 @@ SplitArgs SplitAtDashes(CommandArgs args);
 std::optional<boost::program_options::variables_map> ParseWithInputs(
     CommandArgs args, const boost::program_options::options_description& description,
     std::vector<std::string>& inputs, std::ostream& out);
+
+// What an iotail histogram log holds, by its name (PREFIX_KIND_hist.N.log): "clat", "lat" or
+// "explain_STAGE"; "" for another name (fio's logs, a merged or renamed one).
+std::string LogKindOf(const std::string& path);
 
 }  // namespace iotail::cli

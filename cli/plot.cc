@@ -65,11 +65,10 @@ struct PlotInputs {
 PlotInputs SplitInputs(const std::vector<std::string>& files) {
   PlotInputs inputs;
   for (const std::string& path : files) {
-    const std::string name = std::filesystem::path(path).filename().string();
+    const std::string kind = LogKindOf(path);
     size_t stage = 0;
     while (stage < stats::kStageCount &&
-           name.find(fmt::format("_explain_{}_hist.", stats::kStageNames[stage])) ==
-               std::string::npos) {
+           kind != fmt::format("explain_{}", stats::kStageNames[stage])) {
       ++stage;
     }
     if (stage == stats::kStageCount) {

@@ -10,11 +10,9 @@
 // for the consumer. Only a worker of a job with --explain or --explain_slowest has one.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <span>
 
 #include "stats/core/direction.h"
 
@@ -51,16 +49,6 @@ class IoTrail {
     records_[head & mask_] = record;
     head_.store(head + 1, std::memory_order_release);
     return true;
-  }
-
-  // Consumer only. Copies up to out.size() records, oldest first; returns how many.
-  size_t Take(std::span<IoTrailRecord> out) {
-    const uint64_t tail = tail_.load(std::memory_order_relaxed);
-    const uint64_t head = head_.load(std::memory_order_acquire);
-    size_t n = static_cast<size_t>(std::min<uint64_t>(head - tail, out.size()));
-    for (size_t i = 0; i < n; ++i) out[i] = records_[(tail + i) & mask_];
-    tail_.store(tail + n, std::memory_order_release);
-    return n;
   }
 
   // Consumer only: how many records are there to take now (a mark for Consume).

@@ -121,11 +121,13 @@ TEST(IoTrailTest, TakesInOrderAndCountsWhatAFullRingCannotHold) {
   IoTrail trail(64);
   for (uint64_t i = 0; i < 70; ++i) trail.Push(Io(i, i + 1));
   EXPECT_EQ(trail.dropped(), 6u);
-  std::vector<IoTrailRecord> out(100);
-  ASSERT_EQ(trail.Take(out), 64u);
+  std::vector<IoTrailRecord> out;
+  auto take = [&](const IoTrailRecord& io) { out.push_back(io); };
+  ASSERT_EQ(trail.Consume(trail.Mark(), take), 64u);
   for (uint64_t i = 0; i < 64; ++i) EXPECT_EQ(out[i].start_ns, i);
   EXPECT_TRUE(trail.Push(Io(7, 8)));
-  EXPECT_EQ(trail.Take(out), 1u);
+  out.clear();
+  EXPECT_EQ(trail.Consume(trail.Mark(), take), 1u);
   EXPECT_EQ(out[0].start_ns, 7u);
 }
 
