@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
