@@ -27,17 +27,20 @@ using enum ValueType;
 
 // fio's "N" (both directions) or "R,W" for an engine option between lo and hi.
 std::array<uint32_t, 2> ReadWritePair(const OptionValue& v, uint32_t lo, uint32_t hi) {
+  auto refuse = [&] {
+    return UsageError(
+        fmt::format("--{}={}: expected N or R,W, each {} to {}", v.option, v.text, lo, hi));
+  };
   auto one = [&](std::string_view s) {
     uint32_t x = 0;
     const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
     if (s.empty() || ec != std::errc() || p != s.data() + s.size() || x < lo || x > hi) {
-      throw UsageError(
-          fmt::format("--{}={}: expected N or R,W, each {} to {}", v.option, v.text, lo, hi));
+      throw refuse();
     }
     return x;
   };
   const PerDirectionText parts = SplitPerDirection(v.text, v.option);
-  if (!parts.one && !parts.dirs[2].empty()) one("");  // a trims' value: refused as above
+  if (!parts.one && !parts.dirs[2].empty()) throw refuse();  // no trims' value
   const uint32_t reads = one(parts.dirs[0]);
   return {reads, parts.one ? reads : one(parts.dirs[1])};
 }
