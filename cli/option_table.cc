@@ -186,35 +186,36 @@ std::string ParseContext::Substitute(std::string text) const {
 }
 
 OptionValue ParseOptionValue(const OptionDef& def, std::string_view given_as,
-                             const std::string& text) {
-  OptionValue v{given_as, text, 0};
+                             const std::string& text, const ValueContext& context) {
+  OptionValue v{given_as, text, 0, context};
   switch (def.type) {
     case ValueType::kFlag:
       v.number = ParseBool(text, given_as) ? 1 : 0;
       break;
     case ValueType::kCount:
-      v.number = ParseU32(text, given_as);
+      v.number = ParseU32(text, given_as, context);
       if (v.number < def.min || v.number > def.max) {
         throw UsageError(
             fmt::format("--{}: expected {}..{}, got '{}'", given_as, def.min, def.max, text));
       }
       break;
     case ValueType::kSize:
-      v.number = static_cast<int64_t>(ParseSize(text, given_as));
+      v.number = static_cast<int64_t>(ParseSize(text, given_as, context));
       break;
     case ValueType::kTime:
-      v.number = static_cast<int64_t>(ParseTimeNs(text, given_as));
+      v.number = static_cast<int64_t>(ParseTimeNs(text, given_as, context));
       break;
     case ValueType::kTimeUs: {
       // Bare arithmetic (2*1s) as fio reads it first: its leading number is microseconds too.
-      const std::string time = FioBareArithmetic(text, given_as, ValueSyntax::kTime).value_or(text);
+      const std::string time =
+          FioBareArithmetic(text, given_as, ValueSyntax::kTime, context).value_or(text);
       const bool bare = !time.empty() && std::all_of(time.begin(), time.end(),
                                                      [](char c) { return c >= '0' && c <= '9'; });
-      v.number = static_cast<int64_t>(ParseTimeNs(bare ? time + "us" : time, given_as));
+      v.number = static_cast<int64_t>(ParseTimeNs(bare ? time + "us" : time, given_as, context));
       break;
     }
     case ValueType::kMillis: {
-      const uint64_t ns = ParseTimeNs(text, given_as);
+      const uint64_t ns = ParseTimeNs(text, given_as, context);
       if (ns < 1'000'000 || ns % 1'000'000 != 0) {
         throw UsageError(fmt::format("--{}: expected whole milliseconds, at least 1ms, got '{}'",
                                      given_as, text));

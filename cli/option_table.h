@@ -14,7 +14,8 @@
 // options that change nothing in iotail, and why).
 //
 // A row's setter only stores: value checks that need no other option belong to the type (a range,
-// a list of choices) or to the setter; checks across options belong to JobSpec::Validate. Built
+// a list of choices) or to the setter (which reads sizes and times in the value's context:
+// ParseSize(v.text, v.option, v.context)); checks across options belong to JobSpec::Validate. Built
 // once, immutable, thread-safe to read.
 #pragma once
 
@@ -65,6 +66,7 @@ struct OptionValue {
   std::string_view option;
   std::string text;
   int64_t number = 0;
+  ValueContext context;  // the job's kb_base and notes, for a setter that parses `text` further
 };
 
 // A row's setter: into one job's options (a row of scope job) or into the run's settings (scope
@@ -105,6 +107,12 @@ std::vector<const char*> Also(Names... names) {
   return {names...};
 }
 inline std::vector<OptionChoice> Choices() { return {}; }
+// A row with the label --help shows for its value (every row of type kText and kName has one:
+// a test checks it): Labeled("FILE", {"output", kName, ...}), Labeled("N", Row<...>(...)).
+inline OptionDef Labeled(const char* label, OptionDef row) {
+  row.label = label;
+  return row;
+}
 
 // The setters of plain fields: JobField<&engine::JobSpec::iodepth> stores the parsed value into
 // that field of the job's spec, RunField<&RunOptions::nrfiles> into the job's options,
@@ -138,7 +146,7 @@ template <uint64_t engine::JobSpec::*Bytes, uint32_t RunOptions::*Zones>
 void SizeOrZones(RunOptions& o, const OptionValue& v) {
   const std::optional<uint32_t> zones = ParseZoneCount(v.text, v.option);
   o.*Zones = zones.value_or(0);
-  o.spec.*Bytes = zones ? 0 : ParseSize(v.text, v.option);
+  o.spec.*Bytes = zones ? 0 : ParseSize(v.text, v.option, v.context);
 }
 
 // Rows of the commonest kind, a value of one type stored into a plain field of the job's spec or of
@@ -216,7 +224,7 @@ RunPlan ParseRunPlan(std::span<char* const> args, const ParseContext& context);
 bool TakesBareValue(const OptionDef& def);
 // `text` parsed by the row's type (UsageError naming --`given_as` on a bad value).
 OptionValue ParseOptionValue(const OptionDef& def, std::string_view given_as,
-                             const std::string& text);
+                             const std::string& text, const ValueContext& context);
 
 // What the value looks like, as --help shows it: "N", "SIZE", "a|b", "[=a|b]" (a bare --name is
 // allowed too); "" for a flag.

@@ -29,8 +29,6 @@ double ParseNumber(std::string_view text, std::string_view option, size_t* used)
 
 namespace {
 
-std::vector<std::string>* g_value_notes = nullptr;  // ScopedValueNotes
-
 // The position of the operator when `text` is bare arithmetic (a number, an operator, then a
 // number or '('), else npos. A dash is no operator here: it makes ranges (bsrange=4k-8k).
 size_t BareArithmeticOperator(std::string_view text) {
@@ -79,13 +77,8 @@ std::string FioLeadingValue(std::string_view text, ValueSyntax syntax) {
 
 }  // namespace
 
-ScopedValueNotes::ScopedValueNotes(std::vector<std::string>& into) : previous_(g_value_notes) {
-  g_value_notes = &into;
-}
-ScopedValueNotes::~ScopedValueNotes() { g_value_notes = previous_; }
-
 std::optional<std::string> FioBareArithmetic(std::string_view text, std::string_view option,
-                                             ValueSyntax syntax) {
+                                             ValueSyntax syntax, const ValueContext& context) {
   const size_t op = BareArithmeticOperator(text);
   if (op == std::string_view::npos) return std::nullopt;
   if (text.substr(0, op).find('.') != std::string_view::npos) {
@@ -95,8 +88,8 @@ std::optional<std::string> FioBareArithmetic(std::string_view text, std::string_
         option, text, text));
   }
   std::string lead = FioLeadingValue(text, syntax);
-  if (g_value_notes != nullptr) {
-    g_value_notes->push_back(fmt::format(
+  if (context.notes != nullptr) {
+    context.notes->push_back(fmt::format(
         "--{}: '{}' is arithmetic without parentheses: fio 3.33 reads only its leading number, "
         "{}, and so does iotail (write ({}) in a job file for the result)",
         option, text, lead, text));
@@ -113,9 +106,9 @@ std::optional<std::string> FioBareArithmetic(std::string_view text, std::string_
   return lead;
 }
 
-uint32_t ParseU32(std::string_view text, std::string_view option) {
-  if (const auto lead = FioBareArithmetic(text, option, ValueSyntax::kSize)) {
-    return ParseU32(*lead, option);
+uint32_t ParseU32(std::string_view text, std::string_view option, const ValueContext& context) {
+  if (const auto lead = FioBareArithmetic(text, option, ValueSyntax::kSize, context)) {
+    return ParseU32(*lead, option, context);
   }
   uint32_t v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -124,13 +117,6 @@ uint32_t ParseU32(std::string_view text, std::string_view option) {
   }
   return v;
 }
-
-namespace {
-int g_kb_base = 1024;  // kb_base of the job being parsed (ScopedKbBase)
-}  // namespace
-
-ScopedKbBase::ScopedKbBase(int kb_base) : previous_(g_kb_base) { g_kb_base = kb_base; }
-ScopedKbBase::~ScopedKbBase() { g_kb_base = previous_; }
 
 std::optional<uint32_t> ParseZoneCount(std::string_view text, std::string_view option) {
   if (text.empty() || text.back() != 'z') return std::nullopt;
@@ -144,9 +130,9 @@ std::optional<uint32_t> ParseZoneCount(std::string_view text, std::string_view o
   return zones;
 }
 
-uint64_t ParseSize(std::string_view text, std::string_view option) {
-  if (const auto lead = FioBareArithmetic(text, option, ValueSyntax::kSize)) {
-    return ParseSize(*lead, option);
+uint64_t ParseSize(std::string_view text, std::string_view option, const ValueContext& context) {
+  if (const auto lead = FioBareArithmetic(text, option, ValueSyntax::kSize, context)) {
+    return ParseSize(*lead, option, context);
   }
   size_t used = 0;
   const double v = ParseNumber(text, option, &used);
@@ -156,7 +142,7 @@ uint64_t ParseSize(std::string_view text, std::string_view option) {
   // of 1024 (fio's compatibility mode) and of 1024 under kb_base=1000; every other form (k, K, kB,
   // KB, ki) goes by its first letter, powers of kb_base.
   const bool iec = suffix.size() == 3 && suffix[1] == 'i' && suffix[2] == 'b';
-  const double base = iec ? (g_kb_base == 1024 ? 1000.0 : 1024.0) : g_kb_base;
+  const double base = iec ? (context.kb_base == 1024 ? 1000.0 : 1024.0) : context.kb_base;
   int power = -1;
   if (suffix.empty() || suffix == "b") power = 0;
   if (!suffix.empty() &&
@@ -203,13 +189,14 @@ std::string FioValueList(std::string_view text) {
   }
 }
 
-void ParseRate(std::string_view given, std::string_view option, bool bytes, engine::JobSpec& spec) {
+void ParseRate(std::string_view given, std::string_view option, bool bytes, engine::JobSpec& spec,
+               const ValueContext& context) {
   const std::string list = FioValueList(given);
   const std::string_view text = list;
   auto one = [&](std::string_view part) -> double {
     if (bytes) {
       if (part.ends_with("/s")) part.remove_suffix(2);
-      return static_cast<double>(ParseSize(part, option));
+      return static_cast<double>(ParseSize(part, option, context));
     }
     size_t used = 0;
     const double v = ParseNumber(part, option, &used);
@@ -256,9 +243,9 @@ PerDirectionText SplitPerDirection(std::string_view text, std::string_view optio
   return out;
 }
 
-uint64_t ParseTimeNs(std::string_view text, std::string_view option) {
-  if (const auto lead = FioBareArithmetic(text, option, ValueSyntax::kTime)) {
-    return ParseTimeNs(*lead, option);
+uint64_t ParseTimeNs(std::string_view text, std::string_view option, const ValueContext& context) {
+  if (const auto lead = FioBareArithmetic(text, option, ValueSyntax::kTime, context)) {
+    return ParseTimeNs(*lead, option, context);
   }
   size_t used = 0;
   const double v = ParseNumber(text, option, &used);
@@ -291,7 +278,8 @@ bool ParseBool(std::string_view text, std::string_view option) {
   throw UsageError(fmt::format("--{}: expected 0 or 1, got '{}'", option, text));
 }
 
-std::vector<int> ParseCpuList(std::string_view text, std::string_view option) {
+std::vector<int> ParseCpuList(std::string_view text, std::string_view option,
+                              const ValueContext& context) {
   std::vector<int> cpus;
   size_t start = 0;
   while (start <= text.size()) {
@@ -299,9 +287,9 @@ std::vector<int> ParseCpuList(std::string_view text, std::string_view option) {
     if (comma == std::string_view::npos) comma = text.size();
     const std::string_view part = text.substr(start, comma - start);
     const size_t dash = part.find('-');
-    const uint32_t lo = ParseU32(part.substr(0, dash), option);
+    const uint32_t lo = ParseU32(part.substr(0, dash), option, context);
     const uint32_t hi =
-        dash == std::string_view::npos ? lo : ParseU32(part.substr(dash + 1), option);
+        dash == std::string_view::npos ? lo : ParseU32(part.substr(dash + 1), option, context);
     if (hi < lo || hi >= 1024)
       throw UsageError(fmt::format("--{}: bad CPU range '{}'", option, part));
     for (uint32_t c = lo; c <= hi; ++c) cpus.push_back(static_cast<int>(c));
@@ -310,17 +298,19 @@ std::vector<int> ParseCpuList(std::string_view text, std::string_view option) {
   return cpus;
 }
 
-engine::NumaNodes ParseNumaNodes(std::string_view text, std::string_view option) {
+engine::NumaNodes ParseNumaNodes(std::string_view text, std::string_view option,
+                                 const ValueContext& context) {
   engine::NumaNodes n;
   if (text == "all") {
     n.all = true;
   } else {
-    n.nodes = ParseCpuList(text, option);
+    n.nodes = ParseCpuList(text, option, context);
   }
   return n;
 }
 
-engine::NumaMemPolicy ParseNumaMemPolicy(std::string_view text, std::string_view option) {
+engine::NumaMemPolicy ParseNumaMemPolicy(std::string_view text, std::string_view option,
+                                         const ValueContext& context) {
   using engine::NumaMemMode;
   static constexpr stats::EnumName<NumaMemMode> kModes[] = {
       {NumaMemMode::kDefault, "default"},
@@ -343,7 +333,7 @@ engine::NumaMemPolicy ParseNumaMemPolicy(std::string_view text, std::string_view
     throw UsageError(fmt::format("--{}: {} nodes with {}, got '{}'", option,
                                  takes_nodes ? "give the" : "no", text.substr(0, colon), text));
   }
-  if (takes_nodes) p.nodes = ParseNumaNodes(nodes, option);
+  if (takes_nodes) p.nodes = ParseNumaNodes(nodes, option, context);
   if (*mode == NumaMemMode::kPrefer && (p.nodes.all || p.nodes.nodes.size() != 1)) {
     throw UsageError(fmt::format("--{}: prefer takes one node, got '{}'", option, nodes));
   }

@@ -21,8 +21,8 @@ using stats::UsageError;
 
 namespace {
 
-uint32_t ParseBs(std::string_view text, std::string_view option) {
-  const uint64_t v = ParseSize(text, option);
+uint32_t ParseBs(std::string_view text, std::string_view option, const ValueContext& context) {
+  const uint64_t v = ParseSize(text, option, context);
   if (v == 0 || v > UINT32_MAX)
     throw UsageError(fmt::format("--{}: bad block size '{}'", option, text));
   return static_cast<uint32_t>(v);
@@ -31,7 +31,8 @@ uint32_t ParseBs(std::string_view text, std::string_view option) {
 // fio's rw=MODE[:N]: the offset modifier is a gap in bytes after each sequential I/O (negative:
 // backwards, rw=read:-8k), or the number of I/Os per random offset (the ones between are
 // sequential).
-void ParseRw(const std::string& v, std::string_view option, RunOptions& o) {
+void ParseRw(const std::string& v, std::string_view option, const ValueContext& context,
+             RunOptions& o) {
   const size_t colon = v.find(':');
   const std::string mode = v.substr(0, colon);
   if (mode == "trimwrite" || mode == "randtrimwrite") {
@@ -43,11 +44,11 @@ void ParseRw(const std::string& v, std::string_view option, RunOptions& o) {
   if (colon == std::string::npos) return;
   const std::string n = v.substr(colon + 1);
   if (o.spec.IsRandom()) {
-    o.spec.rw_modifier = ParseU32(n, option);
+    o.spec.rw_modifier = ParseU32(n, option, context);
     return;
   }
   const bool backwards = n.starts_with('-');
-  const uint64_t gap = ParseSize(backwards ? n.substr(1) : n, option);
+  const uint64_t gap = ParseSize(backwards ? n.substr(1) : n, option, context);
   if (gap > static_cast<uint64_t>(INT64_MAX)) {
     throw UsageError(fmt::format("--{}: the gap '{}' is too large", option, n));
   }
@@ -66,26 +67,28 @@ double ParsePercent(const std::string& v, std::string_view option) {
 
 // fio's R,W forms of bsrange and bssplit: one value for both directions, or reads and writes
 // (a third, trims, is refused) separated by a comma, an empty one keeping the default.
-void PerDirection(const std::string& v, std::string_view option, engine::JobSpec& spec,
-                  void (*apply)(const std::string&, bool, engine::JobSpec&)) {
-  const PerDirectionText parts = SplitPerDirection(v, option);
+void PerDirection(const OptionValue& v, engine::JobSpec& spec,
+                  void (*apply)(const std::string&, bool, const ValueContext&, engine::JobSpec&)) {
+  const PerDirectionText parts = SplitPerDirection(v.text, v.option);
   if (parts.one) {
-    apply(v, false, spec);
+    apply(v.text, false, v.context, spec);
     spec.bs_write_own = false;
     return;
   }
   if (!parts.dirs[2].empty()) {
-    throw UsageError(fmt::format("--{}: iotail does not do trims (R,W only), got '{}'", option, v));
+    throw UsageError(
+        fmt::format("--{}: iotail does not do trims (R,W only), got '{}'", v.option, v.text));
   }
   spec.bs_write_own = true;
-  if (!parts.dirs[0].empty()) apply(std::string(parts.dirs[0]), false, spec);
-  if (!parts.dirs[1].empty()) apply(std::string(parts.dirs[1]), true, spec);
+  if (!parts.dirs[0].empty()) apply(std::string(parts.dirs[0]), false, v.context, spec);
+  if (!parts.dirs[1].empty()) apply(std::string(parts.dirs[1]), true, v.context, spec);
 }
 
 // fio's bs=int[,int][,int]: one value for every direction, or reads, writes (and trims, which
 // iotail does not do) separated by commas (or fio's other separators: FioValueList), an empty
 // one keeping the default (4k): "8k,32k", ",8k", "8k," (writes at the default), "4k:8k".
-void ParseBlockSizes(const std::string& given, std::string_view option, engine::JobSpec& spec) {
+void ParseBlockSizes(const std::string& given, std::string_view option, const ValueContext& context,
+                     engine::JobSpec& spec) {
   std::vector<std::string_view> parts;
   const std::string v = FioValueList(given);
   const std::string args[] = {v};
@@ -96,12 +99,13 @@ void ParseBlockSizes(const std::string& given, std::string_view option, engine::
         fmt::format("--{}: at most 3 values (reads,writes,trims), got '{}'", option, v));
   }
   if (parts.size() == 1) {
-    spec.bs = ParseBs(parts[0], option);
+    spec.bs = ParseBs(parts[0], option, context);
     spec.bs_dir = {};
     return;
   }
-  const std::array<uint32_t, 2> sizes = {parts[0].empty() ? 4096u : ParseBs(parts[0], option),
-                                         parts[1].empty() ? 4096u : ParseBs(parts[1], option)};
+  const std::array<uint32_t, 2> sizes = {
+      parts[0].empty() ? 4096u : ParseBs(parts[0], option, context),
+      parts[1].empty() ? 4096u : ParseBs(parts[1], option, context)};
   spec.bs = std::min(sizes[0], sizes[1]);
   spec.bs_dir = sizes;
 }
@@ -148,7 +152,7 @@ void SizeOrPercent(RunOptions& o, const OptionValue& v) {
     o.spec.*Percent = ParsePercent(std::string(text), v.option);
     o.spec.*Bytes = 0;
   } else {
-    o.spec.*Bytes = ParseSize(v.text, v.option);
+    o.spec.*Bytes = ParseSize(v.text, v.option, v.context);
     o.spec.*Percent = 0;
   }
 }
@@ -165,19 +169,21 @@ constexpr OptionSetter SetOffsetIncrement =
 constexpr OptionSetter SetIoSize =
     SizeOrZones<&engine::JobSpec::io_size, &RunOptions::io_size_zones>;
 
-void ParseBsRange(const std::string& part, bool writes, engine::JobSpec& spec) {
+void ParseBsRange(const std::string& part, bool writes, const ValueContext& context,
+                  engine::JobSpec& spec) {
   const size_t dash = part.find('-');
   if (dash == std::string::npos) {
     throw UsageError("--bsrange: expected MIN-MAX, e.g. 4k-64k (R,W per direction)");
   }
-  (writes ? spec.bs_min_w : spec.bs_min) = ParseBs(part.substr(0, dash), "bsrange");
-  (writes ? spec.bs_max_w : spec.bs_max) = ParseBs(part.substr(dash + 1), "bsrange");
+  (writes ? spec.bs_min_w : spec.bs_min) = ParseBs(part.substr(0, dash), "bsrange", context);
+  (writes ? spec.bs_max_w : spec.bs_max) = ParseBs(part.substr(dash + 1), "bsrange", context);
 }
 
 // fio's bssplit: BS/PERCENT entries; those without a percentage share what the others leave
 // evenly (fio's whole-number division), the remainder going to the last entry with a share, where
 // fio's draw lands when it passes the others (bssplit=4k/50:64k is 4k/50:64k/50, 128k is 128k/100).
-void ParseBsSplit(const std::string& part, bool writes, engine::JobSpec& spec) {
+void ParseBsSplit(const std::string& part, bool writes, const ValueContext& context,
+                  engine::JobSpec& spec) {
   auto& split = writes ? spec.bssplit_w : spec.bssplit;
   split.clear();
   const std::string args[] = {part};
@@ -186,8 +192,8 @@ void ParseBsSplit(const std::string& part, bool writes, engine::JobSpec& spec) {
   stats::ForEachListItem(args, ":", [&](std::string_view one, const std::string&) {
     const size_t slash = one.find('/');
     const uint32_t percent =
-        slash == std::string_view::npos ? 0 : ParseU32(one.substr(slash + 1), "bssplit");
-    split.push_back({ParseBs(one.substr(0, slash), "bssplit"), percent});
+        slash == std::string_view::npos ? 0 : ParseU32(one.substr(slash + 1), "bssplit", context);
+    split.push_back({ParseBs(one.substr(0, slash), "bssplit", context), percent});
     shared.push_back(slash == std::string_view::npos);
     given += percent;
   });
@@ -226,112 +232,131 @@ const std::vector<OptionDef>& Table() {
        Also(),
        {{"1", 1}, {"0", 0}, {"markdown", 2}, {"man", 3}},
        OptionScope::kRun},
-      {"name", kText, JobField<&JobSpec::name>, "job name; each --name starts a job"},
-      {"filename", kText, ParseFilenames,
-       "target file(s) or block device(s), ':'-separated ('\\:' for a colon)"},
-      {"size", kText, SetSize,
-       "bytes per clone, divided among its files (or N% of each, or Nz: N zones); made if missing",
-       "the whole file or device"},
-      {"offset", kText, SetOffset, "start offset in each file (or N% of it, or Nz: N zones)", "0"},
-      {"offset_increment", kText, SetOffsetIncrement,
-       "clone i starts at offset + i x this (or N% of the file, aligned up to the bs; or Nz)", "0"},
-      {"rw", kText, [](RunOptions& o, const OptionValue& v) { ParseRw(v.text, v.option, o); },
-       "read|write|randread|randwrite|rw|randrw|trim|randtrim; :N as fio (read:4k skips 4k after "
-       "each I/O, read:-8k goes backwards, randread:8 takes a new random offset every 8 I/Os)",
-       "read", Also("readwrite")},
+      Labeled("NAME",
+              {"name", kText, JobField<&JobSpec::name>, "job name; each --name starts a job"}),
+      Labeled("FILE[:FILE...]",
+              {"filename", kText, ParseFilenames,
+               "target file(s) or block device(s), ':'-separated ('\\:' for a colon)"}),
+      Labeled("SIZE|N%|Nz", {"size", kText, SetSize,
+                             "bytes per clone, divided among its files (or N% of each, or Nz: N "
+                             "zones); made if missing",
+                             "the whole file or device"}),
+      Labeled("SIZE|N%|Nz", {"offset", kText, SetOffset,
+                             "start offset in each file (or N% of it, or Nz: N zones)", "0"}),
+      Labeled(
+          "SIZE|N%|Nz",
+          {"offset_increment", kText, SetOffsetIncrement,
+           "clone i starts at offset + i x this (or N% of the file, aligned up to the bs; or Nz)",
+           "0"}),
+      Labeled(
+          "MODE[:N]",
+          {"rw", kText,
+           [](RunOptions& o, const OptionValue& v) { ParseRw(v.text, v.option, v.context, o); },
+           "read|write|randread|randwrite|rw|randrw|trim|randtrim; :N as fio (read:4k skips 4k "
+           "after "
+           "each I/O, read:-8k goes backwards, randread:8 takes a new random offset every 8 I/Os)",
+           "read", Also("readwrite")}),
       Row<kCount, &JobSpec::rwmixread>("rwmixread", "% reads in rw/randrw", "50"),
       {"rwmixwrite", kCount,
        [](RunOptions& o, const OptionValue& v) {
          o.spec.rwmixread = 100 - static_cast<uint32_t>(v.number);
        },
        "% writes in rw/randrw", "50", Also(), Choices(), OptionScope::kJob, 0, 100},
-      {"bs", kText,
-       [](RunOptions& o, const OptionValue& v) { ParseBlockSizes(v.text, v.option, o.spec); },
-       "block size, or R,W per direction as fio (8k,32k; ,8k)", "4k", Also("blocksize")},
-      {"bsrange", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         PerDirection(v.text, v.option, o.spec, ParseBsRange);
-       },
-       "MIN-MAX block sizes (multiples of MIN), or R,W per direction", "", Also("blocksize_range")},
-      {"bssplit", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         PerDirection(v.text, v.option, o.spec, ParseBsSplit);
-       },
-       "block size shares, e.g. 4k/70:64k/30 (an entry without /PERCENT shares what is left), or "
-       "R,W "
-       "per direction"},
+      Labeled("SIZE[,SIZE]",
+              {"bs", kText,
+               [](RunOptions& o, const OptionValue& v) {
+                 ParseBlockSizes(v.text, v.option, v.context, o.spec);
+               },
+               "block size, or R,W per direction as fio (8k,32k; ,8k)", "4k", Also("blocksize")}),
+      Labeled("MIN-MAX[,MIN-MAX]",
+              {"bsrange", kText,
+               [](RunOptions& o, const OptionValue& v) { PerDirection(v, o.spec, ParseBsRange); },
+               "MIN-MAX block sizes (multiples of MIN), or R,W per direction", "",
+               Also("blocksize_range")}),
+      Labeled("BS/PCT:...[,...]",
+              {"bssplit", kText,
+               [](RunOptions& o, const OptionValue& v) { PerDirection(v, o.spec, ParseBsSplit); },
+               "block size shares, e.g. 4k/70:64k/30 (an entry without /PERCENT shares what is "
+               "left), or "
+               "R,W "
+               "per direction"}),
       Row<kFlag, &JobSpec::direct>("direct", "O_DIRECT"),
       {"buffered", kFlag,
        [](RunOptions& o, const OptionValue& v) { o.spec.direct = v.number == 0; },
        "buffered I/O: the inverse of --direct, on the same setting (the later one wins)", "1"},
       Row<kCount, &JobSpec::numjobs>("numjobs", "clones of the job (worker threads)", "1"),
-      {"cpus_allowed", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.cpus_allowed = ParseCpuList(v.text, v.option);
-       },
-       "CPUs for the workers, e.g. 0-1,3", "all"},
-      {"cpumask", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         // fio's bitmask of CPUs (decimal, or 0x hex): 34 = CPUs 1 and 5.
-         const std::string_view t = v.text;
-         const bool hex = t.starts_with("0x") || t.starts_with("0X");
-         uint64_t mask = 0;
-         const char* first = t.data() + (hex ? 2 : 0);
-         const auto [p, ec] = std::from_chars(first, t.data() + t.size(), mask, hex ? 16 : 10);
-         if (ec != std::errc() || p != t.data() + t.size() || first == p || mask == 0) {
-           throw UsageError(
-               fmt::format("--{}: expected a bitmask of CPUs (34 or 0x22: CPUs 1 and 5), got '{}'",
-                           v.option, v.text));
-         }
-         o.spec.cpus_allowed.clear();
-         for (int cpu = 0; cpu < 64; ++cpu) {
-           if (mask >> cpu & 1) o.spec.cpus_allowed.push_back(cpu);
-         }
-       },
-       "CPUs for the workers as a bitmask (34 or 0x22: CPUs 1 and 5), as --cpus_allowed"},
-      {"numa_cpu_nodes", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.numa_cpu_nodes = ParseNumaNodes(v.text, v.option);
-       },
-       "run the workers on these NUMA nodes' CPUs (0,2-3 or all; within --cpus_allowed)"},
-      {"numa_mem_policy", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.numa_mem_policy = ParseNumaMemPolicy(v.text, v.option);
-       },
-       "default|prefer:NODE|bind:NODES|interleave:NODES|local: the workers' memory policy "
-       "(set_mempolicy)"},
-      {"randseed", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         uint64_t s = 0;
-         const std::string& t = v.text;
-         const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), s);
-         if (ec != std::errc() || p != t.data() + t.size())
-           throw UsageError(fmt::format("--{}: expected a whole number", v.option));
-         o.spec.randseed = s;
-       },
-       "random seed"},
+      Labeled("CPUS", {"cpus_allowed", kText,
+                       [](RunOptions& o, const OptionValue& v) {
+                         o.spec.cpus_allowed = ParseCpuList(v.text, v.option, v.context);
+                       },
+                       "CPUs for the workers, e.g. 0-1,3", "all"}),
+      Labeled("MASK",
+              {"cpumask", kText,
+               [](RunOptions& o, const OptionValue& v) {
+                 // fio's bitmask of CPUs (decimal, or 0x hex): 34 = CPUs 1 and 5.
+                 const std::string_view t = v.text;
+                 const bool hex = t.starts_with("0x") || t.starts_with("0X");
+                 uint64_t mask = 0;
+                 const char* first = t.data() + (hex ? 2 : 0);
+                 const auto [p, ec] =
+                     std::from_chars(first, t.data() + t.size(), mask, hex ? 16 : 10);
+                 if (ec != std::errc() || p != t.data() + t.size() || first == p || mask == 0) {
+                   throw UsageError(fmt::format(
+                       "--{}: expected a bitmask of CPUs (34 or 0x22: CPUs 1 and 5), got '{}'",
+                       v.option, v.text));
+                 }
+                 o.spec.cpus_allowed.clear();
+                 for (int cpu = 0; cpu < 64; ++cpu) {
+                   if (mask >> cpu & 1) o.spec.cpus_allowed.push_back(cpu);
+                 }
+               },
+               "CPUs for the workers as a bitmask (34 or 0x22: CPUs 1 and 5), as --cpus_allowed"}),
+      Labeled("NODES",
+              {"numa_cpu_nodes", kText,
+               [](RunOptions& o, const OptionValue& v) {
+                 o.spec.numa_cpu_nodes = ParseNumaNodes(v.text, v.option, v.context);
+               },
+               "run the workers on these NUMA nodes' CPUs (0,2-3 or all; within --cpus_allowed)"}),
+      Labeled("POLICY[:NODES]",
+              {"numa_mem_policy", kText,
+               [](RunOptions& o, const OptionValue& v) {
+                 o.spec.numa_mem_policy = ParseNumaMemPolicy(v.text, v.option, v.context);
+               },
+               "default|prefer:NODE|bind:NODES|interleave:NODES|local: the workers' memory policy "
+               "(set_mempolicy)"}),
+      Labeled("N", {"randseed", kText,
+                    [](RunOptions& o, const OptionValue& v) {
+                      uint64_t s = 0;
+                      const std::string& t = v.text;
+                      const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), s);
+                      if (ec != std::errc() || p != t.data() + t.size())
+                        throw UsageError(fmt::format("--{}: expected a whole number", v.option));
+                      o.spec.randseed = s;
+                    },
+                    "random seed"}),
       {"runtime", kTime, JobField<&JobSpec::runtime_ns>, "run time (3s, 500ms; bare = seconds)",
        "no limit", Also("timeout")},
       Row<kFlag, &JobSpec::time_based>("time_based", "run for --runtime, looping over the region"),
-      {"io_size", kText, SetIoSize, "bytes per clone (or Nz: N zones)", "one pass over size",
-       Also("io_limit")},
+      Labeled("SIZE|Nz", {"io_size", kText, SetIoSize, "bytes per clone (or Nz: N zones)",
+                          "one pass over size", Also("io_limit")}),
       Row<kTime, &JobSpec::ramp_time_ns>("ramp_time", "warm-up time, not recorded", "0"),
       Row<kFlag, &JobSpec::end_fsync>("end_fsync", "fsync files at the end"),
       Row<kFlag, &JobSpec::allow_destructive>(
           "allow_destructive",
           "allow writing over a device or export with a signature (never a mounted one)"),
-      {"start_at", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         uint64_t ms = 0;
-         const std::string& t = v.text;
-         const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), ms);
-         if (ec != std::errc() || p != t.data() + t.size() || ms < 1'000'000'000'000u) {
-           throw UsageError(
-               fmt::format("--start_at: expected Unix epoch milliseconds, got '{}'", t));
-         }
-         o.spec.start_at_ms = ms;
-       },
-       "start at this Unix epoch time in ms (hosts start together)", "now"},
+      Labeled("EPOCH_MS",
+              {"start_at", kText,
+               [](RunOptions& o, const OptionValue& v) {
+                 uint64_t ms = 0;
+                 const std::string& t = v.text;
+                 const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), ms);
+                 if (ec != std::errc() || p != t.data() + t.size() || ms < 1'000'000'000'000u) {
+                   throw UsageError(
+                       fmt::format("--start_at: expected Unix epoch milliseconds, got '{}'", t));
+                 }
+                 o.spec.start_at_ms = ms;
+               },
+               "start at this Unix epoch time in ms (hosts start together)", "now"}),
   };
   return table;
 }

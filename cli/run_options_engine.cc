@@ -72,10 +72,11 @@ const std::vector<OptionDef>& EngineRows() {
           "take at most N completions per reap (0: iodepth_batch_complete_min, as fio: each one is "
           "replaced at once)",
           "0"),
-      Row<kName, &JobSpec::uri>(
-          "uri", EngineOptionHelp(engine::kNbdOption,
-                                  "the NBD server: nbd://HOST[:PORT]/EXPORT, "
-                                  "nbd+unix:///EXPORT?socket=PATH (without --ioengine: nbd)")),
+      Labeled("URI", Row<kName, &JobSpec::uri>(
+                         "uri", EngineOptionHelp(
+                                    engine::kNbdOption,
+                                    "the NBD server: nbd://HOST[:PORT]/EXPORT, "
+                                    "nbd+unix:///EXPORT?socket=PATH (without --ioengine: nbd)"))),
       Row<kTime, &JobSpec::nbd_timeout_ns>(
           "nbd_timeout",
           EngineOptionHelp(engine::kNbdOption,
@@ -98,11 +99,12 @@ const std::vector<OptionDef>& EngineRows() {
                         "opened; more than one with writes needs a server that advertises "
                         "multi-conn)"),
        "1", Also(), Choices(), OptionScope::kJob, 1, 64},
-      {"ioengine", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.ioengine = engine::ParseEngineKind(v.text);
-       },
-       IoengineHelp(), "psync, as fio (nbd with --uri; the default benchmark: best available)"},
+      Labeled("ENGINE", {"ioengine", kText,
+                         [](RunOptions& o, const OptionValue& v) {
+                           o.spec.ioengine = engine::ParseEngineKind(v.text);
+                         },
+                         IoengineHelp(),
+                         "psync, as fio (nbd with --uri; the default benchmark: best available)"}),
       Row<kFlag, &JobSpec::sqthread_poll>(
           "sqthread_poll",
           EngineOptionHelp(engine::kSqthreadPollOption, "kernel submission thread (SQPOLL)")),
@@ -114,40 +116,51 @@ const std::vector<OptionDef>& EngineRows() {
           "nowait", EngineOptionHelp(engine::kNowaitOption,
                                      "RWF_NOWAIT (an I/O that would block fails with EAGAIN, an "
                                      "error as in fio)")),
-      Row<kName, &JobSpec::e4defrag_donor>(
-          "donorname",
-          EngineOptionHelp(engine::kDonorOption,
-                           "the donor file whose blocks each write moves into the target (in "
-                           "--directory; required; other engines ignore it, as fio's)")),
+      Labeled("FILE", Row<kName, &JobSpec::e4defrag_donor>(
+                          "donorname",
+                          EngineOptionHelp(
+                              engine::kDonorOption,
+                              "the donor file whose blocks each write moves into the target (in "
+                              "--directory; required; other engines ignore it, as fio's)"))),
       Row<kFlag, &JobSpec::e4defrag_inplace>(
           "inplace", EngineOptionHelp(engine::kDonorOption,
                                       "allocate the donor's blocks before each move and free them "
                                       "after it, instead of once for the whole file")),
-      {"cmdprio_percentage", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.cmdprio.percentage = ReadWritePair(v, 0, 100);
-       },
-       EngineOptionHelp(engine::kCmdprioOption,
-                        "this percent of the reads,writes at --cmdprio_class/--cmdprio (the others "
-                        "at the job's priority); per-priority latencies in the summary"),
-       "0"},
-      {"cmdprio_class", kText,
-       [](RunOptions& o, const OptionValue& v) { o.spec.cmdprio.cls = ReadWritePair(v, 1, 3); },
-       EngineOptionHelp(engine::kCmdprioOption,
-                        "the class of cmdprio's I/Os (1 real-time, 2 best effort, 3 idle), or R,W"),
-       "1"},
-      {"cmdprio", kText,
-       [](RunOptions& o, const OptionValue& v) { o.spec.cmdprio.level = ReadWritePair(v, 0, 7); },
-       EngineOptionHelp(engine::kCmdprioOption,
-                        "the level of cmdprio's I/Os (0 highest to 7), or R,W"),
-       "0"},
-      {"cmdprio_bssplit", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         engine::ParseCmdPrioBssplit(v.text, o.spec.cmdprio);
-       },
-       EngineOptionHelp(engine::kCmdprioOption,
-                        "BS/PERC[/CLASS/LEVEL]:... per block size (R,W lists): that percent of its "
-                        "I/Os at that priority (without one, --cmdprio_class/--cmdprio's)")},
+      Labeled("PCT[,PCT]",
+              {"cmdprio_percentage", kText,
+               [](RunOptions& o, const OptionValue& v) {
+                 o.spec.cmdprio.percentage = ReadWritePair(v, 0, 100);
+               },
+               EngineOptionHelp(
+                   engine::kCmdprioOption,
+                   "this percent of the reads,writes at --cmdprio_class/--cmdprio (the others "
+                   "at the job's priority); per-priority latencies in the summary"),
+               "0"}),
+      Labeled(
+          "CLASS[,CLASS]",
+          {"cmdprio_class", kText,
+           [](RunOptions& o, const OptionValue& v) { o.spec.cmdprio.cls = ReadWritePair(v, 1, 3); },
+           EngineOptionHelp(
+               engine::kCmdprioOption,
+               "the class of cmdprio's I/Os (1 real-time, 2 best effort, 3 idle), or R,W"),
+           "1"}),
+      Labeled("LEVEL[,LEVEL]",
+              {"cmdprio", kText,
+               [](RunOptions& o, const OptionValue& v) {
+                 o.spec.cmdprio.level = ReadWritePair(v, 0, 7);
+               },
+               EngineOptionHelp(engine::kCmdprioOption,
+                                "the level of cmdprio's I/Os (0 highest to 7), or R,W"),
+               "0"}),
+      Labeled("BS/PCT[/CLASS/LEVEL]:...",
+              {"cmdprio_bssplit", kText,
+               [](RunOptions& o, const OptionValue& v) {
+                 engine::ParseCmdPrioBssplit(v.text, o.spec.cmdprio);
+               },
+               EngineOptionHelp(
+                   engine::kCmdprioOption,
+                   "BS/PERC[/CLASS/LEVEL]:... per block size (R,W lists): that percent of its "
+                   "I/Os at that priority (without one, --cmdprio_class/--cmdprio's)")}),
       Row<kCount, &JobSpec::uncached>(
           "uncached",
           EngineOptionHelp(engine::kUncachedOption,

@@ -22,16 +22,19 @@ using enum ValueType;
 
 const std::vector<OptionDef>& FileRows() {
   static const std::vector<OptionDef> table = {
-      Row<kName, &RunOptions::directory>(
-          "directory", "directory of the files (fio's default names NAME.CLONE.FILE there)", "."),
+      Labeled("DIR",
+              Row<kName, &RunOptions::directory>(
+                  "directory", "directory of the files (fio's default names NAME.CLONE.FILE there)",
+                  ".")),
       {"nrfiles", kCount, RunField<&RunOptions::nrfiles>,
        "files per clone when no --filename is given", "1", Also("nr_files"), Choices(),
        OptionScope::kJob, 1, 100000},
-      Row<kName, &RunOptions::filename_format>(
-          "filename_format",
-          "names of the files when no --filename is given: $jobname, $jobnum (the clone, from 0), "
-          "$filenum (from 0) replaced, in any case; $clientuid is empty",
-          "$jobname.$jobnum.$filenum"),
+      Labeled("FORMAT", Row<kName, &RunOptions::filename_format>(
+                            "filename_format",
+                            "names of the files when no --filename is given: $jobname, $jobnum "
+                            "(the clone, from 0), "
+                            "$filenum (from 0) replaced, in any case; $clientuid is empty",
+                            "$jobname.$jobnum.$filenum")),
       Row<kSize, &RunOptions::filesize>("filesize", "size of each file",
                                         "--size divided among the files"),
       Row<kChoice, &JobSpec::fallocate>(
@@ -52,10 +55,11 @@ const std::vector<OptionDef>& FileRows() {
           "that only writes otherwise just preallocates it)"),
       Row<kFlag, &JobSpec::allow_file_create>(
           "allow_file_create", "0: a file that does not exist is an error, not made", "1"),
-      Row<kName, &JobSpec::ioscheduler>(
-          "ioscheduler",
-          "switch the I/O scheduler of the block device under each file (or the device) to this "
-          "first, as fio (root; not restored after)"),
+      Labeled("SCHEDULER",
+              Row<kName, &JobSpec::ioscheduler>("ioscheduler",
+                                                "switch the I/O scheduler of the block device "
+                                                "under each file (or the device) to this "
+                                                "first, as fio (root; not restored after)")),
       Row<kFlag, &JobSpec::fsync_on_close>(
           "fsync_on_close",
           "fsync each written file when it is closed (iotail closes them at the job's end)"),
@@ -67,12 +71,13 @@ const std::vector<OptionDef>& FileRows() {
        "0", Also(), Choices(), OptionScope::kJob, 0, 100},
       Row<kSize, &JobSpec::buffer_compress_chunk>(
           "buffer_compress_chunk", "the chunk of --buffer_compress_percentage", "512"),
-      {"buffer_pattern", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.buffer_pattern = engine::ParseBufferPattern(v.text, v.option);
-       },
-       "write buffers hold this pattern repeated: \"text\", 0x hex bytes, decimal numbers (LE), "
-       "one after another"},
+      Labeled("PATTERN", {"buffer_pattern", kText,
+                          [](RunOptions& o, const OptionValue& v) {
+                            o.spec.buffer_pattern = engine::ParseBufferPattern(v.text, v.option);
+                          },
+                          "write buffers hold this pattern repeated: \"text\", 0x hex bytes, "
+                          "decimal numbers (LE), "
+                          "one after another"}),
       Row<kFlag, &JobSpec::zero_buffers>("zero_buffers", "write zeros instead of random data"),
       {"dedupe_percentage", kCount,
        [](RunOptions& o, const OptionValue& v) {

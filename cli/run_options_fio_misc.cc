@@ -39,11 +39,14 @@ const std::vector<OptionDef>& FioMiscRows() {
       {"allrandrepeat", kFlag,
        [](RunOptions& o, const OptionValue& v) { o.allrandrepeat = v.number != 0; },
        "1: every random choice repeats run after run, even with --randrepeat=0", "0"},
-      {"file_service_type", kText,
-       [](RunOptions& o, const OptionValue& v) { o.file_service_type = v.text; },
-       "how a job with several files picks the next: iotail finishes each file before the next in "
-       "a sequential job (fio's sequential) and draws each random I/O over all of them (fio's "
-       "random); other kinds are refused for a job with several files"},
+      Labeled(
+          "KIND",
+          {"file_service_type", kText,
+           [](RunOptions& o, const OptionValue& v) { o.file_service_type = v.text; },
+           "how a job with several files picks the next: iotail finishes each file before the next "
+           "in "
+           "a sequential job (fio's sequential) and draws each random I/O over all of them (fio's "
+           "random); other kinds are refused for a job with several files"}),
       {"verify_only", kFlag,
        [](RunOptions& o, const OptionValue& v) { o.verify_only = v.number != 0; },
        "with --verify on a write job: write nothing, read the blocks the job would write and check "

@@ -26,7 +26,7 @@ namespace {
 template <bool Bytes>
 void ParseRateMin(RunOptions& o, const OptionValue& v) {
   engine::JobSpec parsed;
-  ParseRate(v.text, v.option, Bytes, parsed);
+  ParseRate(v.text, v.option, Bytes, parsed, v.context);
   const std::array<engine::RateLimit, 2> given =
       parsed.rate.Any() ? std::array<engine::RateLimit, 2>{parsed.rate, parsed.rate}
                         : parsed.rate_dir;
@@ -126,13 +126,15 @@ const std::vector<OptionDef>& IoBehaviourRows() {
            {"sequential", POSIX_FADV_SEQUENTIAL},
            {"random", POSIX_FADV_RANDOM},
            {"normal", POSIX_FADV_NORMAL}}),
-      {"rate_min", kText, ParseRateMin<true>,
-       "end the job clone (EIO) when a direction falls below N bytes/s (or R,W), checked as fio: "
-       "from 2 s after the ramp, over each --ratecycle",
-       "", Also("ratemin")},
-      {"rate_iops_min", kText, ParseRateMin<false>,
-       "end the job clone (EIO) when a direction falls below N IOPS (or R,W), checked as "
-       "--rate_min"},
+      Labeled("BYTES[,BYTES]", {"rate_min", kText, ParseRateMin<true>,
+                                "end the job clone (EIO) when a direction falls below N bytes/s "
+                                "(or R,W), checked as fio: "
+                                "from 2 s after the ramp, over each --ratecycle",
+                                "", Also("ratemin")}),
+      Labeled("IOPS[,IOPS]",
+              {"rate_iops_min", kText, ParseRateMin<false>,
+               "end the job clone (EIO) when a direction falls below N IOPS (or R,W), checked as "
+               "--rate_min"}),
       Row<kCount, &JobSpec::ratecycle_ms>(
           "ratecycle",
           "ms over which --rate_min/--rate_iops_min are averaged (at "
@@ -147,10 +149,11 @@ const std::vector<OptionDef>& IoBehaviourRows() {
       Row<kTimeUs, &JobSpec::latency_window_ns>(
           "latency_window", "the window each depth of the --latency_target search runs (bare = us)",
           "0"),
-      {"latency_percentile", kText, ParseLatencyPercentile,
-       "the share (%) of a window's I/Os that must meet --latency_target; at 100 one I/O over it "
-       "lowers the depth at once (at depth 1: the job ends, ETIMEDOUT)",
-       "100"},
+      Labeled("PCT", {"latency_percentile", kText, ParseLatencyPercentile,
+                      "the share (%) of a window's I/Os that must meet --latency_target; at 100 "
+                      "one I/O over it "
+                      "lowers the depth at once (at depth 1: the job ends, ETIMEDOUT)",
+                      "100"}),
       Row<kFlag, &JobSpec::latency_run>(
           "latency_run", "keep adjusting the depth to --latency_target for the whole run", "0"),
       Row<kFlag, &JobSpec::invalidate>(
@@ -175,20 +178,27 @@ const std::vector<OptionDef>& IoBehaviourRows() {
         {"all", 7},
         {"0", 0},
         {"1", 7}}},
-      {"ignore_error", kText, ParseIgnoreError,
-       "READ,WRITE,VERIFY lists of errnos (ENOSPC:EIO or numbers) that do not stop the job; a "
-       "list given continues its type (as fio)"},
+      Labeled(
+          "ERRNOS[,ERRNOS[,ERRNOS]]",
+          {"ignore_error", kText, ParseIgnoreError,
+           "READ,WRITE,VERIFY lists of errnos (ENOSPC:EIO or numbers) that do not stop the job; a "
+           "list given continues its type (as fio)"}),
       Row<kFlag, &JobSpec::error_dump>(
           "error_dump",
           "a line on stderr for every I/O error, also those the job goes on after (0: only the "
           "one that ends it)",
           "0"),
-      {"rate_iops", kText,
-       [](RunOptions& o, const OptionValue& v) { ParseRate(v.text, v.option, false, o.spec); },
-       "open loop at N I/Os per second per clone and direction, or R,W"},
-      {"rate", kText,
-       [](RunOptions& o, const OptionValue& v) { ParseRate(v.text, v.option, true, o.spec); },
-       "open loop at N bytes per second per clone and direction (1m = 1 MiB/s), or R,W"},
+      Labeled("IOPS[,IOPS]", {"rate_iops", kText,
+                              [](RunOptions& o, const OptionValue& v) {
+                                ParseRate(v.text, v.option, false, o.spec, v.context);
+                              },
+                              "open loop at N I/Os per second per clone and direction, or R,W"}),
+      Labeled("BYTES[,BYTES]",
+              {"rate", kText,
+               [](RunOptions& o, const OptionValue& v) {
+                 ParseRate(v.text, v.option, true, o.spec, v.context);
+               },
+               "open loop at N bytes per second per clone and direction (1m = 1 MiB/s), or R,W"}),
       Row<kChoice, &JobSpec::rate_poisson>("rate_process", "spacing of the scheduled I/Os",
                                            "linear", {{"linear", 0}, {"poisson", 1}}),
       {"io_submit_mode",

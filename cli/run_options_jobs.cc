@@ -32,7 +32,7 @@ void ParseBlockAlign(RunOptions& o, const OptionValue& v) {
   const std::string args[] = {FioValueList(v.text)};
   stats::ForEachListItem(args, ",", [&](std::string_view item, const std::string&) {
     if (item.empty()) return;
-    const uint64_t a = ParseSize(item, v.option);
+    const uint64_t a = ParseSize(item, v.option, v.context);
     if (a == 0 || a > UINT32_MAX) {
       throw UsageError(fmt::format("--{}: expected a size above 0, got '{}'", v.option, item));
     }
@@ -74,25 +74,29 @@ const std::vector<OptionDef>& JobControlRows() {
           "group_reporting", "report each reporting group as one job (summed over its jobs)"),
       {"disk_util", kFlag, RunField<&RunOptions::disk_util>,
        "report the utilisation of this job's disks (fio's Disk stats; 0: leave them out)", "1"},
-      {"description", kText, RunField<&RunOptions::description>,
-       "text shown with the job's report, as given (`Description  : [TEXT]`, JSON desc, terse's "
-       "last field)"},
-      Row<kName, &JobSpec::wait_for>(
-          "wait_for", "start when the named earlier job has ended (no forward references)"),
+      Labeled("TEXT", {"description", kText, RunField<&RunOptions::description>,
+                       "text shown with the job's report, as given (`Description  : [TEXT]`, JSON "
+                       "desc, terse's "
+                       "last field)"}),
+      Labeled("JOB", Row<kName, &JobSpec::wait_for>(
+                         "wait_for",
+                         "start when the named earlier job has ended (no forward references)")),
       Row<kTime, &JobSpec::startdelay_ns>(
           "startdelay", "start this job this long after the others (bare = seconds)", "0"),
       Row<kCount, &JobSpec::loops>("loops", "passes over the region (not with time_based)", "1"),
       Row<kSize, &JobSpec::number_ios>(
           "number_ios",
           "end the job after N I/Os issued (x loops; ignored with time_based, as fio 3.33)", "0"),
-      {"steadystate", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.ss = stats::ParseSteadyStateCriterion(v.text, v.option, ParseSize);
-       },
-       "iops|iops_slope|bw|bw_slope|lat|lat_slope:LIMIT, LIMIT a number (IOPS, bytes/s, ns) or "
-       "N% of the window's mean: end the job (the group with group_reporting) once the last "
-       "--ss_dur of measurements stays within it",
-       "iops_slope:0.01%", Also("ss")},
+      Labeled(
+          "METRIC:LIMIT",
+          {"steadystate", kText,
+           [](RunOptions& o, const OptionValue& v) {
+             o.spec.ss = stats::ParseSteadyStateCriterion(v.text, v.option, SizeReader(v.context));
+           },
+           "iops|iops_slope|bw|bw_slope|lat|lat_slope:LIMIT, LIMIT a number (IOPS, bytes/s, ns) or "
+           "N% of the window's mean: end the job (the group with group_reporting) once the last "
+           "--ss_dur of measurements stays within it",
+           "iops_slope:0.01%", Also("ss")}),
       {"steadystate_duration", kTime,
        [](RunOptions& o, const OptionValue& v) {
          o.spec.ss_dur_ns = static_cast<uint64_t>(v.number) / 1'000'000'000 * 1'000'000'000;
@@ -108,19 +112,22 @@ const std::vector<OptionDef>& JobControlRows() {
           "cpus_allowed_policy",
           "shared: every worker on all the CPUs; split: worker i on CPU i mod n", "shared",
           {{"shared", 0}, {"split", 1}}),
-      {"random_distribution", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.random_distribution = engine::ParseDistribution(v.text, ParseSize);
-       },
-       "random | zipf:THETA | pareto:H | normal:SIGMA, with an optional :CENTRE 0..1 | "
-       "zoned:A/S:... (A% of the I/Os to the next S% of each file) | zoned_abs:A/SIZE:...",
-       "random"},
+      Labeled("KIND[:ARGS]",
+              {"random_distribution", kText,
+               [](RunOptions& o, const OptionValue& v) {
+                 o.spec.random_distribution =
+                     engine::ParseDistribution(v.text, SizeReader(v.context));
+               },
+               "random | zipf:THETA | pareto:H | normal:SIGMA, with an optional :CENTRE 0..1 | "
+               "zoned:A/S:... (A% of the I/Os to the next S% of each file) | zoned_abs:A/SIZE:...",
+               "random"}),
       Row<kFlag, &JobSpec::norandommap>(
           "norandommap", "random offsets with replacement (default: every block once a pass)"),
-      {"blockalign", kText, ParseBlockAlign,
-       "random offsets are multiples of this (R,W as fio, one value); not the minimum bs: "
-       "norandommap",
-       "the minimum bs", Also("ba")},
+      Labeled("SIZE[,SIZE]",
+              {"blockalign", kText, ParseBlockAlign,
+               "random offsets are multiples of this (R,W as fio, one value); not the minimum bs: "
+               "norandommap",
+               "the minimum bs", Also("ba")}),
       Row<kChoice, &JobSpec::random_generator>(
           "random_generator",
           "tausworthe, tausworthe64: fio's random map (every block once a pass); lfsr: every block "
@@ -225,7 +232,7 @@ RunOptions DefaultJob() {
 
 // The setting stored by its row: into the job's options, or (a row of scope run) the run's.
 template <class Target>
-void Apply(Target& o, const Setting& s) {
+void Apply(Target& o, const Setting& s, int kb_base) {
   const OptionDef* def = s.def != nullptr ? s.def : FindRunOption(s.name);
   if (def == nullptr) Unknown(s);
   try {
@@ -237,8 +244,7 @@ void Apply(Target& o, const Setting& s) {
     }
     // What fio reads of a value it does not evaluate, said where it was given (PlanRun).
     std::vector<std::string> notes;
-    const ScopedValueNotes scope(notes);
-    const OptionValue value = ParseOptionValue(*def, s.Spelled(), s.value);
+    const OptionValue value = ParseOptionValue(*def, s.Spelled(), s.value, {kb_base, &notes});
     if constexpr (std::is_same_v<Target, RunSettings>) {
       def->set.run(o, value);
     } else {
@@ -258,16 +264,15 @@ void Apply(Target& o, const Setting& s) {
 // One job from its settings in order (a later one wins); kb_base first, as fio parses it, so that
 // it applies to every size of the job.
 RunOptions BuildJob(const std::vector<const std::vector<Setting>*>& layers) {
-  int kb_base = 1024;
+  int kb_base = kFioKbBase;
   for (const auto* layer : layers) {
     for (const Setting& s : *layer) {
       if (s.name == "kb_base") kb_base = s.value == "1000" ? 1000 : 1024;
     }
   }
-  ScopedKbBase scoped(kb_base);
   RunOptions job = DefaultJob();
   for (const auto* layer : layers) {
-    for (const Setting& s : *layer) Apply(job, s);
+    for (const Setting& s : *layer) Apply(job, s, kb_base);
   }
   NameLogsAfterJob(job);
   return job;
@@ -343,7 +348,7 @@ RunPlan ParseRunPlan(std::span<char* const> args, const ParseContext& context) {
   std::vector<std::vector<Setting>> jobs;
   for (const Setting& s : cl.settings) {
     if (s.def->scope == OptionScope::kRun) {
-      Apply(plan.run, s);
+      Apply(plan.run, s, kFioKbBase);  // a run's setting is no size of a job's
     } else if (s.name == "name") {
       jobs.push_back({s});
     } else if (jobs.empty()) {

@@ -36,7 +36,7 @@ void ParseOutputFormats(RunSettings& o, const OptionValue& v) {
   o.output_formats.clear();
   const std::string args[] = {v.text};
   stats::ForEachListItem(args, ",", [&](std::string_view one, const std::string&) {
-    const OptionValue format = ParseOptionValue(kFormat, v.option, std::string(one));
+    const OptionValue format = ParseOptionValue(kFormat, v.option, std::string(one), v.context);
     o.output_formats.push_back(static_cast<OutputFormat>(format.number));
   });
   o.output_format = o.output_formats.front();
@@ -68,17 +68,21 @@ const std::vector<OptionDef>& LogRows() {
         {"json", stats::LiveFormat::kJson},
         {"none", stats::LiveFormat::kNone}},
        OptionScope::kRun},
-      {"sla", kText,
-       [](RunSettings& o, const OptionValue& v) {
-         const std::string args[] = {v.text};
-         (void)stats::ParseSlaTargets(args, "--sla");  // bad targets fail here, naming --sla
-         o.sla.push_back(v.text);
-       },
-       "latency target per interval, e.g. read:p99<=2ms (repeatable; exit 3 if broken)", "", Also(),
-       Choices(), OptionScope::kRun},
-      {"write_hist_log", kText, LogPrefix<&JobSpec::write_hist_log>,
-       "write PREFIX_clat_hist.N.log histogram logs (bare in a job file: PREFIX is the job's "
-       "name)"},
+      Labeled("DIR:pN<=TIME",
+              {"sla", kText,
+               [](RunSettings& o, const OptionValue& v) {
+                 const std::string args[] = {v.text};
+                 (void)stats::ParseSlaTargets(args,
+                                              "--sla");  // bad targets fail here, naming --sla
+                 o.sla.push_back(v.text);
+               },
+               "latency target per interval, e.g. read:p99<=2ms (repeatable; exit 3 if broken)", "",
+               Also(), Choices(), OptionScope::kRun}),
+      Labeled(
+          "PREFIX",
+          {"write_hist_log", kText, LogPrefix<&JobSpec::write_hist_log>,
+           "write PREFIX_clat_hist.N.log histogram logs (bare in a job file: PREFIX is the job's "
+           "name)"}),
       Row<kCount, &JobSpec::log_hist_msec>("log_hist_msec", "log period in ms, epoch-aligned",
                                            "1000"),
       Row<kCount, &JobSpec::log_hist_coarseness>("log_hist_coarseness",
@@ -105,9 +109,11 @@ const std::vector<OptionDef>& LogRows() {
        "keep each interval's K slowest I/Os per worker (PREFIX_slowest.N.log with "
        "--write_hist_log; 16 with --explain, 0: none)",
        ""},
-      {"output_format", kText, ParseOutputFormats,
-       "normal|json|json+|terse, or several: normal,json (json+ adds the latency bins, as fio)",
-       "normal", Also(), Choices(), OptionScope::kRun},
+      Labeled(
+          "FORMAT[,FORMAT]",
+          {"output_format", kText, ParseOutputFormats,
+           "normal|json|json+|terse, or several: normal,json (json+ adds the latency bins, as fio)",
+           "normal", Also(), Choices(), OptionScope::kRun}),
       {"minimal", kFlag,
        [](RunSettings& o, const OptionValue& v) {
          if (v.number == 0) return;
@@ -115,21 +121,23 @@ const std::vector<OptionDef>& LogRows() {
          o.output_format = OutputFormat::kTerse;
        },
        "fio's terse output (as --output-format=terse)", "0", Also(), Choices(), OptionScope::kRun},
-      {"output", kText, RunField<&RunSettings::output>, "write the summary to FILE", "stdout",
-       Also(), Choices(), OptionScope::kRun},
-      {"percentile_list", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         const std::string args[] = {v.text};
-         o.percentiles = stats::ParsePercentileList(args, "--percentile_list");
-       },
-       "percentiles, e.g. 50:99:99.9", "fio's list"},
-      {"write_bw_log", kText, LogPrefix<&JobSpec::write_bw_log>,
-       "fio's bandwidth log PREFIX_bw.N.log (KiB/s per window; bare in a job file: the job's "
-       "name)"},
-      {"write_iops_log", kText, LogPrefix<&JobSpec::write_iops_log>,
-       "fio's IOPS log PREFIX_iops.N.log (per window)"},
-      {"write_lat_log", kText, LogPrefix<&JobSpec::write_lat_log>,
-       "fio's latency logs PREFIX_{slat,clat,lat}.N.log (ns, per window)"},
+      Labeled("FILE", {"output", kText, RunField<&RunSettings::output>, "write the summary to FILE",
+                       "stdout", Also(), Choices(), OptionScope::kRun}),
+      Labeled("P[:P...]", {"percentile_list", kText,
+                           [](RunOptions& o, const OptionValue& v) {
+                             const std::string args[] = {v.text};
+                             o.percentiles = stats::ParsePercentileList(args, "--percentile_list");
+                           },
+                           "percentiles, e.g. 50:99:99.9", "fio's list"}),
+      Labeled(
+          "PREFIX",
+          {"write_bw_log", kText, LogPrefix<&JobSpec::write_bw_log>,
+           "fio's bandwidth log PREFIX_bw.N.log (KiB/s per window; bare in a job file: the job's "
+           "name)"}),
+      Labeled("PREFIX", {"write_iops_log", kText, LogPrefix<&JobSpec::write_iops_log>,
+                         "fio's IOPS log PREFIX_iops.N.log (per window)"}),
+      Labeled("PREFIX", {"write_lat_log", kText, LogPrefix<&JobSpec::write_lat_log>,
+                         "fio's latency logs PREFIX_{slat,clat,lat}.N.log (ns, per window)"}),
       {"log_avg_msec", kCount,
        [](RunOptions& o, const OptionValue& v) {
          if (v.number == 0) {
@@ -150,13 +158,15 @@ const std::vector<OptionDef>& LogRows() {
       Row<kFlag, &JobSpec::log_prio>(
           "log_prio",
           "bw/iops/lat logs: the priority column as fio's 0x0000 (0 in a window, as fio's)"),
-      {"prometheus", kText,
-       [](RunSettings& o, const OptionValue& v) {
-         if (v.text.empty()) throw UsageError("--prometheus: expected [ADDR:]PORT, e.g. 9100");
-         o.prometheus = v.text;
-       },
-       "[ADDR:]PORT: serve Prometheus metrics at /metrics (loopback unless ADDR; 0: any port)", "",
-       Also(), Choices(), OptionScope::kRun},
+      Labeled(
+          "[ADDR:]PORT",
+          {"prometheus", kText,
+           [](RunSettings& o, const OptionValue& v) {
+             if (v.text.empty()) throw UsageError("--prometheus: expected [ADDR:]PORT, e.g. 9100");
+             o.prometheus = v.text;
+           },
+           "[ADDR:]PORT: serve Prometheus metrics at /metrics (loopback unless ADDR; 0: any port)",
+           "", Also(), Choices(), OptionScope::kRun}),
       {"prometheus_linger", kTime, RunField<&RunSettings::prometheus_linger_ns>,
        "keep serving metrics this long after the run (e.g. 15s)", "0", Also(), Choices(),
        OptionScope::kRun},

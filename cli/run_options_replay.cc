@@ -76,11 +76,14 @@ std::vector<std::pair<std::string, std::string>> ParseMap(std::string_view text,
 
 const std::vector<OptionDef>& ReplayRows() {
   static const std::vector<OptionDef> table = {
-      {"read_iolog", kName,
-       [](RunOptions& o, const OptionValue& v) { o.spec.replay.read_iolog = v.text; },
-       "replay this trace (fio iolog v2/v3, blktrace dump; plain, .gz or .zst): each I/O issued "
-       "at its trace time (open loop; "
-       "latency from that time, lateness in iotail_replay), the trace's files the targets"},
+      Labeled(
+          "FILE",
+          {"read_iolog", kName,
+           [](RunOptions& o, const OptionValue& v) { o.spec.replay.read_iolog = v.text; },
+           "replay this trace (fio iolog v2/v3, blktrace dump; plain, .gz or .zst): each I/O "
+           "issued "
+           "at its trace time (open loop; "
+           "latency from that time, lateness in iotail_replay), the trace's files the targets"}),
       {"read_iolog_chunked", kFlag,
        [](RunOptions& o, const OptionValue& v) { o.spec.replay.chunked = v.number != 0; },
        "read the trace gradually (iotail always streams a trace in bounded memory)", "0"},
@@ -93,13 +96,17 @@ const std::vector<OptionDef>& ReplayRows() {
        },
        "the trace's speed in percent: 200 replays it twice as fast, 50 at half speed", "100",
        Also(), Choices(), OptionScope::kJob, 1, 1'000'000},
-      {"replay_redirect", kName,
-       [](RunOptions& o, const OptionValue& v) { o.spec.replay.redirect = v.text; },
-       "replay every I/O of the trace onto this one file or device"},
-      {"replay_map", kText,
-       [](RunOptions& o, const OptionValue& v) { o.spec.replay.map = ParseMap(v.text, v.option); },
-       "iotail's: each trace file onto a target of its own, all in the trace's one time order "
-       "(FROM=TO,FROM=TO, a blktrace device as MAJOR,MINOR=TO; fio needs a run per device)"},
+      Labeled("FILE", {"replay_redirect", kName,
+                       [](RunOptions& o, const OptionValue& v) { o.spec.replay.redirect = v.text; },
+                       "replay every I/O of the trace onto this one file or device"}),
+      Labeled(
+          "FROM=TO[,FROM=TO...]",
+          {"replay_map", kText,
+           [](RunOptions& o, const OptionValue& v) {
+             o.spec.replay.map = ParseMap(v.text, v.option);
+           },
+           "iotail's: each trace file onto a target of its own, all in the trace's one time order "
+           "(FROM=TO,FROM=TO, a blktrace device as MAJOR,MINOR=TO; fio needs a run per device)"}),
       {"replay_align", kSize,
        [](RunOptions& o, const OptionValue& v) {
          if (v.number != 0 && !std::has_single_bit(static_cast<uint64_t>(v.number))) {
@@ -114,15 +121,18 @@ const std::vector<OptionDef>& ReplayRows() {
          o.spec.replay.scale = static_cast<uint64_t>(v.number);
        },
        "divide the trace's offsets by this", "1"},
-      {"replay_skip", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.replay.skip = ParseSkip(v.text, v.option);
-       },
-       "leave out the trace's I/Os of these directions (comma-separated: read, write, trim, sync)"},
-      {"write_iolog", kName,
-       [](RunOptions& o, const OptionValue& v) { o.spec.replay.write_iolog = v.text; },
-       "log the job's I/Os to this file as fio 3.33 does (a version 3 iolog, appended to), for "
-       "fio's or iotail's read_iolog"},
+      Labeled("DIR[,DIR...]", {"replay_skip", kText,
+                               [](RunOptions& o, const OptionValue& v) {
+                                 o.spec.replay.skip = ParseSkip(v.text, v.option);
+                               },
+                               "leave out the trace's I/Os of these directions (comma-separated: "
+                               "read, write, trim, sync)"}),
+      Labeled(
+          "FILE",
+          {"write_iolog", kName,
+           [](RunOptions& o, const OptionValue& v) { o.spec.replay.write_iolog = v.text; },
+           "log the job's I/Os to this file as fio 3.33 does (a version 3 iolog, appended to), for "
+           "fio's or iotail's read_iolog"}),
   };
   return table;
 }

@@ -19,22 +19,29 @@ using enum ValueType;
 
 const std::vector<OptionDef>& VerifyRows() {
   static const std::vector<OptionDef> table = {
-      {"verify", kText,
-       [](RunOptions& o, const OptionValue& v) { o.spec.verify = engine::ParseVerifyKind(v.text); },
-       "crc32c|md5|crc64|crc32|crc16|crc7|xxhash|sha1|sha256|sha512|sha3-224|sha3-256|sha3-384|"
-       "sha3-512|meta|pattern|null|0: checksummed blocks, checked when read (and read back; the "
-       "SHAs with GNU Nettle, libnettle8); meta checks where a block belongs (and "
-       "--verify_pattern), pattern only --verify_pattern (no header), null nothing",
-       "0"},
-      {"verify_pattern", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.verify_pattern = engine::ParseVerifyPattern(v.text);
-         // As fio: a pattern without --verify verifies the header and the pattern (meta).
-         if (!o.Given("verify")) o.spec.verify = engine::VerifyKind::kMeta;
-       },
-       "the blocks' data: 0xHEX, a decimal integer, \"text\", 'file' and %o (the block's "
-       "offset), one after another (512 bytes at most), repeated; alone, turns on --verify=meta",
-       ""},
+      Labeled(
+          "KIND",
+          {"verify", kText,
+           [](RunOptions& o, const OptionValue& v) {
+             o.spec.verify = engine::ParseVerifyKind(v.text);
+           },
+           "crc32c|md5|crc64|crc32|crc16|crc7|xxhash|sha1|sha256|sha512|sha3-224|sha3-256|sha3-384|"
+           "sha3-512|meta|pattern|null|0: checksummed blocks, checked when read (and read back; "
+           "the "
+           "SHAs with GNU Nettle, libnettle8); meta checks where a block belongs (and "
+           "--verify_pattern), pattern only --verify_pattern (no header), null nothing",
+           "0"}),
+      Labeled("PATTERN",
+              {"verify_pattern", kText,
+               [](RunOptions& o, const OptionValue& v) {
+                 o.spec.verify_pattern = engine::ParseVerifyPattern(v.text);
+                 // As fio: a pattern without --verify verifies the header and the pattern (meta).
+                 if (!o.Given("verify")) o.spec.verify = engine::VerifyKind::kMeta;
+               },
+               "the blocks' data: 0xHEX, a decimal integer, \"text\", 'file' and %o (the block's "
+               "offset), one after another (512 bytes at most), repeated; alone, turns on "
+               "--verify=meta",
+               ""}),
       {"verify_interval", kSize,
        [](RunOptions& o, const OptionValue& v) {
          if (v.number < 80 || v.number > UINT32_MAX) {
@@ -57,10 +64,14 @@ const std::vector<OptionDef>& VerifyRows() {
        "failures, except that fio's job runs on for some I/Os after a bad block until its "
        "thread reports it",
        "0"},
-      {"verify_async_cpus", kText,
-       [](RunOptions&, const OptionValue& v) { (void)ParseCpuList(v.text, v.option); },
-       "accepted with --verify_async (a CPU list, checked): iotail has no verification threads "
-       "to pin"},
+      Labeled(
+          "CPUS",
+          {"verify_async_cpus", kText,
+           [](RunOptions&, const OptionValue& v) {
+             (void)ParseCpuList(v.text, v.option, v.context);
+           },
+           "accepted with --verify_async (a CPU list, checked): iotail has no verification threads "
+           "to pin"}),
       Row<kCount, &JobSpec::verify_backlog>(
           "verify_backlog", "read back and check the written blocks every N completed writes", "0"),
       Row<kCount, &JobSpec::verify_backlog_batch>(

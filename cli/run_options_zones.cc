@@ -50,8 +50,9 @@ const std::vector<OptionDef>& ZoneRows() {
                                       "zonemode=zbd the size of a zone",
                                       "0"),
       Row<kSize, &JobSpec::zone_range>("zonerange", "the size of a zone", "--zonesize"),
-      {"zoneskip", kText, SizeOrZones<&JobSpec::zone_skip, &RunOptions::zoneskip_zones>,
-       "bytes skipped after each zone (or Nz: N zones)", "0"},
+      Labeled("SIZE|Nz",
+              {"zoneskip", kText, SizeOrZones<&JobSpec::zone_skip, &RunOptions::zoneskip_zones>,
+               "bytes skipped after each zone (or Nz: N zones)", "0"}),
       Row<kSize, &JobSpec::zone_capacity>(
           "zonecapacity", "zonemode=zbd: the bytes of a zone that can be written (0: --zonesize)",
           "0"),
@@ -61,19 +62,21 @@ const std::vector<OptionDef>& ZoneRows() {
       {"job_max_open_zones", kCount, JobField<&JobSpec::job_max_open_zones>,
        "zonemode=zbd: zones each clone may hold open (0: no limit; needs --max_open_zones)", "0",
        Also(), Choices(), OptionScope::kJob, 0, engine::kZbdMaxOpenZones},
-      {"zone_reset_threshold", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.zone_reset_threshold = ParseFraction(v.text, v.option);
-       },
-       "zonemode=zbd: once the file's written bytes reach this share (0..1) of the job's range, a "
-       "zone is reset before every 1/--zone_reset_frequency-th write",
-       "0"},
-      {"zone_reset_frequency", kText,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.zone_reset_frequency = ParseFraction(v.text, v.option);
-       },
-       "zonemode=zbd: 0..1, a zone reset every 1/N writes past --zone_reset_threshold (0: none)",
-       "0"},
+      Labeled("SHARE", {"zone_reset_threshold", kText,
+                        [](RunOptions& o, const OptionValue& v) {
+                          o.spec.zone_reset_threshold = ParseFraction(v.text, v.option);
+                        },
+                        "zonemode=zbd: once the file's written bytes reach this share (0..1) of "
+                        "the job's range, a "
+                        "zone is reset before every 1/--zone_reset_frequency-th write",
+                        "0"}),
+      Labeled("SHARE", {"zone_reset_frequency", kText,
+                        [](RunOptions& o, const OptionValue& v) {
+                          o.spec.zone_reset_frequency = ParseFraction(v.text, v.option);
+                        },
+                        "zonemode=zbd: 0..1, a zone reset every 1/N writes past "
+                        "--zone_reset_threshold (0: none)",
+                        "0"}),
       Row<kFlag, &JobSpec::read_beyond_wp>(
           "read_beyond_wp", "zonemode=zbd: reads may go past a zone's write pointer"),
       Row<kFlag, &JobSpec::ignore_zone_limits>(

@@ -30,7 +30,7 @@ double Helper2(double x) {
 
 }  // namespace
 
-DistributionSpec ParseDistribution(const std::string& text, SizeParser parse_size) {
+DistributionSpec ParseDistribution(const std::string& text, const SizeParser& parse_size) {
   DistributionSpec d;
   const size_t colon = text.find(':');
   const std::string kind = text.substr(0, colon);

@@ -31,7 +31,7 @@ struct DistributionSpec {
 // Parses fio's "random", "zipf:1.2", "pareto:0.9", "normal:10[:0.25]", "zoned:50/5:30/15:20/" and
 // "zoned_abs:50/1g:50/4g" (its sizes by parse_size; without one zoned_abs is refused). Throws
 // UsageError naming --random_distribution.
-DistributionSpec ParseDistribution(const std::string& text, SizeParser parse_size = nullptr);
+DistributionSpec ParseDistribution(const std::string& text, const SizeParser& parse_size = {});
 
 class BlockDistribution {
  public:

@@ -30,11 +30,11 @@ uint64_t Percent(std::string_view text, std::string_view list) {
 }  // namespace
 
 std::vector<AccessZone> ParseAccessZones(std::string_view list, bool absolute,
-                                         SizeParser parse_size) {
+                                         const SizeParser& parse_size) {
   if (list.find(',') != std::string_view::npos) {
     Bad(list, "separate zone lists per direction (after ',') are not supported; give one list");
   }
-  if (absolute && parse_size == nullptr) Bad(list, "zoned_abs is not supported here");
+  if (absolute && !parse_size) Bad(list, "zoned_abs is not supported here");
   std::vector<uint64_t> access, size;
   for (size_t at = 0; at <= list.size();) {
     const size_t end = std::min(list.find(':', at), list.size());

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -20,13 +21,14 @@ struct AccessZone {
   uint64_t size = 0;  // a % of the region (zoned) or bytes (zoned_abs)
 };
 
-// Parses a size as the run's options do (kb_base...); throws UsageError naming `option`.
-using SizeParser = uint64_t (*)(std::string_view text, std::string_view option);
+// Parses a size as the job's options do (under its kb_base); throws UsageError naming `option`.
+// Parse-time only.
+using SizeParser = std::function<uint64_t(std::string_view text, std::string_view option)>;
 
 // The list after "zoned:" or "zoned_abs:" (parse_size for zoned_abs sizes; without one zoned_abs
 // is refused). Throws UsageError naming --random_distribution.
 std::vector<AccessZone> ParseAccessZones(std::string_view list, bool absolute,
-                                         SizeParser parse_size);
+                                         const SizeParser& parse_size);
 
 // Blocks [first, first + count) of one zone.
 struct BlockRange {

@@ -20,9 +20,9 @@ std::string SteadyStateCriterion::Describe() const {
                      percent ? "%" : "");
 }
 
-SteadyStateCriterion ParseSteadyStateCriterion(std::string_view text, std::string_view option,
-                                               uint64_t (*parse_bytes)(std::string_view,
-                                                                       std::string_view)) {
+SteadyStateCriterion ParseSteadyStateCriterion(
+    std::string_view text, std::string_view option,
+    const std::function<uint64_t(std::string_view, std::string_view)>& parse_bytes) {
   const size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
   SteadyStateCriterion c;

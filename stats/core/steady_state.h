@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,9 +35,9 @@ struct SteadyStateCriterion {
 // limit: a number followed by % (of the window's mean), or a plain number (IOPS, or ns for lat);
 // for bw a plain limit is bytes/s, read by `parse_bytes` (fio's sizes, under kb_base). Throws
 // UsageError naming `option`.
-SteadyStateCriterion ParseSteadyStateCriterion(std::string_view text, std::string_view option,
-                                               uint64_t (*parse_bytes)(std::string_view,
-                                                                       std::string_view));
+SteadyStateCriterion ParseSteadyStateCriterion(
+    std::string_view text, std::string_view option,
+    const std::function<uint64_t(std::string_view, std::string_view)>& parse_bytes);
 
 // What a job (or its reporting group) ended with: fio's JSON "steadystate" section and the text
 // "steadystate  :" line.

@@ -70,32 +70,33 @@ TEST(OptionTableTest, NamesAndAliasesAreUniqueAndFiosUnlessIotailsOwn) {
 
 TEST(OptionTableTest, ValuesAreParsedByTheRowsType) {
   const OptionDef& iodepth = *FindRunOption("iodepth");
-  EXPECT_EQ(ParseOptionValue(iodepth, "iodepth", "32").number, 32);
-  EXPECT_THROW(ParseOptionValue(iodepth, "iodepth", "x"), stats::UsageError);
+  EXPECT_EQ(ParseOptionValue(iodepth, "iodepth", "32", {}).number, 32);
+  EXPECT_THROW(ParseOptionValue(iodepth, "iodepth", "x", {}), stats::UsageError);
   const OptionDef& nrfiles = *FindRunOption("nrfiles");
-  EXPECT_THROW(ParseOptionValue(nrfiles, "nr_files", "0"), stats::UsageError);
+  EXPECT_THROW(ParseOptionValue(nrfiles, "nr_files", "0", {}), stats::UsageError);
   try {
-    ParseOptionValue(nrfiles, "nr_files", "0");
+    ParseOptionValue(nrfiles, "nr_files", "0", {});
   } catch (const stats::UsageError& e) {
     EXPECT_STREQ(e.what(), "--nr_files: expected 1..100000, got '0'");  // named as given
   }
-  EXPECT_EQ(ParseOptionValue(*FindRunOption("filesize"), "filesize", "64m").number, 64 << 20);
-  EXPECT_EQ(ParseOptionValue(*FindRunOption("runtime"), "runtime", "2").number, 2'000'000'000);
+  EXPECT_EQ(ParseOptionValue(*FindRunOption("filesize"), "filesize", "64m", {}).number, 64 << 20);
+  EXPECT_EQ(ParseOptionValue(*FindRunOption("runtime"), "runtime", "2", {}).number, 2'000'000'000);
   // fio's thinktime: a bare number is microseconds.
-  EXPECT_EQ(ParseOptionValue(*FindRunOption("thinktime"), "thinktime", "250").number, 250'000);
-  EXPECT_EQ(ParseOptionValue(*FindRunOption("thinktime"), "thinktime", "2ms").number, 2'000'000);
+  EXPECT_EQ(ParseOptionValue(*FindRunOption("thinktime"), "thinktime", "250", {}).number, 250'000);
+  EXPECT_EQ(ParseOptionValue(*FindRunOption("thinktime"), "thinktime", "2ms", {}).number,
+            2'000'000);
   const OptionDef& status = *FindRunOption("status_interval");
-  EXPECT_EQ(ParseOptionValue(status, "eta_newline", "250ms").number, 250);
-  EXPECT_THROW(ParseOptionValue(status, "eta_newline", "1500us"), stats::UsageError);
+  EXPECT_EQ(ParseOptionValue(status, "eta_newline", "250ms", {}).number, 250);
+  EXPECT_THROW(ParseOptionValue(status, "eta_newline", "1500us", {}), stats::UsageError);
   const OptionDef& process = *FindRunOption("rate_process");
-  EXPECT_EQ(ParseOptionValue(process, "rate_process", "poisson").number, 1);
+  EXPECT_EQ(ParseOptionValue(process, "rate_process", "poisson", {}).number, 1);
   try {
-    ParseOptionValue(process, "rate_process", "uniform");
+    ParseOptionValue(process, "rate_process", "uniform", {});
     ADD_FAILURE() << "uniform accepted";
   } catch (const stats::UsageError& e) {
     EXPECT_STREQ(e.what(), "--rate_process: expected linear or poisson, got 'uniform'");
   }
-  EXPECT_THROW(ParseOptionValue(*FindRunOption("direct"), "direct", "2"), stats::UsageError);
+  EXPECT_THROW(ParseOptionValue(*FindRunOption("direct"), "direct", "2", {}), stats::UsageError);
 }
 
 TEST(OptionTableTest, HelpListsEveryOptionWithItsDefaultAndAliases) {
@@ -113,6 +114,28 @@ TEST(OptionTableTest, HelpListsEveryOptionWithItsDefaultAndAliases) {
   EXPECT_NE(help.find("(default 1)"), std::string::npos);
   EXPECT_NE(help.find("[also --readwrite]"), std::string::npos);
   EXPECT_NE(help.find("--rate_process=linear|poisson"), std::string::npos);
+}
+
+// A value of free form is shown by what it holds (--filename=FILE[:FILE...], --rate=BYTES[,BYTES]),
+// never as a bare placeholder: every row of type text or name carries its label, run's and
+// sweep's alike.
+TEST(OptionTableTest, EveryFreeFormValueHasItsLabel) {
+  std::vector<OptionGroup> groups = AllOptionTables();
+  for (const OptionGroup& g : SweepOptionGroups()) groups.push_back(g);
+  size_t free_form = 0;
+  for (const OptionGroup& group : groups) {
+    for (const OptionDef& d : group.rows) {
+      if (d.type != ValueType::kText && d.type != ValueType::kName) continue;
+      ++free_form;
+      EXPECT_STRNE(d.label, "") << d.name;
+      EXPECT_NE(OptionValueLabel(d), "V") << d.name;
+    }
+  }
+  EXPECT_GT(free_form, 60u);
+  const std::string help = OptionsHelp();
+  EXPECT_NE(help.find("--filename=FILE[:FILE...]"), std::string::npos);
+  EXPECT_NE(help.find("--rate_iops=IOPS[,IOPS]"), std::string::npos);
+  EXPECT_EQ(help.find("=V "), std::string::npos);
 }
 
 // docs/run-options.md is generated from the table; regenerate it with

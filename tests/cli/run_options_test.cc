@@ -21,26 +21,25 @@ RunOptions Parse(std::vector<std::string> args) {
 }
 
 TEST(RunOptionsTest, SizesAndTimes) {
-  EXPECT_EQ(ParseSize("4k", "bs"), 4096u);
-  EXPECT_EQ(ParseSize("64M", "size"), 64u << 20);
-  EXPECT_EQ(ParseSize("1g", "size"), 1u << 30);
+  EXPECT_EQ(ParseSize("4k", "bs", {}), 4096u);
+  EXPECT_EQ(ParseSize("64M", "size", {}), 64u << 20);
+  EXPECT_EQ(ParseSize("1g", "size", {}), 1u << 30);
   // fio's kb_base=1024 (its default, "compatibility mode"): the IEC form is powers of 1000.
-  EXPECT_EQ(ParseSize("1GiB", "size"), 1'000'000'000u);
-  EXPECT_EQ(ParseSize("4KB", "bs"), 4096u);
-  {
-    iotail::cli::ScopedKbBase si(1000);
-    EXPECT_EQ(ParseSize("1GiB", "size"), 1u << 30);
-    EXPECT_EQ(ParseSize("4k", "bs"), 4000u);
-  }
-  EXPECT_EQ(ParseSize("4k", "bs"), 4096u);
-  EXPECT_EQ(ParseSize("512", "bs"), 512u);
-  EXPECT_THROW(ParseSize("4q", "bs"), std::exception);
-  EXPECT_EQ(ParseTimeNs("3s", "runtime"), 3'000'000'000u);
-  EXPECT_EQ(ParseTimeNs("500ms", "runtime"), 500'000'000u);
-  EXPECT_EQ(ParseTimeNs("2", "runtime"), 2'000'000'000u);
-  EXPECT_EQ(ParseTimeNs("1m", "runtime"), 60'000'000'000u);
-  EXPECT_THROW(ParseTimeNs("3x", "runtime"), std::exception);
-  EXPECT_EQ(ParseCpuList("0-2,5", "cpus_allowed"), (std::vector<int>{0, 1, 2, 5}));
+  EXPECT_EQ(ParseSize("1GiB", "size", {}), 1'000'000'000u);
+  EXPECT_EQ(ParseSize("4KB", "bs", {}), 4096u);
+  // kb_base=1000 is the job's context, not a setting of the process.
+  const iotail::cli::ValueContext si{1000, nullptr};
+  EXPECT_EQ(ParseSize("1GiB", "size", si), 1u << 30);
+  EXPECT_EQ(ParseSize("4k", "bs", si), 4000u);
+  EXPECT_EQ(ParseSize("4k", "bs", {}), 4096u);
+  EXPECT_EQ(ParseSize("512", "bs", {}), 512u);
+  EXPECT_THROW(ParseSize("4q", "bs", {}), std::exception);
+  EXPECT_EQ(ParseTimeNs("3s", "runtime", {}), 3'000'000'000u);
+  EXPECT_EQ(ParseTimeNs("500ms", "runtime", {}), 500'000'000u);
+  EXPECT_EQ(ParseTimeNs("2", "runtime", {}), 2'000'000'000u);
+  EXPECT_EQ(ParseTimeNs("1m", "runtime", {}), 60'000'000'000u);
+  EXPECT_THROW(ParseTimeNs("3x", "runtime", {}), std::exception);
+  EXPECT_EQ(ParseCpuList("0-2,5", "cpus_allowed", {}), (std::vector<int>{0, 1, 2, 5}));
 }
 
 TEST(RunOptionsTest, FioSpellings) {
@@ -182,4 +181,51 @@ TEST(RunOptionsTest, GlobalOptionsApplyToEveryJobAndRunOptionsToTheRun) {
             (std::vector<std::pair<std::string, std::string>>{{"name", "b"}, {"bs", "16k"}}));
   EXPECT_EQ(plan.global, (std::vector<std::pair<std::string, std::string>>{{"bs", "8k"}}));
   EXPECT_THROW(Plan({"--eta=sometimes"}), iotail::stats::UsageError);
+}
+
+// kb_base is the job's: every size its options hold is read under it, those its setters parse
+// themselves (rates, block size lists and splits, alignments, steady-state limits) too, and a job
+// without it keeps fio's 1024 whatever the job before it said (the parse keeps no setting of its
+// own between jobs).
+TEST(RunOptionsTest, KbBaseIsTheJobsOwnForEverySizeItsOptionsHold) {
+  const std::vector<std::string> sizes = {
+      "--bs=4k,8k",          "--bssplit=4k/50:8k/50", "--rate=1m,2m", "--rate_min=1k",
+      "--blockalign=4k",     "--bsrange=1k-4k",       "--size=1m",    "--offset=2k",
+      "--steadystate=bw:1k", "--rw=read:1k"};
+  std::vector<std::string> args = {"--name=si", "--kb_base=1000"};
+  args.insert(args.end(), sizes.begin(), sizes.end());
+  args.push_back("--name=iec");
+  args.insert(args.end(), sizes.begin(), sizes.end());
+  const auto plan = Plan(args);
+  ASSERT_EQ(plan.jobs.size(), 2u);
+  for (const uint64_t k : {1000u, 1024u}) {
+    const iotail::engine::JobSpec& spec = plan.jobs[k == 1000 ? 0 : 1].spec;
+    SCOPED_TRACE(spec.name);
+    EXPECT_EQ(spec.bs_dir[0], 4 * k);
+    EXPECT_EQ(spec.bs_dir[1], 8 * k);
+    ASSERT_EQ(spec.bssplit.size(), 2u);
+    EXPECT_EQ(spec.bssplit[0].bs, 4 * k);
+    EXPECT_EQ(spec.rate_dir[0].bytes_per_s, static_cast<double>(k * k));
+    EXPECT_EQ(spec.rate_dir[1].bytes_per_s, static_cast<double>(2 * k * k));
+    EXPECT_EQ(spec.rate_min[0].bytes_per_s, static_cast<double>(k));
+    EXPECT_EQ(spec.blockalign, 4 * k);
+    EXPECT_EQ(spec.bs_min, k);
+    EXPECT_EQ(spec.size, k * k);
+    EXPECT_EQ(spec.offset, 2 * k);
+    EXPECT_EQ(spec.ss.limit, static_cast<double>(k));
+    EXPECT_EQ(spec.rw_modifier, static_cast<int64_t>(k));
+  }
+}
+
+// fio 3.33 reads bare arithmetic by its leading number; the note says so where it was given, once
+// per setting, and a job's notes are its own.
+TEST(RunOptionsTest, BareArithmeticNotesBelongToTheJobThatGaveThem) {
+  const auto plan = Plan({"--name=a", "--iodepth=2*4", "--rate=1k*2", "--name=b", "--iodepth=3"});
+  ASSERT_EQ(plan.jobs.size(), 2u);
+  EXPECT_EQ(plan.jobs[0].spec.iodepth, 2u);
+  EXPECT_EQ(plan.jobs[0].spec.rate.bytes_per_s, 1024.0);
+  ASSERT_EQ(plan.jobs[0].value_notes.size(), 2u);
+  EXPECT_NE(plan.jobs[0].value_notes[0].find("--iodepth: '2*4'"), std::string::npos);
+  EXPECT_NE(plan.jobs[0].value_notes[1].find("--rate: '1k*2'"), std::string::npos);
+  EXPECT_TRUE(plan.jobs[1].value_notes.empty());
 }
