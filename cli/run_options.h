@@ -34,6 +34,11 @@ struct RunSettings {
   std::string prometheus;             // --prometheus=[ADDR:]PORT ("" = no metrics endpoint)
   uint64_t prometheus_linger_ns = 0;  // --prometheus_linger: serve this long after the run
   DriverSettings driver;              // the options of sweep and iotail-mpi (cli/driver_options.h)
+  // fio's command-line switches for job files: --showcmd (print them as one command line),
+  // --parse-only (check, run nothing), --section=NAME (run only these sections; repeatable).
+  bool showcmd = false;
+  bool parse_only = false;
+  std::vector<std::string> sections;
   std::vector<std::pair<std::string, std::string>> given;  // as given, for the summary
   std::vector<std::string> value_notes;  // what fio reads of values it does not evaluate (PlanRun)
 };

@@ -147,6 +147,17 @@ const std::vector<OptionDef>& JobControlRows() {
        "1024",
        Also(),
        {{"1000", 1000}, {"1024", 1024}}},
+      {"showcmd", kFlag, [](RunSettings& o, const OptionValue& v) { o.showcmd = v.number != 0; },
+       "print each job file as the one iotail command line that runs it, as fio's --showcmd", "0",
+       Also(), Choices(), OptionScope::kRun},
+      {"parse_only", kFlag,
+       [](RunSettings& o, const OptionValue& v) { o.parse_only = v.number != 0; },
+       "read and check the options and job files, then end without running (fio's)", "0", Also(),
+       Choices(), OptionScope::kRun},
+      Labeled("NAME", {"section", kName,
+                       [](RunSettings& o, const OptionValue& v) { o.sections.push_back(v.text); },
+                       "run only the job files' sections of this name (repeatable), as fio", "",
+                       Also(), Choices(), OptionScope::kRun}),
       {"eta",
        kChoice,
        [](RunSettings& o, const OptionValue& v) {
@@ -180,8 +191,6 @@ struct Setting {
 struct CommandLine {
   std::vector<Setting> settings;
   std::vector<std::string> files;
-  std::vector<std::string> sections;  // --section
-  bool showcmd = false, parse_only = false;
 };
 
 CommandLine Tokenize(std::span<char* const> args, const ParseContext& context) {
@@ -198,24 +207,16 @@ CommandLine Tokenize(std::span<char* const> args, const ParseContext& context) {
     std::string spelled = arg.substr(0, eq);
     std::string name = spelled;
     std::replace(name.begin(), name.end(), '-', '_');
-    if (name == "showcmd" || name == "parse_only") {
-      (name == "showcmd" ? out.showcmd : out.parse_only) = true;
-      continue;
-    }
     const OptionDef* def = FindRunOption(name, context.driver);
-    if (def == nullptr && name != "section") Unknown({name, "", "", "", nullptr}, context.driver);
+    if (def == nullptr) Unknown({name, "", "", "", nullptr}, context.driver);
     std::string value;
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
-    } else if (def != nullptr && TakesBareValue(*def)) {
+    } else if (TakesBareValue(*def)) {
       value = "1";
     } else {
       if (i + 1 >= args.size()) throw UsageError(fmt::format("--{}: needs a value", name));
       value = args[++i];
-    }
-    if (name == "section") {
-      out.sections.push_back(value);
-      continue;
     }
     out.settings.push_back(
         {std::move(name), context.Substitute(value), "", std::move(spelled), def});
@@ -279,7 +280,8 @@ RunOptions BuildJob(const std::vector<const std::vector<Setting>*>& layers) {
 }
 
 // A job file's jobs (fio's rules; see ParseRunPlan) appended to the plan's.
-void AddJobFile(RunPlan& plan, const CommandLine& cl, size_t f, const std::vector<Setting>& global,
+void AddJobFile(RunPlan& plan, const CommandLine& cl, size_t f,
+                const std::vector<std::string>& sections, const std::vector<Setting>& global,
                 const JobFileEnvironment& env, const ParseContext& context) {
   std::vector<Setting> file_global;
   bool first_of_file = true;
@@ -301,8 +303,8 @@ void AddJobFile(RunPlan& plan, const CommandLine& cl, size_t f, const std::vecto
       file_global.insert(file_global.end(), own.begin(), own.end());
       continue;
     }
-    if (!cl.sections.empty() &&
-        std::find(cl.sections.begin(), cl.sections.end(), section.name) == cl.sections.end()) {
+    if (!sections.empty() &&
+        std::find(sections.begin(), sections.end(), section.name) == sections.end()) {
       continue;
     }
     std::vector<Setting> head = {{"name", section.name, section.origin, "", nullptr}};
@@ -332,24 +334,39 @@ RunPlan ParseRunPlan(std::span<char* const> args) { return ParseRunPlan(args, Pa
 RunPlan ParseRunPlan(std::span<char* const> args, const ParseContext& context) {
   RunPlan plan;
   const CommandLine cl = Tokenize(args, context);
-  plan.parse_only = cl.parse_only;
+  // The run's settings first, wherever they were given: --showcmd and --section change what the
+  // job files give.
+  for (const Setting& s : cl.settings) {
+    if (s.def->scope == OptionScope::kRun) {
+      Apply(plan.run, s, kFioKbBase);  // a run's setting is no size of a job's
+    }
+  }
+  const std::vector<std::string>& sections = plan.run.sections;
+  if (!sections.empty() && cl.files.empty()) {
+    throw UsageError(
+        fmt::format("--section={}: selects sections of job files, and no job file is "
+                    "given",
+                    sections.front()));
+  }
+  plan.parse_only = plan.run.parse_only;
   const JobFileEnvironment env = JobFileEnvironment::System();
-  if (cl.showcmd) {
+  if (plan.run.showcmd) {
     if (cl.files.empty()) throw UsageError("--showcmd: give the job files to show");
     // Each value read as a run reads it first: one that is refused (an expression that comes to
     // bs=0) is refused here too, naming its line, as fio's --showcmd drops such a job, rather
     // than shown as a command line that would be refused.
     RunPlan checked;
-    for (size_t f = 0; f < cl.files.size(); ++f) AddJobFile(checked, cl, f, {}, env, context);
+    for (size_t f = 0; f < cl.files.size(); ++f) {
+      AddJobFile(checked, cl, f, sections, {}, env, context);
+    }
     plan.showcmd = ShowCommand(cl.files, env, "iotail run");
     return plan;
   }
   std::vector<Setting> global;
   std::vector<std::vector<Setting>> jobs;
   for (const Setting& s : cl.settings) {
-    if (s.def->scope == OptionScope::kRun) {
-      Apply(plan.run, s, kFioKbBase);  // a run's setting is no size of a job's
-    } else if (s.name == "name") {
+    if (s.def->scope == OptionScope::kRun) continue;  // applied above
+    if (s.name == "name") {
       jobs.push_back({s});
     } else if (jobs.empty()) {
       global.push_back(s);
@@ -369,10 +386,12 @@ RunPlan ParseRunPlan(std::span<char* const> args, const ParseContext& context) {
   // Job files: the command line's global settings are the defaults beneath each file's own; a
   // file's global sections apply to the jobs after them in that file; the first job of every file
   // after the first waits for the jobs before it (fio's implicit stonewall).
-  for (size_t f = 0; f < cl.files.size(); ++f) AddJobFile(plan, cl, f, global, env, context);
+  for (size_t f = 0; f < cl.files.size(); ++f) {
+    AddJobFile(plan, cl, f, sections, global, env, context);
+  }
   if (plan.jobs.empty()) {
-    throw UsageError(cl.sections.empty() ? "no job: the job files define no job section"
-                                         : "no job: no section of the job files matches --section");
+    throw UsageError(sections.empty() ? "no job: the job files define no job section"
+                                      : "no job: no section of the job files matches --section");
   }
   return plan;
 }

@@ -166,3 +166,34 @@ TEST(OptionTableTest, RateHelpSaysPerCloneAndDirection) {
 
 }  // namespace
 }  // namespace iotail::cli
+
+namespace iotail::cli {
+namespace {
+
+// fio's command-line switches for job files are rows of the run's like any other (in --help, the
+// man page and completion), and --section without a job file is refused rather than running the
+// default benchmark.
+TEST(OptionTableTest, JobFileSwitchesAreRowsOfTheRun) {
+  for (const char* name : {"showcmd", "parse_only", "section"}) {
+    const OptionDef* def = FindRunOption(name);
+    ASSERT_NE(def, nullptr) << name;
+    EXPECT_EQ(def->scope, OptionScope::kRun) << name;
+  }
+  const std::string help = OptionsHelp();
+  EXPECT_NE(help.find("--section=NAME"), std::string::npos);
+  EXPECT_NE(help.find("--parse_only"), std::string::npos);
+  std::vector<std::string> args = {"run", "--section=a"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  try {
+    (void)ParseRunPlan(argv);
+    ADD_FAILURE() << "--section without a job file was accepted";
+  } catch (const stats::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--section=a: selects sections of job files"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace iotail::cli
