@@ -113,7 +113,9 @@ TEST_F(MpiOutputsTest, StonewalledBatchesAllReachTheClusterLog) {
 // linger as it ends `iotail run`'s: at once, cleanly, the summary written, the run's exit status.
 TEST_F(MpiOutputsTest, CtrlCDuringTheLingerEndsRankZeroAsARun) {
   const std::string script =
-      "cd '" + dir_.string() + "' && (exec timeout -s KILL 120 " + mpirun_ +
+      // cd first on its own: in `cd D && (...) &` the cd is the background list's, and the loop
+      // below would wait its 30 s for an `err` in another directory.
+      "cd '" + dir_.string() + "' || exit 1; (exec timeout -s KILL 120 " + mpirun_ +
       " --allow-run-as-root --oversubscribe --bind-to none -np 2 " + IOTAIL_MPI_BINARY +
       " run --ioengine=null --filename=x --size=1m --runtime=1 --time_based --prometheus=0 "
       "--prometheus_linger=60s --live_format=none --output-format=json > out 2> err) & "
