@@ -23,5 +23,5 @@ awk '/: Skipped$/ {getline why; skip = why} /\[  SKIPPED \]/ && skip != "" {
   "$build/Testing/Temporary/LastTest.log" | sort -u
 if [ -x scripts/fuzz.sh ]; then
   # A short run of each fuzzer (libFuzzer, clang; the log reader, the pctiles/merge path).
-  scripts/fuzz.sh 20
+  scripts/fuzz.sh 10
 fi
