@@ -107,6 +107,12 @@ std::vector<const char*> Also(Names... names) {
   return {names...};
 }
 inline std::vector<OptionChoice> Choices() { return {}; }
+// A table written as parts (each a function small enough to read), in order.
+inline std::vector<OptionDef> JoinRows(std::vector<OptionDef> first,
+                                       const std::vector<OptionDef>& rest) {
+  first.insert(first.end(), rest.begin(), rest.end());
+  return first;
+}
 // A row with the label --help shows for its value (every row of type kText and kName has one:
 // a test checks it): Labeled("FILE", {"output", kName, ...}), Labeled("N", Row<...>(...)).
 inline OptionDef Labeled(const char* label, OptionDef row) {

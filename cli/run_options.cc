@@ -221,70 +221,9 @@ void ParseBsSplit(const std::string& part, bool writes, const ValueContext& cont
 using engine::JobSpec;
 using enum ValueType;
 
-const std::vector<OptionDef>& Table() {
+// The rows of the table below from cpus_allowed on: where the workers run, and when.
+const std::vector<OptionDef>& CpuAndTimeRows() {
   static const std::vector<OptionDef> table = {
-      {"help",
-       kChoice,
-       RunField<&RunSettings::help>,
-       "show this help (markdown: every option as docs/run-options.md; man: the iotail-run(1) "
-       "page)",
-       "",
-       Also(),
-       {{"1", 1}, {"0", 0}, {"markdown", 2}, {"man", 3}},
-       OptionScope::kRun},
-      Labeled("NAME",
-              {"name", kText, JobField<&JobSpec::name>, "job name; each --name starts a job"}),
-      Labeled("FILE[:FILE...]",
-              {"filename", kText, ParseFilenames,
-               "target file(s) or block device(s), ':'-separated ('\\:' for a colon)"}),
-      Labeled("SIZE|N%|Nz", {"size", kText, SetSize,
-                             "bytes per clone, divided among its files (or N% of each, or Nz: N "
-                             "zones); made if missing",
-                             "the whole file or device"}),
-      Labeled("SIZE|N%|Nz", {"offset", kText, SetOffset,
-                             "start offset in each file (or N% of it, or Nz: N zones)", "0"}),
-      Labeled(
-          "SIZE|N%|Nz",
-          {"offset_increment", kText, SetOffsetIncrement,
-           "clone i starts at offset + i x this (or N% of the file, aligned up to the bs; or Nz)",
-           "0"}),
-      Labeled(
-          "MODE[:N]",
-          {"rw", kText,
-           [](RunOptions& o, const OptionValue& v) { ParseRw(v.text, v.option, v.context, o); },
-           "read|write|randread|randwrite|rw|randrw|trim|randtrim; :N as fio (read:4k skips 4k "
-           "after "
-           "each I/O, read:-8k goes backwards, randread:8 takes a new random offset every 8 I/Os)",
-           "read", Also("readwrite")}),
-      Row<kCount, &JobSpec::rwmixread>("rwmixread", "% reads in rw/randrw", "50"),
-      {"rwmixwrite", kCount,
-       [](RunOptions& o, const OptionValue& v) {
-         o.spec.rwmixread = 100 - static_cast<uint32_t>(v.number);
-       },
-       "% writes in rw/randrw", "50", Also(), Choices(), OptionScope::kJob, 0, 100},
-      Labeled("SIZE[,SIZE]",
-              {"bs", kText,
-               [](RunOptions& o, const OptionValue& v) {
-                 ParseBlockSizes(v.text, v.option, v.context, o.spec);
-               },
-               "block size, or R,W per direction as fio (8k,32k; ,8k)", "4k", Also("blocksize")}),
-      Labeled("MIN-MAX[,MIN-MAX]",
-              {"bsrange", kText,
-               [](RunOptions& o, const OptionValue& v) { PerDirection(v, o.spec, ParseBsRange); },
-               "MIN-MAX block sizes (multiples of MIN), or R,W per direction", "",
-               Also("blocksize_range")}),
-      Labeled("BS/PCT:...[,...]",
-              {"bssplit", kText,
-               [](RunOptions& o, const OptionValue& v) { PerDirection(v, o.spec, ParseBsSplit); },
-               "block size shares, e.g. 4k/70:64k/30 (an entry without /PERCENT shares what is "
-               "left), or "
-               "R,W "
-               "per direction"}),
-      Row<kFlag, &JobSpec::direct>("direct", "O_DIRECT"),
-      {"buffered", kFlag,
-       [](RunOptions& o, const OptionValue& v) { o.spec.direct = v.number == 0; },
-       "buffered I/O: the inverse of --direct, on the same setting (the later one wins)", "1"},
-      Row<kCount, &JobSpec::numjobs>("numjobs", "clones of the job (worker threads)", "1"),
       Labeled("CPUS", {"cpus_allowed", kText,
                        [](RunOptions& o, const OptionValue& v) {
                          o.spec.cpus_allowed = ParseCpuList(v.text, v.option, v.context);
@@ -358,6 +297,80 @@ const std::vector<OptionDef>& Table() {
                },
                "start at this Unix epoch time in ms (hosts start together)", "now"}),
   };
+  return table;
+}
+
+const std::vector<OptionDef>& Table() {
+  static const std::vector<OptionDef> table = JoinRows(
+      {
+          {"help",
+           kChoice,
+           RunField<&RunSettings::help>,
+           "show this help (markdown: every option as docs/run-options.md; man: the iotail-run(1) "
+           "page)",
+           "",
+           Also(),
+           {{"1", 1}, {"0", 0}, {"markdown", 2}, {"man", 3}},
+           OptionScope::kRun},
+          Labeled("NAME",
+                  {"name", kText, JobField<&JobSpec::name>, "job name; each --name starts a job"}),
+          Labeled("FILE[:FILE...]",
+                  {"filename", kText, ParseFilenames,
+                   "target file(s) or block device(s), ':'-separated ('\\:' for a colon)"}),
+          Labeled("SIZE|N%|Nz",
+                  {"size", kText, SetSize,
+                   "bytes per clone, divided among its files (or N% of each, or Nz: N "
+                   "zones); made if missing",
+                   "the whole file or device"}),
+          Labeled("SIZE|N%|Nz", {"offset", kText, SetOffset,
+                                 "start offset in each file (or N% of it, or Nz: N zones)", "0"}),
+          Labeled("SIZE|N%|Nz", {"offset_increment", kText, SetOffsetIncrement,
+                                 "clone i starts at offset + i x this (or N% of the file, aligned "
+                                 "up to the bs; or Nz)",
+                                 "0"}),
+          Labeled(
+              "MODE[:N]",
+              {"rw", kText,
+               [](RunOptions& o, const OptionValue& v) { ParseRw(v.text, v.option, v.context, o); },
+               "read|write|randread|randwrite|rw|randrw|trim|randtrim; :N as fio (read:4k skips 4k "
+               "after "
+               "each I/O, read:-8k goes backwards, randread:8 takes a new random offset every 8 "
+               "I/Os)",
+               "read", Also("readwrite")}),
+          Row<kCount, &JobSpec::rwmixread>("rwmixread", "% reads in rw/randrw", "50"),
+          {"rwmixwrite", kCount,
+           [](RunOptions& o, const OptionValue& v) {
+             o.spec.rwmixread = 100 - static_cast<uint32_t>(v.number);
+           },
+           "% writes in rw/randrw", "50", Also(), Choices(), OptionScope::kJob, 0, 100},
+          Labeled("SIZE[,SIZE]", {"bs", kText,
+                                  [](RunOptions& o, const OptionValue& v) {
+                                    ParseBlockSizes(v.text, v.option, v.context, o.spec);
+                                  },
+                                  "block size, or R,W per direction as fio (8k,32k; ,8k)", "4k",
+                                  Also("blocksize")}),
+          Labeled(
+              "MIN-MAX[,MIN-MAX]",
+              {"bsrange", kText,
+               [](RunOptions& o, const OptionValue& v) { PerDirection(v, o.spec, ParseBsRange); },
+               "MIN-MAX block sizes (multiples of MIN), or R,W per direction", "",
+               Also("blocksize_range")}),
+          Labeled(
+              "BS/PCT:...[,...]",
+              {"bssplit", kText,
+               [](RunOptions& o, const OptionValue& v) { PerDirection(v, o.spec, ParseBsSplit); },
+               "block size shares, e.g. 4k/70:64k/30 (an entry without /PERCENT shares what is "
+               "left), or "
+               "R,W "
+               "per direction"}),
+          Row<kFlag, &JobSpec::direct>("direct", "O_DIRECT"),
+          {"buffered", kFlag,
+           [](RunOptions& o, const OptionValue& v) { o.spec.direct = v.number == 0; },
+           "buffered I/O: the inverse of --direct, on the same setting (the later one wins)", "1"},
+          Row<kCount, &JobSpec::numjobs>("numjobs", "clones of the job (worker threads)", "1"),
+      },
+      CpuAndTimeRows());
+
   return table;
 }
 

@@ -89,48 +89,9 @@ void ParseLatencyPercentile(RunOptions& o, const OptionValue& v) {
 using engine::JobSpec;
 using enum ValueType;
 
-const std::vector<OptionDef>& IoBehaviourRows() {
+// The rows of IoBehaviourRows from rate_iops_min on: rate floors, errors, rates.
+const std::vector<OptionDef>& RateAndErrorRows() {
   static const std::vector<OptionDef> table = {
-      Row<kTimeUs, &JobSpec::thinktime_ns>(
-          "thinktime", "stall this long after I/Os complete before issuing more (bare = us)", "0"),
-      Row<kTimeUs, &JobSpec::thinktime_spin_ns>(
-          "thinktime_spin", "of the thinktime, spin this long (the rest sleeps; bare = us)", "0"),
-      Row<kCount, &JobSpec::thinktime_blocks>("thinktime_blocks", "stall after this many I/Os",
-                                              "1"),
-      {"flow", kCount, JobField<&JobSpec::flow>,
-       "weight of this job's clones among the jobs of its --flow_id: they issue I/Os in "
-       "proportion to their weights (0: no flow control)",
-       "0", Also(), Choices(), OptionScope::kJob, 0, 1000},
-      Row<kCount, &JobSpec::flow_id>("flow_id", "the flow this job's --flow weight is in", "0"),
-      Row<kTimeUs, &JobSpec::flow_sleep_ns>("flow_sleep",
-                                            "a clone held back by its flow sleeps this long once "
-                                            "its I/Os have completed (bare = us; 0: it retries)",
-                                            "0"),
-      {"prio", kCount, JobField<&JobSpec::ioprio>,
-       "I/O priority level of each clone's thread, 0 (highest) to 7 (ioprio_set, as ionice)", "",
-       Also(), Choices(), OptionScope::kJob, 0, 7},
-      {"prioclass", kCount, JobField<&JobSpec::ioprio_class>,
-       "I/O priority class of each clone's thread: 1 realtime, 2 best effort, 3 idle", "", Also(),
-       Choices(), OptionScope::kJob, 0, 3},
-      Row<kCount, &JobSpec::fsync_every>(
-          "fsync", "fsync a file after every N writes to it (counted under sync in JSON)", "0"),
-      Row<kCount, &JobSpec::fdatasync_every>("fdatasync",
-                                             "fdatasync a file after every N writes to it", "0"),
-      Row<kChoice, &JobSpec::sync_flags>(
-          "sync", "open for synchronous writes (sync, 1: O_SYNC; dsync: O_DSYNC)", "none",
-          {{"none", 0}, {"0", 0}, {"sync", O_SYNC}, {"1", O_SYNC}, {"dsync", O_DSYNC}}),
-      Row<kChoice, &JobSpec::fadvise>(
-          "fadvise_hint", "posix_fadvise the targets (1: by rw, random or sequential)", "1",
-          {{"1", -2},
-           {"0", -1},
-           {"sequential", POSIX_FADV_SEQUENTIAL},
-           {"random", POSIX_FADV_RANDOM},
-           {"normal", POSIX_FADV_NORMAL}}),
-      Labeled("BYTES[,BYTES]", {"rate_min", kText, ParseRateMin<true>,
-                                "end the job clone (EIO) when a direction falls below N bytes/s "
-                                "(or R,W), checked as fio: "
-                                "from 2 s after the ramp, over each --ratecycle",
-                                "", Also("ratemin")}),
       Labeled("IOPS[,IOPS]",
               {"rate_iops_min", kText, ParseRateMin<false>,
                "end the job clone (EIO) when a direction falls below N IOPS (or R,W), checked as "
@@ -211,6 +172,59 @@ const std::vector<OptionDef>& IoBehaviourRows() {
        Also(),
        {{"inline", 0}, {"offload", 1}}},
   };
+  return table;
+}
+
+const std::vector<OptionDef>& IoBehaviourRows() {
+  static const std::vector<OptionDef> table = JoinRows(
+      {
+          Row<kTimeUs, &JobSpec::thinktime_ns>(
+              "thinktime", "stall this long after I/Os complete before issuing more (bare = us)",
+              "0"),
+          Row<kTimeUs, &JobSpec::thinktime_spin_ns>(
+              "thinktime_spin", "of the thinktime, spin this long (the rest sleeps; bare = us)",
+              "0"),
+          Row<kCount, &JobSpec::thinktime_blocks>("thinktime_blocks", "stall after this many I/Os",
+                                                  "1"),
+          {"flow", kCount, JobField<&JobSpec::flow>,
+           "weight of this job's clones among the jobs of its --flow_id: they issue I/Os in "
+           "proportion to their weights (0: no flow control)",
+           "0", Also(), Choices(), OptionScope::kJob, 0, 1000},
+          Row<kCount, &JobSpec::flow_id>("flow_id", "the flow this job's --flow weight is in", "0"),
+          Row<kTimeUs, &JobSpec::flow_sleep_ns>(
+              "flow_sleep",
+              "a clone held back by its flow sleeps this long once "
+              "its I/Os have completed (bare = us; 0: it retries)",
+              "0"),
+          {"prio", kCount, JobField<&JobSpec::ioprio>,
+           "I/O priority level of each clone's thread, 0 (highest) to 7 (ioprio_set, as ionice)",
+           "", Also(), Choices(), OptionScope::kJob, 0, 7},
+          {"prioclass", kCount, JobField<&JobSpec::ioprio_class>,
+           "I/O priority class of each clone's thread: 1 realtime, 2 best effort, 3 idle", "",
+           Also(), Choices(), OptionScope::kJob, 0, 3},
+          Row<kCount, &JobSpec::fsync_every>(
+              "fsync", "fsync a file after every N writes to it (counted under sync in JSON)", "0"),
+          Row<kCount, &JobSpec::fdatasync_every>(
+              "fdatasync", "fdatasync a file after every N writes to it", "0"),
+          Row<kChoice, &JobSpec::sync_flags>(
+              "sync", "open for synchronous writes (sync, 1: O_SYNC; dsync: O_DSYNC)", "none",
+              {{"none", 0}, {"0", 0}, {"sync", O_SYNC}, {"1", O_SYNC}, {"dsync", O_DSYNC}}),
+          Row<kChoice, &JobSpec::fadvise>(
+              "fadvise_hint", "posix_fadvise the targets (1: by rw, random or sequential)", "1",
+              {{"1", -2},
+               {"0", -1},
+               {"sequential", POSIX_FADV_SEQUENTIAL},
+               {"random", POSIX_FADV_RANDOM},
+               {"normal", POSIX_FADV_NORMAL}}),
+          Labeled("BYTES[,BYTES]",
+                  {"rate_min", kText, ParseRateMin<true>,
+                   "end the job clone (EIO) when a direction falls below N bytes/s "
+                   "(or R,W), checked as fio: "
+                   "from 2 s after the ramp, over each --ratecycle",
+                   "", Also("ratemin")}),
+      },
+      RateAndErrorRows());
+
   return table;
 }
 

@@ -49,44 +49,10 @@ void ParseBlockAlign(RunOptions& o, const OptionValue& v) {
 using engine::JobSpec;
 using enum ValueType;
 
-const std::vector<OptionDef>& JobControlRows() {
+// The rows of JobControlRows from steadystate on: steady state, random offsets, the job-file
+// switches.
+const std::vector<OptionDef>& SteadyStateRandomAndSwitchRows() {
   static const std::vector<OptionDef> table = {
-      {"stonewall", kFlag, RunField<&RunOptions::stonewall>,
-       "wait for the jobs before this one to finish; starts a new group", "0",
-       Also("wait_for_previous")},
-      Row<kFlag, &JobSpec::exitall>(
-          "exitall",
-          "when a clone ends, end the jobs of --exit_what (set by any job, it "
-          "holds for every job, as "
-          "fio's)"),
-      Row<kFlag, &JobSpec::exitall_on_error>(
-          "exitall_on_error",
-          "when a clone of this job ends with an error, end the jobs of --exit_what"),
-      Row<kChoice, &JobSpec::exit_what_group>("exit_what",
-                                              "what --exitall ends: group (its reporting group) or "
-                                              "stonewall|all (every job running with "
-                                              "it)",
-                                              "group",
-                                              {{"group", 1}, {"stonewall", 0}, {"all", 0}}),
-      Row<kFlag, &RunOptions::new_group>("new_group",
-                                         "start a new reporting group (jobs still run together)"),
-      Row<kFlag, &RunOptions::group_reporting>(
-          "group_reporting", "report each reporting group as one job (summed over its jobs)"),
-      {"disk_util", kFlag, RunField<&RunOptions::disk_util>,
-       "report the utilisation of this job's disks (fio's Disk stats; 0: leave them out)", "1"},
-      Labeled("TEXT", {"description", kText, RunField<&RunOptions::description>,
-                       "text shown with the job's report, as given (`Description  : [TEXT]`, JSON "
-                       "desc, terse's "
-                       "last field)"}),
-      Labeled("JOB", Row<kName, &JobSpec::wait_for>(
-                         "wait_for",
-                         "start when the named earlier job has ended (no forward references)")),
-      Row<kTime, &JobSpec::startdelay_ns>(
-          "startdelay", "start this job this long after the others (bare = seconds)", "0"),
-      Row<kCount, &JobSpec::loops>("loops", "passes over the region (not with time_based)", "1"),
-      Row<kSize, &JobSpec::number_ios>(
-          "number_ios",
-          "end the job after N I/Os issued (x loops; ignored with time_based, as fio 3.33)", "0"),
       Labeled(
           "METRIC:LIMIT",
           {"steadystate", kText,
@@ -169,6 +135,54 @@ const std::vector<OptionDef>& JobControlRows() {
        {{"always", 1}, {"auto", 1}, {"never", 0}},
        OptionScope::kRun},
   };
+  return table;
+}
+
+const std::vector<OptionDef>& JobControlRows() {
+  static const std::vector<OptionDef> table = JoinRows(
+      {
+          {"stonewall", kFlag, RunField<&RunOptions::stonewall>,
+           "wait for the jobs before this one to finish; starts a new group", "0",
+           Also("wait_for_previous")},
+          Row<kFlag, &JobSpec::exitall>(
+              "exitall",
+              "when a clone ends, end the jobs of --exit_what (set by any job, it "
+              "holds for every job, as "
+              "fio's)"),
+          Row<kFlag, &JobSpec::exitall_on_error>(
+              "exitall_on_error",
+              "when a clone of this job ends with an error, end the jobs of --exit_what"),
+          Row<kChoice, &JobSpec::exit_what_group>(
+              "exit_what",
+              "what --exitall ends: group (its reporting group) or "
+              "stonewall|all (every job running with "
+              "it)",
+              "group", {{"group", 1}, {"stonewall", 0}, {"all", 0}}),
+          Row<kFlag, &RunOptions::new_group>(
+              "new_group", "start a new reporting group (jobs still run together)"),
+          Row<kFlag, &RunOptions::group_reporting>(
+              "group_reporting", "report each reporting group as one job (summed over its jobs)"),
+          {"disk_util", kFlag, RunField<&RunOptions::disk_util>,
+           "report the utilisation of this job's disks (fio's Disk stats; 0: leave them out)", "1"},
+          Labeled("TEXT",
+                  {"description", kText, RunField<&RunOptions::description>,
+                   "text shown with the job's report, as given (`Description  : [TEXT]`, JSON "
+                   "desc, terse's "
+                   "last field)"}),
+          Labeled("JOB", Row<kName, &JobSpec::wait_for>(
+                             "wait_for",
+                             "start when the named earlier job has ended (no forward references)")),
+          Row<kTime, &JobSpec::startdelay_ns>(
+              "startdelay", "start this job this long after the others (bare = seconds)", "0"),
+          Row<kCount, &JobSpec::loops>("loops", "passes over the region (not with time_based)",
+                                       "1"),
+          Row<kSize, &JobSpec::number_ios>(
+              "number_ios",
+              "end the job after N I/Os issued (x loops; ignored with time_based, as fio 3.33)",
+              "0"),
+      },
+      SteadyStateRandomAndSwitchRows());
+
   return table;
 }
 

@@ -17,6 +17,34 @@ std::string JsonMs(double ns) {
 
 }  // namespace
 
+StageBlame BlameStage(const SweepStep& step, const SweepStep* baseline) {
+  if (!step.explained || !step.Failed()) return {};
+  const bool against = baseline != nullptr && baseline->explained;
+  size_t pick = 0;
+  double best = -1;
+  double total = 0;
+  for (size_t s = 0; s < stats::kStageCount; ++s) {
+    total += step.stage_mean_ns[s];
+    const double v = step.stage_mean_ns[s] - (against ? baseline->stage_mean_ns[s] : 0.0);
+    if (v > best) {
+      best = v;
+      pick = s;
+    }
+  }
+  StageBlame blame;
+  blame.stage = std::string(stats::kStageNames[pick]);
+  blame.grew = against;
+  const double now_ms = step.stage_mean_ns[pick] / 1e6;
+  if (against) {
+    blame.text = fmt::format("{} grew most: mean {:.3f} -> {:.3f} ms (vs {:.0f} IOPS)", blame.stage,
+                             baseline->stage_mean_ns[pick] / 1e6, now_ms, baseline->rate);
+  } else {
+    blame.text = fmt::format("{} is most of the mean: {:.3f} ms of {:.3f} ms", blame.stage, now_ms,
+                             total / 1e6);
+  }
+  return blame;
+}
+
 std::string SweepVerdict(const SweepStep& step) {
   if (step.stopped) return "stopped";
   if (step.errors != 0) return "I/O errors";
@@ -43,10 +71,14 @@ void SweepReport::Begin() {
 
 void SweepReport::Step(const SweepStep& step) {
   steps_.push_back(step);
+  const StageBlame blame = BlameStage(step, baseline_ ? &*baseline_ : nullptr);
+  blames_.push_back(blame);
+  if (step.Pass() && step.explained && !baseline_) baseline_ = step;
   if (json_) return;
   std::string verdict = SweepVerdict(step);
   if (!step.violations.empty())
     verdict += ": " + fmt::format("{}", fmt::join(step.violations, ", "));
+  if (!blame.text.empty()) verdict += "; " + blame.text;
   if (step.saturated) {
     verdict += fmt::format(" (achieved {:.0f}% of the target)",
                            step.target_iops > 0 ? 100 * step.achieved_iops / step.target_iops : 0);
@@ -81,6 +113,21 @@ void SweepReport::End(const SweepOutcome& outcome) {
         i ? "," : "", st.phase, st.rate, st.target_iops, st.achieved_iops, JsonMs(st.p50_ns),
         JsonMs(st.p99_ns), JsonMs(st.p999_ns), JsonMs(st.max_ns), st.ios, st.late_ios,
         st.saturated ? "true" : "false", stats::JsonString(SweepVerdict(st)), violations);
+    if (st.explained) {
+      s.pop_back();  // the step's closing brace: its stages follow
+      s += fmt::format(", \"explain\": {{\"joined\": {}, \"stages_mean_ms\": {{", st.joined);
+      for (size_t k = 0; k < stats::kStageCount; ++k) {
+        s += fmt::format("{}\"{}\": {:.6f}", k ? ", " : "", stats::kStageNames[k],
+                         st.stage_mean_ns[k] / 1e6);
+      }
+      s += "}";
+      const StageBlame& b = blames_[i];
+      if (!b.stage.empty()) {
+        s += fmt::format(", \"{}\": {}", b.grew ? "stage_grew_most" : "stage_largest",
+                         stats::JsonString(b.stage));
+      }
+      s += "}}";
+    }
   }
   s += fmt::format(
       "\n],\n\"capacity_iops\": {}, \"confirmed\": {}, \"highest_pass_iops\": {}, \"outcome\": "

@@ -103,6 +103,20 @@ SweepStep JudgeStep(const stats::RunSummary* measured, int status, double rate,
     }
   }
 
+  // Where the step's time went (--explain): each stage's mean over the joined I/Os.
+  std::array<uint64_t, stats::kStageCount> stage_sum{};
+  for (const stats::JobTotals& job : summary.jobs) {
+    if (!job.explain) continue;
+    for (const stats::ExplainDirection& dir : job.explain->dirs) {
+      step.joined += dir.joined;
+      for (size_t s = 0; s < stats::kStageCount; ++s) stage_sum[s] += dir.stages[s].sum_ns;
+    }
+  }
+  step.explained = step.joined > 0;
+  for (size_t s = 0; s < stats::kStageCount && step.explained; ++s) {
+    step.stage_mean_ns[s] = static_cast<double>(stage_sum[s]) / static_cast<double>(step.joined);
+  }
+
   // The SLA on the whole step: each direction with samples, then all combined.
   stats::SlaChecker checker(sla, stats::PercentileMethod::kFio);
   for (int d = 0; d < stats::kDirectionCount; ++d) {

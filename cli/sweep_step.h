@@ -14,6 +14,7 @@
 // target has saturated: it fails whatever its latencies. Not thread-safe; call from one thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -37,6 +38,12 @@ struct SweepStep {
   bool stopped = false;                 // a signal stopped it (before its setup ended: no figures)
   bool output_failed = false;           // a log of the step could not be written
   std::vector<std::string> violations;  // "p99<=10ms (read: 12.3 ms)"
+  // --explain: each stage's mean over the step's joined I/Os, every direction (stats/record/
+  // explain_sink.h's stages), and how many were joined; explained false without --explain or
+  // with no I/O joined.
+  bool explained = false;
+  uint64_t joined = 0;
+  std::array<double, stats::kStageCount> stage_mean_ns{};
   bool Pass() const { return !saturated && !stopped && errors == 0 && violations.empty(); }
   // Failed on latency alone (what a retry may clear).
   bool Failed() const { return !saturated && !stopped && errors == 0 && !violations.empty(); }

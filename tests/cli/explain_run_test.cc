@@ -324,6 +324,36 @@ TEST_F(ExplainRunTest, NbdStagesPutTheServersDelayInTheDeviceStage) {
   EXPECT_NEAR(sum, j["jobs"][0]["read"]["lat_ns"]["mean"].get<double>(), 1.0);
 }
 
+// iotail sweep --explain: each step's stages are in its JSON, and a step that fails its SLA names
+// a stage (the largest before any step passed: here every step fails a target of 1 us).
+TEST_F(ExplainRunTest, SweepNamesTheStageOfEachFailedStep) {
+  LoopDevice loop;
+  if (std::string why = loop.AttachNewFile(64 << 20); !why.empty()) GTEST_SKIP() << why;
+  // The kernel view first, by a run: a sweep that explained nothing would otherwise look alike.
+  (void)Explain(loop.path(), "--rw=randread --bs=4k --ioengine=psync --runtime=1 --time_based");
+  IOTAIL_SKIP_WITHOUT_KERNEL_VIEW();
+  const CommandResult r =
+      Iotail("sweep --filename=" + loop.path() +
+             " --direct=1 --rw=randread --bs=4k --ioengine=libaio --iodepth=4 --explain "
+             "--sla 'read:p99<=1us' --step_time=1s --ramp_time=0 --start_rate=1000 --min_rate=500 "
+             "--retries=0 --output-format=json");
+  ASSERT_NE(r.out.find('{'), std::string::npos) << r.err;
+  const json j = json::parse(r.out.substr(r.out.find('{')));
+  ASSERT_GE(j["steps"].size(), 1u) << r.out;
+  for (const json& step : j["steps"]) {
+    ASSERT_TRUE(step.contains("explain")) << step;
+    EXPECT_EQ(step["explain"]["joined"].get<uint64_t>(), step["ios"].get<uint64_t>()) << step;
+    EXPECT_EQ(step["verdict"], "fail");
+    const std::string named = step["explain"]["stage_largest"];
+    // The stage named is the largest of the step's means.
+    double largest = 0;
+    for (const auto& [stage, mean] : step["explain"]["stages_mean_ms"].items()) {
+      largest = std::max(largest, mean.get<double>());
+    }
+    EXPECT_EQ(step["explain"]["stages_mean_ms"][named].get<double>(), largest) << step;
+  }
+}
+
 // Without root or a block device nothing is explained, the run goes on and says why once.
 TEST_F(ExplainRunTest, WithoutABlockDeviceTheRunGoesOnAndSaysWhy) {
   const std::string file = "/dev/shm/iotail_explain_" + std::to_string(::getpid());
