@@ -48,7 +48,9 @@ struct BlockRequestEvent {
   BlockOp op = BlockOp::kOther;
   int32_t error = 0;       // 0 or -errno
   uint32_t cpu = 0;        // the CPU the completion ran on
-  uint64_t insert_ns = 0;  // into the scheduler or software queue; 0: issued directly, or unseen
+  // Into the scheduler or software queue; 0: issued directly, unseen, or (typed tracepoints) the
+  // request carries alloc_ns, which marks its entry instead.
+  uint64_t insert_ns = 0;
   uint64_t issue_ns = 0;   // to the driver; 0: not seen (issued before the tracer attached)
   uint64_t complete_ns = 0;
   uint64_t alloc_ns = 0;  // the request's start_time_ns (typed tracepoints only), 0 when unset

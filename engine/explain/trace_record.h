@@ -45,7 +45,7 @@ struct iotail_block_record {
   __u16 reserved;
   __s32 error;        // 0, -errno (tracepoints) or a blk_status_t (typed, with IOTAIL_BLOCK_STATUS)
   __u32 cpu;          // CPU the completion ran on
-  __u64 insert_ns;    // block_rq_insert, 0 when issued directly (no scheduler queue)
+  __u64 insert_ns;    // block_rq_insert; 0: issued directly, or (typed) alloc_ns is set
   __u64 issue_ns;     // block_rq_issue, 0 when unseen
   __u64 complete_ns;  // block_rq_complete
   __u64 alloc_ns;     // request->start_time_ns (typed only), 0 when the kernel did not set it
