@@ -213,7 +213,7 @@ int BPF_PROG(block_complete, struct request *rq, blk_status_t error, unsigned in
   int final = nr_bytes >= rq->__data_len;
   struct iotail_block_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
   if (!r) {
-    __sync_fetch_and_add(&counters.block_dropped, 1);
+    __sync_fetch_and_add(&slice()->block_dropped, 1);
     if (final) slot_forget(rq, dev);
     return 0;
   }
@@ -230,7 +230,7 @@ int BPF_PROG(block_complete, struct request *rq, blk_status_t error, unsigned in
   r->alloc_ns = rq->start_time_ns;
   r->kernel_issue_ns = rq->io_start_time_ns;
   slot_fill(r, rq, dev, final);
-  submit_record(r, &counters.block_records);
+  submit_record(r, &slice()->block_records);
   return 0;
 }
 

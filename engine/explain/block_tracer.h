@@ -46,12 +46,12 @@ struct BlockRequestEvent {
   uint64_t sector = 0;  // 512-byte sectors from the start of the disk
   uint32_t nr_sector = 0;
   BlockOp op = BlockOp::kOther;
-  int32_t error = 0;       // 0 or -errno
-  uint32_t cpu = 0;        // the CPU the completion ran on
+  int32_t error = 0;  // 0 or -errno
+  uint32_t cpu = 0;   // the CPU the completion ran on
   // Into the scheduler or software queue; 0: issued directly, unseen, or (typed tracepoints) the
   // request carries alloc_ns, which marks its entry instead.
   uint64_t insert_ns = 0;
-  uint64_t issue_ns = 0;   // to the driver; 0: not seen (issued before the tracer attached)
+  uint64_t issue_ns = 0;  // to the driver; 0: not seen (issued before the tracer attached)
   uint64_t complete_ns = 0;
   uint64_t alloc_ns = 0;  // the request's start_time_ns (typed tracepoints only), 0 when unset
   uint64_t kernel_issue_ns = 0;  // its io_start_time_ns (typed only, QUEUE_FLAG_STATS), or 0

@@ -64,7 +64,10 @@ struct iotail_uring_record {
   __u8 reserved[3];
 };
 
-// Kept by the programs in .bss (memory-mapped: user space reads them without a syscall).
+// Kept by the programs in .bss (memory-mapped: user space reads them without a syscall), one
+// cache line per slice, the slice of CPU c being c % IOTAIL_COUNTER_SLICES: CPUs counting at once
+// do not pass one line back and forth (the sum over the slices is the count).
+#define IOTAIL_COUNTER_SLICES 64
 struct iotail_trace_counters {
   __u64 block_records;  // records written
   __u64 block_dropped;  // records lost: the ring buffer was full
@@ -72,6 +75,7 @@ struct iotail_trace_counters {
   __u64 uring_dropped;
   __u64 inflight_full;  // requests not tracked between insert/issue and complete: map full
   __u64 rings_full;     // rings of the process not remembered: map full
+  __u64 reserved[2];    // to a cache line
 };
 
 // Where the plain-tracepoint programs read each field (offsets in the tracepoints' records, from
