@@ -17,9 +17,10 @@
 // kernel did not run a program for (another BPF program was running on that CPU) (Counters()).
 // Costs, per I/O of a traced device: the device compared against a list of up to 8 (more: a hash
 // lookup) per tracepoint; with typed tracepoints an array slot claimed by compare-and-swap at
-// insert/issue and freed at completion (a hash where two requests want one slot; the plain
-// tracepoints always use the hash: an update, a lookup and a delete); one ring-buffer record.
-// Other devices pay the compare.
+// issue (or at insert, for a request without an allocation time: one with it returns after one
+// load) and freed at completion (a hash where two requests want one slot; the plain tracepoints
+// always use the hash: an update, a lookup and a delete); one ring-buffer record, read through
+// RecordRing. Other devices pay the compare.
 //
 // Threads: thread-compatible. One thread at a time calls Poll, Drain, Close and the destructor
 // (the drain runs on a thread of its own in a run); Counters() may be called from any thread
