@@ -91,7 +91,7 @@ int block_complete(void *ctx) {
   __u64 now = bpf_ktime_get_ns();
   struct iotail_block_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
   if (!r) {
-    __sync_fetch_and_add(&counters.block_dropped, 1);
+    __sync_fetch_and_add(&slice()->block_dropped, 1);
     bpf_map_delete_elem(&inflight, &key);
     return 0;
   }
@@ -110,7 +110,7 @@ int block_complete(void *ctx) {
   r->alloc_ns = 0;
   r->kernel_issue_ns = 0;
   fill_tracked(r, &key, 1);
-  submit_record(r, &counters.block_records);
+  submit_record(r, &slice()->block_records);
   return 0;
 }
 

@@ -13,9 +13,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 #include <vector>
 
 #include "engine/explain/libbpf_loader.h"
+#include "engine/explain/record_ring.h"
 #include "engine/explain/trace_device.h"
 #include "engine/explain/trace_programs.h"
 #endif
@@ -120,7 +122,7 @@ uint64_t LoadCounter(const uint64_t& counter) {
 
 struct BlockTracer::Impl {
   std::unique_ptr<TracePrograms> programs;
-  ring_buffer* ring = nullptr;
+  std::optional<RecordRing> ring;
   const char* attachment = "";
   TraceConsumer* consumer = nullptr;  // during Poll and Drain
   std::atomic<uint64_t> delivered{0};
@@ -128,30 +130,32 @@ struct BlockTracer::Impl {
 
   ~Impl() { Free(); }
   void Free() {
-    if (ring != nullptr) Bpf().ring_buffer_free(ring);
-    ring = nullptr;
+    ring.reset();
     programs.reset();
   }
 
-  static int OnRecord(void* context, void* data, size_t size) {
-    auto* impl = static_cast<Impl*>(context);
+  // Hands one record to the consumer.
+  void OnRecord(const void* data, size_t size) {
     uint32_t kind = 0;
-    if (size < sizeof(kind)) return 0;
+    if (size < sizeof(kind)) return;
     std::memcpy(&kind, data, sizeof(kind));
     if (kind == IOTAIL_TRACE_BLOCK && size >= sizeof(iotail_block_record)) {
       iotail_block_record record;
       std::memcpy(&record, data, sizeof(record));
-      impl->consumer->OnBlockRequest(Decode(record));
+      consumer->OnBlockRequest(Decode(record));
     } else if ((kind == IOTAIL_TRACE_URING_SUBMIT || kind == IOTAIL_TRACE_URING_COMPLETE) &&
                size >= sizeof(iotail_uring_record)) {
       iotail_uring_record record;
       std::memcpy(&record, data, sizeof(record));
-      impl->consumer->OnIoUring(Decode(record));
+      consumer->OnIoUring(Decode(record));
     } else {
-      return 0;
+      return;
     }
-    impl->delivered.fetch_add(1, std::memory_order_relaxed);
-    return 0;
+    delivered.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  size_t Consume() {
+    return ring->Consume([this](const void* data, size_t size) { OnRecord(data, size); });
   }
 };
 
@@ -216,32 +220,31 @@ std::variant<std::unique_ptr<BlockTracer>, TracerUnavailable> BlockTracer::Open(
                                               : typed_failure + "; then " + e.what()};
     }
   }
-  impl->ring =
-      Bpf().ring_buffer_new(impl->programs->EventsFd(), &Impl::OnRecord, impl.get(), nullptr);
-  if (impl->ring == nullptr) {
-    return TracerUnavailable{Cause::kRefused,
-                             fmt::format("cannot map the ring buffer: {}", std::strerror(errno))};
+  auto ring = RecordRing::Map(impl->programs->EventsFd(), setup.ring_bytes);
+  if (auto* why = std::get_if<std::string>(&ring)) {
+    return TracerUnavailable{Cause::kRefused, *why};
   }
+  impl->ring.emplace(std::move(std::get<RecordRing>(ring)));
   return std::unique_ptr<BlockTracer>(new BlockTracer(std::move(impl)));
 }
 
 size_t BlockTracer::Poll(TraceConsumer& consumer, std::chrono::milliseconds timeout) {
-  if (impl_->ring == nullptr) return 0;
+  if (!impl_->ring) return 0;
   impl_->consumer = &consumer;
   // Records are submitted without a wakeup until a quarter of the ring waits (the programs'
   // wakeup_bytes): the wait may end with records unannounced, which the consume then takes.
-  const int polled = Bpf().ring_buffer_poll(impl_->ring, static_cast<int>(timeout.count()));
-  const int consumed = Bpf().ring_buffer_consume(impl_->ring);
+  impl_->ring->Wait(static_cast<int>(timeout.count()));
+  const size_t consumed = impl_->Consume();
   impl_->consumer = nullptr;
-  return static_cast<size_t>(std::max(polled, 0)) + static_cast<size_t>(std::max(consumed, 0));
+  return consumed;
 }
 
 size_t BlockTracer::Drain(TraceConsumer& consumer) {
-  if (impl_->ring == nullptr) return 0;
+  if (!impl_->ring) return 0;
   impl_->consumer = &consumer;
-  const int consumed = Bpf().ring_buffer_consume(impl_->ring);
+  const size_t consumed = impl_->Consume();
   impl_->consumer = nullptr;
-  return static_cast<size_t>(std::max(consumed, 0));
+  return consumed;
 }
 
 void BlockTracer::Close() {
@@ -252,14 +255,16 @@ void BlockTracer::Close() {
 
 TraceCounters BlockTracer::Counters() const {
   if (!impl_->programs) return impl_->closed;
-  const iotail_trace_counters& c = *impl_->programs->Counters();
   TraceCounters counters;
-  counters.block_records = LoadCounter(c.block_records);
-  counters.block_dropped = LoadCounter(c.block_dropped);
-  counters.uring_records = LoadCounter(c.uring_records);
-  counters.uring_dropped = LoadCounter(c.uring_dropped);
-  counters.untracked = LoadCounter(c.inflight_full);
-  counters.rings_full = LoadCounter(c.rings_full);
+  for (int i = 0; i < IOTAIL_COUNTER_SLICES; ++i) {
+    const iotail_trace_counters& c = impl_->programs->Counters()[i];
+    counters.block_records += LoadCounter(c.block_records);
+    counters.block_dropped += LoadCounter(c.block_dropped);
+    counters.uring_records += LoadCounter(c.uring_records);
+    counters.uring_dropped += LoadCounter(c.uring_dropped);
+    counters.untracked += LoadCounter(c.inflight_full);
+    counters.rings_full += LoadCounter(c.rings_full);
+  }
   counters.missed = impl_->programs->Missed();
   counters.delivered = impl_->delivered.load(std::memory_order_relaxed);
   return counters;

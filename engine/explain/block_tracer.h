@@ -17,9 +17,10 @@
 // kernel did not run a program for (another BPF program was running on that CPU) (Counters()).
 // Costs, per I/O of a traced device: the device compared against a list of up to 8 (more: a hash
 // lookup) per tracepoint; with typed tracepoints an array slot claimed by compare-and-swap at
-// insert/issue and freed at completion (a hash where two requests want one slot; the plain
-// tracepoints always use the hash: an update, a lookup and a delete); one ring-buffer record.
-// Other devices pay the compare.
+// issue (or at insert, for a request without an allocation time: one with it returns after one
+// load) and freed at completion (a hash where two requests want one slot; the plain tracepoints
+// always use the hash: an update, a lookup and a delete); one ring-buffer record, read through
+// RecordRing. Other devices pay the compare.
 //
 // Threads: thread-compatible. One thread at a time calls Poll, Drain, Close and the destructor
 // (the drain runs on a thread of its own in a run); Counters() may be called from any thread
@@ -46,10 +47,12 @@ struct BlockRequestEvent {
   uint64_t sector = 0;  // 512-byte sectors from the start of the disk
   uint32_t nr_sector = 0;
   BlockOp op = BlockOp::kOther;
-  int32_t error = 0;       // 0 or -errno
-  uint32_t cpu = 0;        // the CPU the completion ran on
-  uint64_t insert_ns = 0;  // into the scheduler or software queue; 0: issued directly, or unseen
-  uint64_t issue_ns = 0;   // to the driver; 0: not seen (issued before the tracer attached)
+  int32_t error = 0;  // 0 or -errno
+  uint32_t cpu = 0;   // the CPU the completion ran on
+  // Into the scheduler or software queue; 0: issued directly, unseen, or (typed tracepoints) the
+  // request carries alloc_ns, which marks its entry instead.
+  uint64_t insert_ns = 0;
+  uint64_t issue_ns = 0;  // to the driver; 0: not seen (issued before the tracer attached)
   uint64_t complete_ns = 0;
   uint64_t alloc_ns = 0;  // the request's start_time_ns (typed tracepoints only), 0 when unset
   uint64_t kernel_issue_ns = 0;  // its io_start_time_ns (typed only, QUEUE_FLAG_STATS), or 0

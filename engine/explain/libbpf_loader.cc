@@ -41,10 +41,6 @@ LibBpf LoadLibbpf() {
   find(l.map_set_max_entries, "bpf_map__set_max_entries");
   find(l.map_fd, "bpf_map__fd");
   find(l.map_update_elem, "bpf_map_update_elem");
-  find(l.ring_buffer_new, "ring_buffer__new");
-  find(l.ring_buffer_poll, "ring_buffer__poll");
-  find(l.ring_buffer_consume, "ring_buffer__consume");
-  find(l.ring_buffer_free, "ring_buffer__free");
   find(l.set_print, "libbpf_set_print");
   return l;
 }

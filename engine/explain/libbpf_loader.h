@@ -26,10 +26,6 @@ struct LibBpf {
   decltype(&::bpf_map__set_max_entries) map_set_max_entries;
   decltype(&::bpf_map__fd) map_fd;
   decltype(&::bpf_map_update_elem) map_update_elem;
-  decltype(&::ring_buffer__new) ring_buffer_new;
-  decltype(&::ring_buffer__poll) ring_buffer_poll;
-  decltype(&::ring_buffer__consume) ring_buffer_consume;
-  decltype(&::ring_buffer__free) ring_buffer_free;
   decltype(&::libbpf_set_print) set_print;
 };
 

@@ -15,7 +15,12 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 const volatile __u32 target_tgid = 0;         // the process whose io_uring events are kept; 0: none
 const volatile __u64 wakeup_bytes = 1 << 20;  // wake the reader when this much is waiting
 
-struct iotail_trace_counters counters = {};
+struct iotail_trace_counters counters[IOTAIL_COUNTER_SLICES] __attribute__((aligned(64))) = {};
+
+// This CPU's slice of the counters.
+static __always_inline struct iotail_trace_counters *slice(void) {
+  return &counters[bpf_get_smp_processor_id() & (IOTAIL_COUNTER_SLICES - 1)];
+}
 
 // The traced devices (kernel dev_t); max_entries set by user space to their number.
 struct {
@@ -74,7 +79,7 @@ static __always_inline int traced_device(__u32 dev) {
 static __always_inline void track_insert(IOTAIL_INFLIGHT_KEY *key, __u64 now) {
   struct inflight_request value = {.insert_ns = now};
   if (bpf_map_update_elem(&inflight, key, &value, BPF_ANY) != 0) {
-    __sync_fetch_and_add(&counters.inflight_full, 1);
+    __sync_fetch_and_add(&slice()->inflight_full, 1);
   }
 }
 
@@ -88,7 +93,7 @@ static __always_inline void track_issue(IOTAIL_INFLIGHT_KEY *key, __u64 now) {
   if (tracked) {
     tracked->issue_ns = now;
   } else {
-    __sync_fetch_and_add(&counters.inflight_full, 1);
+    __sync_fetch_and_add(&slice()->inflight_full, 1);
   }
 }
 
@@ -134,12 +139,12 @@ static __always_inline void emit_uring(__u32 kind, __u64 now, __u64 ring, __u64 
   if (remember_ring && !bpf_map_lookup_elem(&rings, &ring)) {
     __u8 one = 1;
     if (bpf_map_update_elem(&rings, &ring, &one, BPF_NOEXIST) == -7 /* -E2BIG */) {
-      __sync_fetch_and_add(&counters.rings_full, 1);
+      __sync_fetch_and_add(&slice()->rings_full, 1);
     }
   }
   struct iotail_uring_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
   if (!r) {
-    __sync_fetch_and_add(&counters.uring_dropped, 1);
+    __sync_fetch_and_add(&slice()->uring_dropped, 1);
     return;
   }
   r->kind = kind;
@@ -150,5 +155,5 @@ static __always_inline void emit_uring(__u32 kind, __u64 now, __u64 ring, __u64 
   r->res = res;
   r->opcode = opcode;
   r->reserved[0] = r->reserved[1] = r->reserved[2] = 0;
-  submit_record(r, &counters.uring_records);
+  submit_record(r, &slice()->uring_records);
 }

@@ -97,7 +97,7 @@ class LoadedPrograms : public TracePrograms {
 
   Skeleton* skeleton() const { return skeleton_; }
   int EventsFd() const override { return Bpf().map_fd(skeleton_->maps.events); }
-  const iotail_trace_counters* Counters() const override { return &skeleton_->bss->counters; }
+  const iotail_trace_counters* Counters() const override { return skeleton_->bss->counters; }
   uint64_t Missed() const override {
     const auto& p = skeleton_->progs;
     const auto& l = skeleton_->links;

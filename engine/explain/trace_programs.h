@@ -36,8 +36,9 @@ class TraceLoadError : public std::runtime_error {
 class TracePrograms {
  public:
   virtual ~TracePrograms() = default;
-  virtual int EventsFd() const = 0;                           // the ring buffer map
-  virtual const iotail_trace_counters* Counters() const = 0;  // the programs' .bss (mapped)
+  virtual int EventsFd() const = 0;  // the ring buffer map
+  // The programs' .bss (mapped): IOTAIL_COUNTER_SLICES slices, to be summed.
+  virtual const iotail_trace_counters* Counters() const = 0;
   // Runs the kernel skipped: a tracepoint that fired while a BPF program was already running on
   // that CPU (bpf_prog_info.recursion_misses, Linux 5.12+), summed over the attached programs.
   virtual uint64_t Missed() const = 0;

@@ -45,7 +45,7 @@ struct iotail_block_record {
   __u16 reserved;
   __s32 error;        // 0, -errno (tracepoints) or a blk_status_t (typed, with IOTAIL_BLOCK_STATUS)
   __u32 cpu;          // CPU the completion ran on
-  __u64 insert_ns;    // block_rq_insert, 0 when issued directly (no scheduler queue)
+  __u64 insert_ns;    // block_rq_insert; 0: issued directly, or (typed) alloc_ns is set
   __u64 issue_ns;     // block_rq_issue, 0 when unseen
   __u64 complete_ns;  // block_rq_complete
   __u64 alloc_ns;     // request->start_time_ns (typed only), 0 when the kernel did not set it
@@ -64,7 +64,10 @@ struct iotail_uring_record {
   __u8 reserved[3];
 };
 
-// Kept by the programs in .bss (memory-mapped: user space reads them without a syscall).
+// Kept by the programs in .bss (memory-mapped: user space reads them without a syscall), one
+// cache line per slice, the slice of CPU c being c % IOTAIL_COUNTER_SLICES: CPUs counting at once
+// do not pass one line back and forth (the sum over the slices is the count).
+#define IOTAIL_COUNTER_SLICES 64
 struct iotail_trace_counters {
   __u64 block_records;  // records written
   __u64 block_dropped;  // records lost: the ring buffer was full
@@ -72,6 +75,7 @@ struct iotail_trace_counters {
   __u64 uring_dropped;
   __u64 inflight_full;  // requests not tracked between insert/issue and complete: map full
   __u64 rings_full;     // rings of the process not remembered: map full
+  __u64 reserved[2];    // to a cache line
 };
 
 // Where the plain-tracepoint programs read each field (offsets in the tracepoints' records, from

@@ -184,6 +184,33 @@ TEST(BlockTracerTest, RecordsTheRingCannotTakeAreCounted) {
   EXPECT_EQ(counters.delivered, seen.block.size());
 }
 
+// A ring buffer of one page (51 records) drained after every few reads: 600 records pass through
+// it, so its positions wrap a dozen times and records straddle its end; each arrives once, in
+// order, with its own sector.
+TEST(BlockTracerTest, RecordsWrapAroundASmallRingDrainedAsTheyCome) {
+  LoopDevice loop;
+  if (std::string why = loop.AttachNewFile(16 << 20); !why.empty()) GTEST_SKIP() << why;
+  const dev_t dev = loop.rdev();
+  std::unique_ptr<BlockTracer> tracer;
+  IOTAIL_OPEN_TRACER_OR_SKIP(tracer, std::span(&dev, 1), 0, {.ring_bytes = 4096});
+  Collector seen;
+  std::vector<uint64_t> offsets;
+  for (uint64_t i = 0; i < 600; ++i) offsets.push_back((i * 7 % 4000) * 4096);
+  for (size_t i = 0; i < offsets.size(); i += 10) {
+    DirectReads(loop.path(), std::vector<uint64_t>(offsets.begin() + static_cast<long>(i),
+                                                   offsets.begin() + static_cast<long>(i + 10)));
+    tracer->Drain(seen);
+  }
+  const engine::TraceCounters counters = tracer->Counters();
+  EXPECT_EQ(counters.block_dropped, 0u);
+  ASSERT_EQ(seen.block.size(), offsets.size());
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    EXPECT_EQ(seen.block[i].sector, offsets[i] / 512) << "record " << i;
+  }
+  EXPECT_EQ(counters.block_records, offsets.size());
+  EXPECT_EQ(counters.delivered, offsets.size());
+}
+
 TEST(BlockTracerTest, NothingToTraceOrNoDiskIsRefusedWithAReason) {
   auto refused = [](std::span<const dev_t> devices, pid_t tgid) {
     const auto opened = BlockTracer::Open(devices, tgid);

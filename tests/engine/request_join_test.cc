@@ -151,6 +151,34 @@ TEST(RequestJoinerTest, ManyRequestsWaitingJoinEachInAnyOrder) {
             JoinOutcome::kNotJoined);
 }
 
+// A steady stream, as in a run: each request joined soon after it came, while a few no I/O takes
+// stay waiting through every entry's leaving (their runs shifted back each time); they are still
+// found, and a request at a waiting one's place is then a second candidate, never guessed between.
+TEST(RequestJoinerTest, AStreamOfJoinsKeepsTheRequestsWaiting) {
+  RequestJoiner joiner;
+  constexpr uint64_t kWaiting = 40, kStream = 20'000;
+  for (uint64_t w = 0; w < kWaiting; ++w) joiner.AddRequest(Request(1'100, 1'300, 5'300, w * 8));
+  for (uint64_t i = 0; i < kStream; ++i) {
+    const uint64_t sector = (1'000 + i % 3'000) * 8;
+    joiner.AddRequest(Request(1'100, 1'300, 5'300, sector));
+    ASSERT_EQ(joiner.Join(Io(1'000, 6'000, sector * 512), DevicePlace{kDisk, sector}).outcome,
+              JoinOutcome::kJoined)
+        << "request " << i;
+    ASSERT_EQ(joiner.pending(), kWaiting);
+  }
+  joiner.AddRequest(Request(1'100, 1'300, 5'300, 0));
+  EXPECT_EQ(joiner.Join(Io(1'000, 6'000, 0), DevicePlace{kDisk, 0}).outcome,
+            JoinOutcome::kNotJoined);
+  for (uint64_t w = 1; w < kWaiting; ++w) {
+    EXPECT_EQ(joiner.Join(Io(1'000, 6'000, w * 8 * 512), DevicePlace{kDisk, w * 8}).outcome,
+              JoinOutcome::kJoined)
+        << "waiting request " << w;
+  }
+  EXPECT_EQ(joiner.pending(), 2u);
+  EXPECT_EQ(joiner.Expire(UINT64_MAX), 2u);
+  EXPECT_EQ(joiner.pending(), 0u);
+}
+
 TEST(IoTrailTest, ConsumeVisitsUpToTheMarkInPlaceAndFreesTheRoom) {
   IoTrail trail(64);
   for (uint64_t i = 0; i < 10; ++i) trail.Push(Io(i, i + 1));
