@@ -126,17 +126,17 @@ void ParseFilenames(RunOptions& o, const OptionValue& v) {
   }
 }
 
-// A size or "N%" of each file's size, into the bytes or the percentage (the other cleared), or
-// with Zones fio's "Nz", N zones of --zonesize (the others cleared).
-template <uint64_t engine::JobSpec::*Bytes, double engine::JobSpec::*Percent,
+// A size or "N%" of each file's size, into the region's bytes or the percentage (the other
+// cleared), or with Zones fio's "Nz", N zones of --zonesize (the others cleared).
+template <uint64_t engine::RegionOptions::*Bytes, double engine::RegionOptions::*Percent,
           uint32_t RunOptions::*Zones = nullptr>
 void SizeOrPercent(RunOptions& o, const OptionValue& v) {
   if constexpr (Zones != nullptr) {
     o.*Zones = 0;
     if (const std::optional<uint32_t> zones = ParseZoneCount(v.text, v.option)) {
       o.*Zones = *zones;
-      o.spec.*Bytes = 0;
-      o.spec.*Percent = 0;
+      o.spec.region.*Bytes = 0;
+      o.spec.region.*Percent = 0;
       return;
     }
   }
@@ -145,11 +145,11 @@ void SizeOrPercent(RunOptions& o, const OptionValue& v) {
     // configparser, which turns "%%" into "%") is 100% too.
     std::string_view text = v.text;
     while (text.ends_with("%%")) text.remove_suffix(1);
-    o.spec.*Percent = ParsePercent(std::string(text), v.option);
-    o.spec.*Bytes = 0;
+    o.spec.region.*Percent = ParsePercent(std::string(text), v.option);
+    o.spec.region.*Bytes = 0;
   } else {
-    o.spec.*Bytes = ParseSize(v.text, v.option);
-    o.spec.*Percent = 0;
+    o.spec.region.*Bytes = ParseSize(v.text, v.option);
+    o.spec.region.*Percent = 0;
   }
 }
 

@@ -47,9 +47,9 @@ using enum ValueType;
 
 // A log's prefix: an empty one (a bare write_bw_log in a job file, or write_bw_log=) is the job's
 // name, as fio's (make_log_name), set once the job's name is final (NameLogsAfterJobs).
-template <std::string JobSpec::*kPrefix>
+template <std::string engine::LogOptions::*kPrefix>
 void LogPrefix(RunOptions& o, const OptionValue& v) {
-  o.spec.*kPrefix = v.text;
+  o.spec.logs.*kPrefix = v.text;
   std::erase(o.logs_named_after_job, kPrefix);
   if (v.text.empty()) o.logs_named_after_job.push_back(kPrefix);
 }
@@ -174,7 +174,9 @@ bool IsLogPrefixOption(std::string_view name) {
 }
 
 void NameLogsAfterJob(RunOptions& o) {
-  for (std::string JobSpec::*prefix : o.logs_named_after_job) o.spec.*prefix = o.spec.name;
+  for (std::string engine::LogOptions::*prefix : o.logs_named_after_job) {
+    o.spec.logs.*prefix = o.spec.name;
+  }
 }
 
 std::string SettleLogPeriod(RunOptions& o) {
