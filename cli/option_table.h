@@ -120,9 +120,10 @@ inline OptionDef Labeled(const char* label, OptionDef row) {
   return row;
 }
 
-// The setters of plain fields: JobField<&engine::JobSpec::iodepth> stores the parsed value into
-// that field of the job's spec, RunField<&RunOptions::nrfiles> into the job's options,
-// RunField<&RunSettings::output> into the run's settings.
+// The setters of plain fields: JobField<&engine::JobSpec::numjobs> stores the parsed value into
+// that field of the job's spec, JobField<&JobSpec::queue, &QueueOptions::iodepth> into a field of
+// one of its groups (a chain of members, outermost first), RunField<&RunOptions::nrfiles> into the
+// job's options, RunField<&RunSettings::output> into the run's settings.
 namespace detail {
 template <class M>
 struct MemberOf;
@@ -130,52 +131,86 @@ template <class T, class C>
 struct MemberOf<T C::*> {
   using type = C;
 };
+// obj.*First.*Rest...: the field a chain of members names.
+template <auto First, auto... Rest, class T>
+auto& At(T& obj) {
+  if constexpr (sizeof...(Rest) == 0) {
+    return obj.*First;
+  } else {
+    return At<Rest...>(obj.*First);
+  }
+}
 inline void Store(bool& field, const OptionValue& v) { field = v.number != 0; }
 inline void Store(std::string& field, const OptionValue& v) { field = v.text; }
 template <class T>
 requires std::is_arithmetic_v<T> || std::is_enum_v<T>
 void Store(T& field, const OptionValue& v) { field = static_cast<T>(v.number); }
 }  // namespace detail
-template <auto Field>
+template <auto... Fields>
 void JobField(RunOptions& o, const OptionValue& v) {
-  detail::Store(o.spec.*Field, v);
+  detail::Store(detail::At<Fields...>(o.spec), v);
 }
 template <auto Field>
 void RunField(typename detail::MemberOf<decltype(Field)>::type& o, const OptionValue& v) {
   detail::Store(o.*Field, v);
 }
 
-// A size, or fio's "Nz" (N zones of --zonesize, settled by PlanRun): into the job's bytes or the
-// option's zone count (the other cleared). SizeOrZones<&JobSpec::io_size,
-// &RunOptions::io_size_zones>.
-template <uint64_t engine::JobSpec::*Bytes, uint32_t RunOptions::*Zones>
+// JobSpec's option groups (engine/job_options.h), for the rows' member chains.
+using engine::BlockOptions;
+using engine::BufferOptions;
+using engine::EndingOptions;
+using engine::EngineOptions;
+using engine::ErrorOptions;
+using engine::ExplainOptions;
+using engine::FileOptions;
+using engine::FlowOptions;
+using engine::LatencyTargetOptions;
+using engine::LogOptions;
+using engine::NbdOptions;
+using engine::PlacementOptions;
+using engine::PrioOptions;
+using engine::QueueOptions;
+using engine::RateOptions;
+using engine::RegionOptions;
+using engine::SteadyStateOptions;
+using engine::SyncOptions;
+using engine::ThinkTimeOptions;
+using engine::VerifyOptions;
+using engine::ZoneOptions;
+
+// A size, or fio's "Nz" (N zones of --zonesize, settled by PlanRun): into the option's zone count
+// or the job's bytes (a chain of members; the other cleared).
+// SizeOrZones<&RunOptions::io_size_zones, &JobSpec::region, &RegionOptions::io_size>.
+template <uint32_t RunOptions::*Zones, auto... Bytes>
 void SizeOrZones(RunOptions& o, const OptionValue& v) {
   const std::optional<uint32_t> zones = ParseZoneCount(v.text, v.option);
   o.*Zones = zones.value_or(0);
-  o.spec.*Bytes = zones ? 0 : ParseSize(v.text, v.option, v.context);
+  detail::At<Bytes...>(o.spec) = zones ? 0 : ParseSize(v.text, v.option, v.context);
 }
 
-// Rows of the commonest kind, a value of one type stored into a plain field of the job's spec or of
-// RunOptions, written as one call: Row<kFlag, &JobSpec::hipri>("hipri", "polled completions") (a
+// Rows of the commonest kind, a value of one type stored into a plain field of the job's spec (or
+// of one of its groups, by a chain of members) or of RunOptions, written as one call:
+// Row<kFlag, &JobSpec::engine_options, &EngineOptions::hipri>("hipri", "polled completions") (a
 // flag is off unless a default is given), Row<kCount, &JobSpec::loops>("loops", "passes", "1").
 namespace detail {
-template <auto Field>
+template <auto Field, auto... Rest>
 OptionSetter FieldSetter() {
   if constexpr (std::is_same_v<typename MemberOf<decltype(Field)>::type, engine::JobSpec>) {
-    return JobField<Field>;
+    return JobField<Field, Rest...>;
   } else {
+    static_assert(sizeof...(Rest) == 0, "RunOptions and RunSettings rows name one member");
     return RunField<Field>;
   }
 }
 }  // namespace detail
-template <ValueType Type, auto Field>
+template <ValueType Type, auto... Fields>
 struct Row : OptionDef {
   Row(const char* name, const char* help,
       const char* default_value = Type == ValueType::kFlag ? "0" : "",
       std::vector<OptionChoice> choices = {})
       : OptionDef{name,
                   Type,
-                  detail::FieldSetter<Field>(),
+                  detail::FieldSetter<Fields...>(),
                   help,
                   default_value,
                   {},

@@ -211,14 +211,14 @@ void ParseRate(std::string_view given, std::string_view option, bool bytes, engi
   // fio's 0 is no limit: rate=0 (or a direction's 0 in R,W) leaves that rate unlimited.
   const PerDirectionText parts = SplitPerDirection(text, option);
   if (parts.one) {
-    set(spec.rate, one(text));
+    set(spec.rates.limit, one(text));
     return;
   }
   // fio's third value is the trims' rate: a job with trims refuses it (JobSpec::Validate); for
   // one without, it changes nothing, as in fio.
-  if (!parts.dirs[2].empty() && one(parts.dirs[2]) > 0) spec.trim_rate_given = true;
-  if (!parts.dirs[0].empty()) set(spec.rate_dir[0], one(parts.dirs[0]));
-  if (!parts.dirs[1].empty()) set(spec.rate_dir[1], one(parts.dirs[1]));
+  if (!parts.dirs[2].empty() && one(parts.dirs[2]) > 0) spec.rates.trim_given = true;
+  if (!parts.dirs[0].empty()) set(spec.rates.dir[0], one(parts.dirs[0]));
+  if (!parts.dirs[1].empty()) set(spec.rates.dir[1], one(parts.dirs[1]));
 }
 
 PerDirectionText SplitPerDirection(std::string_view text, std::string_view option) {

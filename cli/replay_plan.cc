@@ -133,11 +133,12 @@ void SettleReplay(RunOptions& job) {
   spec.rw = s.reads > 0 && s.writes > 0 ? engine::RwMode::kRandReadWrite
             : s.writes > 0              ? engine::RwMode::kRandWrite
                                         : engine::RwMode::kRandRead;
-  spec.bs = (s.max_length + 511) / 512 * 512;
-  if (spec.bs == 0) spec.bs = 4096;
+  spec.blocks.bs = (s.max_length + 511) / 512 * 512;
+  if (spec.blocks.bs == 0) spec.blocks.bs = 4096;
   // Each target holds the furthest byte (NameTargets divides a job's size among its files).
   if (!job.Given("size") && !job.Given("filesize")) {
-    spec.size = (s.max_end + 4095) / 4096 * 4096 * std::max<size_t>(1, spec.filenames.size());
+    spec.region.size =
+        (s.max_end + 4095) / 4096 * 4096 * std::max<size_t>(1, spec.filenames.size());
   }
 }
 

@@ -225,7 +225,7 @@ void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunRe
     for (const auto& p : sinks.lat_logs()[j]) lat += listed.insert(p).second ? " " + p : "";
     for (const auto& p : sinks.value_logs()[j]) value += listed.insert(p).second ? " " + p : "";
   }
-  const uint32_t period = run.spec(0).log_hist_msec;
+  const uint32_t period = run.spec(0).logs.hist_msec;
   if (const auto cluster = sinks.cluster_logs(); normal && !cluster.empty()) {
     out << fmt::format(
         "  the cluster's histogram logs ({} ms, fio format, every rank summed): {}\n", period,
@@ -249,14 +249,14 @@ void WriteOutputs(const PlannedRun& run, stats::RunSummary& summary, const RunRe
   }
   for (size_t j = 0; j < run.jobs(); ++j) {
     const engine::JobSpec& spec = run.spec(j);
-    if (spec.verify == engine::VerifyKind::kNone) continue;
+    if (spec.verify.kind == engine::VerifyKind::kNone) continue;
     const engine::JobOutcome& o = results.outcomes[j];
     if (!o.verify_failure.empty()) {
       err << fmt::format("iotail run: job '{}': verify ({}) failed at {}\n", spec.name,
-                         engine::VerifyKindName(spec.verify), o.verify_failure);
+                         engine::VerifyKindName(spec.verify.kind), o.verify_failure);
     } else if (normal) {
       out << fmt::format("  verify ({}) of job '{}': {} block(s) {}, all as written\n",
-                         engine::VerifyKindName(spec.verify), spec.name, o.verified_blocks,
+                         engine::VerifyKindName(spec.verify.kind), spec.name, o.verified_blocks,
                          spec.HasWrites() ? "read back and checked" : "checked as read");
     }
   }
@@ -303,7 +303,7 @@ int ExitStatus(const PlannedRun& run, const stats::RunSummary& summary, const Ru
     if (j.totals.errors[EOPNOTSUPP] == 0) continue;
     for (const RunOptions& job : run.plan.jobs) {
       const engine::JobSpec& spec = job.spec;
-      if (spec.name != j.name || !spec.hipri) continue;
+      if (spec.name != j.name || !spec.engine_options.hipri) continue;
       err << fmt::format(
           "iotail run: job '{}': --hipri: the target refused polled I/O (EOPNOTSUPP): it needs a "
           "block device with poll queues or a file system on one (ext4, xfs, btrfs), not FUSE, "

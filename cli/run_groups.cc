@@ -23,45 +23,45 @@ stats::RunMode Mode(std::span<const engine::JobSpec> specs) {
   stats::RunMode m;
   const engine::JobSpec* limited = nullptr;
   for (const auto& spec : specs) {
-    if (spec.RateLimited() && limited == nullptr) limited = &spec;
+    if (spec.rates.Limited() && limited == nullptr) limited = &spec;
   }
   for (const auto& spec : specs) {
     if (!spec.replay.Active()) continue;
     m.description = fmt::format(
         "replay of {} ({}, iodepth {})", spec.replay.read_iolog,
         spec.replay.span_ns > 0 ? "open loop at the trace's times" : "paced by completions",
-        spec.iodepth);
+        spec.queue.iodepth);
     return m;
   }
   if (limited == nullptr) {
     std::string depths;
     for (const auto& spec : specs) {
-      if (depths.find(fmt::format("iodepth {} ", spec.iodepth)) == std::string::npos)
-        depths += fmt::format("{}iodepth {} ", depths.empty() ? "" : ", ", spec.iodepth);
+      if (depths.find(fmt::format("iodepth {} ", spec.queue.iodepth)) == std::string::npos)
+        depths += fmt::format("{}iodepth {} ", depths.empty() ? "" : ", ", spec.queue.iodepth);
     }
     depths.pop_back();
     m.description = fmt::format("burst (closed loop, {} per worker)", depths);
     return m;
   }
   m.rate_limited = true;
-  m.process = limited->rate_poisson ? "poisson" : "linear";
+  m.process = limited->rates.poisson ? "poisson" : "linear";
   m.late_threshold_ns = engine::kLateThresholdNs;
   // The targets are per worker (fio's rate is per job clone); the run's are their sums.
   std::string targets;
   for (const auto& spec : specs) {
-    if (!spec.RateLimited()) continue;
+    if (!spec.rates.Limited()) continue;
     const double n = spec.numjobs;
-    m.target_iops += spec.rate.iops * n;
-    m.target_bw += spec.rate.bytes_per_s * n;
-    std::string target = RateText(spec.rate);
-    if (spec.RatePerDirection()) {
+    m.target_iops += spec.rates.limit.iops * n;
+    m.target_bw += spec.rates.limit.bytes_per_s * n;
+    std::string target = RateText(spec.rates.limit);
+    if (spec.rates.PerDirection()) {
       target.clear();
       for (int d = 0; d < 2; ++d) {
-        m.dir_target_iops[d] += spec.rate_dir[d].iops * n;
-        m.dir_target_bw[d] += spec.rate_dir[d].bytes_per_s * n;
-        if (spec.rate_dir[d].Any()) {
+        m.dir_target_iops[d] += spec.rates.dir[d].iops * n;
+        m.dir_target_bw[d] += spec.rates.dir[d].bytes_per_s * n;
+        if (spec.rates.dir[d].Any()) {
           target += fmt::format("{}{} {}", target.empty() ? "" : ", ", d == 0 ? "read" : "write",
-                                RateText(spec.rate_dir[d]));
+                                RateText(spec.rates.dir[d]));
         }
       }
     }
@@ -69,22 +69,22 @@ stats::RunMode Mode(std::span<const engine::JobSpec> specs) {
         fmt::format("{}{} per worker x {}", targets.empty() ? "" : "; ", target, spec.numjobs);
   }
   m.description = fmt::format("rate-limited open loop ({}, {}, at most iodepth {} in flight)",
-                              m.process, targets, limited->iodepth);
+                              m.process, targets, limited->queue.iodepth);
   return m;
 }
 
 std::string Header(const engine::JobSpec& spec, const engine::JobOutcome& job,
                    const std::string& clock_source, int groupid) {
-  std::string bs = fmt::format("{}", spec.bs);
-  if (spec.bs_min != 0) bs = fmt::format("{}-{}", spec.bs_min, spec.bs_max);
-  if (!spec.bssplit.empty()) bs = "split";
+  std::string bs = fmt::format("{}", spec.blocks.bs);
+  if (spec.blocks.bs_min != 0) bs = fmt::format("{}-{}", spec.blocks.bs_min, spec.blocks.bs_max);
+  if (!spec.blocks.bssplit.empty()) bs = "split";
   std::string files;
   for (const auto& f : spec.filenames) files += (files.empty() ? "" : ":") + f;
   if (!spec.uri.empty()) files = spec.uri;
   return fmt::format(
       "iotail run '{}' (g={}): rw={}, bs={}, iodepth={}, numjobs={}, direct={}, target={} ({} "
       "bytes used), engine={}, clock={}",
-      spec.name, groupid, engine::RwModeName(spec.rw), bs, spec.iodepth, spec.numjobs,
+      spec.name, groupid, engine::RwModeName(spec.rw), bs, spec.queue.iodepth, spec.numjobs,
       spec.direct ? 1 : 0, files, job.region_size, job.engine_description, clock_source);
 }
 
@@ -165,11 +165,11 @@ std::vector<stats::JobTotals> SummaryJobs(const std::vector<RunOptions>& jobs,
         t.dir_runtime_s = o.dir_runtime_s;
         t.options = jobs[j].own;
         t.description = jobs[j].description;  // a group's is its first job's, as fio's
-        t.iodepth = o.latency_depth != 0 ? o.latency_depth : jobs[j].spec.iodepth;
-        t.latency_target_ns = jobs[j].spec.latency_target_ns;
-        t.latency_window_us = jobs[j].spec.latency_window_ns / 1000;
-        t.latency_percentile = jobs[j].spec.latency_percentile;
-        t.datasyncs = jobs[j].spec.fdatasync_every != 0;
+        t.iodepth = o.latency_depth != 0 ? o.latency_depth : jobs[j].spec.queue.iodepth;
+        t.latency_target_ns = jobs[j].spec.latency_target.target_ns;
+        t.latency_window_us = jobs[j].spec.latency_target.window_ns / 1000;
+        t.latency_percentile = jobs[j].spec.latency_target.percentile;
+        t.datasyncs = jobs[j].spec.syncs.fdatasync_every != 0;
         t.no_total_latency = jobs[j].spec.FileOperations();
         t.samples = samples[entries.entry[j][w]];
         if (w < o.steady_state.size()) t.steady_state = o.steady_state[w];

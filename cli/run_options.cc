@@ -72,14 +72,14 @@ void PerDirection(const OptionValue& v, engine::JobSpec& spec,
   const PerDirectionText parts = SplitPerDirection(v.text, v.option);
   if (parts.one) {
     apply(v.text, false, v.context, spec);
-    spec.bs_write_own = false;
+    spec.blocks.bs_write_own = false;
     return;
   }
   if (!parts.dirs[2].empty()) {
     throw UsageError(
         fmt::format("--{}: iotail does not do trims (R,W only), got '{}'", v.option, v.text));
   }
-  spec.bs_write_own = true;
+  spec.blocks.bs_write_own = true;
   if (!parts.dirs[0].empty()) apply(std::string(parts.dirs[0]), false, v.context, spec);
   if (!parts.dirs[1].empty()) apply(std::string(parts.dirs[1]), true, v.context, spec);
 }
@@ -99,15 +99,15 @@ void ParseBlockSizes(const std::string& given, std::string_view option, const Va
         fmt::format("--{}: at most 3 values (reads,writes,trims), got '{}'", option, v));
   }
   if (parts.size() == 1) {
-    spec.bs = ParseBs(parts[0], option, context);
-    spec.bs_dir = {};
+    spec.blocks.bs = ParseBs(parts[0], option, context);
+    spec.blocks.bs_dir = {};
     return;
   }
   const std::array<uint32_t, 2> sizes = {
       parts[0].empty() ? 4096u : ParseBs(parts[0], option, context),
       parts[1].empty() ? 4096u : ParseBs(parts[1], option, context)};
-  spec.bs = std::min(sizes[0], sizes[1]);
-  spec.bs_dir = sizes;
+  spec.blocks.bs = std::min(sizes[0], sizes[1]);
+  spec.blocks.bs_dir = sizes;
 }
 
 // fio's ':'-separated file names, '\:' being a colon inside one, added to the job's files as
@@ -130,17 +130,17 @@ void ParseFilenames(RunOptions& o, const OptionValue& v) {
   }
 }
 
-// A size or "N%" of each file's size, into the bytes or the percentage (the other cleared), or
-// with Zones fio's "Nz", N zones of --zonesize (the others cleared).
-template <uint64_t engine::JobSpec::*Bytes, double engine::JobSpec::*Percent,
+// A size or "N%" of each file's size, into the region's bytes or the percentage (the other
+// cleared), or with Zones fio's "Nz", N zones of --zonesize (the others cleared).
+template <uint64_t engine::RegionOptions::*Bytes, double engine::RegionOptions::*Percent,
           uint32_t RunOptions::*Zones = nullptr>
 void SizeOrPercent(RunOptions& o, const OptionValue& v) {
   if constexpr (Zones != nullptr) {
     o.*Zones = 0;
     if (const std::optional<uint32_t> zones = ParseZoneCount(v.text, v.option)) {
       o.*Zones = *zones;
-      o.spec.*Bytes = 0;
-      o.spec.*Percent = 0;
+      o.spec.region.*Bytes = 0;
+      o.spec.region.*Percent = 0;
       return;
     }
   }
@@ -149,25 +149,27 @@ void SizeOrPercent(RunOptions& o, const OptionValue& v) {
     // configparser, which turns "%%" into "%") is 100% too.
     std::string_view text = v.text;
     while (text.ends_with("%%")) text.remove_suffix(1);
-    o.spec.*Percent = ParsePercent(std::string(text), v.option);
-    o.spec.*Bytes = 0;
+    o.spec.region.*Percent = ParsePercent(std::string(text), v.option);
+    o.spec.region.*Bytes = 0;
   } else {
-    o.spec.*Bytes = ParseSize(v.text, v.option, v.context);
-    o.spec.*Percent = 0;
+    o.spec.region.*Bytes = ParseSize(v.text, v.option, v.context);
+    o.spec.region.*Percent = 0;
   }
 }
 
 // The sizes and offsets that take fio's percentages and zones, and io_size (zones only).
 constexpr OptionSetter SetSize =
-    SizeOrPercent<&engine::JobSpec::size, &engine::JobSpec::size_percent, &RunOptions::size_zones>;
+    SizeOrPercent<&engine::RegionOptions::size, &engine::RegionOptions::size_percent,
+                  &RunOptions::size_zones>;
 constexpr OptionSetter SetOffset =
-    SizeOrPercent<&engine::JobSpec::offset, &engine::JobSpec::offset_percent,
+    SizeOrPercent<&engine::RegionOptions::offset, &engine::RegionOptions::offset_percent,
                   &RunOptions::offset_zones>;
 constexpr OptionSetter SetOffsetIncrement =
-    SizeOrPercent<&engine::JobSpec::offset_increment, &engine::JobSpec::offset_increment_percent,
+    SizeOrPercent<&engine::RegionOptions::offset_increment,
+                  &engine::RegionOptions::offset_increment_percent,
                   &RunOptions::offset_increment_zones>;
-constexpr OptionSetter SetIoSize =
-    SizeOrZones<&engine::JobSpec::io_size, &RunOptions::io_size_zones>;
+constexpr OptionSetter SetIoSize = SizeOrZones<&RunOptions::io_size_zones, &engine::JobSpec::region,
+                                               &engine::RegionOptions::io_size>;
 
 void ParseBsRange(const std::string& part, bool writes, const ValueContext& context,
                   engine::JobSpec& spec) {
@@ -175,8 +177,10 @@ void ParseBsRange(const std::string& part, bool writes, const ValueContext& cont
   if (dash == std::string::npos) {
     throw UsageError("--bsrange: expected MIN-MAX, e.g. 4k-64k (R,W per direction)");
   }
-  (writes ? spec.bs_min_w : spec.bs_min) = ParseBs(part.substr(0, dash), "bsrange", context);
-  (writes ? spec.bs_max_w : spec.bs_max) = ParseBs(part.substr(dash + 1), "bsrange", context);
+  (writes ? spec.blocks.bs_min_w : spec.blocks.bs_min) =
+      ParseBs(part.substr(0, dash), "bsrange", context);
+  (writes ? spec.blocks.bs_max_w : spec.blocks.bs_max) =
+      ParseBs(part.substr(dash + 1), "bsrange", context);
 }
 
 // fio's bssplit: BS/PERCENT entries; those without a percentage share what the others leave
@@ -184,7 +188,7 @@ void ParseBsRange(const std::string& part, bool writes, const ValueContext& cont
 // fio's draw lands when it passes the others (bssplit=4k/50:64k is 4k/50:64k/50, 128k is 128k/100).
 void ParseBsSplit(const std::string& part, bool writes, const ValueContext& context,
                   engine::JobSpec& spec) {
-  auto& split = writes ? spec.bssplit_w : spec.bssplit;
+  auto& split = writes ? spec.blocks.bssplit_w : spec.blocks.bssplit;
   split.clear();
   const std::string args[] = {part};
   std::vector<bool> shared;  // entries without a percentage
@@ -226,7 +230,7 @@ const std::vector<OptionDef>& CpuAndTimeRows() {
   static const std::vector<OptionDef> table = {
       Labeled("CPUS", {"cpus_allowed", kText,
                        [](RunOptions& o, const OptionValue& v) {
-                         o.spec.cpus_allowed = ParseCpuList(v.text, v.option, v.context);
+                         o.spec.placement.cpus_allowed = ParseCpuList(v.text, v.option, v.context);
                        },
                        "CPUs for the workers, e.g. 0-1,3", "all"}),
       Labeled("MASK",
@@ -244,22 +248,22 @@ const std::vector<OptionDef>& CpuAndTimeRows() {
                        "--{}: expected a bitmask of CPUs (34 or 0x22: CPUs 1 and 5), got '{}'",
                        v.option, v.text));
                  }
-                 o.spec.cpus_allowed.clear();
+                 o.spec.placement.cpus_allowed.clear();
                  for (int cpu = 0; cpu < 64; ++cpu) {
-                   if (mask >> cpu & 1) o.spec.cpus_allowed.push_back(cpu);
+                   if (mask >> cpu & 1) o.spec.placement.cpus_allowed.push_back(cpu);
                  }
                },
                "CPUs for the workers as a bitmask (34 or 0x22: CPUs 1 and 5), as --cpus_allowed"}),
       Labeled("NODES",
               {"numa_cpu_nodes", kText,
                [](RunOptions& o, const OptionValue& v) {
-                 o.spec.numa_cpu_nodes = ParseNumaNodes(v.text, v.option, v.context);
+                 o.spec.placement.numa_cpu_nodes = ParseNumaNodes(v.text, v.option, v.context);
                },
                "run the workers on these NUMA nodes' CPUs (0,2-3 or all; within --cpus_allowed)"}),
       Labeled("POLICY[:NODES]",
               {"numa_mem_policy", kText,
                [](RunOptions& o, const OptionValue& v) {
-                 o.spec.numa_mem_policy = ParseNumaMemPolicy(v.text, v.option, v.context);
+                 o.spec.placement.numa_mem_policy = ParseNumaMemPolicy(v.text, v.option, v.context);
                },
                "default|prefer:NODE|bind:NODES|interleave:NODES|local: the workers' memory policy "
                "(set_mempolicy)"}),
@@ -279,7 +283,7 @@ const std::vector<OptionDef>& CpuAndTimeRows() {
       Labeled("SIZE|Nz", {"io_size", kText, SetIoSize, "bytes per clone (or Nz: N zones)",
                           "one pass over size", Also("io_limit")}),
       Row<kTime, &JobSpec::ramp_time_ns>("ramp_time", "warm-up time, not recorded", "0"),
-      Row<kFlag, &JobSpec::end_fsync>("end_fsync", "fsync files at the end"),
+      Row<kFlag, &JobSpec::syncs, &SyncOptions::end_fsync>("end_fsync", "fsync files at the end"),
       Row<kFlag, &JobSpec::allow_destructive>(
           "allow_destructive",
           "allow writing over a device or export with a signature (never a mounted one)"),

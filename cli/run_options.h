@@ -90,7 +90,7 @@ struct RunOptions {
   std::vector<std::string> value_notes;
   // Logs whose prefix is the job's name (a bare write_bw_log in a job file, as fio): set by
   // NameLogsAfterJob once the job's name is final.
-  std::vector<std::string engine::JobSpec::*> logs_named_after_job;
+  std::vector<std::string engine::LogOptions::*> logs_named_after_job;
 };
 
 // What one `iotail run` command line (and its job files) asks for: the jobs in order and the

@@ -55,19 +55,21 @@ const char* IoengineHelp() {
 
 const std::vector<OptionDef>& EngineRows() {
   static const std::vector<OptionDef> table = {
-      Row<kCount, &JobSpec::iodepth>("iodepth", "I/Os in flight per clone", "1"),
-      Row<kFlag, &JobSpec::serialize_overlap>(
+      Row<kCount, &JobSpec::queue, &QueueOptions::iodepth>("iodepth", "I/Os in flight per clone",
+                                                           "1"),
+      Row<kFlag, &JobSpec::queue, &QueueOptions::serialize_overlap>(
           "serialize_overlap",
           "an I/O that overlaps one of the clone's in flight waits for it to complete", "0"),
-      Row<kCount, &JobSpec::iodepth_low>(
+      Row<kCount, &JobSpec::queue, &QueueOptions::iodepth_low>(
           "iodepth_low", "once the queue is full, let it drain to N before queueing again",
           "iodepth"),
-      {"iodepth_batch_submit", kCount, JobField<&JobSpec::iodepth_batch_submit>,
+      {"iodepth_batch_submit", kCount, JobField<&JobSpec::queue, &QueueOptions::batch_submit>,
        "at most N I/Os per submit call (0: all that are ready)", "1", Also("iodepth_batch")},
-      {"iodepth_batch_complete_min", kCount, JobField<&JobSpec::iodepth_batch_complete_min>,
+      {"iodepth_batch_complete_min", kCount,
+       JobField<&JobSpec::queue, &QueueOptions::batch_complete_min>,
        "wait for N completions (more stamps the early ones late)", "1",
        Also("iodepth_batch_complete")},
-      Row<kCount, &JobSpec::iodepth_batch_complete_max>(
+      Row<kCount, &JobSpec::queue, &QueueOptions::batch_complete_max>(
           "iodepth_batch_complete_max",
           "take at most N completions per reap (0: iodepth_batch_complete_min, as fio: each one is "
           "replaced at once)",
@@ -77,13 +79,13 @@ const std::vector<OptionDef>& EngineRows() {
                                     engine::kNbdOption,
                                     "the NBD server: nbd://HOST[:PORT]/EXPORT, "
                                     "nbd+unix:///EXPORT?socket=PATH (without --ioengine: nbd)"))),
-      Row<kTime, &JobSpec::nbd_timeout_ns>(
+      Row<kTime, &JobSpec::nbd, &NbdOptions::timeout_ns>(
           "nbd_timeout",
           EngineOptionHelp(engine::kNbdOption,
                            "how long connecting to the server and its handshake may take (0: no "
                            "limit)"),
           "10s"),
-      Row<kChoice, &JobSpec::nbd_path>(
+      Row<kChoice, &JobSpec::nbd, &NbdOptions::path>(
           "nbd_path",
           EngineOptionHelp(engine::kNbdOption,
                            "the data path: direct (iotail's own transmission phase, many requests "
@@ -93,7 +95,7 @@ const std::vector<OptionDef>& EngineRows() {
           {{"auto", engine::NbdPath::kAuto},
            {"libnbd", engine::NbdPath::kLibnbd},
            {"direct", engine::NbdPath::kDirect}}),
-      {"nbd_conns", kCount, JobField<&JobSpec::nbd_conns>,
+      {"nbd_conns", kCount, JobField<&JobSpec::nbd, &NbdOptions::conns>,
        EngineOptionHelp(engine::kNbdOption,
                         "connections per job clone, I/Os spread over them (at most --iodepth are "
                         "opened; more than one with writes needs a server that advertises "
@@ -105,49 +107,50 @@ const std::vector<OptionDef>& EngineRows() {
                          },
                          IoengineHelp(),
                          "psync, as fio (nbd with --uri; the default benchmark: best available)"}),
-      Row<kFlag, &JobSpec::sqthread_poll>(
+      Row<kFlag, &JobSpec::engine_options, &EngineOptions::sqthread_poll>(
           "sqthread_poll",
           EngineOptionHelp(engine::kSqthreadPollOption, "kernel submission thread (SQPOLL)")),
-      Row<kFlag, &JobSpec::hipri>(
+      Row<kFlag, &JobSpec::engine_options, &EngineOptions::hipri>(
           "hipri", EngineOptionHelp(engine::kHipriOption,
                                     "polled completions (pvsync2's RWF_HIPRI; io_uring's IOPOLL, "
                                     "on NVMe poll queues)")),
-      Row<kFlag, &JobSpec::nowait>(
+      Row<kFlag, &JobSpec::engine_options, &EngineOptions::nowait>(
           "nowait", EngineOptionHelp(engine::kNowaitOption,
                                      "RWF_NOWAIT (an I/O that would block fails with EAGAIN, an "
                                      "error as in fio)")),
-      Labeled("FILE", Row<kName, &JobSpec::e4defrag_donor>(
+      Labeled("FILE", Row<kName, &JobSpec::engine_options, &EngineOptions::e4defrag_donor>(
                           "donorname",
                           EngineOptionHelp(
                               engine::kDonorOption,
                               "the donor file whose blocks each write moves into the target (in "
                               "--directory; required; other engines ignore it, as fio's)"))),
-      Row<kFlag, &JobSpec::e4defrag_inplace>(
+      Row<kFlag, &JobSpec::engine_options, &EngineOptions::e4defrag_inplace>(
           "inplace", EngineOptionHelp(engine::kDonorOption,
                                       "allocate the donor's blocks before each move and free them "
                                       "after it, instead of once for the whole file")),
       Labeled("PCT[,PCT]",
               {"cmdprio_percentage", kText,
                [](RunOptions& o, const OptionValue& v) {
-                 o.spec.cmdprio.percentage = ReadWritePair(v, 0, 100);
+                 o.spec.prio.cmdprio.percentage = ReadWritePair(v, 0, 100);
                },
                EngineOptionHelp(
                    engine::kCmdprioOption,
                    "this percent of the reads,writes at --cmdprio_class/--cmdprio (the others "
                    "at the job's priority); per-priority latencies in the summary"),
                "0"}),
-      Labeled(
-          "CLASS[,CLASS]",
-          {"cmdprio_class", kText,
-           [](RunOptions& o, const OptionValue& v) { o.spec.cmdprio.cls = ReadWritePair(v, 1, 3); },
-           EngineOptionHelp(
-               engine::kCmdprioOption,
-               "the class of cmdprio's I/Os (1 real-time, 2 best effort, 3 idle), or R,W"),
-           "1"}),
+      Labeled("CLASS[,CLASS]",
+              {"cmdprio_class", kText,
+               [](RunOptions& o, const OptionValue& v) {
+                 o.spec.prio.cmdprio.cls = ReadWritePair(v, 1, 3);
+               },
+               EngineOptionHelp(
+                   engine::kCmdprioOption,
+                   "the class of cmdprio's I/Os (1 real-time, 2 best effort, 3 idle), or R,W"),
+               "1"}),
       Labeled("LEVEL[,LEVEL]",
               {"cmdprio", kText,
                [](RunOptions& o, const OptionValue& v) {
-                 o.spec.cmdprio.level = ReadWritePair(v, 0, 7);
+                 o.spec.prio.cmdprio.level = ReadWritePair(v, 0, 7);
                },
                EngineOptionHelp(engine::kCmdprioOption,
                                 "the level of cmdprio's I/Os (0 highest to 7), or R,W"),
@@ -155,13 +158,13 @@ const std::vector<OptionDef>& EngineRows() {
       Labeled("BS/PCT[/CLASS/LEVEL]:...",
               {"cmdprio_bssplit", kText,
                [](RunOptions& o, const OptionValue& v) {
-                 engine::ParseCmdPrioBssplit(v.text, o.spec.cmdprio);
+                 engine::ParseCmdPrioBssplit(v.text, o.spec.prio.cmdprio);
                },
                EngineOptionHelp(
                    engine::kCmdprioOption,
                    "BS/PERC[/CLASS/LEVEL]:... per block size (R,W lists): that percent of its "
                    "I/Os at that priority (without one, --cmdprio_class/--cmdprio's)")}),
-      Row<kCount, &JobSpec::uncached>(
+      Row<kCount, &JobSpec::engine_options, &EngineOptions::uncached>(
           "uncached",
           EngineOptionHelp(engine::kUncachedOption,
                            "RWF_UNCACHED, refused (Linux never had it; ignored with --direct=1, as "

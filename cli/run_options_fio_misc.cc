@@ -93,7 +93,7 @@ void CheckFileServiceType(const RunOptions& job) {
 void ApplyVerifyOnly(RunOptions& job) {
   engine::JobSpec& spec = job.spec;
   if (!job.verify_only) return;
-  if (spec.verify == engine::VerifyKind::kNone ||
+  if (spec.verify.kind == engine::VerifyKind::kNone ||
       (spec.rw != engine::RwMode::kWrite && spec.rw != engine::RwMode::kRandWrite)) {
     throw UsageError(
         "--verify_only: a write job (rw=write or randwrite) with --verify (iotail checks what "

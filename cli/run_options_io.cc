@@ -28,13 +28,14 @@ void ParseRateMin(RunOptions& o, const OptionValue& v) {
   engine::JobSpec parsed;
   ParseRate(v.text, v.option, Bytes, parsed, v.context);
   const std::array<engine::RateLimit, 2> given =
-      parsed.rate.Any() ? std::array<engine::RateLimit, 2>{parsed.rate, parsed.rate}
-                        : parsed.rate_dir;
+      parsed.rates.limit.Any()
+          ? std::array<engine::RateLimit, 2>{parsed.rates.limit, parsed.rates.limit}
+          : parsed.rates.dir;
   for (size_t d = 0; d < 2; ++d) {
     if (Bytes) {
-      o.spec.rate_min[d].bytes_per_s = given[d].bytes_per_s;
+      o.spec.rates.min[d].bytes_per_s = given[d].bytes_per_s;
     } else {
-      o.spec.rate_min[d].iops = given[d].iops;
+      o.spec.rates.min[d].iops = given[d].iops;
     }
   }
 }
@@ -68,8 +69,8 @@ void ParseIgnoreError(RunOptions& o, const OptionValue& v) {
       errors.push_back(err);
     }
     if (!errors.empty()) {
-      o.spec.error_lists[type] = std::move(errors);
-      o.spec.continue_on_error[type] = true;
+      o.spec.errors.lists[type] = std::move(errors);
+      o.spec.errors.continue_on_error[type] = true;
     }
     ++type;
   }
@@ -83,7 +84,7 @@ void ParseLatencyPercentile(RunOptions& o, const OptionValue& v) {
     throw UsageError(
         fmt::format("--{}: expected a number from 0 to 100, got '{}'", v.option, v.text));
   }
-  o.spec.latency_percentile = p;
+  o.spec.latency_target.percentile = p;
 }
 
 using engine::JobSpec;
@@ -96,18 +97,18 @@ const std::vector<OptionDef>& RateAndErrorRows() {
               {"rate_iops_min", kText, ParseRateMin<false>,
                "end the job clone (EIO) when a direction falls below N IOPS (or R,W), checked as "
                "--rate_min"}),
-      Row<kCount, &JobSpec::ratecycle_ms>(
+      Row<kCount, &JobSpec::rates, &RateOptions::cycle_ms>(
           "ratecycle",
           "ms over which --rate_min/--rate_iops_min are averaged (at "
           "least; checked at completions)",
           "1000"),
-      Row<kTimeUs, &JobSpec::latency_target_ns>(
+      Row<kTimeUs, &JobSpec::latency_target, &LatencyTargetOptions::target_ns>(
           "latency_target",
           "search for the deepest queue (up to --iodepth) whose total latency stays at or under "
           "this for --latency_percentile of each --latency_window's I/Os, then end after a window "
           "at it, reporting that window (bare = us; 0: off)",
           "0"),
-      Row<kTimeUs, &JobSpec::latency_window_ns>(
+      Row<kTimeUs, &JobSpec::latency_target, &LatencyTargetOptions::window_ns>(
           "latency_window", "the window each depth of the --latency_target search runs (bare = us)",
           "0"),
       Labeled("PCT", {"latency_percentile", kText, ParseLatencyPercentile,
@@ -115,9 +116,9 @@ const std::vector<OptionDef>& RateAndErrorRows() {
                       "one I/O over it "
                       "lowers the depth at once (at depth 1: the job ends, ETIMEDOUT)",
                       "100"}),
-      Row<kFlag, &JobSpec::latency_run>(
+      Row<kFlag, &JobSpec::latency_target, &LatencyTargetOptions::run>(
           "latency_run", "keep adjusting the depth to --latency_target for the whole run", "0"),
-      Row<kFlag, &JobSpec::invalidate>(
+      Row<kFlag, &JobSpec::files, &FileOptions::invalidate>(
           "invalidate",
           "drop the region's page cache (buffered I/O) at the start and whenever a loop or a "
           "time_based run wraps around it",
@@ -125,7 +126,8 @@ const std::vector<OptionDef>& RateAndErrorRows() {
       {"continue_on_error",
        kChoice,
        [](RunOptions& o, const OptionValue& v) {
-         o.spec.continue_on_error = {(v.number & 1) != 0, (v.number & 2) != 0, (v.number & 4) != 0};
+         o.spec.errors.continue_on_error = {(v.number & 1) != 0, (v.number & 2) != 0,
+                                            (v.number & 4) != 0};
        },
        "count the errors of these types and keep going, as fio: only those of the type's "
        "--ignore_error list (EIO, EILSEQ unless given); verify: a failed check",
@@ -144,7 +146,7 @@ const std::vector<OptionDef>& RateAndErrorRows() {
           {"ignore_error", kText, ParseIgnoreError,
            "READ,WRITE,VERIFY lists of errnos (ENOSPC:EIO or numbers) that do not stop the job; a "
            "list given continues its type (as fio)"}),
-      Row<kFlag, &JobSpec::error_dump>(
+      Row<kFlag, &JobSpec::errors, &ErrorOptions::dump>(
           "error_dump",
           "a line on stderr for every I/O error, also those the job goes on after (0: only the "
           "one that ends it)",
@@ -160,8 +162,9 @@ const std::vector<OptionDef>& RateAndErrorRows() {
                  ParseRate(v.text, v.option, true, o.spec, v.context);
                },
                "open loop at N bytes per second per clone and direction (1m = 1 MiB/s), or R,W"}),
-      Row<kChoice, &JobSpec::rate_poisson>("rate_process", "spacing of the scheduled I/Os",
-                                           "linear", {{"linear", 0}, {"poisson", 1}}),
+      Row<kChoice, &JobSpec::rates, &RateOptions::poisson>(
+          "rate_process", "spacing of the scheduled I/Os", "linear",
+          {{"linear", 0}, {"poisson", 1}}),
       {"io_submit_mode",
        kChoice,
        AcceptOnly,
@@ -178,38 +181,39 @@ const std::vector<OptionDef>& RateAndErrorRows() {
 const std::vector<OptionDef>& IoBehaviourRows() {
   static const std::vector<OptionDef> table = JoinRows(
       {
-          Row<kTimeUs, &JobSpec::thinktime_ns>(
+          Row<kTimeUs, &JobSpec::thinktime, &ThinkTimeOptions::ns>(
               "thinktime", "stall this long after I/Os complete before issuing more (bare = us)",
               "0"),
-          Row<kTimeUs, &JobSpec::thinktime_spin_ns>(
+          Row<kTimeUs, &JobSpec::thinktime, &ThinkTimeOptions::spin_ns>(
               "thinktime_spin", "of the thinktime, spin this long (the rest sleeps; bare = us)",
               "0"),
-          Row<kCount, &JobSpec::thinktime_blocks>("thinktime_blocks", "stall after this many I/Os",
-                                                  "1"),
-          {"flow", kCount, JobField<&JobSpec::flow>,
+          Row<kCount, &JobSpec::thinktime, &ThinkTimeOptions::blocks>(
+              "thinktime_blocks", "stall after this many I/Os", "1"),
+          {"flow", kCount, JobField<&JobSpec::flow, &FlowOptions::weight>,
            "weight of this job's clones among the jobs of its --flow_id: they issue I/Os in "
            "proportion to their weights (0: no flow control)",
            "0", Also(), Choices(), OptionScope::kJob, 0, 1000},
-          Row<kCount, &JobSpec::flow_id>("flow_id", "the flow this job's --flow weight is in", "0"),
-          Row<kTimeUs, &JobSpec::flow_sleep_ns>(
+          Row<kCount, &JobSpec::flow, &FlowOptions::id>(
+              "flow_id", "the flow this job's --flow weight is in", "0"),
+          Row<kTimeUs, &JobSpec::flow, &FlowOptions::sleep_ns>(
               "flow_sleep",
               "a clone held back by its flow sleeps this long once "
               "its I/Os have completed (bare = us; 0: it retries)",
               "0"),
-          {"prio", kCount, JobField<&JobSpec::ioprio>,
+          {"prio", kCount, JobField<&JobSpec::prio, &PrioOptions::ioprio>,
            "I/O priority level of each clone's thread, 0 (highest) to 7 (ioprio_set, as ionice)",
            "", Also(), Choices(), OptionScope::kJob, 0, 7},
-          {"prioclass", kCount, JobField<&JobSpec::ioprio_class>,
+          {"prioclass", kCount, JobField<&JobSpec::prio, &PrioOptions::ioprio_class>,
            "I/O priority class of each clone's thread: 1 realtime, 2 best effort, 3 idle", "",
            Also(), Choices(), OptionScope::kJob, 0, 3},
-          Row<kCount, &JobSpec::fsync_every>(
+          Row<kCount, &JobSpec::syncs, &SyncOptions::fsync_every>(
               "fsync", "fsync a file after every N writes to it (counted under sync in JSON)", "0"),
-          Row<kCount, &JobSpec::fdatasync_every>(
+          Row<kCount, &JobSpec::syncs, &SyncOptions::fdatasync_every>(
               "fdatasync", "fdatasync a file after every N writes to it", "0"),
-          Row<kChoice, &JobSpec::sync_flags>(
+          Row<kChoice, &JobSpec::syncs, &SyncOptions::sync_flags>(
               "sync", "open for synchronous writes (sync, 1: O_SYNC; dsync: O_DSYNC)", "none",
               {{"none", 0}, {"0", 0}, {"sync", O_SYNC}, {"1", O_SYNC}, {"dsync", O_DSYNC}}),
-          Row<kChoice, &JobSpec::fadvise>(
+          Row<kChoice, &JobSpec::files, &FileOptions::fadvise>(
               "fadvise_hint", "posix_fadvise the targets (1: by rw, random or sequential)", "1",
               {{"1", -2},
                {"0", -1},

@@ -43,7 +43,7 @@ void ParseBlockAlign(RunOptions& o, const OptionValue& v) {
     }
     align = static_cast<uint32_t>(a);
   });
-  o.spec.blockalign = align;
+  o.spec.blocks.blockalign = align;
 }
 
 using engine::JobSpec;
@@ -57,7 +57,8 @@ const std::vector<OptionDef>& SteadyStateRandomAndSwitchRows() {
           "METRIC:LIMIT",
           {"steadystate", kText,
            [](RunOptions& o, const OptionValue& v) {
-             o.spec.ss = stats::ParseSteadyStateCriterion(v.text, v.option, SizeReader(v.context));
+             o.spec.steady.criterion =
+                 stats::ParseSteadyStateCriterion(v.text, v.option, SizeReader(v.context));
            },
            "iops|iops_slope|bw|bw_slope|lat|lat_slope:LIMIT, LIMIT a number (IOPS, bytes/s, ns) or "
            "N% of the window's mean: end the job (the group with group_reporting) once the last "
@@ -65,16 +66,17 @@ const std::vector<OptionDef>& SteadyStateRandomAndSwitchRows() {
            "iops_slope:0.01%", Also("ss")}),
       {"steadystate_duration", kTime,
        [](RunOptions& o, const OptionValue& v) {
-         o.spec.ss_dur_ns = static_cast<uint64_t>(v.number) / 1'000'000'000 * 1'000'000'000;
+         o.spec.steady.dur_ns = static_cast<uint64_t>(v.number) / 1'000'000'000 * 1'000'000'000;
        },
        "the rolling window of --steadystate, in whole seconds as fio (0: no detection)", "0",
        Also("ss_dur")},
-      {"steadystate_ramp_time", kTime, JobField<&JobSpec::ss_ramp_ns>,
+      {"steadystate_ramp_time", kTime, JobField<&JobSpec::steady, &SteadyStateOptions::ramp_ns>,
        "measure for --steadystate only after this long (from the recording start)", "0",
        Also("ss_ramp")},
-      {"steadystate_check_interval", kTime, JobField<&JobSpec::ss_interval_ns>,
+      {"steadystate_check_interval", kTime,
+       JobField<&JobSpec::steady, &SteadyStateOptions::interval_ns>,
        "measure for --steadystate this often (whole seconds)", "1s", Also("ss_interval")},
-      Row<kChoice, &JobSpec::cpus_allowed_split>(
+      Row<kChoice, &JobSpec::placement, &PlacementOptions::cpus_allowed_split>(
           "cpus_allowed_policy",
           "shared: every worker on all the CPUs; split: worker i on CPU i mod n", "shared",
           {{"shared", 0}, {"split", 1}}),
@@ -144,15 +146,15 @@ const std::vector<OptionDef>& JobControlRows() {
           {"stonewall", kFlag, RunField<&RunOptions::stonewall>,
            "wait for the jobs before this one to finish; starts a new group", "0",
            Also("wait_for_previous")},
-          Row<kFlag, &JobSpec::exitall>(
+          Row<kFlag, &JobSpec::ending, &EndingOptions::exitall>(
               "exitall",
               "when a clone ends, end the jobs of --exit_what (set by any job, it "
               "holds for every job, as "
               "fio's)"),
-          Row<kFlag, &JobSpec::exitall_on_error>(
+          Row<kFlag, &JobSpec::ending, &EndingOptions::exitall_on_error>(
               "exitall_on_error",
               "when a clone of this job ends with an error, end the jobs of --exit_what"),
-          Row<kChoice, &JobSpec::exit_what_group>(
+          Row<kChoice, &JobSpec::ending, &EndingOptions::exit_what_group>(
               "exit_what",
               "what --exitall ends: group (its reporting group) or "
               "stonewall|all (every job running with "

@@ -47,9 +47,9 @@ using enum ValueType;
 
 // A log's prefix: an empty one (a bare write_bw_log in a job file, or write_bw_log=) is the job's
 // name, as fio's (make_log_name), set once the job's name is final (NameLogsAfterJobs).
-template <std::string JobSpec::*kPrefix>
+template <std::string engine::LogOptions::*kPrefix>
 void LogPrefix(RunOptions& o, const OptionValue& v) {
-  o.spec.*kPrefix = v.text;
+  o.spec.logs.*kPrefix = v.text;
   std::erase(o.logs_named_after_job, kPrefix);
   if (v.text.empty()) o.logs_named_after_job.push_back(kPrefix);
 }
@@ -80,20 +80,21 @@ const std::vector<OptionDef>& LogRows() {
                Also(), Choices(), OptionScope::kRun}),
       Labeled(
           "PREFIX",
-          {"write_hist_log", kText, LogPrefix<&JobSpec::write_hist_log>,
+          {"write_hist_log", kText, LogPrefix<&LogOptions::write_hist_log>,
            "write PREFIX_clat_hist.N.log histogram logs (bare in a job file: PREFIX is the job's "
            "name)"}),
-      Row<kCount, &JobSpec::log_hist_msec>("log_hist_msec", "log period in ms, epoch-aligned",
-                                           "1000"),
-      Row<kCount, &JobSpec::log_hist_coarseness>("log_hist_coarseness",
-                                                 "0..6: sum 2^c buckets per column", "0"),
-      Row<kCount, &JobSpec::log_hist_groups>(
+      Row<kCount, &JobSpec::logs, &LogOptions::hist_msec>(
+          "log_hist_msec", "log period in ms, epoch-aligned", "1000"),
+      Row<kCount, &JobSpec::logs, &LogOptions::hist_coarseness>(
+          "log_hist_coarseness", "0..6: sum 2^c buckets per column", "0"),
+      Row<kCount, &JobSpec::logs, &LogOptions::hist_groups>(
           "log_hist_groups",
           "29 or 59 bucket groups per log line (29: fio's, clamped at 17.18 s; 59: every latency "
           "kept)",
           "29"),
-      Row<kFlag, &JobSpec::log_unix_epoch>("log_unix_epoch", "log times as Unix epoch ms"),
-      Row<kFlag, &JobSpec::explain>(
+      Row<kFlag, &JobSpec::logs, &LogOptions::unix_epoch>("log_unix_epoch",
+                                                          "log times as Unix epoch ms"),
+      Row<kFlag, &JobSpec::explain, &ExplainOptions::on>(
           "explain",
           "split each I/O's latency into schedule, submit, queue, device and delivery, from the "
           "kernel's block tracepoints (BPF; root); with --write_hist_log also "
@@ -104,7 +105,7 @@ const std::vector<OptionDef>& LogRows() {
            throw UsageError(
                fmt::format("--{}={}: at most 1000000 I/Os per interval", v.option, v.text));
          }
-         o.spec.explain_slowest = static_cast<int32_t>(v.number);
+         o.spec.explain.slowest = static_cast<int32_t>(v.number);
        },
        "keep each interval's K slowest I/Os per worker (PREFIX_slowest.N.log with "
        "--write_hist_log; 16 with --explain, 0: none)",
@@ -131,12 +132,12 @@ const std::vector<OptionDef>& LogRows() {
                            "percentiles, e.g. 50:99:99.9", "fio's list"}),
       Labeled(
           "PREFIX",
-          {"write_bw_log", kText, LogPrefix<&JobSpec::write_bw_log>,
+          {"write_bw_log", kText, LogPrefix<&LogOptions::write_bw_log>,
            "fio's bandwidth log PREFIX_bw.N.log (KiB/s per window; bare in a job file: the job's "
            "name)"}),
-      Labeled("PREFIX", {"write_iops_log", kText, LogPrefix<&JobSpec::write_iops_log>,
+      Labeled("PREFIX", {"write_iops_log", kText, LogPrefix<&LogOptions::write_iops_log>,
                          "fio's IOPS log PREFIX_iops.N.log (per window)"}),
-      Labeled("PREFIX", {"write_lat_log", kText, LogPrefix<&JobSpec::write_lat_log>,
+      Labeled("PREFIX", {"write_lat_log", kText, LogPrefix<&LogOptions::write_lat_log>,
                          "fio's latency logs PREFIX_{slat,clat,lat}.N.log (ns, per window)"}),
       {"log_avg_msec", kCount,
        [](RunOptions& o, const OptionValue& v) {
@@ -147,15 +148,15 @@ const std::vector<OptionDef>& LogRows() {
          o.log_avg_msec = static_cast<uint32_t>(v.number);
        },
        "window of the bw/iops/lat logs in ms", "the log period"},
-      Row<kFlag, &JobSpec::log_max_value>(
+      Row<kFlag, &JobSpec::logs, &LogOptions::max_value>(
           "log_max_value", "latency logs: the window's largest latency instead of its mean"),
-      Row<kFlag, &JobSpec::log_offset>(
+      Row<kFlag, &JobSpec::logs, &LogOptions::offset>(
           "log_offset", "bw/iops/lat logs: an offset column (0, as in fio's windowed logs)"),
-      Row<kFlag, &JobSpec::per_job_logs>(
+      Row<kFlag, &JobSpec::logs, &LogOptions::per_job>(
           "per_job_logs",
           "0: one log file per prefix and type (PREFIX_clat_hist.log...), each clone's log "
           "appended to it after its batch, as fio (default 1: PREFIX_TYPE.N.log)"),
-      Row<kFlag, &JobSpec::log_prio>(
+      Row<kFlag, &JobSpec::logs, &LogOptions::prio>(
           "log_prio",
           "bw/iops/lat logs: the priority column as fio's 0x0000 (0 in a window, as fio's)"),
       Labeled(
@@ -184,7 +185,9 @@ bool IsLogPrefixOption(std::string_view name) {
 }
 
 void NameLogsAfterJob(RunOptions& o) {
-  for (std::string JobSpec::*prefix : o.logs_named_after_job) o.spec.*prefix = o.spec.name;
+  for (std::string engine::LogOptions::*prefix : o.logs_named_after_job) {
+    o.spec.logs.*prefix = o.spec.name;
+  }
 }
 
 std::string SettleLogPeriod(RunOptions& o) {
@@ -192,7 +195,7 @@ std::string SettleLogPeriod(RunOptions& o) {
   // fio's bwavgtime and iopsavgtime: the period of the bandwidth and IOPS samples, which in
   // iotail are its interval windows: they set the window, or must agree with the one given.
   uint32_t window = o.log_avg_msec != 0        ? o.log_avg_msec
-                    : o.Given("log_hist_msec") ? spec.log_hist_msec
+                    : o.Given("log_hist_msec") ? spec.logs.hist_msec
                                                : 0;
   for (const auto& [option, ms] :
        {std::pair{"bwavgtime", o.bw_avg_msec}, std::pair{"iopsavgtime", o.iops_avg_msec}}) {
@@ -205,24 +208,24 @@ std::string SettleLogPeriod(RunOptions& o) {
           "same period",
           option, ms, window));
     }
-    spec.log_hist_msec = ms;
+    spec.logs.hist_msec = ms;
   }
   if (o.log_avg_msec != 0) {
-    if (o.Given("log_hist_msec") && !spec.write_hist_log.empty() &&
-        spec.log_hist_msec != o.log_avg_msec) {
+    if (o.Given("log_hist_msec") && !spec.logs.write_hist_log.empty() &&
+        spec.logs.hist_msec != o.log_avg_msec) {
       throw UsageError(fmt::format(
           "--log_avg_msec: {} differs from --log_hist_msec={}; iotail closes every log on one "
           "clock, so give them the same period",
-          o.log_avg_msec, spec.log_hist_msec));
+          o.log_avg_msec, spec.logs.hist_msec));
     }
-    spec.log_hist_msec = o.log_avg_msec;
+    spec.logs.hist_msec = o.log_avg_msec;
     return "";
   }
-  if (!spec.HasValueLogs()) return "";
+  if (!spec.logs.HasValueLogs()) return "";
   return fmt::format(
       "iotail run: note: job '{}': fio's bw/iops/lat logs are written windowed, one line per {} ms "
       "(--log_avg_msec={}); iotail does not log each I/O",
-      spec.name, spec.log_hist_msec, spec.log_hist_msec);
+      spec.name, spec.logs.hist_msec, spec.logs.hist_msec);
 }
 
 }  // namespace iotail::cli

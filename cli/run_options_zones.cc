@@ -34,7 +34,7 @@ const std::vector<OptionDef>& ZoneRows() {
       {"zonemode",
        kChoice,
        [](RunOptions& o, const OptionValue& v) {
-         o.spec.zone_mode = static_cast<engine::ZoneMode>(v.number);
+         o.spec.zones.mode = static_cast<engine::ZoneMode>(v.number);
        },
        "strided: I/O in one zone (--zonerange) until --zonesize bytes are done there, then "
        "--zoneskip on; zbd: fio's emulated zones of --zonesize on a file or non-zoned block "
@@ -45,26 +45,28 @@ const std::vector<OptionDef>& ZoneRows() {
        {{"none", engine::ZoneMode::kNone},
         {"strided", engine::ZoneMode::kStrided},
         {"zbd", engine::ZoneMode::kZbd}}},
-      Row<kSize, &JobSpec::zone_size>("zonesize",
-                                      "bytes done in a zone before moving on; with "
-                                      "zonemode=zbd the size of a zone",
-                                      "0"),
-      Row<kSize, &JobSpec::zone_range>("zonerange", "the size of a zone", "--zonesize"),
+      Row<kSize, &JobSpec::zones, &ZoneOptions::size>("zonesize",
+                                                      "bytes done in a zone before moving on; with "
+                                                      "zonemode=zbd the size of a zone",
+                                                      "0"),
+      Row<kSize, &JobSpec::zones, &ZoneOptions::range>("zonerange", "the size of a zone",
+                                                       "--zonesize"),
       Labeled("SIZE|Nz",
-              {"zoneskip", kText, SizeOrZones<&JobSpec::zone_skip, &RunOptions::zoneskip_zones>,
+              {"zoneskip", kText,
+               SizeOrZones<&RunOptions::zoneskip_zones, &JobSpec::zones, &ZoneOptions::skip>,
                "bytes skipped after each zone (or Nz: N zones)", "0"}),
-      Row<kSize, &JobSpec::zone_capacity>(
+      Row<kSize, &JobSpec::zones, &ZoneOptions::capacity>(
           "zonecapacity", "zonemode=zbd: the bytes of a zone that can be written (0: --zonesize)",
           "0"),
-      {"max_open_zones", kCount, JobField<&JobSpec::max_open_zones>,
+      {"max_open_zones", kCount, JobField<&JobSpec::zones, &ZoneOptions::max_open>,
        "zonemode=zbd: zones of a file open for writing at once, all jobs together (0: no limit)",
        "0", Also(), Choices(), OptionScope::kJob, 0, engine::kZbdMaxOpenZones},
-      {"job_max_open_zones", kCount, JobField<&JobSpec::job_max_open_zones>,
+      {"job_max_open_zones", kCount, JobField<&JobSpec::zones, &ZoneOptions::job_max_open>,
        "zonemode=zbd: zones each clone may hold open (0: no limit; needs --max_open_zones)", "0",
        Also(), Choices(), OptionScope::kJob, 0, engine::kZbdMaxOpenZones},
       Labeled("SHARE", {"zone_reset_threshold", kText,
                         [](RunOptions& o, const OptionValue& v) {
-                          o.spec.zone_reset_threshold = ParseFraction(v.text, v.option);
+                          o.spec.zones.reset_threshold = ParseFraction(v.text, v.option);
                         },
                         "zonemode=zbd: once the file's written bytes reach this share (0..1) of "
                         "the job's range, a "
@@ -72,14 +74,14 @@ const std::vector<OptionDef>& ZoneRows() {
                         "0"}),
       Labeled("SHARE", {"zone_reset_frequency", kText,
                         [](RunOptions& o, const OptionValue& v) {
-                          o.spec.zone_reset_frequency = ParseFraction(v.text, v.option);
+                          o.spec.zones.reset_frequency = ParseFraction(v.text, v.option);
                         },
                         "zonemode=zbd: 0..1, a zone reset every 1/N writes past "
                         "--zone_reset_threshold (0: none)",
                         "0"}),
-      Row<kFlag, &JobSpec::read_beyond_wp>(
+      Row<kFlag, &JobSpec::zones, &ZoneOptions::read_beyond_wp>(
           "read_beyond_wp", "zonemode=zbd: reads may go past a zone's write pointer"),
-      Row<kFlag, &JobSpec::ignore_zone_limits>(
+      Row<kFlag, &JobSpec::zones, &ZoneOptions::ignore_limits>(
           "ignore_zone_limits",
           "zonemode=zbd: ignore a zoned device's own open-zone limit (emulated zones have none)"),
   };

@@ -110,20 +110,20 @@ void CheckDefaultFileName(const std::string& name, const RunOptions& job) {
 void ApplyZoneUnits(RunOptions& job) {
   engine::JobSpec& spec = job.spec;
   const std::pair<uint32_t, uint64_t*> units[] = {
-      {job.size_zones, &spec.size},
-      {job.offset_zones, &spec.offset},
-      {job.io_size_zones, &spec.io_size},
-      {job.offset_increment_zones, &spec.offset_increment},
-      {job.zoneskip_zones, &spec.zone_skip}};
+      {job.size_zones, &spec.region.size},
+      {job.offset_zones, &spec.region.offset},
+      {job.io_size_zones, &spec.region.io_size},
+      {job.offset_increment_zones, &spec.region.offset_increment},
+      {job.zoneskip_zones, &spec.zones.skip}};
   const char* names[] = {"size", "offset", "io_size", "offset_increment", "zoneskip"};
   for (size_t i = 0; i < std::size(units); ++i) {
     if (units[i].first == 0) continue;
-    if (spec.zone_size == 0) {
+    if (spec.zones.size == 0) {
       throw stats::UsageError(
           fmt::format("--{}={}z: zone units need --zonesize (and --zonemode=zbd or strided)",
                       names[i], units[i].first));
     }
-    *units[i].second = uint64_t{units[i].first} * spec.zone_size;
+    *units[i].second = uint64_t{units[i].first} * spec.zones.size;
   }
 }
 
@@ -140,7 +140,8 @@ void NameTargets(RunOptions& job) {
                ? name
                : (std::filesystem::path(job.directory) / name).string();
   };
-  if (!spec.e4defrag_donor.empty()) spec.e4defrag_donor = in_directory(spec.e4defrag_donor);
+  if (!spec.engine_options.e4defrag_donor.empty())
+    spec.engine_options.e4defrag_donor = in_directory(spec.engine_options.e4defrag_donor);
   uint64_t files = spec.filenames.size();
   if (!spec.filenames.empty()) {
     for (std::string& f : spec.filenames) f = in_directory(f);
@@ -167,11 +168,12 @@ void NameTargets(RunOptions& job) {
     }
   }
   if (job.filesize != 0) {
-    const uint64_t per_file = job.Given("size") && spec.size != 0 ? spec.size / files : 0;
-    spec.file_size = job.filesize;
-    spec.size = per_file != 0 ? std::min(per_file, job.filesize) : job.filesize;
-  } else if (files > 1 && spec.size != 0) {
-    spec.size = spec.size / files;
+    const uint64_t per_file =
+        job.Given("size") && spec.region.size != 0 ? spec.region.size / files : 0;
+    spec.region.file_size = job.filesize;
+    spec.region.size = per_file != 0 ? std::min(per_file, job.filesize) : job.filesize;
+  } else if (files > 1 && spec.region.size != 0) {
+    spec.region.size = spec.region.size / files;
   }
 }
 
@@ -191,16 +193,16 @@ void ApplyDefaultBenchmark(RunOptions& job, std::string& temp_path, std::ostream
   if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "host");
   spec.filenames = {fmt::format("iotail-default.{}.{}.tmp", host, getpid())};
   if (!null_engine) temp_path = spec.filenames[0];
-  if (!job.Given("size")) spec.size = 64 << 20;
+  if (!job.Given("size")) spec.region.size = 64 << 20;
   if (!job.Given("rw")) spec.rw = engine::RwMode::kRandRead;
-  if (!job.Given("iodepth")) spec.iodepth = 32;
+  if (!job.Given("iodepth")) spec.queue.iodepth = 32;
   const bool amount_given =
       job.Given("size") || job.Given("io_size") || job.Given("number_ios") || job.Given("loops");
   if (!amount_given && !job.Given("time_based")) spec.time_based = true;
   if (spec.time_based && !job.Given("runtime")) spec.runtime_ns = 3'000'000'000;
-  if (spec.write_hist_log.empty()) {
-    spec.write_hist_log = "iotail";
-    spec.log_hist_msec = 500;
+  if (spec.logs.write_hist_log.empty()) {
+    spec.logs.write_hist_log = "iotail";
+    spec.logs.hist_msec = 500;
   }
   if (!job.Given("direct")) spec.direct = true;
   const std::string how_long =
@@ -208,9 +210,10 @@ void ApplyDefaultBenchmark(RunOptions& job, std::string& temp_path, std::ostream
           ? fmt::format(" for {:g} s", static_cast<double>(spec.runtime_ns) / 1e9)
           : "";
   const std::string where =
-      null_engine ? fmt::format("with the null engine over {} MiB (no file)", spec.size >> 20)
-                  : fmt::format("on a temporary {} MiB file '{}' (removed afterwards)",
-                                spec.size >> 20, temp_path);
+      null_engine
+          ? fmt::format("with the null engine over {} MiB (no file)", spec.region.size >> 20)
+          : fmt::format("on a temporary {} MiB file '{}' (removed afterwards)",
+                        spec.region.size >> 20, temp_path);
   err << fmt::format("iotail run: no --filename: default benchmark{} {}\n", how_long, where);
 }
 
@@ -220,12 +223,12 @@ void SettleClock(RunOptions& job, uint64_t status_interval_ms, std::ostream& err
   engine::JobSpec& spec = job.spec;
   if (const std::string note = SettleLogPeriod(job); !note.empty()) err << note << "\n";
   if (status_interval_ms == 0) return;
-  if (spec.write_hist_log.empty() && !job.Given("log_hist_msec") && job.bw_avg_msec == 0 &&
+  if (spec.logs.write_hist_log.empty() && !job.Given("log_hist_msec") && job.bw_avg_msec == 0 &&
       job.iops_avg_msec == 0) {
-    spec.log_hist_msec = static_cast<uint32_t>(status_interval_ms);
-  } else if (status_interval_ms % spec.log_hist_msec != 0) {
+    spec.logs.hist_msec = static_cast<uint32_t>(status_interval_ms);
+  } else if (status_interval_ms % spec.logs.hist_msec != 0) {
     throw stats::UsageError(fmt::format(
-        "--status-interval: it must be a multiple of --log_hist_msec ({})", spec.log_hist_msec));
+        "--status-interval: it must be a multiple of --log_hist_msec ({})", spec.logs.hist_msec));
   }
 }
 
@@ -233,12 +236,14 @@ void SettleClock(RunOptions& job, uint64_t status_interval_ms, std::ostream& err
 // under 100 refills the buffers for every write unless refill_buffers was set.
 void ImpliedAsFio(RunOptions& job) {
   engine::JobSpec& spec = job.spec;
-  if (spec.buffer_compress_percentage > 0 && spec.buffer_compress_percentage < 100 &&
+  if (spec.buffers.compress_percentage > 0 && spec.buffers.compress_percentage < 100 &&
       !job.Given("refill_buffers")) {
-    spec.refill_buffers = true;
+    spec.buffers.refill = true;
   }
-  if (spec.dedupe.percentage > 0 && !job.Given("refill_buffers")) spec.refill_buffers = true;
-  spec.stat_type_given = job.Given("stat_type");  // an engine option: refused with other engines
+  if (spec.buffers.dedupe.percentage > 0 && !job.Given("refill_buffers"))
+    spec.buffers.refill = true;
+  spec.engine_options.stat_type_given =
+      job.Given("stat_type");  // an engine option: refused with other engines
 }
 
 // fio's switches that turn measurements off (gtod_reduce, disable_*): accepted, and said once, by
@@ -335,12 +340,12 @@ PlannedRun PlanRun(RunPlan plan, std::ostream& err) {
   }
   run.groups = PlanGroups(jobs);
   // fio's exitall is one flag for the whole run, set by any job that names it.
-  const bool exitall =
-      std::any_of(jobs.begin(), jobs.end(), [](const RunOptions& job) { return job.spec.exitall; });
+  const bool exitall = std::any_of(jobs.begin(), jobs.end(),
+                                   [](const RunOptions& job) { return job.spec.ending.exitall; });
   for (size_t j = 0; j < jobs.size(); ++j) {
-    jobs[j].spec.exitall = exitall;
+    jobs[j].spec.ending.exitall = exitall;
     jobs[j].spec.report_group = run.groups.groupid[j];
-    jobs[j].spec.ss_group = jobs[j].group_reporting;  // steady state per group, as fio's
+    jobs[j].spec.steady.group = jobs[j].group_reporting;  // steady state per group, as fio's
   }
   run.entries = PlanEntries(jobs, run.groups);
   return run;

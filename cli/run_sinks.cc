@@ -39,11 +39,11 @@ stats::LiveReportOptions LiveOptions(const RunSettings& run_opts,
     }
   }
   live.period_ms = static_cast<uint32_t>(
-      run_opts.status_interval_ms != 0 ? run_opts.status_interval_ms : batch[0]->log_hist_msec);
+      run_opts.status_interval_ms != 0 ? run_opts.status_interval_ms : batch[0]->logs.hist_msec);
   for (const engine::JobSpec* spec : batch) {
     live.runtime_ns = std::max(live.runtime_ns,
                                spec->runtime_ns != 0 ? spec->runtime_ns + spec->startdelay_ns : 0);
-    live.schedule_latency = live.schedule_latency || spec->RateLimited() || spec->replay.Active();
+    live.schedule_latency = live.schedule_latency || spec->rates.Limited() || spec->replay.Active();
     for (stats::Direction d : engine::LoggedDirections(*spec)) {
       if (std::find(live.directions.begin(), live.directions.end(), d) == live.directions.end())
         live.directions.push_back(d);
@@ -58,13 +58,13 @@ stats::LiveReportOptions LiveOptions(const RunSettings& run_opts,
 stats::HistLogSinkOptions JobHistLogOptions(const engine::JobSpec& spec, std::string kind,
                                             size_t first_delta, int first_number) {
   stats::HistLogSinkOptions o;
-  o.prefix = spec.write_hist_log;
+  o.prefix = spec.logs.write_hist_log;
   o.kind = std::move(kind);
   o.workers = static_cast<int>(spec.numjobs);
   o.first_number = first_number;
   o.first_delta = first_delta;
-  o.coarseness = spec.log_hist_coarseness;
-  o.groups = spec.log_hist_groups;
+  o.coarseness = spec.logs.hist_coarseness;
+  o.groups = spec.logs.hist_groups;
   o.directions = engine::LoggedDirections(spec);
   o.bs = spec.MinBlockSize();
   return o;
@@ -73,9 +73,9 @@ stats::HistLogSinkOptions JobHistLogOptions(const engine::JobSpec& spec, std::st
 // A job's histogram logs (nullptr without --write_hist_log).
 std::unique_ptr<stats::HistLogSink> HistLogs(const engine::JobSpec& spec, size_t first_delta,
                                              int first_number) {
-  if (spec.write_hist_log.empty()) return nullptr;
+  if (spec.logs.write_hist_log.empty()) return nullptr;
   stats::HistLogSinkOptions o = JobHistLogOptions(spec, "clat", first_delta, first_number);
-  o.lat_logs = spec.RateLimited();
+  o.lat_logs = spec.rates.Limited();
   return std::make_unique<stats::HistLogSink>(std::move(o));
 }
 
@@ -93,12 +93,12 @@ std::unique_ptr<stats::HistLogSink> ClusterHistLog(const PlannedRun& run,
   o.kind = kind;
   o.sum = true;
   o.bs = 0;
-  o.coarseness = run.spec(0).log_hist_coarseness;
-  o.groups = run.spec(0).log_hist_groups;
+  o.coarseness = run.spec(0).logs.hist_coarseness;
+  o.groups = run.spec(0).logs.hist_groups;
   for (const RunOptions& job : run.plan.jobs) {
     const engine::JobSpec& spec = job.spec;
-    if (stage && !spec.explain) continue;
-    o.lat_logs = o.lat_logs || (!stage && spec.RateLimited());
+    if (stage && !spec.explain.on) continue;
+    o.lat_logs = o.lat_logs || (!stage && spec.rates.Limited());
     for (stats::Direction d : engine::LoggedDirections(spec)) {
       if (std::find(o.directions.begin(), o.directions.end(), d) == o.directions.end())
         o.directions.push_back(d);
@@ -112,15 +112,15 @@ std::unique_ptr<stats::HistLogSink> ClusterHistLog(const PlannedRun& run,
 // A job's windowed bw/iops/lat logs as fio names them (nullptr when none is asked for).
 std::unique_ptr<stats::ValueLogSink> ValueLogs(const engine::JobSpec& spec, size_t first_delta,
                                                int first_number) {
-  if (!spec.HasValueLogs()) return nullptr;
+  if (!spec.logs.HasValueLogs()) return nullptr;
   stats::ValueLogSinkOptions o;
-  o.bw_prefix = spec.write_bw_log;
-  o.iops_prefix = spec.write_iops_log;
-  o.lat_prefix = spec.write_lat_log;
-  o.max_value = spec.log_max_value;
-  o.log_offset = spec.log_offset;
-  o.log_prio = spec.log_prio;
-  o.period_ms = spec.log_hist_msec;
+  o.bw_prefix = spec.logs.write_bw_log;
+  o.iops_prefix = spec.logs.write_iops_log;
+  o.lat_prefix = spec.logs.write_lat_log;
+  o.max_value = spec.logs.max_value;
+  o.log_offset = spec.logs.offset;
+  o.log_prio = spec.logs.prio;
+  o.period_ms = spec.logs.hist_msec;
   o.workers = static_cast<int>(spec.numjobs);
   o.first_number = first_number;
   o.first_delta = first_delta;
@@ -190,7 +190,7 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
       stop_(stop),
       err_(err),
       sla_(stats::ParseSlaTargets(run.plan.run.sla, "--sla"), stats::PercentileMethod::kFio),
-      state_(new State{stats::RateSampleSink({}, run.entries.count, run.spec(0).log_hist_msec),
+      state_(new State{stats::RateSampleSink({}, run.entries.count, run.spec(0).logs.hist_msec),
                        nullptr,
                        nullptr,
                        nullptr,
@@ -210,7 +210,7 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
       value_logs_(run.jobs()) {
   // The SLA verdicts say which latency they are on: olat where a job has a rate, else clat.
   size_t rated = 0;
-  for (const RunOptions& job : run.plan.jobs) rated += job.spec.RateLimited() ? 1 : 0;
+  for (const RunOptions& job : run.plan.jobs) rated += job.spec.rates.Limited() ? 1 : 0;
   sla_.SetLatency(rated == 0                      ? "clat"
                   : rated == run.plan.jobs.size() ? "olat"
                                                   : "olat of rate-limited jobs, else clat");
@@ -231,8 +231,8 @@ void RunSinks::StartMetrics(int ranks) {
     stats::MetricsJob m{spec.name, engine::LoggedDirections(spec), {}, {}};
     for (int d = 0; d < 2; ++d) {
       // Under iotail-mpi every rank runs the job: the cluster's target is the ranks' sum.
-      m.rate_iops[d] = spec.rate_dir[d].iops * spec.numjobs * ranks;
-      m.rate_bytes_per_s[d] = spec.rate_dir[d].bytes_per_s * spec.numjobs * ranks;
+      m.rate_iops[d] = spec.rates.dir[d].iops * spec.numjobs * ranks;
+      m.rate_bytes_per_s[d] = spec.rates.dir[d].bytes_per_s * spec.numjobs * ranks;
     }
     metric_jobs.push_back(std::move(m));
   }
@@ -254,7 +254,7 @@ void RunSinks::StartClusterView() {
   std::vector<size_t> entry_of(run_.entries.count);
   for (size_t e = 0; e < entry_of.size(); ++e) entry_of[e] = e;
   state_->cluster_samples = std::make_unique<stats::RateSampleSink>(
-      std::move(entry_of), run_.entries.count, run_.spec(0).log_hist_msec);
+      std::move(entry_of), run_.entries.count, run_.spec(0).logs.hist_msec);
   ViewSinks view;
   view.per_job.push_back(state_->cluster_live.get());
   view.hist_log = state_->cluster_hist.get();
@@ -336,17 +336,17 @@ std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> ba
     const engine::JobSpec& own = run_.spec(j);
     // per_job_logs=0: the logs under staged prefixes, appended to the shared files afterwards.
     engine::JobSpec staged_spec;
-    if (!own.per_job_logs) {
+    if (!own.logs.per_job) {
       staged_spec = own;
-      for (std::string* p : {&staged_spec.write_hist_log, &staged_spec.write_bw_log,
-                             &staged_spec.write_iops_log, &staged_spec.write_lat_log}) {
+      for (std::string* p : {&staged_spec.logs.write_hist_log, &staged_spec.logs.write_bw_log,
+                             &staged_spec.logs.write_iops_log, &staged_spec.logs.write_lat_log}) {
         if (!p->empty()) *p += kStaged;
       }
     }
-    const engine::JobSpec& spec = own.per_job_logs ? own : staged_spec;
+    const engine::JobSpec& spec = own.logs.per_job ? own : staged_spec;
     // The paths as the user sees them: each staged one recorded with its shared file.
     auto shared = [&](const std::vector<std::string>& paths) {
-      if (own.per_job_logs) return paths;
+      if (own.logs.per_job) return paths;
       std::vector<std::string> out;
       for (const std::string& path : paths) {
         std::string to = SharedLogPath(path);
@@ -425,16 +425,16 @@ stats::ExplainSinks RunSinks::OpenExplain(std::span<const size_t> batch_jobs, in
   for (size_t j : batch_jobs) {
     const engine::JobSpec& spec = run_.spec(j);
     const int first_number = first_worker + static_cast<int>(first_delta) + 1;
-    if (!spec.write_hist_log.empty() && spec.explain) {
+    if (!spec.logs.write_hist_log.empty() && spec.explain.on) {
       for (size_t s = 0; s < stats::kStageCount; ++s) {
         state_->explain_logs.push_back(std::make_unique<stats::HistLogSink>(JobHistLogOptions(
             spec, fmt::format("explain_{}", stats::kStageNames[s]), first_delta, first_number)));
         out.stages[s].push_back(state_->explain_logs.back().get());
       }
     }
-    if (!spec.write_hist_log.empty() && spec.SlowestKept() > 0) {
+    if (!spec.logs.write_hist_log.empty() && spec.explain.SlowestKept() > 0) {
       stats::SlowIoLogOptions o;
-      o.prefix = spec.write_hist_log;
+      o.prefix = spec.logs.write_hist_log;
       o.first_number = first_number;
       for (uint32_t clone = 0; clone < spec.numjobs; ++clone) {
         std::vector<std::string> names;

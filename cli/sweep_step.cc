@@ -18,13 +18,13 @@ RunPlan StepPlan(const RunPlan& base, double rate, const SweepSettings& settings
   uint64_t clones = 0;
   for (const RunOptions& job : plan.jobs) clones += job.spec.numjobs;
   for (RunOptions& job : plan.jobs) {
-    job.spec.rate = {rate / static_cast<double>(clones), 0};
-    job.spec.rate_dir = {};
+    job.spec.rates.limit = {rate / static_cast<double>(clones), 0};
+    job.spec.rates.dir = {};
     job.spec.runtime_ns = settings.step_ns;
     job.spec.time_based = true;
     job.spec.ramp_time_ns = settings.ramp_ns;
-    if (!job.spec.write_hist_log.empty()) {
-      job.spec.write_hist_log += fmt::format(".step{}", index);
+    if (!job.spec.logs.write_hist_log.empty()) {
+      job.spec.logs.write_hist_log += fmt::format(".step{}", index);
     }
   }
   plan.run.sla.clear();

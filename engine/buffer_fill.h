@@ -33,6 +33,19 @@ struct BufferContent {
   void Fill(char* buf, size_t len, FastRandom& rng) const;
 };
 
+// What a job's writes carry (JobSpec::buffers): --zero_buffers (write zeros; default random
+// data), --refill_buffers (new random data for every write), --buffer_compress_percentage/_chunk
+// and --buffer_pattern, and dedupe.
+struct BufferOptions {
+  bool zero = false;    // --zero_buffers
+  bool refill = false;  // --refill_buffers
+  uint32_t compress_percentage = 0;
+  uint32_t compress_chunk = 512;
+  std::string pattern;
+  DedupeSpec dedupe;  // --dedupe_percentage and its options (engine/dedupe.h)
+  BufferContent Content() const { return {compress_percentage, compress_chunk, pattern, zero}; }
+};
+
 // fio's buffer_pattern value: "text", 0x hex digits (the bytes as written: 0xdeadbeef is de ad be
 // ef) and decimal numbers (their bytes, least significant first: 256 is 00 01), one after another
 // ("ok"0xdead). Throws UsageError naming `option`.

@@ -13,6 +13,14 @@
 
 namespace iotail::engine {
 
+// A job's flow options (JobSpec::flow): each clone's weight among the jobs of its flow id (0:
+// none), and how long a held-back clone sleeps once its I/Os have completed (0: it yields).
+struct FlowOptions {
+  uint32_t weight = 0;    // --flow
+  uint32_t id = 0;        // --flow_id
+  uint64_t sleep_ns = 0;  // --flow_sleep
+};
+
 class Flow {
  public:
   std::atomic<uint64_t> issued{1};

@@ -90,7 +90,8 @@ IoPattern::IoPattern(const JobSpec& spec, const PatternRegion& region, uint64_t 
         spec.SizesOf(d == 0 ? stats::Direction::kRead : stats::Direction::kWrite);
     Sizes& sz = sizes_[static_cast<size_t>(d)];
     sz.min = z.min;
-    dir_align_[static_cast<size_t>(d)] = spec.blockalign != 0 ? spec.blockalign : z.min;
+    dir_align_[static_cast<size_t>(d)] =
+        spec.blocks.blockalign != 0 ? spec.blocks.blockalign : z.min;
     sz.steps = z.split == nullptr && z.max > z.min ? z.max / z.min : 1;
     if (z.split != nullptr) {
       uint32_t cumulative = 0;

@@ -56,8 +56,8 @@ void CheckStartAt(uint64_t start_at_ms, uint64_t now_ns) {
 // Each worker's rate: the job's whole rate (fio's rate is per job clone), workers staggered by a
 // fraction of a gap so that the union of linear schedules is evenly spaced as well.
 void PlanRate(const JobSpec& spec, WorkerPlan& plan, uint32_t jobs) {
-  if (!spec.RateLimited()) return;
-  const RateProcess process = spec.rate_poisson ? RateProcess::kPoisson : RateProcess::kLinear;
+  if (!spec.rates.Limited()) return;
+  const RateProcess process = spec.rates.poisson ? RateProcess::kPoisson : RateProcess::kLinear;
   auto add = [&](const RateLimit& limit, uint64_t stream) {
     RateTarget t{limit.iops, limit.bytes_per_s};
     const double gap_ns = t.iops > 0 ? 1e9 / t.iops : spec.MinBlockSize() * 1e9 / t.bytes_per_s;
@@ -65,12 +65,12 @@ void PlanRate(const JobSpec& spec, WorkerPlan& plan, uint32_t jobs) {
     const uint64_t seed = spec.randseed ^ (0xd1b54a32d192ed03ull * (plan.index * 4 + stream + 1));
     plan.schedules.emplace_back(t, process, seed, phase);
   };
-  if (spec.RatePerDirection()) {
+  if (spec.rates.PerDirection()) {
     plan.per_direction = true;
-    if (spec.HasReads()) add(spec.rate_dir[0], 0);
-    if (spec.HasWrites()) add(spec.rate_dir[1], 1);
+    if (spec.HasReads()) add(spec.rates.dir[0], 0);
+    if (spec.HasWrites()) add(spec.rates.dir[1], 1);
   } else {
-    add(spec.rate, 0);
+    add(spec.rates.limit, 0);
   }
 }
 
@@ -104,10 +104,10 @@ std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Tar
     if (w == 0) out.region_size = region.size;
     // fio's size: the bytes of one loop over the files.
     plan.loop_bytes = region.size * plan.fds.size();
-    plan.invalidate =
-        spec.invalidate && !spec.direct && !targets.nbd && !targets.diskless && !targets.by_path;
+    plan.invalidate = spec.files.invalidate && !spec.direct && !targets.nbd && !targets.diskless &&
+                      !targets.by_path;
     if (!spec.time_based) {
-      plan.bytes_limit = spec.io_size != 0 ? spec.io_size : plan.loop_bytes;
+      plan.bytes_limit = spec.region.io_size != 0 ? spec.region.io_size : plan.loop_bytes;
       if (__builtin_mul_overflow(plan.bytes_limit, uint64_t{spec.loops}, &plan.bytes_limit)) {
         throw stats::UsageError("--loops: the bytes to do overflow 64 bits");
       }
@@ -132,7 +132,7 @@ std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Tar
 // (times loops) at its one block size; 0 when its end is no byte count known in advance
 // (fill_device: until the device is full; number_ios with mixed block sizes).
 uint64_t PlannedBytes(const JobSpec& spec, uint64_t bytes_limit) {
-  if (spec.fill_device || bytes_limit == 0) return 0;
+  if (spec.region.fill_device || bytes_limit == 0) return 0;
   if (spec.number_ios == 0) return bytes_limit;
   if (spec.MinBlockSize() != spec.MaxBlockSize()) return 0;
   uint64_t ios = 0, bytes = 0;
@@ -178,8 +178,8 @@ void CheckCommonClock(std::span<const JobSpec> specs) {
           "one clock, so give them the same value",
           option, first.name, spec.name));
     };
-    if (spec.log_hist_msec != first.log_hist_msec) fail("log_hist_msec");
-    if (spec.log_unix_epoch != first.log_unix_epoch) fail("log_unix_epoch");
+    if (spec.logs.hist_msec != first.logs.hist_msec) fail("log_hist_msec");
+    if (spec.logs.unix_epoch != first.logs.unix_epoch) fail("log_unix_epoch");
     if (spec.start_at_ms != first.start_at_ms) fail("start_at");
   }
 }
@@ -296,7 +296,7 @@ std::map<uint32_t, Flow> JoinFlows(std::span<const JobSpec> specs,
   std::map<uint32_t, Flow> flows;
   for (size_t w = 0; w < workers.size(); ++w) {
     const JobSpec& spec = specs[job_of_worker[w]];
-    if (spec.flow != 0) workers[w]->JoinFlow(&flows[spec.flow_id]);
+    if (spec.flow.weight != 0) workers[w]->JoinFlow(&flows[spec.flow.id]);
   }
   return flows;
 }
@@ -309,7 +309,7 @@ void CheckAndPrepare(std::span<const JobSpec> specs) {
   CheckStartAt(specs.front().start_at_ms, Clock::RealtimeNs());
   Clock::Init();
   // --explain: the kernel's clock, to compare with its tracepoints exactly.
-  if (std::any_of(specs.begin(), specs.end(), std::mem_fn(&JobSpec::explain)))
+  if (std::any_of(specs.begin(), specs.end(), [](const JobSpec& s) { return s.explain.on; }))
     Clock::UseMonotonic();
   ProbeEngines(specs);
 }
@@ -333,8 +333,8 @@ std::vector<stats::IntervalSink*> OpenSinks(const RunJobsOptions& options, Batch
 std::vector<stats::Direction> LoggedDirections(const JobSpec& spec) {
   std::vector<stats::Direction> dirs;
   // A do_verify read-back (closed loop only) is the job's reads, as in fio.
-  const bool reads_back =
-      spec.verify != VerifyKind::kNone && spec.do_verify && spec.HasWrites() && !spec.RateLimited();
+  const bool reads_back = spec.verify.kind != VerifyKind::kNone && spec.verify.do_verify &&
+                          spec.HasWrites() && !spec.rates.Limited();
   if (spec.HasReads() || reads_back) dirs.push_back(stats::Direction::kRead);
   if (spec.HasWrites()) dirs.push_back(stats::Direction::kWrite);
   if (spec.HasTrims()) dirs.push_back(stats::Direction::kTrim);
@@ -381,7 +381,7 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   std::vector<stats::IntervalSink*> sinks;
   uint64_t start_at_ms = lead.start_at_ms;
   try {
-    sinks = OpenSinks(options, explain.get(), lead.log_hist_msec);
+    sinks = OpenSinks(options, explain.get(), lead.logs.hist_msec);
     // The start instant: --start_at, or the one the caller chooses now that this host is ready
     // (iotail-mpi: when every rank is).
     if (options.await_start) start_at_ms = options.await_start();
@@ -422,8 +422,8 @@ RunOutcome RunJobs(std::span<const JobSpec> specs, const RunJobsOptions& options
   }
   const uint64_t planned_bytes = PlannedBytes(specs, workers, job_of_worker);
   IntervalClockOptions copt;
-  copt.period_ms = lead.log_hist_msec;
-  copt.unix_epoch = lead.log_unix_epoch;
+  copt.period_ms = lead.logs.hist_msec;
+  copt.unix_epoch = lead.logs.unix_epoch;
   copt.start_realtime_ns = out.start_realtime_ns;  // after the ramp: the clock waits for it
   copt.from_start = start_at_ms == 0;  // one host's run: its logs count from its start (fio's)
   copt.planned_bytes = planned_bytes;

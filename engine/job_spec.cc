@@ -60,16 +60,16 @@ std::string RwModeName(RwMode mode) { return std::string(stats::NameOf(kRwNames,
 std::string JobSpec::Normalize() {
   // fio's rate=N (one value) caps each direction the job does at N, as bs=N sets each direction's
   // block size: it becomes the per-direction form.
-  if (rate.Any() && !RatePerDirection() && !HasTrims()) {
-    if (HasReads()) rate_dir[0] = rate;
-    if (HasWrites()) rate_dir[1] = rate;
-    rate = RateLimit{};
+  if (rates.limit.Any() && !rates.PerDirection() && !HasTrims()) {
+    if (HasReads()) rates.dir[0] = rates.limit;
+    if (HasWrites()) rates.dir[1] = rates.limit;
+    rates.limit = RateLimit{};
   }
   // A job that only trims writes nothing to verify: fio's verify does nothing there.
   if (HasTrims() && !HasReads() && !HasWrites()) {
-    verify = VerifyKind::kNone;
-    verify_backlog = verify_backlog_batch = 0;
-    verify_dump = false;
+    verify.kind = VerifyKind::kNone;
+    verify.backlog = verify.backlog_batch = 0;
+    verify.dump = false;
   }
   std::string notes;
   // fio turns time_based off without a runtime, with a warning (an error only with its
@@ -79,12 +79,12 @@ std::string JobSpec::Normalize() {
     notes = fmt::format("note: job '{}': --time_based needs a --runtime; off, as fio turns it off",
                         name);
   }
-  if (!Synchronous() || iodepth <= 1) return notes;
-  const uint32_t asked = iodepth;
-  iodepth = 1;
-  iodepth_batch_submit = 1;
-  iodepth_batch_complete_min = 1;
-  iodepth_batch_complete_max = 0;
+  if (!Synchronous() || queue.iodepth <= 1) return notes;
+  const uint32_t asked = queue.iodepth;
+  queue.iodepth = 1;
+  queue.batch_submit = 1;
+  queue.batch_complete_min = 1;
+  queue.batch_complete_max = 0;
   if (!notes.empty()) notes += "\n";
   return notes + fmt::format(
                      "note: --ioengine={} is synchronous (one I/O at a time per job): --iodepth={} "
@@ -93,14 +93,15 @@ std::string JobSpec::Normalize() {
 }
 
 int JobSpec::FadviseAdvice() const {
-  if (fadvise != -2) return fadvise;
+  if (files.fadvise != -2) return files.fadvise;
   return IsRandom() ? POSIX_FADV_RANDOM : POSIX_FADV_SEQUENTIAL;
 }
 
 JobSpec::BlockSizes JobSpec::SizesOf(stats::Direction d) const {
-  const bool own = d == stats::Direction::kWrite && bs_write_own;
-  const std::vector<BlockSizeShare>& split = own ? bssplit_w : bssplit;
-  const uint32_t lo = own ? bs_min_w : bs_min, hi = own ? bs_max_w : bs_max;
+  const bool own = d == stats::Direction::kWrite && blocks.bs_write_own;
+  const std::vector<BlockSizeShare>& split = own ? blocks.bssplit_w : blocks.bssplit;
+  const uint32_t lo = own ? blocks.bs_min_w : blocks.bs_min,
+                 hi = own ? blocks.bs_max_w : blocks.bs_max;
   if (!split.empty()) {
     uint32_t mn = UINT32_MAX, mx = 0;
     for (const auto& s : split) {
@@ -117,14 +118,14 @@ uint32_t JobSpec::MinBlockSize() const {
   uint32_t m = UINT32_MAX;
   if (HasReads()) m = std::min(m, SizesOf(stats::Direction::kRead).min);
   if (HasWrites()) m = std::min(m, SizesOf(stats::Direction::kWrite).min);
-  return m == UINT32_MAX ? bs : m;
+  return m == UINT32_MAX ? blocks.bs : m;
 }
 
 uint32_t JobSpec::MaxBlockSize() const {
   uint32_t m = 0;
   if (HasReads()) m = std::max(m, SizesOf(stats::Direction::kRead).max);
   if (HasWrites()) m = std::max(m, SizesOf(stats::Direction::kWrite).max);
-  return m == 0 ? bs : m;
+  return m == 0 ? blocks.bs : m;
 }
 
 }  // namespace iotail::engine

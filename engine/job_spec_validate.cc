@@ -45,17 +45,20 @@ struct EngineOptionCheck {
 };
 constexpr EngineOptionCheck kEngineOptionChecks[] = {
     {kCmdprioOption, "--cmdprio_percentage/--cmdprio_bssplit",
-     [](const JobSpec& s) { return s.cmdprio.Any(); }, ", as in fio"},
-    {kHipriOption, "--hipri", [](const JobSpec& s) { return s.hipri; },
+     [](const JobSpec& s) { return s.prio.cmdprio.Any(); }, ", as in fio"},
+    {kHipriOption, "--hipri", [](const JobSpec& s) { return s.engine_options.hipri; },
      ": polled I/O (io_uring's IOPOLL, pvsync2's RWF_HIPRI), on a block device with poll queues "
      "or a file system on one"},
-    {kNowaitOption, "--nowait", [](const JobSpec& s) { return s.nowait; },
+    {kNowaitOption, "--nowait", [](const JobSpec& s) { return s.engine_options.nowait; },
      "; fio also has it for io_uring and libaio"},
-    {kUncachedOption, "--uncached", [](const JobSpec& s) { return s.uncached != 0; }, ""},
-    {kSqthreadPollOption, "--sqthread_poll", [](const JobSpec& s) { return s.sqthread_poll; }, ""},
+    {kUncachedOption, "--uncached", [](const JobSpec& s) { return s.engine_options.uncached != 0; },
+     ""},
+    {kSqthreadPollOption, "--sqthread_poll",
+     [](const JobSpec& s) { return s.engine_options.sqthread_poll; }, ""},
     {kNbdOption, "--uri", [](const JobSpec& s) { return !s.uri.empty(); }, ""},
-    {kNbdOption, "--nbd_conns", [](const JobSpec& s) { return s.nbd_conns > 1; }, ""},
-    {kStatTypeOption, "--stat_type", [](const JobSpec& s) { return s.stat_type_given; },
+    {kNbdOption, "--nbd_conns", [](const JobSpec& s) { return s.nbd.conns > 1; }, ""},
+    {kStatTypeOption, "--stat_type",
+     [](const JobSpec& s) { return s.engine_options.stat_type_given; },
      ": the call those engines time, as fio's"},
 };
 
@@ -75,9 +78,10 @@ void JobSpec::Validate() const {
 
 // Validate: block sizes, sizes, offsets and times.
 void JobSpec::ValidateSizes() const {
-  if (bs == 0) throw UsageError("--bs: must be greater than 0");
-  if ((bs_dir[0] != 0 || bs_dir[1] != 0) &&
-      (bs_min != 0 || !bssplit.empty() || bs_min_w != 0 || !bssplit_w.empty())) {
+  if (blocks.bs == 0) throw UsageError("--bs: must be greater than 0");
+  if ((blocks.bs_dir[0] != 0 || blocks.bs_dir[1] != 0) &&
+      (blocks.bs_min != 0 || !blocks.bssplit.empty() || blocks.bs_min_w != 0 ||
+       !blocks.bssplit_w.empty())) {
     throw UsageError("--bs=R,W: not with --bsrange or --bssplit");
   }
   auto check_range = [](uint32_t lo, uint32_t hi) {
@@ -86,8 +90,8 @@ void JobSpec::ValidateSizes() const {
       throw UsageError("--bsrange: expected MIN-MAX with 0 < MIN <= MAX and MAX a multiple of MIN");
     }
   };
-  check_range(bs_min, bs_max);
-  check_range(bs_min_w, bs_max_w);
+  check_range(blocks.bs_min, blocks.bs_max);
+  check_range(blocks.bs_min_w, blocks.bs_max_w);
   auto check_split = [this](const std::vector<BlockSizeShare>& split) {
     if (split.empty()) return;
     uint32_t total = 0;
@@ -103,8 +107,8 @@ void JobSpec::ValidateSizes() const {
       throw UsageError(fmt::format("--bssplit: percentages must add up to 100, got {}", total));
     }
   };
-  check_split(bssplit);
-  check_split(bssplit_w);
+  check_split(blocks.bssplit);
+  check_split(blocks.bssplit_w);
   if (direct && MinBlockSize() % 512 != 0) {
     throw UsageError("--bs: with --direct=1 block sizes must be multiples of 512");
   }
@@ -112,34 +116,34 @@ void JobSpec::ValidateSizes() const {
   // zoned trim is a whole zone: fio's zbd examples trim 256 MiB).
   if (!HasTrims() && MaxBlockSize() > (64u << 20)) throw UsageError("--bs: at most 64 MiB");
   if (rwmixread > 100) throw UsageError("--rwmixread: expected 0..100");
-  if (iodepth == 0 || iodepth > 65536) throw UsageError("--iodepth: expected 1..65536");
+  if (queue.iodepth == 0 || queue.iodepth > 65536) throw UsageError("--iodepth: expected 1..65536");
   if (numjobs == 0 || numjobs > 4096) throw UsageError("--numjobs: expected 1..4096");
-  if (size != 0 && size < MaxBlockSize()) {
+  if (region.size != 0 && region.size < MaxBlockSize()) {
     throw UsageError("--size: smaller than the largest block size");
   }
-  if (size > UINT64_MAX - offset) {
-    throw UsageError(
-        fmt::format("--size/--offset: offset {} + size {} is past 2^64 bytes", offset, size));
+  if (region.size > UINT64_MAX - region.offset) {
+    throw UsageError(fmt::format("--size/--offset: offset {} + size {} is past 2^64 bytes",
+                                 region.offset, region.size));
   }
   if (runtime_ns > UINT64_MAX / 4 || ramp_time_ns > UINT64_MAX / 4) {
     throw UsageError("--runtime/--ramp_time: too long");
   }
-  if (direct && offset % 512 != 0) {
+  if (direct && region.offset % 512 != 0) {
     throw UsageError("--offset: with --direct=1 must be a multiple of 512");
   }
 }
 
 // Validate: the log options.
 void JobSpec::ValidateLogs() const {
-  if (log_hist_msec == 0) throw UsageError("--log_hist_msec: must be greater than 0");
-  if (log_hist_coarseness < 0 || log_hist_coarseness > stats::kMaxCoarseness) {
+  if (logs.hist_msec == 0) throw UsageError("--log_hist_msec: must be greater than 0");
+  if (logs.hist_coarseness < 0 || logs.hist_coarseness > stats::kMaxCoarseness) {
     throw UsageError("--log_hist_coarseness: expected 0..6");
   }
-  if (log_hist_groups != stats::kFio3Groups && log_hist_groups != stats::kWideGroups) {
+  if (logs.hist_groups != stats::kFio3Groups && logs.hist_groups != stats::kWideGroups) {
     throw UsageError(fmt::format(
         "--log_hist_groups: expected {} (fio's layout, latencies above 17.18 s clamped) or {} "
         "(every latency kept), got {}",
-        stats::kFio3Groups, stats::kWideGroups, log_hist_groups));
+        stats::kFio3Groups, stats::kWideGroups, logs.hist_groups));
   }
 }
 
@@ -151,8 +155,9 @@ void JobSpec::ValidateEngine() const {
       throw UsageError(OnlyWithEngines(check.flags, check.option, ioengine, check.why));
     }
   }
-  if (cmdprio.Any()) {
-    if (cmdprio.bssplit_given && (cmdprio.percentage[0] != 0 || cmdprio.percentage[1] != 0)) {
+  if (prio.cmdprio.Any()) {
+    if (prio.cmdprio.bssplit_given &&
+        (prio.cmdprio.percentage[0] != 0 || prio.cmdprio.percentage[1] != 0)) {
       throw UsageError("--cmdprio_percentage and --cmdprio_bssplit are mutually exclusive");
     }
     if (lat_percentiles) {
@@ -165,13 +170,13 @@ void JobSpec::ValidateEngine() const {
   // only (buffered I/O fails every I/O with EOPNOTSUPP), so say so before the run. They really
   // poll on a block device with poll queues, or a file system on one; a file the kernel cannot
   // poll at all (FUSE, NFS, tmpfs) fails at run time, and the run's end says why.
-  if (hipri && !direct && ioengine == EngineKind::kIoUring) {
+  if (engine_options.hipri && !direct && ioengine == EngineKind::kIoUring) {
     throw UsageError(
         "--hipri: polled I/O needs --direct=1 (buffered I/O cannot be polled), on a block device "
         "with poll queues or a file system on one");
   }
   // fio 3.33 ignores --uncached with direct=1, and so does iotail.
-  if (uncached != 0) {
+  if (engine_options.uncached != 0) {
     if (!direct) {
       throw UsageError(
           "--uncached: iotail does not support it: fio 3.33 sets RWF_UNCACHED (0x40), a flag of a "
@@ -179,7 +184,8 @@ void JobSpec::ValidateEngine() const {
           "fio's buffered I/Os with it fail with EOPNOTSUPP)");
     }
   }
-  if (ioengine == EngineKind::kMmap && (direct || fsync_every != 0 || fdatasync_every != 0)) {
+  if (ioengine == EngineKind::kMmap &&
+      (direct || syncs.fsync_every != 0 || syncs.fdatasync_every != 0)) {
     const auto page = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
     if (MinBlockSize() % page != 0) {
       throw UsageError(fmt::format(
@@ -188,10 +194,10 @@ void JobSpec::ValidateEngine() const {
           page));
     }
   }
-  if (ioengine == EngineKind::kE4defrag && e4defrag_donor.empty()) {
+  if (ioengine == EngineKind::kE4defrag && engine_options.e4defrag_donor.empty()) {
     throw UsageError("--donorname: --ioengine=e4defrag needs a donor file, as fio's");
   }
-  if ((fsync_every != 0 || fdatasync_every != 0) && ioengine == EngineKind::kNbd) {
+  if ((syncs.fsync_every != 0 || syncs.fdatasync_every != 0) && ioengine == EngineKind::kNbd) {
     throw UsageError("--fsync/--fdatasync: not with --ioengine=nbd");
   }
   if (ioengine == EngineKind::kNbd) {
@@ -200,7 +206,7 @@ void JobSpec::ValidateEngine() const {
       throw UsageError("--filename: not with --ioengine=nbd (the target is the export at --uri)");
     }
     if (direct) throw UsageError("--direct: not with --ioengine=nbd (there is no page cache)");
-    if (end_fsync) throw UsageError("--end_fsync: not with --ioengine=nbd");
+    if (syncs.end_fsync) throw UsageError("--end_fsync: not with --ioengine=nbd");
     return;
   }
 }
@@ -213,72 +219,74 @@ void JobSpec::ValidateFileOperations() const {
     // they are created then, not laid out: engine/target.h).
     const uint64_t per_clone =
         files_per_clone ? (filenames.size() + numjobs - 1) / numjobs : filenames.size();
-    if (openfiles != 0 && openfiles < per_clone) {
+    if (files.openfiles != 0 && files.openfiles < per_clone) {
       throw UsageError(fmt::format(
           "--openfiles={}: iotail keeps every file of a clone open ({} here) with --ioengine={}, "
           "where fio would service them {} at a time; only the file and directory operation "
           "engines take fewer",
-          openfiles, per_clone, engine, openfiles));
+          files.openfiles, per_clone, engine, files.openfiles));
     }
     return;
   }
   if (HasTrims()) throw UsageError(fmt::format("--rw: no trims with --ioengine={}", engine));
-  if (verify != VerifyKind::kNone) {
+  if (verify.kind != VerifyKind::kNone) {
     throw UsageError(fmt::format("--verify: not with --ioengine={} (it moves no data)", engine));
   }
-  if (fsync_every != 0 || fdatasync_every != 0 || end_fsync || fsync_on_close) {
+  if (syncs.fsync_every != 0 || syncs.fdatasync_every != 0 || syncs.end_fsync ||
+      syncs.fsync_on_close) {
     throw UsageError(fmt::format(
         "--fsync/--fdatasync/--end_fsync/--fsync_on_close: not with --ioengine={} (it keeps no "
         "file open)",
         engine));
   }
-  if (!ioscheduler.empty()) {
+  if (!files.ioscheduler.empty()) {
     throw UsageError(fmt::format("--ioscheduler: not with --ioengine={}", engine));
   }
 }
 
 // Validate: rates and rate floors.
 void JobSpec::ValidateRates() const {
-  if (RateLimited() && ((iodepth_low != 0 && iodepth_low < iodepth) || serialize_overlap)) {
+  if (rates.Limited() &&
+      ((queue.iodepth_low != 0 && queue.iodepth_low < queue.iodepth) || queue.serialize_overlap)) {
     throw UsageError(fmt::format(
         "--{}: not with --rate/--rate_iops (iotail's rate-limited loop issues at the schedule's "
         "times)",
-        serialize_overlap ? "serialize_overlap" : "iodepth_low"));
+        queue.serialize_overlap ? "serialize_overlap" : "iodepth_low"));
   }
-  if (RateLimited()) {
+  if (rates.Limited()) {
     auto both = [](const RateLimit& r) { return r.iops > 0 && r.bytes_per_s > 0; };
-    if (both(rate) || both(rate_dir[0]) || both(rate_dir[1]) ||
-        (rate.Any() && RatePerDirection())) {
+    if (both(rates.limit) || both(rates.dir[0]) || both(rates.dir[1]) ||
+        (rates.limit.Any() && rates.PerDirection())) {
       throw UsageError("--rate_iops/--rate: give one of --rate_iops and --rate, as N or as R,W");
     }
-    if (RatePerDirection()) {
-      if (HasReads() && !rate_dir[0].Any()) {
+    if (rates.PerDirection()) {
+      if (HasReads() && !rates.dir[0].Any()) {
         throw UsageError(
             fmt::format("--rate_iops/--rate: --rw={} reads, so the R,W form needs a read rate (R)",
                         RwModeName(rw)));
       }
-      if (HasWrites() && !rate_dir[1].Any()) {
+      if (HasWrites() && !rates.dir[1].Any()) {
         throw UsageError(fmt::format(
             "--rate_iops/--rate: --rw={} writes, so the R,W form needs a write rate (W)",
             RwModeName(rw)));
       }
-      if ((!HasReads() && rate_dir[0].Any()) || (!HasWrites() && rate_dir[1].Any())) {
+      if ((!HasReads() && rates.dir[0].Any()) || (!HasWrites() && rates.dir[1].Any())) {
         throw UsageError(
             fmt::format("--rate_iops/--rate: a rate is given for a direction --rw={} does not do",
                         RwModeName(rw)));
       }
     }
   }
-  if (ratecycle_ms == 0) throw UsageError("--ratecycle: must be at least 1 ms");
+  if (rates.cycle_ms == 0) throw UsageError("--ratecycle: must be at least 1 ms");
   // fio's rules (init.c): one kind of floor, and no floor above the rate.
-  const bool byte_floor = rate_min[0].bytes_per_s > 0 || rate_min[1].bytes_per_s > 0;
-  const bool iops_floor = rate_min[0].iops > 0 || rate_min[1].iops > 0;
+  const bool byte_floor = rates.min[0].bytes_per_s > 0 || rates.min[1].bytes_per_s > 0;
+  const bool iops_floor = rates.min[0].iops > 0 || rates.min[1].iops > 0;
   if (byte_floor && iops_floor) {
     throw UsageError("--rate_min/--rate_iops_min: give one of them (fio: mutually exclusive)");
   }
   for (int d = 0; d < 2; ++d) {
-    const RateLimit& cap = RatePerDirection() ? rate_dir[static_cast<size_t>(d)] : rate;
-    const RateLimit& floor = rate_min[static_cast<size_t>(d)];
+    const RateLimit& cap = rates.PerDirection() ? rates.dir[static_cast<size_t>(d)] : rates.limit;
+    const RateLimit& floor = rates.min[static_cast<size_t>(d)];
     if ((cap.bytes_per_s > 0 && cap.bytes_per_s < floor.bytes_per_s) ||
         (cap.iops > 0 && cap.iops < floor.iops)) {
       throw UsageError(fmt::format("--{}: above the {} rate it may not exceed",
@@ -290,45 +298,45 @@ void JobSpec::ValidateRates() const {
 
 // Validate: queue, batches, trims, offsets, think time and CPUs.
 void JobSpec::ValidateWorkload() const {
-  if (Zones() == ZoneMode::kZbd) ValidateZbd();
-  if (Zones() == ZoneMode::kNone && zone_size != 0) {
+  if (zones.mode == ZoneMode::kZbd) ValidateZbd();
+  if (zones.mode == ZoneMode::kNone && zones.size != 0) {
     throw UsageError("--zonesize: not with --zonemode=none, its default (fio refuses it too)");
   }
-  if (Zones() == ZoneMode::kStrided) {
-    if (zone_size == 0) throw UsageError("--zonesize: must be given with --zonemode=strided");
-    if (ZoneRange() < MaxBlockSize()) {
+  if (zones.mode == ZoneMode::kStrided) {
+    if (zones.size == 0) throw UsageError("--zonesize: must be given with --zonemode=strided");
+    if (zones.Range() < MaxBlockSize()) {
       throw UsageError("--zonerange: a zone must hold the largest block (--bs)");
     }
   }
-  if (flow != 0 && RateLimited()) {
+  if (flow.weight != 0 && rates.Limited()) {
     throw UsageError("--flow: not with a rate (iotail holds back the closed loop only)");
   }
-  if (ss_dur_ns != 0) {
+  if (steady.dur_ns != 0) {
     constexpr uint64_t kSecond = 1'000'000'000;
-    if (ss_interval_ns == 0 || ss_interval_ns % kSecond != 0) {
+    if (steady.interval_ns == 0 || steady.interval_ns % kSecond != 0) {
       throw UsageError("--ss_interval: a whole number of seconds, at least 1");
     }
-    if (ss_dur_ns < ss_interval_ns) {
+    if (steady.dur_ns < steady.interval_ns) {
       throw UsageError("--ss_dur: at least one --ss_interval (the window holds whole intervals)");
     }
   }
-  if (iodepth_batch_submit > iodepth) {
+  if (queue.batch_submit > queue.iodepth) {
     throw UsageError("--iodepth_batch_submit: at most --iodepth");
   }
-  if (iodepth_batch_complete_min > iodepth) {
+  if (queue.batch_complete_min > queue.iodepth) {
     throw UsageError("--iodepth_batch_complete_min: at most --iodepth");
   }
-  if (iodepth_batch_complete_max != 0 && iodepth_batch_complete_max < iodepth_batch_complete_min) {
+  if (queue.batch_complete_max != 0 && queue.batch_complete_max < queue.batch_complete_min) {
     throw UsageError("--iodepth_batch_complete_max: at least --iodepth_batch_complete_min");
   }
   if (loops == 0) throw UsageError("--loops: must be at least 1");
   if (HasTrims()) {
-    if (RateLimited() || trim_rate_given) {
+    if (rates.Limited() || rates.trim_given) {
       throw UsageError("--rw=trim/randtrim: not with --rate/--rate_iops");
     }
     if (ioengine == EngineKind::kNbd)
       throw UsageError("--rw=trim/randtrim: not with the nbd engine");
-    if (verify != VerifyKind::kNone && (HasReads() || HasWrites())) {
+    if (verify.kind != VerifyKind::kNone && (HasReads() || HasWrites())) {
       throw UsageError("--verify: not with trims");
     }
   }
@@ -340,29 +348,29 @@ void JobSpec::ValidateWorkload() const {
   if (rw_modifier < 0 && IsRandom()) {
     throw UsageError("--rw: a random mode's :N is a count of I/Os, not a negative gap");
   }
-  if (direct && blockalign % 512 != 0) {
+  if (direct && blocks.blockalign % 512 != 0) {
     throw UsageError("--blockalign: with --direct=1 must be a multiple of 512");
   }
-  if (offset_increment != 0 && offset_increment_percent > 0) {
+  if (region.offset_increment != 0 && region.offset_increment_percent > 0) {
     throw UsageError("--offset_increment: give bytes or a percentage, not both");
   }
-  if (direct && offset_increment % 512 != 0) {
+  if (direct && region.offset_increment % 512 != 0) {
     throw UsageError("--offset_increment: with --direct=1 must be a multiple of 512");
   }
-  if (thinktime_blocks == 0) throw UsageError("--thinktime_blocks: must be at least 1");
-  if (thinktime_spin_ns > thinktime_ns) {
+  if (thinktime.blocks == 0) throw UsageError("--thinktime_blocks: must be at least 1");
+  if (thinktime.spin_ns > thinktime.ns) {
     throw UsageError("--thinktime_spin: at most --thinktime");
   }
-  if (thinktime_ns != 0 && RateLimited()) {
+  if (thinktime.ns != 0 && rates.Limited()) {
     throw UsageError("--thinktime: not with --rate/--rate_iops (the schedule sets the pace)");
   }
-  if (thinktime_ns > UINT64_MAX / 4) throw UsageError("--thinktime: too long");
+  if (thinktime.ns > UINT64_MAX / 4) throw UsageError("--thinktime: too long");
   if (startdelay_ns > UINT64_MAX / 4) throw UsageError("--startdelay: too long");
-  if (!cpus_allowed.empty()) {
+  if (!placement.cpus_allowed.empty()) {
     cpu_set_t usable;
     CPU_ZERO(&usable);
     if (sched_getaffinity(0, sizeof(usable), &usable) == 0) {
-      for (int cpu : cpus_allowed) {
+      for (int cpu : placement.cpus_allowed) {
         if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &usable)) {
           throw UsageError(fmt::format(
               "--cpus_allowed: CPU {} is not one this process may use here ({} of {} online: {})",
@@ -375,10 +383,11 @@ void JobSpec::ValidateWorkload() const {
 
 // Validate: the targets.
 void JobSpec::ValidateTargets() const {
-  if ((size_percent > 0 || offset_percent > 0) && (size != 0 || offset != 0)) {
+  if ((region.size_percent > 0 || region.offset_percent > 0) &&
+      (region.size != 0 || region.offset != 0)) {
     throw UsageError("--size/--offset: give both as percentages or both as sizes");
   }
-  if (ioengine == EngineKind::kNull && size == 0) {
+  if (ioengine == EngineKind::kNull && region.size == 0) {
     throw UsageError(
         "--size: the null engine needs it (it opens no file; fio: \"you need to specify size=\")");
   }

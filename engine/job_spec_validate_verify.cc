@@ -13,26 +13,26 @@ using stats::UsageError;
 // Validate: verify (its kinds, intervals and patterns, what a job that verifies may do) and
 // fill_device.
 void JobSpec::ValidateVerify() const {
-  if (verify == VerifyKind::kNone && (verify_backlog != 0 || verify_dump)) {
+  if (verify.kind == VerifyKind::kNone && (verify.backlog != 0 || verify.dump)) {
     throw UsageError(fmt::format("--{}: only with --verify",
-                                 verify_backlog != 0 ? "verify_backlog" : "verify_dump"));
+                                 verify.backlog != 0 ? "verify_backlog" : "verify_dump"));
   }
-  if (verify != VerifyKind::kNone) {
+  if (verify.kind != VerifyKind::kNone) {
     if (MinBlockSize() != MaxBlockSize()) {
       throw UsageError("--verify: needs one block size (not bsrange or bssplit)");
     }
     // fio's verify_interval: past the block size or not dividing it, the whole block.
     const uint32_t bs = MinBlockSize();
-    const uint32_t step = verify_interval != 0 && verify_interval < bs && bs % verify_interval == 0
-                              ? verify_interval
+    const uint32_t step = verify.interval != 0 && verify.interval < bs && bs % verify.interval == 0
+                              ? verify.interval
                               : bs;
-    if (verify == VerifyKind::kPattern && verify_pattern.size == 0) {
+    if (verify.kind == VerifyKind::kPattern && verify.pattern.size == 0) {
       throw UsageError("--verify=pattern: needs --verify_pattern");
     }
-    if (verify != VerifyKind::kPattern && step < VerifyHeaderBytes(verify)) {
+    if (verify.kind != VerifyKind::kPattern && step < VerifyHeaderBytes(verify.kind)) {
       throw UsageError(fmt::format(
           "--verify={}: iotail's header needs {} bytes: the block size{} must be at least that",
-          VerifyKindName(verify), VerifyHeaderBytes(verify),
+          VerifyKindName(verify.kind), VerifyHeaderBytes(verify.kind),
           step != bs ? " and --verify_interval" : ""));
     }
     if (ioengine == EngineKind::kNbd) throw UsageError("--verify: not with --ioengine=nbd");
@@ -45,7 +45,7 @@ void JobSpec::ValidateVerify() const {
     // loop, or (norandommap, as fio's sorted list) read back once, the last write's, which with
     // one block size is the whole block. fio's own check fails where a block is written twice
     // otherwise (its header's seed), so those jobs are refused rather than given another meaning.
-    if (HasWrites() && verify_backlog == 0 && do_verify && !NeverVerifies() &&
+    if (HasWrites() && verify.backlog == 0 && verify.do_verify && !NeverVerifies() &&
         ((IsRandom() && NoRandomMap() && HasReads()) || rw_modifier != 0 ||
          random_distribution.kind != DistributionKind::kRandom)) {
       throw UsageError(
@@ -53,20 +53,20 @@ void JobSpec::ValidateVerify() const {
           "job, a skewed random_distribution or rw=...:N), unless --verify_backlog reads back "
           "what was written");
     }
-    if (HasWrites() && verify_backlog == 0 && do_verify && !NeverVerifies() && IsRandom() &&
+    if (HasWrites() && verify.backlog == 0 && verify.do_verify && !NeverVerifies() && IsRandom() &&
         NoRandomMap() && (MinBlockSize() != MaxBlockSize() || BlockAlign() != MinBlockSize())) {
       throw UsageError(
           "--verify with --norandommap: one block size, aligned to itself (a block rewritten "
           "with another size or alignment would overlap the ones before; or give "
           "--verify_backlog)");
     }
-    if (VerifiesWrittenEachLoop() && RateLimited()) {
+    if (VerifiesWrittenEachLoop() && rates.Limited()) {
       throw UsageError(
           "--verify: a mixed or time_based job that verifies needs --verify_backlog when it is "
           "rate-limited (iotail's open loop has no read-back phase)");
     }
   }
-  if (fill_device) {
+  if (region.fill_device) {
     // fio fills the filesystem first for a read job, and a random fill has no end to reach.
     if (HasReads() || HasTrims() || IsRandom()) {
       throw UsageError(

@@ -44,7 +44,7 @@ struct stat CheckZonedTarget(const JobSpec& spec, const std::string& path) {
         "--zonemode=zbd: '{}' does not exist; zones are emulated on an existing file or block "
         "device of at least --zonesize ({} bytes), as fio (file/device size 0 is smaller than "
         "zone size)",
-        path, spec.zone_size));
+        path, spec.zones.size));
   }
   if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
     throw stats::UsageError(
@@ -66,29 +66,29 @@ struct stat CheckZonedTarget(const JobSpec& spec, const std::string& path) {
 // on the file; a later job must agree with them, as fio's zbd_setup_files checks.
 std::shared_ptr<ZonedFile> ZonesFor(const JobSpec& spec, const std::string& path,
                                     const struct stat& st, uint64_t size, ZoneRegistry& registry) {
-  if (size < spec.zone_size) {
+  if (size < spec.zones.size) {
     throw stats::UsageError(
         fmt::format("--zonesize: '{}' is smaller than a zone (file/device size {} is smaller "
                     "than zone size {})",
-                    path, size, spec.zone_size));
+                    path, size, spec.zones.size));
   }
   bool made = false;
   const ZoneRegistry::Settings settings{
-      size, spec.zone_size, spec.zone_capacity != 0 ? spec.zone_capacity : spec.zone_size,
-      spec.max_open_zones};
+      size, spec.zones.size, spec.zones.capacity != 0 ? spec.zones.capacity : spec.zones.size,
+      spec.zones.max_open};
   auto zones = registry.Get(st.st_dev, st.st_ino, settings, &made);
-  if (zones->zone_size() != spec.zone_size) {
+  if (zones->zone_size() != spec.zones.size) {
     throw stats::UsageError(
         fmt::format("--zonesize: {} does not match the zone size {} another job gave '{}'",
-                    spec.zone_size, zones->zone_size(), path));
+                    spec.zones.size, zones->zone_size(), path));
   }
-  if (spec.max_open_zones > 0 && zones->max_open() != spec.max_open_zones) {
+  if (spec.zones.max_open > 0 && zones->max_open() != spec.zones.max_open) {
     throw stats::UsageError(fmt::format(
         "--max_open_zones: {} differs from the {} another job gave '{}' (fio: different "
         "'max_open_zones' values)",
-        spec.max_open_zones, zones->max_open(), path));
+        spec.zones.max_open, zones->max_open(), path));
   }
-  if (spec.job_max_open_zones != 0 && zones->max_open() == 0) {
+  if (spec.zones.job_max_open != 0 && zones->max_open() == 0) {
     throw stats::UsageError(
         "--job_max_open_zones: not without a global open zones limit (--max_open_zones), as fio");
   }
@@ -116,15 +116,16 @@ std::vector<size_t> FilesOf(const JobSpec& spec, size_t files, uint32_t w) {
 // size when a percentage is involved.
 uint64_t CloneOffset(const JobSpec& spec, uint64_t capacity, uint32_t clone) {
   bool align = false;
-  uint64_t increment = spec.offset_increment;
-  if (spec.offset_increment_percent > 0) {
-    increment =
-        static_cast<uint64_t>(static_cast<double>(capacity) * spec.offset_increment_percent / 100);
+  uint64_t increment = spec.region.offset_increment;
+  if (spec.region.offset_increment_percent > 0) {
+    increment = static_cast<uint64_t>(static_cast<double>(capacity) *
+                                      spec.region.offset_increment_percent / 100);
     align = true;
   }
-  uint64_t offset = spec.offset;
-  if (spec.offset_percent > 0) {
-    offset = static_cast<uint64_t>(static_cast<double>(capacity) * spec.offset_percent / 100);
+  uint64_t offset = spec.region.offset;
+  if (spec.region.offset_percent > 0) {
+    offset =
+        static_cast<uint64_t>(static_cast<double>(capacity) * spec.region.offset_percent / 100);
     align = true;
   }
   offset += increment * clone;
@@ -146,7 +147,7 @@ void PrepareFileOperations(const JobSpec& spec, const TargetOptions& topt, Targe
   const EngineKind e = spec.ioengine;
   t.by_path = true;
   const bool lays_out =
-      (e == EngineKind::kFileStat || e == EngineKind::kFileDelete) && !spec.create_on_open;
+      (e == EngineKind::kFileStat || e == EngineKind::kFileDelete) && !spec.files.create_on_open;
   t.diskless = !lays_out;
   for (const std::string& path : spec.filenames) {
     struct stat st {};
@@ -186,21 +187,21 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   topt.access = spec.HasWrites() || spec.HasTrims() || spec.ChangesFilesOnly() ? Access::kReadWrite
                                                                                : Access::kRead;
   topt.direct = spec.direct;
-  topt.size = spec.size;
-  topt.file_size = spec.file_size;
+  topt.size = spec.region.size;
+  topt.file_size = spec.region.file_size;
   topt.allow_destructive = spec.allow_destructive;
   topt.stop = stop;
-  topt.sync_flags = spec.sync_flags;
-  topt.invalidate = spec.invalidate && !spec.direct;
+  topt.sync_flags = spec.syncs.sync_flags;
+  topt.invalidate = spec.files.invalidate && !spec.direct;
   topt.fadvise = spec.FadviseAdvice();
   // fio's extend_file: a job that reads (or writes with overwrite) lays its files out with data;
   // a job that only writes just preallocates them.
-  topt.fallocate = spec.fallocate;
-  topt.fill = spec.HasReads() || (spec.HasWrites() && spec.overwrite);
-  topt.content = spec.Content();
-  topt.allow_create = spec.allow_file_create;
-  topt.fill_device = spec.fill_device;
-  topt.create_on_open = spec.create_on_open;
+  topt.fallocate = spec.files.fallocate;
+  topt.fill = spec.HasReads() || (spec.HasWrites() && spec.files.overwrite);
+  topt.content = spec.buffers.Content();
+  topt.allow_create = spec.files.allow_file_create;
+  topt.fill_device = spec.region.fill_device;
+  topt.create_on_open = spec.files.create_on_open;
   if (spec.FileOperations()) {
     PrepareFileOperations(spec, topt, t, out);
     return t;
@@ -215,19 +216,19 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
         if (g == f) last_clone = w;
       }
     }
-    topt.offset = spec.offset + spec.offset_increment * last_clone;
+    topt.offset = spec.region.offset + spec.region.offset_increment * last_clone;
     const std::string& path = spec.filenames[f];
     struct stat zoned {};
-    if (spec.Zones() == ZoneMode::kZbd) zoned = CheckZonedTarget(spec, path);
+    if (spec.zones.mode == ZoneMode::kZbd) zoned = CheckZonedTarget(spec, path);
     t.files.emplace_back(path, topt);
     if (t.files.back().created()) out.created_files.push_back(path);
-    if (!spec.ioscheduler.empty()) {
-      if (const std::string note = SwitchIoScheduler(path, spec.ioscheduler); !note.empty()) {
+    if (!spec.files.ioscheduler.empty()) {
+      if (const std::string note = SwitchIoScheduler(path, spec.files.ioscheduler); !note.empty()) {
         std::fprintf(stderr, "iotail run: note: %s\n", note.c_str());
       }
     }
     t.capacity.push_back(t.files.back().capacity());
-    if (spec.Zones() == ZoneMode::kZbd) {
+    if (spec.zones.mode == ZoneMode::kZbd) {
       // The zones cut the file as it was found (fio's real_file_size before its layout).
       const uint64_t size =
           S_ISBLK(zoned.st_mode) ? t.capacity.back() : static_cast<uint64_t>(zoned.st_size);
@@ -236,8 +237,8 @@ Targets OpenTargets(const JobSpec& spec, JobOutcome& out, const std::atomic<bool
   }
   if (t.nbd) {
     const uint64_t capacity = ProbeNbdExport(spec, stop).size;
-    const uint64_t last = spec.offset + spec.offset_increment * (spec.numjobs - 1);
-    if (last >= capacity || (spec.size != 0 && spec.size > capacity - last)) {
+    const uint64_t last = spec.region.offset + spec.region.offset_increment * (spec.numjobs - 1);
+    if (last >= capacity || (spec.region.size != 0 && spec.region.size > capacity - last)) {
       throw stats::UsageError(
           fmt::format("--size/--offset: the export at '{}' has only {} bytes", spec.uri, capacity));
     }
@@ -287,13 +288,13 @@ Region WorkerRegion(const JobSpec& spec, const Targets& targets, const std::vect
   Region r;
   if (targets.diskless) {
     r.offset = CloneOffset(spec, 0, w);
-    r.size = r.file_end = spec.size / unit * unit;
+    r.size = r.file_end = spec.region.size / unit * unit;
     // fio's filecreate and dircreate take a file without a size as one block long; its other
     // diskless operations need a size.
     const EngineKind e = spec.ioengine;
-    if (spec.size == 0 && (e == EngineKind::kFileCreate || e == EngineKind::kDirCreate)) {
+    if (spec.region.size == 0 && (e == EngineKind::kFileCreate || e == EngineKind::kDirCreate)) {
       r.size = r.file_end = unit;
-    } else if (spec.size == 0 && spec.FileOperations()) {
+    } else if (spec.region.size == 0 && spec.FileOperations()) {
       throw stats::UsageError(fmt::format(
           "--size: --ioengine={} needs --size or --filesize (fio: \"you need to specify size=\")",
           EngineKindName(e)));
@@ -302,9 +303,9 @@ Region WorkerRegion(const JobSpec& spec, const Targets& targets, const std::vect
     uint64_t smallest = UINT64_MAX;
     for (size_t f : files) smallest = std::min(smallest, targets.capacity[targets.nbd ? 0 : f]);
     r.offset = CloneOffset(spec, smallest, w);
-    uint64_t size = spec.size;
-    if (spec.size_percent > 0) {
-      size = static_cast<uint64_t>(static_cast<double>(smallest) * spec.size_percent / 100);
+    uint64_t size = spec.region.size;
+    if (spec.region.size_percent > 0) {
+      size = static_cast<uint64_t>(static_cast<double>(smallest) * spec.region.size_percent / 100);
     }
     const uint64_t after = smallest > r.offset ? smallest - r.offset : 0;
     if (size == 0 || size > after) size = after;
@@ -312,7 +313,7 @@ Region WorkerRegion(const JobSpec& spec, const Targets& targets, const std::vect
     // than the size, so its last block ends past it, where the file holds it (a size in percent
     // fio rounds down to the block first).
     const uint64_t up = (size + unit - 1) / unit * unit;
-    r.size = up <= after && spec.size_percent == 0 ? up : size / unit * unit;
+    r.size = up <= after && spec.region.size_percent == 0 ? up : size / unit * unit;
     r.file_end = after;
     if (!targets.zones.empty()) AlignToZones(spec, *targets.zones[files.front()], w, r);
   }
@@ -325,7 +326,8 @@ Region WorkerRegion(const JobSpec& spec, const Targets& targets, const std::vect
 }
 
 void RemoveJobFiles(const JobSpec& spec) {
-  if (!spec.unlink || spec.ioengine == EngineKind::kNbd || spec.ioengine == EngineKind::kNull) {
+  if (!spec.files.unlink || spec.ioengine == EngineKind::kNbd ||
+      spec.ioengine == EngineKind::kNull) {
     return;
   }
   const bool directories = spec.OnDirectories();

@@ -7,8 +7,8 @@
 namespace iotail::engine {
 
 void JobSpec::ValidateLatencyTarget() const {
-  if (latency_target_ns == 0) return;
-  if (RateLimited()) {
+  if (latency_target.target_ns == 0) return;
+  if (rates.Limited()) {
     throw stats::UsageError(
         "--latency_target: not supported together with --rate/--rate_iops in iotail (its open "
         "loop issues on a schedule, not at a depth)");
@@ -16,13 +16,13 @@ void JobSpec::ValidateLatencyTarget() const {
 }
 
 LatencySearch::LatencySearch(const JobSpec& spec)
-    : target_ns_(spec.latency_target_ns),
-      window_ns_(spec.latency_window_ns),
-      percentile_(spec.latency_percentile),
-      run_(spec.latency_run),
-      iodepth_(spec.iodepth),
-      depth_(spec.iodepth),
-      high_(spec.iodepth) {}
+    : target_ns_(spec.latency_target.target_ns),
+      window_ns_(spec.latency_target.window_ns),
+      percentile_(spec.latency_target.percentile),
+      run_(spec.latency_target.run),
+      iodepth_(spec.queue.iodepth),
+      depth_(spec.queue.iodepth),
+      high_(spec.queue.iodepth) {}
 
 void LatencySearch::Start(uint64_t now_ns, uint64_t ios) {
   end_run_ = false;

@@ -147,7 +147,7 @@ nbd_handle* ConnectNbd(const std::string& uri, const NbdLimits& limits) {
 }
 
 NbdExport ProbeNbdExport(const JobSpec& spec, const std::atomic<bool>* stop) {
-  const NbdLimits limits{spec.nbd_timeout_ns, stop};
+  const NbdLimits limits{spec.nbd.timeout_ns, stop};
   nbd_handle* h = ConnectNbd(spec.uri, limits);
   struct Closer {
     nbd_handle* h;
@@ -191,9 +191,9 @@ NbdExport ProbeNbdExport(const JobSpec& spec, const std::atomic<bool>* stop) {
     };
     check(spec.MinBlockSize());
     check(spec.MaxBlockSize());
-    for (const BlockSizeShare& s : spec.bssplit) check(s.bs);
-    for (const BlockSizeShare& s : spec.bssplit_w) check(s.bs);
-    if (spec.offset % e.min_block != 0) {
+    for (const BlockSizeShare& s : spec.blocks.bssplit) check(s.bs);
+    for (const BlockSizeShare& s : spec.blocks.bssplit_w) check(s.bs);
+    if (spec.region.offset % e.min_block != 0) {
       throw stats::UsageError(
           fmt::format("--offset: the NBD server needs a multiple of {} bytes", e.min_block));
     }
@@ -204,20 +204,20 @@ NbdExport ProbeNbdExport(const JobSpec& spec, const std::atomic<bool>* stop) {
   }
   // A block larger than the export (or what --offset leaves of it); --size, and an --offset past
   // the end, are checked by the caller with the region.
-  const uint64_t room = e.size > spec.offset ? e.size - spec.offset : 0;
-  if (room != 0 && spec.size == 0 && spec.size_percent == 0 && spec.offset_percent == 0 &&
-      spec.MaxBlockSize() > room) {
+  const uint64_t room = e.size > spec.region.offset ? e.size - spec.region.offset : 0;
+  if (room != 0 && spec.region.size == 0 && spec.region.size_percent == 0 &&
+      spec.region.offset_percent == 0 && spec.MaxBlockSize() > room) {
     throw stats::UsageError(fmt::format(
         "--bs: a block of {} bytes does not fit in the export at '{}', which has {} bytes{}",
         spec.MaxBlockSize(), spec.uri, e.size,
-        spec.offset != 0 ? fmt::format(" ({} after --offset)", room) : ""));
+        spec.region.offset != 0 ? fmt::format(" ({} after --offset)", room) : ""));
   }
-  if (spec.nbd_conns > 1 && !e.multi_conn && spec.HasWrites()) {
+  if (spec.nbd.conns > 1 && !e.multi_conn && spec.HasWrites()) {
     throw stats::UsageError(fmt::format(
         "--nbd_conns={}: the server at '{}' does not advertise multi-conn, so writes over several "
         "connections are not guaranteed to be seen by the others; use --nbd_conns=1 (reads only "
         "may use more)",
-        spec.nbd_conns, spec.uri));
+        spec.nbd.conns, spec.uri));
   }
   if (spec.HasWrites()) {
     if (e.read_only) {

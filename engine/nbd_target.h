@@ -52,7 +52,7 @@ struct NbdLimits {
 };
 
 nbd_handle* ConnectNbd(const std::string& uri, const NbdLimits& limits);
-// Connects under spec.nbd_timeout_ns and `stop`.
+// Connects under spec.nbd.timeout_ns and `stop`.
 NbdExport ProbeNbdExport(const JobSpec& spec, const std::atomic<bool>* stop);
 
 }  // namespace iotail::engine

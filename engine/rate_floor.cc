@@ -12,12 +12,12 @@ bool RateFloor::Check(uint64_t now, uint64_t record_from_ns) {
   constexpr uint64_t kSettleNs = 2'000'000'000;  // fio's 2 s settle period
   if (now < record_from_ns + kSettleNs) return true;
   for (size_t d = 0; d < 2; ++d) {
-    const RateLimit& floor = spec_.rate_min[d];
+    const RateLimit& floor = spec_.rates.min[d];
     if (!floor.Any() || done_bytes_[d] == 0) continue;
     Base& base = base_[d];
     if (base.set) {
       const uint64_t spent_ms = (now - base.at_ns) / 1'000'000;
-      if (spent_ms < spec_.ratecycle_ms || spent_ms == 0) continue;
+      if (spent_ms < spec_.rates.cycle_ms || spent_ms == 0) continue;
       // fio's integer arithmetic: per second over the whole ms spent.
       const bool bytes = floor.bytes_per_s > 0;
       const uint64_t got =

@@ -21,7 +21,7 @@ class RateFloor {
   // The floor of `spec` for worker `index` (0-based; named "NAME (clone i of n)" with numjobs).
   RateFloor(const JobSpec& spec, int index);
   static bool Enabled(const JobSpec& spec) {
-    return spec.rate_min[0].Any() || spec.rate_min[1].Any();
+    return spec.rates.min[0].Any() || spec.rates.min[1].Any();
   }
   // A completion of `bytes` recorded in direction d (trims are not counted).
   void Count(stats::Direction d, uint32_t bytes) {

@@ -15,8 +15,8 @@ namespace iotail::engine {
 namespace {
 
 bool SameSettings(const JobSpec& a, const JobSpec& b) {
-  return a.ss == b.ss && a.ss_dur_ns == b.ss_dur_ns && a.ss_ramp_ns == b.ss_ramp_ns &&
-         a.ss_interval_ns == b.ss_interval_ns;
+  return a.steady.criterion == b.steady.criterion && a.steady.dur_ns == b.steady.dur_ns &&
+         a.steady.ramp_ns == b.steady.ramp_ns && a.steady.interval_ns == b.steady.interval_ns;
 }
 
 }  // namespace
@@ -30,8 +30,8 @@ SteadyStateMonitor::SteadyStateMonitor(std::span<const JobSpec> specs,
   for (size_t w = 0; w < workers.size(); ++w) {
     const size_t j = job_of_worker[w];
     const JobSpec& spec = specs[j];
-    if (spec.ss_dur_ns == 0) continue;
-    if (spec.ss_group) {
+    if (spec.steady.dur_ns == 0) continue;
+    if (spec.steady.group) {
       if (const auto it = group_unit.find(spec.report_group); it != group_unit.end()) {
         const JobSpec& first = specs[group_job[spec.report_group]];
         if (!SameSettings(first, spec)) {
@@ -47,19 +47,20 @@ SteadyStateMonitor::SteadyStateMonitor(std::span<const JobSpec> specs,
       group_unit[spec.report_group] = units_.size();
       group_job[spec.report_group] = j;
     }
-    const uint64_t interval = std::max<uint64_t>(spec.ss_interval_ns, 1);
-    const auto size = static_cast<uint32_t>(std::max<uint64_t>(spec.ss_dur_ns / interval, 1));
+    const uint64_t interval = std::max<uint64_t>(spec.steady.interval_ns, 1);
+    const auto size = static_cast<uint32_t>(std::max<uint64_t>(spec.steady.dur_ns / interval, 1));
     unit_of_worker_[w] = static_cast<int>(units_.size());
-    units_.push_back(Unit{{w},
-                          spec.ss_ramp_ns,
-                          interval,
-                          stats::SteadyStateWindow(
-                              spec.ss, size, static_cast<uint32_t>(spec.ss_dur_ns / 1'000'000'000)),
-                          0,
-                          0,
-                          0,
-                          0,
-                          false});
+    units_.push_back(
+        Unit{{w},
+             spec.steady.ramp_ns,
+             interval,
+             stats::SteadyStateWindow(spec.steady.criterion, size,
+                                      static_cast<uint32_t>(spec.steady.dur_ns / 1'000'000'000)),
+             0,
+             0,
+             0,
+             0,
+             false});
   }
 }
 

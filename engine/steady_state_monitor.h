@@ -1,5 +1,5 @@
 // SteadyStateMonitor: fio's steadystate for the jobs of one RunJobs batch that ask for it
-// (JobSpec::ss_dur_ns != 0), on a thread of its own.
+// (JobSpec::steady.dur_ns != 0), on a thread of its own.
 //
 // A unit is one worker (fio's job clone), or with ss_group (group_reporting) every worker of the
 // jobs of its reporting group that ask for it. A unit's measurements begin once its first worker

@@ -94,6 +94,33 @@ struct VerifyFormat {
   uint64_t writer_seed = 0;
 };
 
+// A job's verify options (JobSpec::verify), fio's names.
+struct VerifyOptions {
+  VerifyKind kind = VerifyKind::kNone;  // --verify: checksummed blocks
+  bool do_verify = true;                // --do_verify: read the written blocks back after
+  bool dump = false;  // --verify_dump: a bad block as read and as written, to files
+  // --verify_backlog: once N written blocks wait, read back and check the oldest backlog_batch
+  // (--verify_backlog_batch; 0: all) of them; at the end, what is left (each block once). Only
+  // with do_verify, as fio.
+  uint64_t backlog = 0;
+  uint64_t backlog_batch = 0;
+  // --verify_interval: a header every N bytes of a block (0: fio's default, the block size; one
+  // that does not divide the block size is the block size too, as fio), and --verify_pattern: the
+  // blocks' data (empty: random).
+  uint32_t interval = 0;
+  VerifyPattern pattern;
+  // --verify_async: fio's verification threads (accepted, the blocks are checked inline: see
+  // cli/run_options_files.cc); kept for the summary.
+  uint32_t async = 0;
+  // The blocks' format (refers to pattern: valid as long as these options).
+  VerifyFormat Layout() const {
+    VerifyFormat f(kind);
+    f.interval = interval;
+    f.pattern = &pattern;
+    return f;
+  }
+};
+
 // A read-back's verdict: the offset of the interval that failed (as fio reports it) and why.
 struct VerifyCheck {
   bool ok = true;

@@ -35,12 +35,13 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
       lat_(spec) {
   if (RateFloor::Enabled(spec)) floor_.emplace(spec, plan_.index);
   ramp_.on = spec.ramp_time_ns != 0;
-  if (spec.ioprio >= 0 || spec.ioprio_class >= 0) {
-    prio_.job_ioprio = IoprioValue(std::max(spec.ioprio_class, 0), std::max(spec.ioprio, 0));
+  if (spec.prio.ioprio >= 0 || spec.prio.ioprio_class >= 0) {
+    prio_.job_ioprio =
+        IoprioValue(std::max(spec.prio.ioprio_class, 0), std::max(spec.prio.ioprio, 0));
   }
-  if (spec.cmdprio.Any()) {
+  if (spec.prio.cmdprio.Any()) {
     // Before the run (the interval clock reads the recorder from then on).
-    prio_.cmdprio.emplace(spec.cmdprio, prio_.job_ioprio, spec.HasReads(), spec.HasWrites());
+    prio_.cmdprio.emplace(spec.prio.cmdprio, prio_.job_ioprio, spec.HasReads(), spec.HasWrites());
     for (const stats::Direction d : {stats::Direction::kRead, stats::Direction::kWrite}) {
       recorder_->SetPriorities(d, prio_.cmdprio->Priorities(d));
     }
@@ -49,7 +50,7 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
   if (Strided(spec, plan_)) {
     const uint64_t file_end =
         plan_.region_offset + (plan_.file_end ? plan_.file_end : plan_.region_size);
-    stride_.emplace(spec.zone_size, spec.ZoneRange(), spec.zone_skip, plan_.region_offset,
+    stride_.emplace(spec.zones.size, spec.zones.Range(), spec.zones.skip, plan_.region_offset,
                     file_end);
   }
   if (plan_.zones) {
@@ -106,8 +107,8 @@ void Worker::FillBatchFeatures(bool issue_new, uint64_t& issued_bytes, uint64_t 
   flow_held_ = false;
   while (issue_new && queue_.free_count > 0 &&
          queue_.slots.size() - queue_.free_count < lt_.issue_cap &&
-         (bytes_limit == 0 || issued_bytes < bytes_limit) && trims_.in_batch < spec_.iodepth &&
-         NextLoopIfDone()) {
+         (bytes_limit == 0 || issued_bytes < bytes_limit) &&
+         trims_.in_batch < spec_.queue.iodepth && NextLoopIfDone()) {
     if (!flow_.MayIssue()) {
       flow_held_ = true;
       break;
@@ -122,7 +123,7 @@ void Worker::FillBatchFeatures(bool issue_new, uint64_t& issued_bytes, uint64_t 
     } else {
       c = stride_ ? stride_->Next(pattern_) : pattern_.Next();
     }
-    if (spec_.serialize_overlap && OverlapsInFlight(c)) {
+    if (spec_.queue.serialize_overlap && OverlapsInFlight(c)) {
       overlap_pending_ = c;  // after completions (one that overlaps is in flight)
       break;
     }
@@ -164,9 +165,9 @@ Worker::Slot& Worker::QueueNew(const IoChoice& c, uint64_t intended_ns) {
 }
 
 void Worker::FillWriteBuffer(char* buffer, const IoChoice& c) {
-  if (spec_.verify != VerifyKind::kNone) {
-    FillVerifiedBlock(buffer, c.bs, c.offset, c.file, verify_.write_seed, spec_.VerifyLayout());
-  } else if (spec_.refill_buffers && !data_.content.Fixed()) {
+  if (spec_.verify.kind != VerifyKind::kNone) {
+    FillVerifiedBlock(buffer, c.bs, c.offset, c.file, verify_.write_seed, spec_.verify.Layout());
+  } else if (spec_.buffers.refill && !data_.content.Fixed()) {
     // fio's refill_buffers: new data for every write (no two writes alike).
     if (data_.dedupe) {
       data_.dedupe->Fill(data_.content, buffer, c.bs, data_.refill);
@@ -181,21 +182,21 @@ bool Worker::Failed() const {
 }
 
 void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
-  if (!spec_.cpus_allowed.empty() || !numa_cpus_.empty()) {
+  if (!spec_.placement.cpus_allowed.empty() || !numa_cpus_.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    if (spec_.cpus_allowed_split && !spec_.cpus_allowed.empty()) {
-      const size_t n = spec_.cpus_allowed.size();
-      CPU_SET(spec_.cpus_allowed[static_cast<size_t>(plan_.index) % n], &set);
+    if (spec_.placement.cpus_allowed_split && !spec_.placement.cpus_allowed.empty()) {
+      const size_t n = spec_.placement.cpus_allowed.size();
+      CPU_SET(spec_.placement.cpus_allowed[static_cast<size_t>(plan_.index) % n], &set);
     } else {
-      for (int cpu : spec_.cpus_allowed) CPU_SET(cpu, &set);
+      for (int cpu : spec_.placement.cpus_allowed) CPU_SET(cpu, &set);
     }
     if (!numa_cpus_.empty()) {
       // numa_cpu_nodes: its nodes' CPUs, within cpus_allowed when that is given too.
       cpu_set_t nodes;
       CPU_ZERO(&nodes);
       for (int cpu : numa_cpus_) CPU_SET(cpu, &nodes);
-      if (spec_.cpus_allowed.empty()) {
+      if (spec_.placement.cpus_allowed.empty()) {
         set = nodes;
       } else {
         CPU_AND(&set, &set, &nodes);
@@ -219,22 +220,22 @@ void Worker::Run(const WorkerTimes& times, const std::atomic<bool>& stop) {
   if (plan_.iolog) plan_.iolog->Opened(Clock::NowNs());
   if (plan_.replay) {
     RunReplay(times, stop);
-    EndFsync(spec_.end_fsync);
+    EndFsync(spec_.syncs.end_fsync);
   } else if (!plan_.schedules.empty()) {
     RunOpenLoop(times, stop);
-    EndFsync(spec_.end_fsync);
+    EndFsync(spec_.syncs.end_fsync);
   } else {
     RunClosedLoop(times, stop);
-    EndFsync(spec_.end_fsync);
+    EndFsync(spec_.syncs.end_fsync);
     // A job that verifies each loop has read back what its loops completed, except the last
     // loop's when the I/O ended otherwise (io_size); not after the runtime ended it, as fio.
-    if (spec_.verify != VerifyKind::kNone && spec_.do_verify && spec_.HasWrites() &&
+    if (spec_.verify.kind != VerifyKind::kNone && spec_.verify.do_verify && spec_.HasWrites() &&
         engine_error_ == 0 && !Stopped(stop) && !spec_.NeverVerifies() &&
         !(verify_.each_loop && (ended_by_time_ || failed_io_))) {
       VerifyPass(stop);
     }
   }
-  EndFsync(spec_.fsync_on_close);  // fio closes the clone's files as it ends
+  EndFsync(spec_.syncs.fsync_on_close);  // fio closes the clone's files as it ends
   if (plan_.iolog) plan_.iolog->Close(Clock::NowNs());
   cpu_.used = SampleCpu().Since(cpu_.from);
   flow_.Leave();
@@ -266,16 +267,17 @@ stats::CpuUsage Worker::SampleCpu() {
 }
 
 void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& stop) {
-  const uint32_t depth = spec_.iodepth;
-  const uint32_t complete_min = std::max<uint32_t>(1, spec_.iodepth_batch_complete_min);
+  const uint32_t depth = spec_.queue.iodepth;
+  const uint32_t complete_min = std::max<uint32_t>(1, spec_.queue.batch_complete_min);
   // fio's default: at most iodepth_batch_complete_min completions per reap (one), so that each
   // is replaced at once and the queue stays full; taking every ready one let a queue of
   // simultaneous completions empty and refill as one batch.
-  const uint32_t complete_max = spec_.iodepth_batch_complete_max != 0
-                                    ? std::min(spec_.iodepth_batch_complete_max, depth)
+  const uint32_t complete_max = spec_.queue.batch_complete_max != 0
+                                    ? std::min(spec_.queue.batch_complete_max, depth)
                                     : std::min(complete_min, depth);
   // fio's iodepth_low: once the queue is full, it drains to this before new I/Os are queued.
-  const uint32_t low = spec_.iodepth_low != 0 ? std::min(spec_.iodepth_low, depth) : depth;
+  const uint32_t low =
+      spec_.queue.iodepth_low != 0 ? std::min(spec_.queue.iodepth_low, depth) : depth;
   uint64_t issued_bytes = 0;
   uint32_t in_flight = 0;
   bool stopping = false, draining = false;
@@ -338,9 +340,9 @@ void Worker::RunClosedLoop(const WorkerTimes& times, const std::atomic<bool>& st
           stop_at_ns = lt_.stats_reset_ns + spec_.runtime_ns;
         }
       }
-      if (spec_.thinktime_ns != 0 && n > 0 && !stopping) {
+      if (spec_.thinktime.ns != 0 && n > 0 && !stopping) {
         since_think_ += static_cast<uint32_t>(n);
-        if (since_think_ >= spec_.thinktime_blocks) {
+        if (since_think_ >= spec_.thinktime.blocks) {
           since_think_ = 0;
           Think(stop);
         }
@@ -355,7 +357,7 @@ bool Worker::SubmitBatch(uint32_t* in_flight) {
   // --iodepth_batch_submit: at most that many requests per submission call (0: the whole batch).
   // By default 1, as fio: each I/O's submission is its own call, so its stamps are its own.
   const size_t chunk =
-      spec_.iodepth_batch_submit != 0 ? spec_.iodepth_batch_submit : queue_.batch_count;
+      spec_.queue.batch_submit != 0 ? spec_.queue.batch_submit : queue_.batch_count;
   for (size_t at = 0; at < queue_.batch_count; at += chunk) {
     const size_t count = std::min(chunk, queue_.batch_count - at);
     const int rc = engine_->Submit(std::span<const IoRequest>(queue_.batch.data() + at, count));
@@ -458,12 +460,12 @@ bool Worker::Resubmits(uint32_t slot_index, Slot& slot, int64_t* res) {
 }
 
 bool Worker::CompletionFailed(const Slot& slot, int err) {
-  const bool goes_on = spec_.KeepsGoing(slot.dir, err);
-  if (!goes_on && spec_.fill_device && (err == ENOSPC || err == EDQUOT)) {
+  const bool goes_on = spec_.errors.KeepsGoing(slot.dir, err);
+  if (!goes_on && spec_.region.fill_device && (err == ENOSPC || err == EDQUOT)) {
     return false;  // fio's fill_device: full is the end of the job, not an error
   }
   recorder_->RecordError(err);
-  if (!goes_on || spec_.error_dump) ReportIoError(slot.file, slot.dir, slot.offset, slot.len, err);
+  if (!goes_on || spec_.errors.dump) ReportIoError(slot.file, slot.dir, slot.offset, slot.len, err);
   if (!goes_on) failed_io_ = true;
   return goes_on;
 }

@@ -110,9 +110,9 @@ class Worker {
   // fio's exitall: ends the worker as a stop request would (another job it goes with ended); any
   // thread may call it, before or during Run.
   void Terminate() { terminate_.store(true, std::memory_order_relaxed); }
-  // fio's flow: joins `flow` with the job's weight (JobSpec::flow); before any worker runs. The
-  // worker leaves it when its Run returns.
-  void JoinFlow(Flow* flow) { flow_ = FlowShare(flow, spec_.flow); }
+  // fio's flow: joins `flow` with the job's weight (JobSpec::flow.weight); before any worker runs.
+  // The worker leaves it when its Run returns.
+  void JoinFlow(Flow* flow) { flow_ = FlowShare(flow, spec_.flow.weight); }
   // --explain, --explain_slowest: every recorded completion also goes to `trail` (not owned; it
   // outlives Run), a record per I/O at the completion fixed point; before Run.
   // For the tests of --explain only, the environment's IOTAIL_TEST_REAP_DELAY_US delays each reap
@@ -173,7 +173,7 @@ class Worker {
   // and, when it reset the statistics for its final window, the recorder's counts at that
   // instant (to subtract from the totals) and when (Clock::NowNs()); nullptr and 0 otherwise.
   // Valid once Run has returned.
-  uint32_t latency_depth() const { return lat_.enabled() ? lat_.depth() : spec_.iodepth; }
+  uint32_t latency_depth() const { return lat_.enabled() ? lat_.depth() : spec_.queue.iodepth; }
   const stats::RecorderSnapshot* stats_baseline() const {
     return lt_.stats_reset_ns != 0 ? &lt_.baseline : nullptr;
   }

@@ -58,16 +58,16 @@ bool Worker::CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t don
   if (trail_ != nullptr && done_ns >= record_from_ns && !fileops_.on) PushTrail(slot, done_ns);
   // A mixed job's own reads are not checked (fio checks only what its verify list reads, here
   // through the engine: verify_.reading_back).
-  if (spec_.verify != VerifyKind::kNone && slot.dir == stats::Direction::kRead &&
+  if (spec_.verify.kind != VerifyKind::kNone && slot.dir == stats::Direction::kRead &&
       (!spec_.HasWrites() || verify_.reading_back) &&
       !CheckBlock(data_.buffers + static_cast<size_t>(slot_index) * data_.size, slot.len,
                   slot.offset, slot.file) &&
-      !spec_.KeepsGoing(stats::Direction::kRead, EILSEQ)) {
+      !spec_.errors.KeepsGoing(stats::Direction::kRead, EILSEQ)) {
     ok = false;
     failed_io_ = true;
   }
   if (lat_.enabled() && !LatencyCompleted(slot, done_ns)) ok = false;
-  if (spec_.fill_device && slot.dir == stats::Direction::kWrite) {
+  if (spec_.region.fill_device && slot.dir == stats::Direction::kWrite) {
     fill_end_ = std::max(fill_end_, slot.offset + slot.len);
   }
   return ok;
@@ -75,16 +75,17 @@ bool Worker::CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t don
 
 bool Worker::CompletedAfter(const Slot& slot) {
   bool ok = true;
-  if (((spec_.verify_backlog != 0 && spec_.do_verify) || verify_.each_loop) &&
+  if (((spec_.verify.backlog != 0 && spec_.verify.do_verify) || verify_.each_loop) &&
       slot.dir == stats::Direction::kWrite) {
     QueueWritten(Written{slot.file, slot.offset, slot.len});
-    if (spec_.verify_backlog != 0 && verify_.backlog.size() >= spec_.verify_backlog &&
+    if (spec_.verify.backlog != 0 && verify_.backlog.size() >= spec_.verify.backlog &&
         !VerifyBacklog()) {
       ok = false;
       failed_io_ = true;
     }
   }
-  const uint32_t sync_every = spec_.fsync_every != 0 ? spec_.fsync_every : spec_.fdatasync_every;
+  const uint32_t sync_every =
+      spec_.syncs.fsync_every != 0 ? spec_.syncs.fsync_every : spec_.syncs.fdatasync_every;
   if (sync_every != 0 && slot.dir == stats::Direction::kWrite &&
       ++sync_.writes_since[slot.file] >= sync_every) {
     sync_.writes_since[slot.file] = 0;

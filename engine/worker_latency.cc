@@ -21,7 +21,7 @@ bool Worker::LatencyCompleted(const Slot& slot, uint64_t done_ns) {
   }
   // fio's lat_fatal: at depth 1 an I/O over the target with latency_percentile=100.
   recorder_->RecordError(ETIMEDOUT);
-  if (spec_.KeepsGoing(slot.dir, ETIMEDOUT)) return true;
+  if (spec_.errors.KeepsGoing(slot.dir, ETIMEDOUT)) return true;
   static constexpr const char* kDir[] = {"read", "write", "trim"};
   char line[512];
   const char* path = slot.file < plan_.paths.size() ? plan_.paths[slot.file].c_str() : "";
@@ -29,8 +29,8 @@ bool Worker::LatencyCompleted(const Slot& slot, uint64_t done_ns) {
       line, sizeof line - 1,
       "iotail run: latency of {} nsec exceeds --latency_target ({} nsec) at depth 1: {} {} "
       "offset={}, buflen={}\n",
-      lat, spec_.latency_target_ns, path, kDir[static_cast<size_t>(slot.dir) % 3], slot.offset,
-      slot.len);
+      lat, spec_.latency_target.target_ns, path, kDir[static_cast<size_t>(slot.dir) % 3],
+      slot.offset, slot.len);
   const size_t n = std::min(r.size, sizeof line - 1);
   [[maybe_unused]] const ssize_t w = write(STDERR_FILENO, line, n);
   failed_io_ = true;

@@ -40,7 +40,7 @@ void Worker::RunOpenLoop(const WorkerTimes& times, const std::atomic<bool>& stop
   constexpr uint64_t kMaxWaitNs = 10'000'000;  // see a stop request within 10 ms
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);      // wake on time for the next scheduled I/O
   for (RateSchedule& s : plan_.schedules) s.Start(times.start_ns);
-  const uint32_t depth = spec_.iodepth;
+  const uint32_t depth = spec_.queue.iodepth;
   const uint64_t bytes_limit = plan_.bytes_limit;
   uint64_t issued_bytes = 0;
   uint32_t in_flight = 0;

@@ -30,12 +30,12 @@ namespace iotail::engine {
 
 // fio's zonemode=strided, which fio drops for a job with more than one file.
 bool Worker::Strided(const JobSpec& spec, const WorkerPlan& plan) {
-  return spec.Zones() == ZoneMode::kStrided && plan.fds.size() == 1;
+  return spec.zones.mode == ZoneMode::kStrided && plan.fds.size() == 1;
 }
 
 // The region the access pattern runs over: the worker's, or one zone.
 PatternRegion Worker::PatternOf(const JobSpec& spec, const WorkerPlan& plan) {
-  if (Strided(spec, plan)) return PatternRegion{1, 0, spec.ZoneRange(), spec.ZoneRange()};
+  if (Strided(spec, plan)) return PatternRegion{1, 0, spec.zones.Range(), spec.zones.Range()};
   return PatternRegion{static_cast<uint32_t>(plan.fds.size()), plan.region_offset, plan.region_size,
                        plan.file_end};
 }
@@ -66,7 +66,8 @@ bool Worker::NextLoopIfDone() {
   // for io_size or loops, which would spin: only time_based goes on (as fio, over fresh passes).
   const bool idle_pass = zoned_.eof && passes_.loop_bytes == 0 && !spec_.time_based;
   zoned_.eof = false;
-  if (idle_pass || (!spec_.time_based && spec_.io_size == 0 && passes_.loops_done >= spec_.loops)) {
+  if (idle_pass ||
+      (!spec_.time_based && spec_.region.io_size == 0 && passes_.loops_done >= spec_.loops)) {
     passes_.issue_over = true;
     return false;
   }
@@ -108,19 +109,19 @@ uint64_t Worker::SureIosAfterThis() const {
 }
 
 void Worker::SetFeatureFlags() {
-  const bool syncs = spec_.fsync_every != 0 || spec_.fdatasync_every != 0;
+  const bool syncs = spec_.syncs.fsync_every != 0 || spec_.syncs.fdatasync_every != 0;
   // fio's fsync=N is issued before the I/O after the Nth write: the closed loop keeps a due sync
   // for its next I/O (FillBatchFeatures), so none follows the job's last write.
   sync_.deferred = syncs && plan_.schedules.empty();
-  features_.issue = flow_.Joined() || spec_.serialize_overlap || zbd_.has_value() ||
+  features_.issue = flow_.Joined() || spec_.queue.serialize_overlap || zbd_.has_value() ||
                     stride_.has_value() || fileops_.on || spec_.HasTrims() || sync_.deferred ||
                     plan_.iolog != nullptr;
   features_.buffer =
-      spec_.verify != VerifyKind::kNone || (spec_.refill_buffers && !data_.content.Fixed());
-  features_.completion = zbd_.has_value() || spec_.verify != VerifyKind::kNone ||
-                         verify_.each_loop || lat_.enabled() || spec_.fill_device || syncs ||
+      spec_.verify.kind != VerifyKind::kNone || (spec_.buffers.refill && !data_.content.Fixed());
+  features_.completion = zbd_.has_value() || spec_.verify.kind != VerifyKind::kNone ||
+                         verify_.each_loop || lat_.enabled() || spec_.region.fill_device || syncs ||
                          floor_.has_value() || trail_ != nullptr;
-  features_.round = floor_.has_value() || lat_.enabled() || spec_.thinktime_ns != 0;
+  features_.round = floor_.has_value() || lat_.enabled() || spec_.thinktime.ns != 0;
   passes_.sure_ios = 0;
 }
 
@@ -156,7 +157,7 @@ bool Worker::NextZoned(IoChoice& c) {
     const stats::Direction dir = zbd_->Direction(pattern_.NextDirection());
     c = pattern_.Next(dir);
   }
-  const uint32_t own_in_flight = spec_.iodepth - static_cast<uint32_t>(queue_.free_count);
+  const uint32_t own_in_flight = spec_.queue.iodepth - static_cast<uint32_t>(queue_.free_count);
   switch (zbd_->Adjust(c, own_in_flight)) {
     case ZbdAccess::Verdict::kAccept:
       pattern_.ContinueAt(zbd_->SequentialNext(c));
@@ -210,7 +211,7 @@ void Worker::Trim(const IoChoice& c) {
     // zonemode=zbd: the trim resets its zone (fio's zbd_do_io_u_trim), no discard.
     if (const int err = zbd_->Trim(c.offset); err != 0) {
       recorder_->RecordError(-err);
-      if (!spec_.KeepsGoing(stats::Direction::kWrite, -err)) trims_.failed = true;
+      if (!spec_.errors.KeepsGoing(stats::Direction::kWrite, -err)) trims_.failed = true;
       return;
     }
   } else if (fd < 0) {
@@ -226,8 +227,8 @@ void Worker::Trim(const IoChoice& c) {
   if (rc != 0) {
     const int err = errno;
     recorder_->RecordError(err);
-    const bool goes_on = spec_.KeepsGoing(stats::Direction::kWrite, err);
-    if (!goes_on || spec_.error_dump)
+    const bool goes_on = spec_.errors.KeepsGoing(stats::Direction::kWrite, err);
+    if (!goes_on || spec_.errors.dump)
       ReportIoError(c.file, stats::Direction::kTrim, c.offset, c.bs, err);
     if (!goes_on) trims_.failed = true;
     return;
@@ -239,10 +240,10 @@ void Worker::Trim(const IoChoice& c) {
 // (in slices, so that a stop request is seen).
 void Worker::Think(const std::atomic<bool>& stop) {
   const uint64_t start = Clock::NowNs();
-  const uint64_t spin_until = start + spec_.thinktime_spin_ns;
+  const uint64_t spin_until = start + spec_.thinktime.spin_ns;
   while (Clock::NowNs() < spin_until) {
   }
-  const uint64_t until = start + spec_.thinktime_ns;
+  const uint64_t until = start + spec_.thinktime.ns;
   for (uint64_t now = Clock::NowNs(); now < until && !Stopped(stop); now = Clock::NowNs()) {
     const uint64_t slice = std::min<uint64_t>(until - now, 10'000'000);
     timespec ts{0, static_cast<long>(slice)};
@@ -251,12 +252,12 @@ void Worker::Think(const std::atomic<bool>& stop) {
 }
 
 void Worker::FlowWait() {
-  if (spec_.flow_sleep_ns == 0) {
+  if (spec_.flow.sleep_ns == 0) {
     sched_yield();  // fio retries at once
     return;
   }
-  timespec ts{static_cast<time_t>(spec_.flow_sleep_ns / 1'000'000'000),
-              static_cast<long>(spec_.flow_sleep_ns % 1'000'000'000)};
+  timespec ts{static_cast<time_t>(spec_.flow.sleep_ns / 1'000'000'000),
+              static_cast<long>(spec_.flow.sleep_ns % 1'000'000'000)};
   nanosleep(&ts, nullptr);
 }
 
@@ -289,7 +290,7 @@ void Worker::SyncFile(uint32_t file) {
   const int fd = plan_.fds[file];
   const uint64_t start = Clock::NowNs();
   // The null engine has no file: the sync completes at once (as fio's null engine).
-  const int rc = fd < 0 ? 0 : spec_.fdatasync_every != 0 ? fdatasync(fd) : fsync(fd);
+  const int rc = fd < 0 ? 0 : spec_.syncs.fdatasync_every != 0 ? fdatasync(fd) : fsync(fd);
   if (rc != 0) {
     recorder_->RecordError(errno);
     return;

@@ -17,28 +17,28 @@
 namespace iotail::engine {
 
 void Worker::Prepare(const std::atomic<bool>* stop) {
-  ApplyNumaMemPolicy(spec_.numa_mem_policy);
-  if (spec_.numa_cpu_nodes.Given()) {
-    numa_cpus_ = NumaCpus(spec_.numa_cpu_nodes);
-    const auto& allowed = spec_.cpus_allowed;
+  ApplyNumaMemPolicy(spec_.placement.numa_mem_policy);
+  if (spec_.placement.numa_cpu_nodes.Given()) {
+    numa_cpus_ = NumaCpus(spec_.placement.numa_cpu_nodes);
+    const auto& allowed = spec_.placement.cpus_allowed;
     if (!allowed.empty() && std::none_of(numa_cpus_.begin(), numa_cpus_.end(), [&](int c) {
           return std::find(allowed.begin(), allowed.end(), c) != allowed.end();
         })) {
       throw stats::UsageError("--numa_cpu_nodes: none of its CPUs is in --cpus_allowed");
     }
   }
-  if (spec_.ioprio >= 0 || spec_.ioprio_class >= 0) {
+  if (spec_.prio.ioprio >= 0 || spec_.prio.ioprio_class >= 0) {
     // On the worker's own thread (who 0 with IOPRIO_WHO_PROCESS is the calling thread), as fio.
     constexpr int kWhoProcess = 1, kClassShift = 13, kClassBestEffort = 2;
-    const int cls = spec_.ioprio_class > 0 ? spec_.ioprio_class : kClassBestEffort;
-    const int value = (cls << kClassShift) | std::max(spec_.ioprio, 0);
+    const int cls = spec_.prio.ioprio_class > 0 ? spec_.prio.ioprio_class : kClassBestEffort;
+    const int value = (cls << kClassShift) | std::max(spec_.prio.ioprio, 0);
     if (syscall(SYS_ioprio_set, kWhoProcess, 0, value) != 0) {
-      throw std::system_error(
-          errno, std::generic_category(),
-          fmt::format("ioprio_set (--prioclass={} --prio={})", cls, std::max(spec_.ioprio, 0)));
+      throw std::system_error(errno, std::generic_category(),
+                              fmt::format("ioprio_set (--prioclass={} --prio={})", cls,
+                                          std::max(spec_.prio.ioprio, 0)));
     }
   }
-  const uint32_t depth = spec_.iodepth;
+  const uint32_t depth = spec_.queue.iodepth;
   sync_.writes_since.assign(plan_.fds.size(), 0);
   sync_.due.assign(plan_.fds.size(), 0);
   is_block_.assign(plan_.fds.size(), false);
@@ -52,21 +52,21 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
   data_.buffers = static_cast<char*>(std::aligned_alloc(4096, total));
   if (data_.buffers == nullptr)
     throw std::system_error(ENOMEM, std::generic_category(), "I/O buffers");
-  data_.content = spec_.Content();
+  data_.content = spec_.buffers.Content();
   FastRandom rng(spec_.randseed ^ static_cast<uint64_t>(plan_.index));
   for (uint32_t s = 0; s < depth; ++s) {
     data_.content.Fill(data_.buffers + static_cast<size_t>(s) * data_.size, data_.size, rng);
   }
   data_.refill = FastRandom(spec_.randseed ^ ~static_cast<uint64_t>(plan_.index));
-  if (spec_.dedupe.percentage != 0) {
+  if (spec_.buffers.dedupe.percentage != 0) {
     // The working set: a share of the job's size in pages of the smallest write, as fio's.
-    const uint64_t pages = plan_.region_size * spec_.dedupe.working_set_percentage / 100 /
+    const uint64_t pages = plan_.region_size * spec_.buffers.dedupe.working_set_percentage / 100 /
                            std::max<uint32_t>(spec_.MinBlockSize(), 1);
-    const uint64_t ws_seed =
-        spec_.dedupe.global ? 0x5eedded0ull
-                            : spec_.randseed ^ 0xded0ull ^ std::hash<std::string>{}(spec_.name);
-    data_.dedupe.emplace(spec_.dedupe, pages, spec_.randseed ^ 0xd0d0ull * (plan_.index + 1),
-                         ws_seed);
+    const uint64_t ws_seed = spec_.buffers.dedupe.global ? 0x5eedded0ull
+                                                         : spec_.randseed ^ 0xded0ull ^
+                                                               std::hash<std::string>{}(spec_.name);
+    data_.dedupe.emplace(spec_.buffers.dedupe, pages,
+                         spec_.randseed ^ 0xd0d0ull * (plan_.index + 1), ws_seed);
   }
   const uint32_t clone = spec_.numjobs > 1 ? static_cast<uint32_t>(plan_.index) % spec_.numjobs : 0;
   verify_.write_seed = spec_.files_per_clone || clone == 0
@@ -79,8 +79,8 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
     const uint64_t per_file = plan_.region_size / std::max<uint32_t>(spec_.MinBlockSize(), 1) + 1;
     verify_.backlog.reserve(per_file * plan_.fds.size());
   }
-  if (spec_.verify_backlog != 0) {
-    verify_.backlog.reserve(spec_.verify_backlog);
+  if (spec_.verify.backlog != 0) {
+    verify_.backlog.reserve(spec_.verify.backlog);
     verify_.backlog_buffer = static_cast<char*>(std::aligned_alloc(4096, data_.size));
     if (verify_.backlog_buffer == nullptr) {
       throw std::system_error(ENOMEM, std::generic_category(), "verify_backlog buffer");
@@ -98,23 +98,24 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
   setup.depth = depth;
   setup.buffers = data_.buffers;
   setup.buffer_size = data_.size;
-  setup.sqthread_poll = spec_.sqthread_poll;
-  setup.hipri = spec_.hipri;
-  setup.nowait = spec_.nowait;
+  setup.sqthread_poll = spec_.engine_options.sqthread_poll;
+  setup.hipri = spec_.engine_options.hipri;
+  setup.nowait = spec_.engine_options.nowait;
   setup.random_access = spec_.IsRandom();
   setup.fadvise = spec_.FadviseAdvice();
   setup.uri = spec_.uri;
-  setup.nbd_timeout_ns = spec_.nbd_timeout_ns;
-  setup.nbd_path = spec_.nbd_path;
-  setup.nbd_conns = spec_.nbd_conns;
-  setup.donor_path = spec_.e4defrag_donor;
-  setup.donor_inplace = spec_.e4defrag_inplace;
-  setup.donor_offset = spec_.offset;
-  const uint64_t file_end = spec_.file_size != 0 ? spec_.file_size : spec_.size;
-  setup.donor_len = file_end > spec_.offset ? file_end - spec_.offset : 0;
+  setup.nbd_timeout_ns = spec_.nbd.timeout_ns;
+  setup.nbd_path = spec_.nbd.path;
+  setup.nbd_conns = spec_.nbd.conns;
+  setup.donor_path = spec_.engine_options.e4defrag_donor;
+  setup.donor_inplace = spec_.engine_options.e4defrag_inplace;
+  setup.donor_offset = spec_.region.offset;
+  const uint64_t file_end =
+      spec_.region.file_size != 0 ? spec_.region.file_size : spec_.region.size;
+  setup.donor_len = file_end > spec_.region.offset ? file_end - spec_.region.offset : 0;
   setup.stop = stop;
   setup.paths = plan_.paths;
-  setup.stat_type = spec_.stat_type;
+  setup.stat_type = spec_.engine_options.stat_type;
   engine_->Prepare(setup);
   fileops_.on = engine_->OperatesOnFiles();
   fileops_.operated.assign(plan_.fds.size(), 0);
@@ -123,7 +124,7 @@ void Worker::Prepare(const std::atomic<bool>* stop) {
   traits_.asynchronous = engine_->Asynchronous();
   traits_.retries_eagain = engine_->RetriesEagain();
   traits_.can_abandon = engine_->CanAbandon();
-  if (lat_.enabled() && !spec_.latency_run) {
+  if (lat_.enabled() && !spec_.latency_target.run) {
     recorder_->Snapshot(lt_.baseline);  // sized now: the reset's snapshot allocates nothing
     lt_.baseline.ReserveBuckets();
   }

@@ -51,7 +51,7 @@ int Worker::ReplayWait(uint64_t until, uint64_t now, bool reap) {
   constexpr uint64_t kMaxWaitNs = 10'000'000;  // see a stop request within 10 ms
   constexpr uint64_t kSpinNs = 20'000;         // the last stretch is polled, not slept
   constexpr uint64_t kMaxSpinNs = 30'000;      // more than this is slept: a poll costs the CPU
-  const std::span<IoCompletion> out(queue_.completions.data(), spec_.iodepth);
+  const std::span<IoCompletion> out(queue_.completions.data(), spec_.queue.iodepth);
   uint64_t wait = until > now ? until - now : 0;
   if (wait > kMaxWaitNs) wait = kMaxWaitNs;
   // Sleep until what waking has been taking (oversleep_ns_) plus kSpinNs before the due time,
@@ -90,7 +90,7 @@ void Worker::RunReplay(const WorkerTimes& times, const std::atomic<bool>& stop) 
   constexpr uint64_t kTopUpNs = 100'000;  // read ahead when the wait is at least this long
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   replay::ReplayFeed& feed = *plan_.replay;
-  const uint32_t depth = spec_.iodepth;
+  const uint32_t depth = spec_.queue.iodepth;
   const uint64_t start = times.start_ns;
   uint32_t in_flight = 0;
   uint64_t hold_until = 0;  // a v2 wait's instant

@@ -25,7 +25,7 @@ namespace iotail::engine {
 class WorkerThreads {
  public:
   // job_of_worker[w]: worker w's job; waits_on[j]: the job that job j waits for (wait_for), or -1.
-  // specs[j]: job j's exitall rules (JobSpec::exitall, exitall_on_error, exit_what_group).
+  // specs[j]: job j's exitall rules (JobSpec::ending.exitall, exitall_on_error, exit_what_group).
   WorkerThreads(std::vector<std::unique_ptr<Worker>>& workers, const std::atomic<bool>& stop,
                 std::vector<size_t> job_of_worker, std::vector<int> waits_on,
                 std::span<const JobSpec> specs)
@@ -132,10 +132,10 @@ class WorkerThreads {
   // fio's exitall/exitall_on_error: a clone of `job` has ended; end the jobs its rule names.
   void ExitAll(size_t job, const Worker& ended) {
     const JobSpec& spec = specs_[job];
-    if (!spec.exitall && !(spec.exitall_on_error && ended.Failed())) return;
+    if (!spec.ending.exitall && !(spec.ending.exitall_on_error && ended.Failed())) return;
     for (size_t w = 0; w < workers_.size(); ++w) {
       const JobSpec& other = specs_[job_of_worker_[w]];
-      if (!spec.exit_what_group || other.report_group == spec.report_group) {
+      if (!spec.ending.exit_what_group || other.report_group == spec.report_group) {
         workers_[w]->Terminate();
       }
     }

@@ -19,7 +19,7 @@ namespace iotail::engine {
 
 bool Worker::CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t file) {
   ++verify_.verified_blocks;
-  VerifyFormat format = spec_.VerifyLayout();
+  VerifyFormat format = spec_.verify.Layout();
   format.check_writer = spec_.HasWrites();
   format.writer_seed = verify_.write_seed;
   const VerifyCheck check = VerifyBlock(buf, len, offset, file, format);
@@ -28,7 +28,7 @@ bool Worker::CheckBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t
   if (verify_.failure.empty()) {
     verify_.failure = fmt::format("offset {} of file {}: {}", check.offset, file, check.why);
   }
-  if (spec_.verify_dump) DumpBlock(buf, len, offset, file);
+  if (spec_.verify.dump) DumpBlock(buf, len, offset, file);
   return false;
 }
 
@@ -39,7 +39,7 @@ void Worker::DumpBlock(const char* buf, uint32_t len, uint64_t offset, uint32_t 
   const size_t slash = path.rfind('/');
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   std::vector<char> expected(len);
-  FillVerifiedBlock(expected.data(), len, offset, file, verify_.write_seed, spec_.VerifyLayout());
+  FillVerifiedBlock(expected.data(), len, offset, file, verify_.write_seed, spec_.verify.Layout());
   for (const auto& [what, data] :
        {std::pair{"received", buf},
         std::pair{"expected", static_cast<const char*>(expected.data())}}) {
@@ -69,7 +69,7 @@ void Worker::VerifyPass(const std::atomic<bool>& stop) {
     (void)VerifyWritten(stop, 0);  // the last loop's, when its I/O ended before the loop did
     return;
   }
-  if (spec_.verify_backlog != 0) {
+  if (spec_.verify.backlog != 0) {
     // What the backlog has not verified yet (fio keeps only that much to verify at the end).
     size_t i = 0;
     (void)ReadBackOnEngine(
@@ -86,7 +86,7 @@ void Worker::VerifyPass(const std::atomic<bool>& stop) {
   verify_.start_ns = Clock::NowNs();
   // fill_device: what was written before the filesystem was full (one file, sequential).
   const uint64_t end =
-      spec_.fill_device
+      spec_.region.fill_device
           ? std::min(plan_.region_size, fill_end_ - std::min(fill_end_, plan_.region_offset))
           : plan_.region_size;
   uint32_t f = 0;
@@ -113,10 +113,10 @@ void Worker::VerifyPass(const std::atomic<bool>& stop) {
 // returns. Called with nothing in flight; false when the job must stop.
 template <class Next>
 bool Worker::ReadBackOnEngine(Next next, const std::atomic<bool>& stop, uint64_t stop_at_ns) {
-  const uint32_t complete_min = std::max<uint32_t>(1, spec_.iodepth_batch_complete_min);
-  const uint32_t complete_max = spec_.iodepth_batch_complete_max != 0
-                                    ? std::min(spec_.iodepth_batch_complete_max, spec_.iodepth)
-                                    : std::min(complete_min, spec_.iodepth);
+  const uint32_t complete_min = std::max<uint32_t>(1, spec_.queue.batch_complete_min);
+  const uint32_t complete_max = spec_.queue.batch_complete_max != 0
+                                    ? std::min(spec_.queue.batch_complete_max, spec_.queue.iodepth)
+                                    : std::min(complete_min, spec_.queue.iodepth);
   verify_.reading_back = true;
   uint32_t in_flight = 0;
   bool ok = true, more = true;
@@ -183,8 +183,8 @@ bool Worker::VerifyBacklog() {
                 return a.file != b.file ? a.file < b.file : a.offset < b.offset;
               });
   }
-  const size_t batch = spec_.verify_backlog_batch != 0
-                           ? std::min<size_t>(spec_.verify_backlog_batch, verify_.backlog.size())
+  const size_t batch = spec_.verify.backlog_batch != 0
+                           ? std::min<size_t>(spec_.verify.backlog_batch, verify_.backlog.size())
                            : verify_.backlog.size();
   bool ok = true;
   size_t done = 0;
@@ -247,9 +247,9 @@ bool Worker::ReadBack(uint32_t f, uint64_t at, uint32_t len, char* buf) {
     if (verify_.failure.empty()) {
       verify_.failure = fmt::format("offset {} of file {}: short read back", at, f);
     }
-    return spec_.KeepsGoing(stats::Direction::kRead, err);
+    return spec_.errors.KeepsGoing(stats::Direction::kRead, err);
   }
-  return CheckBlock(buf, len, at, f) || spec_.KeepsGoing(stats::Direction::kRead, EILSEQ);
+  return CheckBlock(buf, len, at, f) || spec_.errors.KeepsGoing(stats::Direction::kRead, EILSEQ);
 }
 
 }  // namespace iotail::engine

@@ -25,11 +25,11 @@ ZbdAccess::ZbdAccess(const JobSpec& spec, std::shared_ptr<ZonedFile> file, uint6
       random_(spec.IsRandom()),
       mixed_(spec.HasReads() && spec.HasWrites()),
       writes_(spec.HasWrites()),
-      read_beyond_wp_(spec.read_beyond_wp),
-      job_max_open_(spec.job_max_open_zones),
-      reset_threshold_(spec.zone_reset_threshold),
-      reset_every_(spec.zone_reset_frequency > 0
-                       ? static_cast<uint32_t>(std::min(1.0 / spec.zone_reset_frequency,
+      read_beyond_wp_(spec.zones.read_beyond_wp),
+      job_max_open_(spec.zones.job_max_open),
+      reset_threshold_(spec.zones.reset_threshold),
+      reset_every_(spec.zones.reset_frequency > 0
+                       ? static_cast<uint32_t>(std::min(1.0 / spec.zones.reset_frequency,
                                                         static_cast<double>(UINT_MAX)))
                        : 0) {
   if (max_zone_ <= min_zone_) max_zone_ = min_zone_ + 1;  // a range inside one zone (reads)
@@ -222,41 +222,42 @@ int ZbdAccess::Trim(uint64_t offset) {
 // JobSpec::Validate's part for zonemode=zbd, as fio checks it (zbd.c), and what iotail does not
 // emulate yet.
 void JobSpec::ValidateZbd() const {
-  if (zone_size == 0) {
+  if (zones.size == 0) {
     throw UsageError(
         "--zonesize: must be given with --zonemode=zbd (fio: specifying the zone size is "
         "mandatory for a regular file or block device)");
   }
-  if (zone_size < 512) throw UsageError("--zonesize: at least 512 bytes with --zonemode=zbd");
-  if (zone_capacity > zone_size) {
+  if (zones.size < 512) throw UsageError("--zonesize: at least 512 bytes with --zonemode=zbd");
+  if (zones.capacity > zones.size) {
     throw UsageError(
-        fmt::format("--zonecapacity: {} is larger than --zonesize {}", zone_capacity, zone_size));
+        fmt::format("--zonecapacity: {} is larger than --zonesize {}", zones.capacity, zones.size));
   }
-  const uint64_t capacity = zone_capacity != 0 ? zone_capacity : zone_size;
-  if (HasWrites() && SizesOf(stats::Direction::kWrite).max > zone_size) {
+  const uint64_t capacity = zones.capacity != 0 ? zones.capacity : zones.size;
+  if (HasWrites() && SizesOf(stats::Direction::kWrite).max > zones.size) {
     throw UsageError(fmt::format(
         "--bs: a write larger than a zone (--zonesize={}; fio: I/O buflen exceeds zone size)",
-        zone_size));
+        zones.size));
   }
   if (HasWrites() && capacity < SizesOf(stats::Direction::kWrite).min) {
     throw UsageError(fmt::format("--zonecapacity: {} is smaller than the smallest write ({} bytes)",
                                  capacity, SizesOf(stats::Direction::kWrite).min));
   }
-  if (HasTrims() && (MinBlockSize() != zone_size || MaxBlockSize() != zone_size)) {
+  if (HasTrims() && (MinBlockSize() != zones.size || MaxBlockSize() != zones.size)) {
     throw UsageError(fmt::format(
         "--bs: a trim with --zonemode=zbd resets one zone: its block size must be --zonesize ({}), "
         "one size (fio: trim block size is not the zone size)",
-        zone_size));
+        zones.size));
   }
   auto not_yet = [](const char* what) {
     throw UsageError(fmt::format("{} with --zonemode=zbd: not supported yet", what));
   };
-  if (bs_min != 0 || bs_min_w != 0 || !bssplit.empty() || !bssplit_w.empty()) {
+  if (blocks.bs_min != 0 || blocks.bs_min_w != 0 || !blocks.bssplit.empty() ||
+      !blocks.bssplit_w.empty()) {
     not_yet("--bsrange/--bssplit (mixed block sizes)");
   }
-  if (verify != VerifyKind::kNone) not_yet("--verify");
-  if (zone_skip != 0) not_yet("--zoneskip");
-  if (RateLimited()) not_yet("--rate/--rate_iops");
+  if (verify.kind != VerifyKind::kNone) not_yet("--verify");
+  if (zones.skip != 0) not_yet("--zoneskip");
+  if (rates.Limited()) not_yet("--rate/--rate_iops");
   if (ioengine == EngineKind::kNbd || ioengine == EngineKind::kNull) {
     not_yet("--ioengine=nbd/null (zones are emulated on files and block devices)");
   }

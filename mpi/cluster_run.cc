@@ -103,7 +103,7 @@ void SetHooks(cli::RunHooks& hooks, const Cluster& c, Shared& shared, Mailbox& m
   hooks.on_jobs = [&](std::span<const engine::JobSpec> specs) {
     std::lock_guard lock(shared.mu);
     shared.specs.assign(specs.begin(), specs.end());
-    shared.period_ms = specs[0].log_hist_msec;
+    shared.period_ms = specs[0].logs.hist_msec;
     if (c.rank == 0)
       shared.cluster =
           std::make_unique<ClusterView>(c.size, specs.size(), shared.period_ms, batches);

@@ -305,7 +305,7 @@ int Main(int argc, char** argv) {
     MPI_Finalize();
     return status;
   }
-  MeetRanks(c, start.run->spec(0).log_hist_msec);
+  MeetRanks(c, start.run->spec(0).logs.hist_msec);
 
   const int status =
       start.sweep ? SweepOverRanks(c, start, quiet) : ClusterRun(c, *start.run, quiet);

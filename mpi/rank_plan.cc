@@ -27,21 +27,22 @@ cli::RunPlan RankPlan(cli::RunPlan plan, int rank) {
           fmt::format("{}{}--start_at: iotail-mpi chooses the common start itself", job.origin,
                       job.origin.empty() ? "" : ": "));
     }
-    if (default_benchmark && spec.write_hist_log.empty()) {
+    if (default_benchmark && spec.logs.write_hist_log.empty()) {
       // PlanRun's default benchmark would log to iotail_clat_hist.1.log on every rank.
-      spec.write_hist_log = "iotail";
-      if (!job.Given("log_hist_msec")) spec.log_hist_msec = 500;
+      spec.logs.write_hist_log = "iotail";
+      if (!job.Given("log_hist_msec")) spec.logs.hist_msec = 500;
     }
-    if (!spec.write_hist_log.empty()) {
-      if (cluster.hist_prefix.empty()) cluster.hist_prefix = spec.write_hist_log;
+    if (!spec.logs.write_hist_log.empty()) {
+      if (cluster.hist_prefix.empty()) cluster.hist_prefix = spec.logs.write_hist_log;
       PinLogPeriod(job);
       if (cluster.log_per_rank || default_benchmark) {
-        spec.write_hist_log += own;
+        spec.logs.write_hist_log += own;
       } else {
-        spec.write_hist_log.clear();
+        spec.logs.write_hist_log.clear();
       }
     }
-    for (std::string* prefix : {&spec.write_bw_log, &spec.write_iops_log, &spec.write_lat_log}) {
+    for (std::string* prefix :
+         {&spec.logs.write_bw_log, &spec.logs.write_iops_log, &spec.logs.write_lat_log}) {
       if (!prefix->empty()) *prefix += own;
     }
     if (spec.filenames.empty() && spec.uri.empty() && !default_benchmark) {

@@ -21,7 +21,7 @@ std::vector<std::vector<std::optional<FilePlace>>> PlacesOf(std::span<const JobS
                                                             ExplainOutcome& outcome) {
   std::vector<std::vector<std::optional<FilePlace>>> places(specs.size());
   for (size_t j = 0; j < specs.size(); ++j) {
-    if (!specs[j].explain) continue;
+    if (!specs[j].explain.on) continue;
     const Targets& t = targets[j];
     if (t.nbd) continue;  // its own stages, from iotail's stamps (ExplainedWorker::own_stages)
     if (t.diskless || t.by_path) {
@@ -49,13 +49,14 @@ std::unique_ptr<BatchExplain> BatchExplain::Make(std::span<const JobSpec> specs,
                                                  std::span<const std::unique_ptr<Worker>> workers,
                                                  std::span<const size_t> job_of_worker,
                                                  int first_worker) {
-  if (std::none_of(specs.begin(), specs.end(), [](const JobSpec& s) { return s.Explains(); })) {
+  if (std::none_of(specs.begin(), specs.end(),
+                   [](const JobSpec& s) { return s.explain.Active(); })) {
     return nullptr;
   }
   std::unique_ptr<BatchExplain> batch(new BatchExplain());
   ExplainOutcome& outcome = batch->outcome_;
   outcome.asked =
-      std::any_of(specs.begin(), specs.end(), [](const JobSpec& s) { return s.explain; });
+      std::any_of(specs.begin(), specs.end(), [](const JobSpec& s) { return s.explain.on; });
   const auto places = PlacesOf(specs, targets, outcome);
   std::vector<dev_t> disks;
   bool own_stages = false;
@@ -67,13 +68,13 @@ std::unique_ptr<BatchExplain> BatchExplain::Make(std::span<const JobSpec> specs,
     const uint32_t clone = clones[j]++;
     ExplainedWorker ew;
     ew.number = first_worker + static_cast<int>(w) + 1;
-    if (spec.Explains()) {
+    if (spec.explain.Active()) {
       batch->trails_.push_back(std::make_unique<IoTrail>(kTrailRecords));
       ew.trail = batch->trails_.back().get();
-      ew.slowest = spec.SlowestKept();
-      ew.own_stages = spec.explain && targets[j].nbd;
+      ew.slowest = spec.explain.SlowestKept();
+      ew.own_stages = spec.explain.on && targets[j].nbd;
       workers[w]->SetTrail(ew.trail);
-      if (spec.explain && !places[j].empty()) {
+      if (spec.explain.on && !places[j].empty()) {
         for (size_t f : FilesOf(spec, targets[j].count, clone)) {
           ew.files.push_back(f < places[j].size() ? places[j][f] : std::nullopt);
           if (ew.files.back()) disks.push_back(ew.files.back()->disk);

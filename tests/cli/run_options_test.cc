@@ -48,16 +48,16 @@ TEST(RunOptionsTest, FioSpellings) {
              "--cpus-allowed=1", "--zero-buffers", "--rw=randrw", "--rwmixread=30",
              "--bssplit=4k/50:8k/50", "--continue_on_error=0"});
   EXPECT_EQ(o.spec.filenames, (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(o.spec.bs, 8192u);
+  EXPECT_EQ(o.spec.blocks.bs, 8192u);
   EXPECT_TRUE(o.spec.direct);
   EXPECT_TRUE(o.spec.time_based);
   EXPECT_EQ(o.spec.runtime_ns, 2'000'000'000u);
-  EXPECT_EQ(o.spec.cpus_allowed, (std::vector<int>{1}));
-  EXPECT_TRUE(o.spec.zero_buffers);
+  EXPECT_EQ(o.spec.placement.cpus_allowed, (std::vector<int>{1}));
+  EXPECT_TRUE(o.spec.buffers.zero);
   EXPECT_EQ(o.spec.rw, engine::RwMode::kRandReadWrite);
   EXPECT_EQ(o.spec.rwmixread, 30u);
-  ASSERT_EQ(o.spec.bssplit.size(), 2u);
-  EXPECT_EQ(o.spec.continue_on_error, (std::array<bool, 3>{false, false, false}));
+  ASSERT_EQ(o.spec.blocks.bssplit.size(), 2u);
+  EXPECT_EQ(o.spec.errors.continue_on_error, (std::array<bool, 3>{false, false, false}));
   EXPECT_EQ(o.percentiles.size(), 17u);
   EXPECT_FALSE(Parse({"--direct=0"}).spec.direct);
 }
@@ -105,20 +105,20 @@ TEST(RunOptionsTest, PerDirectionValuesAreSplitOneWay) {
 
 TEST(RunOptionsTest, RatesTakeFiosTrimValue) {
   RunOptions o = Parse({"--filename=f", "--size=1m", "--rw=randrw", "--rate=300,300,300"});
-  EXPECT_EQ(o.spec.rate_dir[0].bytes_per_s, 300);
-  EXPECT_EQ(o.spec.rate_dir[1].bytes_per_s, 300);
-  EXPECT_TRUE(o.spec.trim_rate_given);
+  EXPECT_EQ(o.spec.rates.dir[0].bytes_per_s, 300);
+  EXPECT_EQ(o.spec.rates.dir[1].bytes_per_s, 300);
+  EXPECT_TRUE(o.spec.rates.trim_given);
   o.spec.Validate();
   o = Parse({"--filename=f", "--rw=trim", "--size=1m", "--rate_iops=,,10"});
   EXPECT_THROW(o.spec.Validate(), stats::UsageError);
   EXPECT_THROW(Parse({"--rate=1,2,3,4"}), stats::UsageError);
   // The errno lists of ignore_error continue their types; continue_on_error=1 is every type.
   o = Parse({"--ignore_error=ENOSPC:5,,EILSEQ"});
-  EXPECT_EQ(o.spec.error_lists[0], (std::vector<int>{ENOSPC, EIO}));
-  EXPECT_EQ(o.spec.continue_on_error, (std::array<bool, 3>{true, false, true}));
-  EXPECT_TRUE(o.spec.KeepsGoing(stats::Direction::kRead, ENOSPC));
-  EXPECT_FALSE(o.spec.KeepsGoing(stats::Direction::kWrite, EIO));
-  EXPECT_EQ(Parse({"--continue_on_error=1"}).spec.continue_on_error,
+  EXPECT_EQ(o.spec.errors.lists[0], (std::vector<int>{ENOSPC, EIO}));
+  EXPECT_EQ(o.spec.errors.continue_on_error, (std::array<bool, 3>{true, false, true}));
+  EXPECT_TRUE(o.spec.errors.KeepsGoing(stats::Direction::kRead, ENOSPC));
+  EXPECT_FALSE(o.spec.errors.KeepsGoing(stats::Direction::kWrite, EIO));
+  EXPECT_EQ(Parse({"--continue_on_error=1"}).spec.errors.continue_on_error,
             (std::array<bool, 3>{true, true, true}));
   EXPECT_THROW(Parse({"--ignore_error=ENOPE"}), stats::UsageError);
 }
@@ -136,17 +136,17 @@ TEST(RunOptionsTest, WorkloadShapeOptionsWithFiosMeanings) {
   EXPECT_THROW(Parse({"--rw=randread:-8"}), stats::UsageError);
   EXPECT_EQ(Parse({"--number_ios=1k"}).spec.number_ios, 1024u);
   const RunOptions inc = Parse({"--offset_increment=1m"});
-  EXPECT_EQ(inc.spec.offset_increment, 1u << 20);
-  EXPECT_EQ(Parse({"--offset_increment=25%"}).spec.offset_increment_percent, 25.0);
-  EXPECT_EQ(Parse({"--blockalign=8k"}).spec.blockalign, 8192u);
-  EXPECT_EQ(Parse({"--ba=8k,8k"}).spec.blockalign, 8192u);
+  EXPECT_EQ(inc.spec.region.offset_increment, 1u << 20);
+  EXPECT_EQ(Parse({"--offset_increment=25%"}).spec.region.offset_increment_percent, 25.0);
+  EXPECT_EQ(Parse({"--blockalign=8k"}).spec.blocks.blockalign, 8192u);
+  EXPECT_EQ(Parse({"--ba=8k,8k"}).spec.blocks.blockalign, 8192u);
   EXPECT_THROW(Parse({"--ba=8k,4k"}), stats::UsageError);  // one alignment for both directions
   EXPECT_EQ(Parse({"--random_generator=lfsr"}).spec.random_generator,
             engine::RandomGenerator::kLfsr);
   EXPECT_EQ(Parse({"--random_generator=tausworthe64"}).spec.random_generator,
             engine::RandomGenerator::kTausworthe64);
   EXPECT_THROW(Parse({"--random_generator=mt"}), stats::UsageError);
-  EXPECT_EQ(Parse({"--ratecycle=250"}).spec.ratecycle_ms, 250u);
+  EXPECT_EQ(Parse({"--ratecycle=250"}).spec.rates.cycle_ms, 250u);
 }
 
 }  // namespace
@@ -168,10 +168,10 @@ TEST(RunOptionsTest, GlobalOptionsApplyToEveryJobAndRunOptionsToTheRun) {
                           "--bs=16k", "--eta", "never", "--eta_newline=250ms"});
   ASSERT_EQ(plan.jobs.size(), 2u);
   EXPECT_EQ(plan.jobs[0].spec.name, "a");
-  EXPECT_EQ(plan.jobs[0].spec.bs, 8192u);
-  EXPECT_EQ(plan.jobs[0].spec.iodepth, 4u);
-  EXPECT_EQ(plan.jobs[1].spec.bs, 16384u);
-  EXPECT_EQ(plan.jobs[1].spec.iodepth, 1u);  // a's own setting is not b's
+  EXPECT_EQ(plan.jobs[0].spec.blocks.bs, 8192u);
+  EXPECT_EQ(plan.jobs[0].spec.queue.iodepth, 4u);
+  EXPECT_EQ(plan.jobs[1].spec.blocks.bs, 16384u);
+  EXPECT_EQ(plan.jobs[1].spec.queue.iodepth, 1u);  // a's own setting is not b's
   // Settings of the run, wherever they appear.
   EXPECT_EQ(plan.run.output_format, iotail::cli::OutputFormat::kJson);
   EXPECT_EQ(plan.run.live_format, iotail::stats::LiveFormat::kNone);
@@ -201,18 +201,18 @@ TEST(RunOptionsTest, KbBaseIsTheJobsOwnForEverySizeItsOptionsHold) {
   for (const uint64_t k : {1000u, 1024u}) {
     const iotail::engine::JobSpec& spec = plan.jobs[k == 1000 ? 0 : 1].spec;
     SCOPED_TRACE(spec.name);
-    EXPECT_EQ(spec.bs_dir[0], 4 * k);
-    EXPECT_EQ(spec.bs_dir[1], 8 * k);
-    ASSERT_EQ(spec.bssplit.size(), 2u);
-    EXPECT_EQ(spec.bssplit[0].bs, 4 * k);
-    EXPECT_EQ(spec.rate_dir[0].bytes_per_s, static_cast<double>(k * k));
-    EXPECT_EQ(spec.rate_dir[1].bytes_per_s, static_cast<double>(2 * k * k));
-    EXPECT_EQ(spec.rate_min[0].bytes_per_s, static_cast<double>(k));
-    EXPECT_EQ(spec.blockalign, 4 * k);
-    EXPECT_EQ(spec.bs_min, k);
-    EXPECT_EQ(spec.size, k * k);
-    EXPECT_EQ(spec.offset, 2 * k);
-    EXPECT_EQ(spec.ss.limit, static_cast<double>(k));
+    EXPECT_EQ(spec.blocks.bs_dir[0], 4 * k);
+    EXPECT_EQ(spec.blocks.bs_dir[1], 8 * k);
+    ASSERT_EQ(spec.blocks.bssplit.size(), 2u);
+    EXPECT_EQ(spec.blocks.bssplit[0].bs, 4 * k);
+    EXPECT_EQ(spec.rates.dir[0].bytes_per_s, static_cast<double>(k * k));
+    EXPECT_EQ(spec.rates.dir[1].bytes_per_s, static_cast<double>(2 * k * k));
+    EXPECT_EQ(spec.rates.min[0].bytes_per_s, static_cast<double>(k));
+    EXPECT_EQ(spec.blocks.blockalign, 4 * k);
+    EXPECT_EQ(spec.blocks.bs_min, k);
+    EXPECT_EQ(spec.region.size, k * k);
+    EXPECT_EQ(spec.region.offset, 2 * k);
+    EXPECT_EQ(spec.steady.criterion.limit, static_cast<double>(k));
     EXPECT_EQ(spec.rw_modifier, static_cast<int64_t>(k));
   }
 }
@@ -222,8 +222,8 @@ TEST(RunOptionsTest, KbBaseIsTheJobsOwnForEverySizeItsOptionsHold) {
 TEST(RunOptionsTest, BareArithmeticNotesBelongToTheJobThatGaveThem) {
   const auto plan = Plan({"--name=a", "--iodepth=2*4", "--rate=1k*2", "--name=b", "--iodepth=3"});
   ASSERT_EQ(plan.jobs.size(), 2u);
-  EXPECT_EQ(plan.jobs[0].spec.iodepth, 2u);
-  EXPECT_EQ(plan.jobs[0].spec.rate.bytes_per_s, 1024.0);
+  EXPECT_EQ(plan.jobs[0].spec.queue.iodepth, 2u);
+  EXPECT_EQ(plan.jobs[0].spec.rates.limit.bytes_per_s, 1024.0);
   ASSERT_EQ(plan.jobs[0].value_notes.size(), 2u);
   EXPECT_NE(plan.jobs[0].value_notes[0].find("--iodepth: '2*4'"), std::string::npos);
   EXPECT_NE(plan.jobs[0].value_notes[1].find("--rate: '1k*2'"), std::string::npos);

@@ -74,20 +74,20 @@ std::string Refusal(const JobSpec& spec) {
 TEST(EngineTableTest, AnEngineOptionGivenToAnotherEngineIsRefusedNamingTheEnginesThatTakeIt) {
   JobSpec spec;
   spec.filenames = {"f"};
-  spec.sqthread_poll = true;
+  spec.engine_options.sqthread_poll = true;
   EXPECT_EQ(Refusal(spec), "--sqthread_poll: only with --ioengine=io_uring (not --ioengine=psync)");
   spec.ioengine = EngineKind::kIoUring;
   EXPECT_EQ(Refusal(spec), "");
-  spec.sqthread_poll = false;
+  spec.engine_options.sqthread_poll = false;
   spec.ioengine = EngineKind::kLibaio;
-  spec.stat_type_given = true;
+  spec.engine_options.stat_type_given = true;
   EXPECT_NE(Refusal(spec).find("--stat_type: only with --ioengine=filestat or dirstat (not "
                                "--ioengine=libaio)"),
             std::string::npos);
-  spec.stat_type_given = false;
-  spec.nbd_conns = 2;
+  spec.engine_options.stat_type_given = false;
+  spec.nbd.conns = 2;
   EXPECT_EQ(Refusal(spec), "--nbd_conns: only with --ioengine=nbd (not --ioengine=libaio)");
-  spec.nbd_conns = 1;
+  spec.nbd.conns = 1;
   spec.uri = "nbd://localhost/";
   EXPECT_EQ(Refusal(spec), "--uri: only with --ioengine=nbd (not --ioengine=libaio)");
 }

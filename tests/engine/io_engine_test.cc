@@ -206,18 +206,18 @@ TEST(EngineKindTest, FiosSynchronousEnginesRunAtDepthOneWithANote) {
                           EngineKind::kPvsync, EngineKind::kPvsync2, EngineKind::kMmap}) {
     JobSpec spec;
     spec.ioengine = kind;
-    spec.iodepth = 16;
+    spec.queue.iodepth = 16;
     EXPECT_TRUE(spec.Synchronous()) << EngineKindName(kind);
     EXPECT_NE(spec.Normalize().find("synchronous"), std::string::npos);
-    EXPECT_EQ(spec.iodepth, 1u);
+    EXPECT_EQ(spec.queue.iodepth, 1u);
   }
   for (EngineKind kind : {EngineKind::kIoUring, EngineKind::kLibaio, EngineKind::kPosixAio}) {
     JobSpec spec;
     spec.ioengine = kind;
-    spec.iodepth = 16;
+    spec.queue.iodepth = 16;
     EXPECT_FALSE(spec.Synchronous()) << EngineKindName(kind);
     EXPECT_EQ(spec.Normalize(), "");
-    EXPECT_EQ(spec.iodepth, 16u);
+    EXPECT_EQ(spec.queue.iodepth, 16u);
   }
   EXPECT_EQ(JobSpec{}.ioengine, EngineKind::kPsync);  // fio's default
 }
@@ -268,16 +268,16 @@ TEST(EngineKindTest, EngineOptionsBelongToTheirEngines) {
   JobSpec spec;
   spec.filenames = {"f"};
   spec.ioengine = EngineKind::kPvsync2;
-  spec.hipri = true;
-  spec.nowait = true;
+  spec.engine_options.hipri = true;
+  spec.engine_options.nowait = true;
   EXPECT_NO_THROW(spec.Validate());
   spec.ioengine = EngineKind::kPsync;
   EXPECT_THROW(spec.Validate(), stats::UsageError);  // hipri
-  spec.hipri = false;
+  spec.engine_options.hipri = false;
   EXPECT_THROW(spec.Validate(), stats::UsageError);  // nowait
-  spec.nowait = false;
+  spec.engine_options.nowait = false;
   spec.ioengine = EngineKind::kPvsync2;
-  spec.uncached = 1;
+  spec.engine_options.uncached = 1;
   try {
     spec.Validate();
     ADD_FAILURE() << "uncached accepted";
@@ -289,9 +289,9 @@ TEST(EngineKindTest, EngineOptionsBelongToTheirEngines) {
   JobSpec mmap;
   mmap.filenames = {"f"};
   mmap.ioengine = EngineKind::kMmap;
-  mmap.bs = 512;
+  mmap.blocks.bs = 512;
   EXPECT_NO_THROW(mmap.Validate());
-  mmap.fsync_every = 1;  // fio: "mmap options dictate a minimum block size of 4096 bytes"
+  mmap.syncs.fsync_every = 1;  // fio: "mmap options dictate a minimum block size of 4096 bytes"
   EXPECT_THROW(mmap.Validate(), stats::UsageError);
 }
 

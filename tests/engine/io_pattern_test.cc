@@ -100,7 +100,7 @@ TEST(IoPatternTest, BsSplitSharesAndRangeBounds) {
   // With replacement (norandommap), so that no I/O is trimmed to the free blocks of a pass.
   JobSpec s = Spec(RwMode::kRandRead);
   s.norandommap = true;
-  s.bssplit = {{4096, 25}, {65536, 75}};
+  s.blocks.bssplit = {{4096, 25}, {65536, 75}};
   IoPattern p(s, 1, 0, 1 << 24, 3);
   int small = 0;
   constexpr int kN = 100000;
@@ -111,8 +111,8 @@ TEST(IoPatternTest, BsSplitSharesAndRangeBounds) {
   EXPECT_NEAR(small / double(kN), 0.25, 0.01);
 
   JobSpec r = Spec(RwMode::kRandRead);
-  r.bs_min = 4096;
-  r.bs_max = 16384;
+  r.blocks.bs_min = 4096;
+  r.blocks.bs_max = 16384;
   IoPattern q(r, 1, 0, 1 << 20, 4);
   std::set<uint32_t> sizes;
   for (const IoChoice& c : DrawWithin(q, 10000, 1u << 20)) {
@@ -124,7 +124,7 @@ TEST(IoPatternTest, BsSplitSharesAndRangeBounds) {
 
 TEST(JobSpecTest, ValidationNamesTheOption) {
   JobSpec s = Spec(RwMode::kRead);
-  s.iodepth = 0;
+  s.queue.iodepth = 0;
   try {
     s.Validate();
     FAIL() << "no error";
@@ -132,7 +132,7 @@ TEST(JobSpecTest, ValidationNamesTheOption) {
     EXPECT_NE(std::string(e.what()).find("--iodepth"), std::string::npos);
   }
   JobSpec t = Spec(RwMode::kRead);
-  t.bssplit = {{4096, 50}, {8192, 40}};
+  t.blocks.bssplit = {{4096, 50}, {8192, 40}};
   EXPECT_THROW(t.Validate(), std::exception);
   // time_based without a runtime: turned off with a note, as fio (not an error).
   JobSpec u = Spec(RwMode::kRead);
@@ -141,11 +141,11 @@ TEST(JobSpecTest, ValidationNamesTheOption) {
   EXPECT_FALSE(u.time_based);
   EXPECT_NO_THROW(u.Validate());
   JobSpec wrap = Spec(RwMode::kRead);  // 4294967295 + 101 wraps to 100 in 32 bits
-  wrap.bssplit = {{4096, 4294967295u}, {8192, 101}};
+  wrap.blocks.bssplit = {{4096, 4294967295u}, {8192, 101}};
   EXPECT_THROW(wrap.Validate(), std::exception);
   JobSpec direct = Spec(RwMode::kRead);  // every size of a split must suit O_DIRECT, not only the
   direct.direct = true;                  // smallest (6000 failed at run time with EINVAL)
-  direct.bssplit = {{4096, 50}, {6000, 50}};
+  direct.blocks.bssplit = {{4096, 50}, {6000, 50}};
   try {
     direct.Validate();
     FAIL() << "no error";
@@ -159,7 +159,7 @@ TEST(JobSpecTest, ValidationNamesTheOption) {
 TEST(IoPatternTest, SequentialGapSkipsAfterEachIo) {
   JobSpec spec;
   spec.rw = RwMode::kRead;
-  spec.bs = 4096;
+  spec.blocks.bs = 4096;
   spec.rw_modifier = 8192;  // rw=read:8k
   IoPattern p(spec, 1, 0, 1 << 20, 1);
   for (uint64_t i = 0; i < 5; ++i) EXPECT_EQ(p.Next().offset, i * 12288);
@@ -168,7 +168,7 @@ TEST(IoPatternTest, SequentialGapSkipsAfterEachIo) {
 TEST(IoPatternTest, RandomRunsFollowEachRandomOffset) {
   JobSpec spec;
   spec.rw = RwMode::kRandRead;
-  spec.bs = 4096;
+  spec.blocks.bs = 4096;
   spec.rw_modifier = 8;  // rw=randread:8: a new random offset every 8 I/Os
   IoPattern p(spec, 1, 0, 1 << 24, 1);
   int jumps = 0;
@@ -252,7 +252,7 @@ TEST(IoPatternTest, SequentialPassEndsAtTheRegionWhenTheFileIsLonger) {
 TEST(IoPatternTest, MixedBlockSizesWriteEveryBlockExactlyOnceAPass) {
   // fio's random map: a random block (or the next free one), the I/O trimmed to the free blocks.
   JobSpec spec = Spec(RwMode::kRandWrite);
-  spec.bssplit = {{4096, 50}, {65536, 30}, {1 << 20, 20}};
+  spec.blocks.bssplit = {{4096, 50}, {65536, 30}, {1 << 20, 20}};
   constexpr uint64_t kRegion = 64 << 20;
   IoPattern p(spec, PatternRegion{2, 8192, kRegion, kRegion}, 5);
   EXPECT_EQ(p.mode(), IoPattern::Mode::kMapped);
@@ -283,7 +283,7 @@ TEST(IoPatternTest, EachDirectionsRandomOffsetsAreMultiplesOfItsOwnSmallestSizeA
   constexpr uint64_t kRegion = 16 << 20;
   for (const bool norandommap : {false, true}) {
     JobSpec spec = Spec(RwMode::kRandReadWrite);
-    spec.bs_dir = {4096, 65536};
+    spec.blocks.bs_dir = {4096, 65536};
     spec.norandommap = norandommap;
     IoPattern p(spec, PatternRegion{1, 8192, kRegion, kRegion}, 11);
     uint64_t reads_off_64k = 0, writes = 0;
@@ -303,8 +303,8 @@ TEST(IoPatternTest, EachDirectionsRandomOffsetsAreMultiplesOfItsOwnSmallestSizeA
     EXPECT_GT(reads_off_64k, 1000u);  // the reads are not held to the writes' alignment
   }
   JobSpec spec = Spec(RwMode::kRandReadWrite);
-  spec.bs_dir = {4096, 65536};
-  spec.blockalign = 8192;
+  spec.blocks.bs_dir = {4096, 65536};
+  spec.blocks.blockalign = 8192;
   IoPattern p(spec, PatternRegion{1, 0, kRegion, kRegion}, 12);
   uint64_t writes_off_64k = 0;
   for (int i = 0; i < 4000; ++i) {
@@ -339,7 +339,7 @@ TEST(IoPatternTest, NoRandomMapNeverEndsAPass) {
 
 TEST(IoPatternTest, BlockAlignSetsTheRandomGridAndDropsTheMap) {
   JobSpec spec = Spec(RwMode::kRandRead);
-  spec.blockalign = 8192;  // fio: any blockalign but the minimum bs turns norandommap on
+  spec.blocks.blockalign = 8192;  // fio: any blockalign but the minimum bs turns norandommap on
   EXPECT_TRUE(spec.NoRandomMap());
   IoPattern p(spec, 1, 0, 1 << 20, 3);
   EXPECT_EQ(p.mode(), IoPattern::Mode::kDistribution);
@@ -351,7 +351,7 @@ TEST(IoPatternTest, BlockAlignSetsTheRandomGridAndDropsTheMap) {
   EXPECT_EQ(seen.size(), 128u);  // the 8k grid, all of it in 5000 draws
   // A smaller alignment: offsets on the 512 grid, an I/O of 4k still inside the region (fio's
   // last_block: the region less 4k - 512).
-  spec.blockalign = 512;
+  spec.blocks.blockalign = 512;
   IoPattern q(spec, 1, 0, 64 * 1024, 4);
   bool unaligned_to_bs = false;
   for (const IoChoice& c : DrawWithin(q, 5000, 64u * 1024)) {
@@ -372,7 +372,7 @@ TEST(IoPatternTest, LfsrCoversEveryBlockOnceEvenWithNoRandomMap) {
   while (!p.PassDone()) seen.insert(p.Next().offset);
   EXPECT_EQ(seen.size(), 100u);
   // Mixed sizes under lfsr: every block is a start once; no I/O is trimmed (fio's LFSR has no map).
-  spec.bssplit = {{4096, 50}, {65536, 50}};
+  spec.blocks.bssplit = {{4096, 50}, {65536, 50}};
   IoPattern q(spec, 1, 0, 1 << 20, 3);
   EXPECT_EQ(q.mode(), IoPattern::Mode::kPermutation);
   bool large = false;
@@ -383,7 +383,7 @@ TEST(IoPatternTest, LfsrCoversEveryBlockOnceEvenWithNoRandomMap) {
 TEST(IoPatternTest, SplitSizesAreAlignedDownToTheSmallestAsFio) {
   // fio: bssplit=4k/50:6k/50 does 4k I/Os only (sizes are aligned down to the smallest).
   JobSpec spec = Spec(RwMode::kRead);
-  spec.bssplit = {{4096, 50}, {6144, 50}};
+  spec.blocks.bssplit = {{4096, 50}, {6144, 50}};
   IoPattern p(spec, 1, 0, 1 << 20, 3);
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(p.Next().bs, 4096u);
 }

@@ -14,11 +14,11 @@ using Step = LatencySearch::Step;
 
 JobSpec Spec(uint32_t iodepth, double percentile, bool run = false) {
   JobSpec s;
-  s.iodepth = iodepth;
-  s.latency_target_ns = 1'000'000;
-  s.latency_window_ns = 100'000'000;
-  s.latency_percentile = percentile;
-  s.latency_run = run;
+  s.queue.iodepth = iodepth;
+  s.latency_target.target_ns = 1'000'000;
+  s.latency_target.window_ns = 100'000'000;
+  s.latency_target.percentile = percentile;
+  s.latency_target.run = run;
   return s;
 }
 
@@ -36,7 +36,7 @@ std::vector<uint32_t> Walk(const JobSpec& spec, const std::function<bool(uint32_
       ++ios;
       EXPECT_EQ(s.OnCompletion(meets(s.depth()) ? 900'000 : 1'100'000), Step::kNone);
     }
-    now += spec.latency_window_ns;
+    now += spec.latency_target.window_ns;
     const Step step = s.Check(now, ios);
     if (step == Step::kDone) {
       if (done) *done = true;
@@ -113,7 +113,7 @@ TEST(LatencySearchTest, AnEmptyWindowIsAFailureAsInFio) {
 
 TEST(LatencySearchTest, OffKeepsIodepth) {
   JobSpec spec;
-  spec.iodepth = 32;
+  spec.queue.iodepth = 32;
   LatencySearch s(spec);
   s.Start(0, 0);
   EXPECT_FALSE(s.enabled());

@@ -42,14 +42,15 @@ class WorkerTest : public ::testing::Test {
     if (!diskless) {
       fd_ = memfd_create("iotail_worker_test", MFD_CLOEXEC);
       ASSERT_GE(fd_, 0);
-      ASSERT_EQ(ftruncate(fd_, static_cast<off_t>(spec_.size)), 0);
+      ASSERT_EQ(ftruncate(fd_, static_cast<off_t>(spec_.region.size)), 0);
     }
     plan.fds = {diskless ? -1 : fd_};
     plan.paths = {diskless ? "" : "memfd"};
-    plan.region_size = spec_.size;
-    plan.loop_bytes = spec_.size;
+    plan.region_size = spec_.region.size;
+    plan.loop_bytes = spec_.region.size;
     if (!spec_.time_based) {
-      plan.bytes_limit = (spec_.io_size != 0 ? spec_.io_size : plan.loop_bytes) * spec_.loops;
+      plan.bytes_limit =
+          (spec_.region.io_size != 0 ? spec_.region.io_size : plan.loop_bytes) * spec_.loops;
     }
     auto engine = std::make_unique<FakeEngine>();
     engine_ = engine.get();

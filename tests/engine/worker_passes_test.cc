@@ -25,8 +25,8 @@ constexpr uint64_t kSecond = 1000 * kMs;
 class WorkerPassesTest : public WorkerTest {
  protected:
   void SetUp() override {
-    spec_.size = 64 * kBs;
-    spec_.bs = kBs;
+    spec_.region.size = 64 * kBs;
+    spec_.blocks.bs = kBs;
   }
   // Every I/O takes `latency_ns` on the engine's clock.
   static std::function<void(FakeEngine&)> Latency(uint64_t latency_ns) {
@@ -40,8 +40,8 @@ class WorkerPassesTest : public WorkerTest {
 // that is the job's end, not an error; the read-back checks what was written before it.
 TEST_F(WorkerPassesTest, FillDeviceEndsCleanlyWhenTheFilesystemIsFull) {
   spec_.rw = RwMode::kWrite;
-  spec_.fill_device = true;
-  spec_.verify = VerifyKind::kCrc32c;
+  spec_.region.fill_device = true;
+  spec_.verify.kind = VerifyKind::kCrc32c;
   for (const int full : {ENOSPC, EDQUOT}) {
     SCOPED_TRACE(full);
     TearDown();
@@ -59,8 +59,8 @@ TEST_F(WorkerPassesTest, FillDeviceEndsCleanlyWhenTheFilesystemIsFull) {
   }
   // Without fill_device a full filesystem is an error that ends the job.
   TearDown();
-  spec_.fill_device = false;
-  spec_.verify = VerifyKind::kNone;
+  spec_.region.fill_device = false;
+  spec_.verify.kind = VerifyKind::kNone;
   Run([](FakeEngine& e) {
     e.set_script([](const Submission& s) {
       return s.offset >= 40 * kBs ? Outcome{.result = -ENOSPC} : Outcome{};
@@ -75,9 +75,9 @@ TEST_F(WorkerPassesTest, FillDeviceEndsCleanlyWhenTheFilesystemIsFull) {
 // read-backs, one per block.
 TEST_F(WorkerPassesTest, VerifyReadsBackEachLoopsWrites) {
   spec_.rw = RwMode::kRandReadWrite;
-  spec_.verify = VerifyKind::kMd5;
+  spec_.verify.kind = VerifyKind::kMd5;
   spec_.loops = 3;
-  spec_.iodepth = 4;
+  spec_.queue.iodepth = 4;
   Run();
   EXPECT_EQ(worker_->verify_phases(), 3u);
   EXPECT_EQ(Ios(Direction::kRead), 3 * 64u);
@@ -93,7 +93,7 @@ TEST_F(WorkerPassesTest, VerifyReadsBackEachLoopsWrites) {
 // there, the failure named.
 TEST_F(WorkerPassesTest, ADamagedBlockFailsItsLoopsReadBack) {
   spec_.rw = RwMode::kRandReadWrite;
-  spec_.verify = VerifyKind::kMd5;
+  spec_.verify.kind = VerifyKind::kMd5;
   spec_.loops = 3;
   Run([](FakeEngine& e) {
     // The first write of the second loop.
@@ -116,10 +116,10 @@ TEST_F(WorkerPassesTest, ADamagedBlockFailsItsLoopsReadBack) {
 // at completions over at least ratecycle (1 s) since the last check, and a worker below it ends
 // with EIO and fio's line. 2 ms an I/O is 500 IOPS.
 TEST_F(WorkerPassesTest, ARateFloorMissedEndsTheJobAfterTheSettleAndACycle) {
-  spec_.size = 1ull << 30;
+  spec_.region.size = 1ull << 30;
   spec_.rw = RwMode::kRandRead;
   spec_.time_based = true;
-  spec_.rate_min[0].iops = 1000;
+  spec_.rates.min[0].iops = 1000;
   Run(Latency(2 * kMs), /*diskless=*/true, 0, 60 * kSecond);
   EXPECT_EQ(worker_->rate_shortfall(),
             "iotail: rate_iops_min=1000 not met, got 500 IOPS (reads, over 1000 ms)");
@@ -133,11 +133,11 @@ TEST_F(WorkerPassesTest, ARateFloorMissedEndsTheJobAfterTheSettleAndACycle) {
 // The settle counts from the end of the ramp (the recording start), and a shorter ratecycle checks
 // sooner.
 TEST_F(WorkerPassesTest, TheSettleCountsFromTheRampsEnd) {
-  spec_.size = 1ull << 30;
+  spec_.region.size = 1ull << 30;
   spec_.rw = RwMode::kRandRead;
   spec_.time_based = true;
-  spec_.rate_min[0].iops = 1000;
-  spec_.ratecycle_ms = 250;
+  spec_.rates.min[0].iops = 1000;
+  spec_.rates.cycle_ms = 250;
   Run(Latency(2 * kMs), /*diskless=*/true, 1 * kSecond, 60 * kSecond);
   EXPECT_FALSE(worker_->rate_shortfall().empty());
   const uint64_t ended = engine_->now_ns() - start_ns_;
@@ -149,16 +149,16 @@ TEST_F(WorkerPassesTest, TheSettleCountsFromTheRampsEnd) {
 // most seconds: one 4k I/O every 2 s is 2 KiB/s against rate_min=1k (fio's 1mbs_clients example,
 // scaled down); the job runs to its runtime. 2.5 s an I/O (1.6 KiB/s) against 2k ends it.
 TEST_F(WorkerPassesTest, AFloorMetBetweenCompletionsKeepsTheJobRunning) {
-  spec_.size = 1ull << 20;
+  spec_.region.size = 1ull << 20;
   spec_.time_based = true;
-  spec_.rate_min[0].bytes_per_s = 1024;
+  spec_.rates.min[0].bytes_per_s = 1024;
   Run(Latency(2 * kSecond), /*diskless=*/false, 0, 20 * kSecond);
   EXPECT_EQ(worker_->rate_shortfall(), "");
   EXPECT_FALSE(worker_->Failed());
   EXPECT_EQ(Ios(Direction::kRead), 10u);
 
   TearDown();
-  spec_.rate_min[0].bytes_per_s = 2048;
+  spec_.rates.min[0].bytes_per_s = 2048;
   Run(Latency(2500 * kMs), /*diskless=*/false, 0, 20 * kSecond);
   EXPECT_NE(
       worker_->rate_shortfall().find("rate_min=2048B/s not met, got 1638B/s (reads, over 2500 ms)"),

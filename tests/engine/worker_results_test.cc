@@ -22,8 +22,8 @@ constexpr uint32_t kBlocks = 8;
 class WorkerResultsTest : public WorkerTest {
  protected:
   void SetUp() override {
-    spec_.size = kBlocks * kBs;
-    spec_.bs = kBs;
+    spec_.region.size = kBlocks * kBs;
+    spec_.blocks.bs = kBs;
   }
 };
 
@@ -31,7 +31,7 @@ class WorkerResultsTest : public WorkerTest {
 // buffer), and the I/O counts once, whole; a write in pieces reads back intact.
 TEST_F(WorkerResultsTest, ShortTransfersAreResubmittedForTheRemainder) {
   spec_.rw = RwMode::kWrite;
-  spec_.verify = VerifyKind::kMd5;
+  spec_.verify.kind = VerifyKind::kMd5;
   Run([](FakeEngine& e) {
     e.set_script([](const Submission& s) {
       return s.index == 0   ? Outcome{.result = 4096}
@@ -58,7 +58,7 @@ TEST_F(WorkerResultsTest, ShortTransfersAreResubmittedForTheRemainder) {
 // Every transfer short, at depth: each I/O finishes in pieces, all of them counted once.
 TEST_F(WorkerResultsTest, ReadsInManyPiecesAtDepthCountOnceEach) {
   spec_.rw = RwMode::kRandRead;
-  spec_.iodepth = 4;
+  spec_.queue.iodepth = 4;
   Run([](FakeEngine& e) {
     e.set_script(
         [](const Submission& s) { return Outcome{.result = s.len > 5000 ? 5000 : s.len}; });
@@ -114,7 +114,7 @@ TEST_F(WorkerResultsTest, AnIoErrorIsCountedAndEndsTheJob) {
 
 // The I/Os in flight when an error ends the job complete and are recorded.
 TEST_F(WorkerResultsTest, AnErrorAtDepthStillReapsTheIosInFlight) {
-  spec_.iodepth = 4;
+  spec_.queue.iodepth = 4;
   Run([](FakeEngine& e) {
     e.set_script(
         [](const Submission& s) { return s.index == 0 ? Outcome{.result = -EIO} : Outcome{}; });
@@ -137,7 +137,7 @@ TEST_F(WorkerResultsTest, ContinueOnErrorGoesOnOnlyPastTheListedErrnos) {
       });
     };
   };
-  spec_.continue_on_error[0] = true;  // read
+  spec_.errors.continue_on_error[0] = true;  // read
   Run(every_third(EIO));
   EXPECT_EQ(Errors(EIO), 3u);  // I/Os 1, 4, 7
   EXPECT_EQ(Ios(Direction::kRead), kBlocks - 3);
@@ -150,14 +150,14 @@ TEST_F(WorkerResultsTest, ContinueOnErrorGoesOnOnlyPastTheListedErrnos) {
   EXPECT_TRUE(worker_->Failed());
 
   TearDown();
-  spec_.error_lists[0] = {ENOSPC};
+  spec_.errors.lists[0] = {ENOSPC};
   Run(every_third(ENOSPC));
   EXPECT_EQ(Errors(ENOSPC), 3u);
   EXPECT_FALSE(worker_->Failed());
 
   TearDown();
-  spec_.continue_on_error = {false, true, false};  // writes only: a read error ends the job
-  spec_.error_lists[0] = {EIO, EILSEQ};
+  spec_.errors.continue_on_error = {false, true, false};  // writes only: a read error ends the job
+  spec_.errors.lists[0] = {EIO, EILSEQ};
   Run(every_third(EIO));
   EXPECT_EQ(Errors(EIO), 1u);
   EXPECT_TRUE(worker_->Failed());
@@ -187,17 +187,17 @@ TEST_F(WorkerResultsTest, EndOfFileCompletesShortOnAnAsynchronousEngine) {
   EXPECT_EQ(Errors(EIO), 0u);
   EXPECT_FALSE(worker_->Failed());
   EXPECT_EQ(worker_->short_reads(), 1u);
-  EXPECT_EQ(Ios(Direction::kRead), spec_.size / kBs);
-  EXPECT_EQ(Bytes(Direction::kRead), spec_.size - kBs);  // the short one brought nothing
+  EXPECT_EQ(Ios(Direction::kRead), spec_.region.size / kBs);
+  EXPECT_EQ(Bytes(Direction::kRead), spec_.region.size - kBs);  // the short one brought nothing
 }
 
 // A completion that comes after later ones: its slot stays taken until it arrives (no other I/O
 // uses its buffer meanwhile), the others are replaced as they complete, and every I/O is recorded
 // once.
 TEST_F(WorkerResultsTest, ALateCompletionKeepsItsSlotWhileTheOthersAreReplaced) {
-  spec_.size = 64 * kBs;
+  spec_.region.size = 64 * kBs;
   spec_.rw = RwMode::kRandRead;
-  spec_.iodepth = 4;
+  spec_.queue.iodepth = 4;
   Run([](FakeEngine& e) {
     e.set_script(
         [](const Submission& s) { return s.index == 0 ? Outcome{.delay_reaps = 20} : Outcome{}; });
@@ -220,11 +220,11 @@ TEST_F(WorkerResultsTest, ALateCompletionKeepsItsSlotWhileTheOthersAreReplaced) 
 // (iodepth_batch_complete_max 0) the worker takes one per reap anyway, and with a larger maximum
 // it takes what is there.
 TEST_F(WorkerResultsTest, PartialBatchesLoseNoCompletion) {
-  spec_.size = 64 * kBs;
+  spec_.region.size = 64 * kBs;
   spec_.rw = RwMode::kRandRead;
-  spec_.iodepth = 8;
-  spec_.iodepth_batch_submit = 0;
-  spec_.iodepth_batch_complete_max = 8;
+  spec_.queue.iodepth = 8;
+  spec_.queue.batch_submit = 0;
+  spec_.queue.batch_complete_max = 8;
   Run([](FakeEngine& e) { e.set_max_per_reap(1); });
   EXPECT_EQ(Ios(Direction::kRead), 64u);
   EXPECT_EQ(engine_->reap_calls(), 64u);

@@ -40,8 +40,8 @@ std::set<std::string> Writes(const cli::PlannedRun& run) {
   std::set<std::string> out;
   for (const engine::JobSpec& s : run.Specs()) {
     for (const std::string& f : s.filenames) out.insert("target " + f);
-    for (const std::string* p :
-         {&s.write_hist_log, &s.write_bw_log, &s.write_iops_log, &s.write_lat_log}) {
+    for (const std::string* p : {&s.logs.write_hist_log, &s.logs.write_bw_log,
+                                 &s.logs.write_iops_log, &s.logs.write_lat_log}) {
       if (!p->empty()) out.insert("log " + *p);
     }
   }
@@ -96,14 +96,14 @@ TEST_F(RankPlanTest, HistogramLogsOfEachRankAreItsOwnAndTheClustersIsTheJobFiles
   ExpectDisjoint({"--log_per_rank", file}, 1);
   const cli::RunPlan rank0 = RankPlan(Parsed({"--log_per_rank", file}, 0), 0);
   EXPECT_EQ(rank0.run.driver.cluster.hist_prefix, "H");
-  EXPECT_EQ(rank0.jobs[0].spec.write_hist_log, "H.rank0");
-  EXPECT_EQ(rank0.jobs[0].spec.log_hist_msec, 250u);
+  EXPECT_EQ(rank0.jobs[0].spec.logs.write_hist_log, "H.rank0");
+  EXPECT_EQ(rank0.jobs[0].spec.logs.hist_msec, 250u);
   // Without --log_per_rank no rank writes its own; the period stays the job file's even with a
   // status interval that would otherwise set the clock.
   const cli::RunPlan quiet = RankPlan(Parsed({"--status_interval=1s", file}, 1), 1);
-  EXPECT_TRUE(quiet.jobs[0].spec.write_hist_log.empty());
+  EXPECT_TRUE(quiet.jobs[0].spec.logs.write_hist_log.empty());
   std::ostringstream notes;
-  EXPECT_EQ(cli::PlanRun(quiet, notes).spec(0).log_hist_msec, 250u);
+  EXPECT_EQ(cli::PlanRun(quiet, notes).spec(0).logs.hist_msec, 250u);
 }
 
 TEST_F(RankPlanTest, TargetFilesIotailNamesAreEachRanksOwn) {
@@ -119,9 +119,9 @@ TEST_F(RankPlanTest, TheDefaultBenchmarkLogsAsEachRanksOwn) {
   const cli::PlannedRun r0 = cli::PlanRun(RankPlan(Parsed({}, 0), 0), notes);
   const cli::PlannedRun r1 = cli::PlanRun(RankPlan(Parsed({}, 1), 1), notes);
   EXPECT_EQ(r0.plan.run.driver.cluster.hist_prefix, "iotail");
-  EXPECT_EQ(r0.spec(0).write_hist_log, "iotail.rank0");
-  EXPECT_EQ(r1.spec(0).write_hist_log, "iotail.rank1");
-  EXPECT_EQ(r0.spec(0).log_hist_msec, 500u);
+  EXPECT_EQ(r0.spec(0).logs.write_hist_log, "iotail.rank0");
+  EXPECT_EQ(r1.spec(0).logs.write_hist_log, "iotail.rank1");
+  EXPECT_EQ(r0.spec(0).logs.hist_msec, 500u);
 }
 
 TEST_F(RankPlanTest, OnlyRankZeroShowsAndServes) {
