@@ -69,8 +69,11 @@ struct PrioLatency {
 // to completion (fio's lat), recorded by asynchronous engines (a synchronous engine's lat is its
 // clat: n == 0); olat is the intended start to completion, recorded in the open loop only (the
 // rate-limited mode: iotail's measure without coordinated omission; n == 0 otherwise).
+// recorded, in a replay only: the latency the trace itself recorded for the I/Os replayed
+// (blktrace's dispatch to completion, device time), counted when each I/O is issued, that is at its
+// trace time on the run's clock (n == 0 when the trace records none).
 struct DirectionSnapshot {
-  LatencySnapshot clat, slat, lat, olat;
+  LatencySnapshot clat, slat, lat, olat, recorded;
   uint64_t ios = 0;
   uint64_t bytes = 0;
   // Per I/O priority (fio's cmdprio): the latency of each priority's I/Os, the job's own first;
@@ -152,6 +155,9 @@ class Recorder {
   void RecordLat(Direction d, uint64_t lat_ns) { dirs_[DirectionIndex(d)].lat.Record(lat_ns); }
   // Writer only. Open-loop latency of the same I/O: from its intended start to its completion.
   void RecordOlat(Direction d, uint64_t ns) { dirs_[DirectionIndex(d)].olat.Record(ns); }
+  // Writer only. A replayed I/O of direction d whose trace recorded a latency of ns (blktrace's
+  // dispatch to completion), counted when the I/O is issued.
+  void RecordRecorded(Direction d, uint64_t ns) { dirs_[DirectionIndex(d)].recorded.Record(ns); }
   // Before the run (not thread-safe): direction d keeps a latency per I/O priority, for these
   // ioprio values (index 0 the job's own); RecordPrio then records by index.
   void SetPriorities(Direction d, std::span<const uint16_t> ioprios);
@@ -180,7 +186,7 @@ class Recorder {
   // target mode); the counts go on (the caller keeps a snapshot to subtract).
   void RestartExtremes() {
     for (Dir& d : dirs_) {
-      for (Latency* l : {&d.clat, &d.slat, &d.lat, &d.olat}) l->RestartExtremes();
+      for (Latency* l : {&d.clat, &d.slat, &d.lat, &d.olat, &d.recorded}) l->RestartExtremes();
     }
     for (Prios& p : prios_) {
       for (size_t i = 0; i < p.values.size(); ++i) p.lat[i].RestartExtremes();
@@ -245,7 +251,7 @@ class Recorder {
   struct Dir {
     Counter ios{0};
     Counter bytes{0};
-    Latency clat, slat, lat, olat;
+    Latency clat, slat, lat, olat, recorded;
   };
   struct Prios {
     std::vector<uint16_t> values;
