@@ -239,7 +239,7 @@ void RunSinks::StartMetrics(int ranks) {
   std::vector<stats::MetricsJob> metric_jobs;
   for (const RunOptions& job : run.plan.jobs) {
     const engine::JobSpec& spec = job.spec;
-    stats::MetricsJob m{spec.name, engine::LoggedDirections(spec), {}, {}};
+    stats::MetricsJob m{spec.name, engine::LoggedDirections(spec), {}, {}, spec.replay.Active()};
     for (int d = 0; d < 2; ++d) {
       // Under iotail-mpi every rank runs the job: the cluster's target is the ranks' sum.
       m.rate_iops[d] = spec.rate_dir[d].iops * spec.numjobs * ranks;
