@@ -8,6 +8,7 @@
 
 #include "stats/core/histogram_layout.h"
 #include "stats/core/percentiles.h"
+#include "stats/report/fio_json_extras.h"
 #include "stats/util/json.h"
 
 namespace iotail::stats {
@@ -82,16 +83,7 @@ void JsonRecorded(std::string& out, const ReplayInfo& r, const RecorderSnapshot&
       }
       fmt::format_to(o, "}}");
     }
-    if (bins) {
-      fmt::format_to(o, ", \"bins\": {{");
-      bool first = true;
-      for (uint32_t i = 0; i < l.hist.size(); ++i) {
-        if (l.hist[i] == 0) continue;
-        fmt::format_to(o, "{}\"{}\": {}", first ? "" : ", ", FineBucketValue(i), l.hist[i]);
-        first = false;
-      }
-      fmt::format_to(o, "}}");
-    }
+    if (bins) JsonBins(o, l.hist);
     fmt::format_to(o, "}}}}");
   }
 }

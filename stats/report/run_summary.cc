@@ -74,16 +74,7 @@ void JsonLatency(Out o, const LatencyView& v, const RunSummary& s) {
                      static_cast<uint64_t>((*v.pct)[i]));
     }
     fmt::format_to(o, "}}");
-    if (s.json_bins) {
-      fmt::format_to(o, ", \"bins\": {{");
-      bool first = true;
-      for (uint32_t i = 0; i < l.hist.size(); ++i) {
-        if (l.hist[i] == 0) continue;
-        fmt::format_to(o, "{}\"{}\": {}", first ? "" : ", ", FineBucketValue(i), l.hist[i]);
-        first = false;
-      }
-      fmt::format_to(o, "}}");
-    }
+    if (s.json_bins) JsonBins(o, l.hist);
   }
   fmt::format_to(o, "}}");
 }
