@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,32 +42,18 @@ class ReplayClonesTest : public iotail::testing::ScratchDirTest {
   }
 };
 
-// Reads and writes a fio histogram log holds (columns after time, direction and bs).
-Counts HistLogCounts(const std::string& text) {
+// Reads and writes a fio log holds: a histogram log's counts (the fields after time, direction
+// and bs), or a latency log's entries (one per I/O: time, value, direction, bs, prio).
+enum class LogKind { kHistogram, kLatency };
+Counts LogCounts(const std::string& text, LogKind kind) {
+  const bool histogram = kind == LogKind::kHistogram;
   Counts c{0, 0};
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::vector<std::string> cells;
-    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
-    if (cells.size() < 4) continue;
-    uint64_t sum = 0;
-    for (size_t i = 3; i < cells.size(); ++i) sum += std::stoull(cells[i]);
-    (std::stoi(cells[1]) == 0 ? c.first : c.second) += sum;
-  }
-  return c;
-}
-
-// Reads and writes of a fio latency log with an entry per I/O (time, value, dir, bs, prio).
-Counts LatLogCounts(const std::string& text) {
-  Counts c{0, 0};
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::vector<std::string> cells;
-    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
-    if (cells.size() < 3) continue;
-    ++(std::stoi(cells[2]) == 0 ? c.first : c.second);
+  for (const std::string& line : iotail::testing::Lines(text)) {
+    const std::vector<std::string> f = iotail::testing::SplitOn(line, ",");
+    if (f.size() < 4) continue;
+    uint64_t n = histogram ? 0 : 1;
+    for (size_t i = 3; histogram && i < f.size(); ++i) n += std::stoull(f[i]);
+    (std::stoi(f[histogram ? 1 : 2]) == 0 ? c.first : c.second) += n;
   }
   return c;
 }
@@ -87,7 +72,7 @@ TEST_F(ReplayClonesTest, EachCloneReplaysItsTraceOfTheListAsFio333Does) {
   const std::vector<Counts> want = {{30, 0}, {0, 20}, {30, 0}, {10, 0}, {0, 20}};
   for (size_t k = 0; k < want.size(); ++k) {
     const std::string log = P("h_clat_hist." + std::to_string(k + 1) + ".log");
-    EXPECT_EQ(HistLogCounts(ReadFile(log)), want[k]) << "clone " << k + 1;
+    EXPECT_EQ(LogCounts(ReadFile(log), LogKind::kHistogram), want[k]) << "clone " << k + 1;
   }
   const json j = json::parse(ReadFile(P("o.json")));
   EXPECT_EQ(j["iotail_replay"]["trace_ios"].get<uint64_t>(), 110u);
@@ -101,7 +86,7 @@ TEST_F(ReplayClonesTest, EachCloneReplaysItsTraceOfTheListAsFio333Does) {
   ASSERT_EQ(fio.status, 0) << fio.err;
   for (size_t k = 0; k < want.size(); ++k) {
     const std::string log = P("f_clat." + std::to_string(k + 1) + ".log");
-    EXPECT_EQ(LatLogCounts(ReadFile(log)), want[k]) << "fio's clone " << k + 1;
+    EXPECT_EQ(LogCounts(ReadFile(log), LogKind::kLatency), want[k]) << "fio's clone " << k + 1;
   }
 }
 

@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -53,19 +52,13 @@ class ReplayRecordedTest : public iotail::testing::ScratchDirTest {
   }
 };
 
-// Per direction (0 read, 1 write) the counts a fio histogram log holds.
+// Per direction (0 read, 1 write, 2 trim) the counts a fio histogram log holds.
 std::vector<uint64_t> LogCounts(const std::string& text) {
   std::vector<uint64_t> sums(3, 0);
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string cell;
-    std::vector<std::string> cells;
-    while (std::getline(fields, cell, ',')) cells.push_back(cell);
-    if (cells.size() < 5) continue;
-    const int dir = std::stoi(cells[1]);
-    for (size_t i = 3; i < cells.size(); ++i) sums.at(dir) += std::stoull(cells[i]);
+  for (const std::string& line : iotail::testing::Lines(text)) {
+    const std::vector<std::string> f = iotail::testing::SplitOn(line, ",");
+    if (f.size() < 4) continue;
+    for (size_t i = 3; i < f.size(); ++i) sums.at(std::stoi(f[1])) += std::stoull(f[i]);
   }
   return sums;
 }
