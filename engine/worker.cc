@@ -38,6 +38,8 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
   if (spec.ioprio >= 0 || spec.ioprio_class >= 0) {
     prio_.job_ioprio = IoprioValue(std::max(spec.ioprio_class, 0), std::max(spec.ioprio, 0));
   }
+  // A replay of a trace that records each I/O's latency keeps those beside its own.
+  if (plan_.replay && spec.replay.trace_recorded > 0) recorder_->KeepRecorded();
   if (spec.cmdprio.Any()) {
     // Before the run (the interval clock reads the recorder from then on).
     prio_.cmdprio.emplace(spec.cmdprio, prio_.job_ioprio, spec.HasReads(), spec.HasWrites());

@@ -127,7 +127,11 @@ void Recorder::Snapshot(RecorderSnapshot& out) const {
     dir.slat.Snapshot(s.slat);
     dir.lat.Snapshot(s.lat);
     dir.olat.Snapshot(s.olat);
-    dir.recorded.Snapshot(s.recorded);
+    if (recorded_) {
+      (*recorded_)[static_cast<size_t>(d)].Snapshot(s.recorded);
+    } else {
+      s.recorded = {};
+    }
     // clat always has its buckets (the logs write every direction, even idle ones).
     if (s.clat.hist.empty()) s.clat.hist.assign(kRecordBuckets, 0);
     const Prios& p = prios_[static_cast<size_t>(d)];

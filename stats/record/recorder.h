@@ -155,9 +155,16 @@ class Recorder {
   void RecordLat(Direction d, uint64_t lat_ns) { dirs_[DirectionIndex(d)].lat.Record(lat_ns); }
   // Writer only. Open-loop latency of the same I/O: from its intended start to its completion.
   void RecordOlat(Direction d, uint64_t ns) { dirs_[DirectionIndex(d)].olat.Record(ns); }
-  // Writer only. A replayed I/O of direction d whose trace recorded a latency of ns (blktrace's
-  // dispatch to completion), counted when the I/O is issued.
-  void RecordRecorded(Direction d, uint64_t ns) { dirs_[DirectionIndex(d)].recorded.Record(ns); }
+  // Before the run (not thread-safe): the recorder keeps a replay's recorded latencies (their
+  // histograms are allocated here, so that a recorder that never replays carries none).
+  void KeepRecorded() {
+    if (!recorded_) recorded_ = std::make_unique<std::array<Latency, kDirectionCount>>();
+  }
+  // Writer only, after KeepRecorded (else nothing is kept). A replayed I/O of direction d whose
+  // trace recorded a latency of ns (blktrace's dispatch to completion), counted when it is issued.
+  void RecordRecorded(Direction d, uint64_t ns) {
+    if (recorded_) (*recorded_)[DirectionIndex(d)].Record(ns);
+  }
   // Before the run (not thread-safe): direction d keeps a latency per I/O priority, for these
   // ioprio values (index 0 the job's own); RecordPrio then records by index.
   void SetPriorities(Direction d, std::span<const uint16_t> ioprios);
@@ -186,7 +193,7 @@ class Recorder {
   // target mode); the counts go on (the caller keeps a snapshot to subtract).
   void RestartExtremes() {
     for (Dir& d : dirs_) {
-      for (Latency* l : {&d.clat, &d.slat, &d.lat, &d.olat, &d.recorded}) l->RestartExtremes();
+      for (Latency* l : {&d.clat, &d.slat, &d.lat, &d.olat}) l->RestartExtremes();
     }
     for (Prios& p : prios_) {
       for (size_t i = 0; i < p.values.size(); ++i) p.lat[i].RestartExtremes();
@@ -251,7 +258,7 @@ class Recorder {
   struct Dir {
     Counter ios{0};
     Counter bytes{0};
-    Latency clat, slat, lat, olat, recorded;
+    Latency clat, slat, lat, olat;
   };
   struct Prios {
     std::vector<uint16_t> values;
@@ -269,6 +276,7 @@ class Recorder {
   alignas(64) std::array<Counter, kMaxCountedErrno> errors_{};
   Counter in_flight_{0};
   std::array<Prios, kDirectionCount> prios_;
+  std::unique_ptr<std::array<Latency, kDirectionCount>> recorded_;  // KeepRecorded's
 };
 
 // The single reader's view of one recorder: each Next() returns what was recorded since the

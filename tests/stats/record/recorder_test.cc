@@ -211,6 +211,9 @@ TEST(RecorderTest, LatenessIsAHistogramOfItsOwnSampledPerInterval) {
 // of their own, sampled per interval and added up across workers, apart from clat.
 TEST(RecorderTest, RecordedLatenciesArePerDirectionAndSampledPerInterval) {
   Recorder rec;
+  rec.RecordRecorded(Direction::kRead, 1);  // not kept: the recorder was not asked to
+  EXPECT_EQ(rec.Snapshot().dirs[0].recorded.n, 0u);
+  rec.KeepRecorded();
   RecorderSampler sampler(rec);
   RecorderSnapshot delta;
   sampler.Next(delta);

@@ -73,6 +73,7 @@ TEST(SnapshotCodecTest, ReplayLatenessAndRecordedLatenciesRoundTrip) {
   rec.RecordClat(Direction::kRead, 50'000, 4096);
   rec.RecordLateness(12'345);
   rec.RecordLateness(250'000);
+  rec.KeepRecorded();
   rec.RecordRecorded(Direction::kRead, 200'000);
   rec.RecordRecorded(Direction::kTrim, 3'000'000);
   const RecorderSnapshot s = rec.Snapshot();

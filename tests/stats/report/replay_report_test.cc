@@ -14,6 +14,7 @@ const std::vector<double> kPercentiles = {50, 99};
 // A replay whose trace recorded its reads' device times (200 us each) beside their clat (300 us).
 RecorderSnapshot Replayed() {
   Recorder rec;
+  rec.KeepRecorded();
   for (int i = 0; i < 10; ++i) {
     rec.RecordClat(Direction::kRead, 300'000, 4096);
     rec.RecordLateness(1'000);
