@@ -121,6 +121,7 @@ struct CompareSettings {
   bool json = false;
   stats::LatencyUnit unit = stats::LatencyUnit::kUs;
   SummaryLatency latency = SummaryLatency::kClat;
+  bool recorded = false;  // A: the latencies a replay's trace recorded; B: the replayed
   std::vector<FailOn> fail_on;
 };
 
@@ -129,11 +130,13 @@ struct CompareArgs {
   std::vector<std::string> percentile_args, fail_on, inputs;
   std::string format = "text", unit = "us", latency = "clat";
   double ci = 95;
+  bool recorded = false;
 };
 
 po::options_description CompareDescription(CompareArgs& a) {
   po::options_description description(
-      "usage: iotail compare [options] A B\n\n"
+      "usage: iotail compare [options] A B\n"
+      "       iotail compare --recorded [options] REPLAY.json [B]\n\n"
       "Compares two runs per direction and percentile: B - A, its confidence interval and a\n"
       "verdict (faster, slower, no significant difference). A and B are each REP[,REP...]: the\n"
       "repetitions of a run, each FILE[+FILE...] (the files of one repetition: its histogram\n"
@@ -141,7 +144,9 @@ po::options_description CompareDescription(CompareArgs& a) {
       "One repetition on a side: order statistics over the pooled counts; two or more on both\n"
       "sides: Welch's t over the repetitions' percentiles. A plain JSON summary (fio's\n"
       "--output-format=json) has no bins: its printed percentiles are compared, without an\n"
-      "interval unless both sides have two repetitions or more.\n\noptions");
+      "interval unless both sides have two repetitions or more. --recorded sets a replay\n"
+      "against what its trace recorded (A: the trace's latencies, B: the replayed "
+      "ones).\n\noptions");
   // clang-format off
   description.add_options()
       ("help,h", "show this help (--help=man: the iotail-compare(1) page)")
@@ -153,6 +158,11 @@ po::options_description CompareDescription(CompareArgs& a) {
       ("latency", po::value(&a.latency)->default_value(a.latency),
        "which latency of a JSON summary: clat, lat (fio's, with lat_percentiles) or olat (iotail's "
        "open-loop latency of a rate-limited run, iotail_olat_ns); histogram logs hold their own")
+      ("recorded", po::bool_switch(&a.recorded),
+       "A is what a replayed trace recorded (blktrace's dispatch to completion, device time):\n"
+       "A's JSON summaries are read for iotail_replay's recorded_ns (its histogram logs,\n"
+       "PREFIX_recorded_hist.N.log, as they are); B is the replay (by default the same\n"
+       "summary's clat, when only A is given)")
       ("fail-on", po::value(&a.fail_on),
        "exit status 3 when B is significantly worse than A by more than a margin:\n"
        "[read|write|trim:]pN:+X% (of A's) or pN:+Xms; may be repeated");
@@ -165,6 +175,8 @@ std::optional<CompareSettings> ParseCompare(CommandArgs args, std::ostream& out)
   const po::options_description description = CompareDescription(a);
   if (!ParseWithInputs(args, description, a.inputs, out)) return std::nullopt;  // help
   CompareSettings s;
+  s.recorded = a.recorded;
+  if (a.recorded && a.inputs.size() == 1) a.inputs.push_back(a.inputs[0]);  // B: the same run
   if (a.inputs.size() != 2) {
     throw stats::UsageError(fmt::format(
         "expected two inputs, A and B, got {} (see iotail compare --help)", a.inputs.size()));
@@ -288,6 +300,22 @@ void CompareDirection(const CompareSide& a, const CompareSide& b, int d, const C
   }
 }
 
+// --recorded: what each side is, and the caveat of comparing a device time with a replay's clat.
+void DescribeRecorded(const CompareSettings& s, stats::CompareResult& result) {
+  result.a.what = "recorded by the trace (blktrace's dispatch to completion: device time)";
+  const bool device = s.b.find("explain_device_hist") != std::string::npos;
+  const char* name = s.latency == SummaryLatency::kClat  ? "clat (submission to reaping)"
+                     : s.latency == SummaryLatency::kLat ? "lat (submission start to reaping)"
+                                                         : "olat (intended start to reaping)";
+  result.b.what = device ? "replayed, --explain's device stage (dispatch to completion)"
+                         : fmt::format("replayed, {}", name);
+  result.notes.push_back(
+      device ? "like for like: both sides are the device's time, dispatch to completion"
+             : "B holds more than the device's time A recorded (the queue before dispatch and "
+               "the reaping after completion), so B - A includes it; the like-for-like replayed "
+               "measure is --explain's device stage: give B as PREFIX_explain_device_hist.N.log");
+}
+
 }  // namespace
 
 CommandDoc CompareDoc() {
@@ -299,13 +327,27 @@ int CompareCommand(CommandArgs args, std::ostream& out, std::ostream& err) {
   std::optional<CompareSettings> settings = ParseCompare(args, out);
   if (!settings) return 0;
   const CompareSettings& s = *settings;
-  CompareSide a = LoadCompareSide(s.a, "A", s.latency);
+  if (s.recorded && s.a == s.b) {
+    for (const std::string_view file : stats::SplitList(s.a, ',')) {
+      for (const std::string_view one : stats::SplitList(file, '+')) {
+        if (!IsJsonSummary(std::string(one), "A")) {
+          throw stats::UsageError(fmt::format(
+              "--recorded with one input reads A and B from the same JSON summary, and '{}' is "
+              "not one (a histogram log? give both, PREFIX_recorded_hist.N.log "
+              "PREFIX_clat_hist.N.log; a summary needs --output-format=json+ alone)",
+              one));
+        }
+      }
+    }
+  }
+  CompareSide a = LoadCompareSide(s.a, "A", s.recorded ? SummaryLatency::kRecorded : s.latency);
   CompareSide b = LoadCompareSide(s.b, "B", s.latency);
   ToCommonLayout(a, b);
   stats::CompareResult result;
   result.confidence = s.confidence;
-  result.a = {s.a, a.repetitions.size()};
-  result.b = {s.b, b.repetitions.size()};
+  result.a = {s.a, a.repetitions.size(), {}};
+  result.b = {s.b, b.repetitions.size(), {}};
+  if (s.recorded) DescribeRecorded(s, result);
   for (int d = 0; d < stats::kDirectionCount; ++d) CompareDirection(a, b, d, s, result);
   if (result.rows.empty()) {
     throw stats::UsageError(

@@ -71,9 +71,10 @@ PrintedPercentiles ReadPrinted(const nlohmann::json& lat, const char* key, const
 
 RepetitionHistograms LoadJson(const std::vector<std::string>& files, std::string_view label,
                               SummaryLatency latency) {
-  const char* key = latency == SummaryLatency::kClat  ? "clat_ns"
-                    : latency == SummaryLatency::kLat ? "lat_ns"
-                                                      : "iotail_olat_ns";
+  const char* key = latency == SummaryLatency::kClat   ? "clat_ns"
+                    : latency == SummaryLatency::kLat  ? "lat_ns"
+                    : latency == SummaryLatency::kOlat ? "iotail_olat_ns"
+                                                       : "recorded_ns";
   std::array<stats::Histogram, stats::kDirectionCount> sums;
   for (auto& h : sums) h.Resize(stats::kWideBuckets);
   RepetitionHistograms rep;
@@ -88,7 +89,15 @@ RepetitionHistograms LoadJson(const std::vector<std::string>& files, std::string
           fmt::format("{}: '{}' is not a JSON run summary: {}", label, path, e.what()));
     }
     std::vector<const nlohmann::json*> entries;
-    if (doc.contains("iotail_aggregate")) {
+    if (latency == SummaryLatency::kRecorded) {
+      if (!doc.contains("iotail_replay") || !doc["iotail_replay"].contains("recorded")) {
+        throw UsageError(fmt::format(
+            "{}: '{}' holds no latencies recorded by a trace (iotail_replay's recorded_ns: an "
+            "iotail run --read_iolog of a blktrace dump with its dispatch and completion events)",
+            label, path));
+      }
+      entries.push_back(&doc["iotail_replay"]);
+    } else if (doc.contains("iotail_aggregate")) {
       entries.push_back(&doc["iotail_aggregate"]);
     } else if (doc.contains("jobs") && doc["jobs"].is_array()) {
       for (const auto& job : doc["jobs"]) entries.push_back(&job);
@@ -155,6 +164,8 @@ stats::Histogram Convert(const stats::Histogram& h, const stats::HistogramLayout
 }
 
 }  // namespace
+
+bool IsJsonSummary(const std::string& path, std::string_view label) { return IsJson(path, label); }
 
 double PrintedPercentiles::At(double percentile, std::string_view label) const {
   std::string list;

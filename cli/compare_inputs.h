@@ -3,7 +3,8 @@
 // histogram logs of its jobs, say). A file is either a fio-format histogram log (what `pctiles`
 // reads: fio's or iotail's clat or lat logs) or a JSON run summary with histogram bins (`iotail run
 // --output-format=json+`, or fio's json+), whose jobs' (or iotail_aggregate's) clat_ns bins (or
-// lat_ns with kLat, iotail_olat_ns with kOlat) are summed per direction. Each repetition's
+// lat_ns with kLat, iotail_olat_ns with kOlat; with kRecorded the latencies a replay's trace
+// recorded, under iotail_replay) are summed per direction. Each repetition's
 // whole-run histograms (exact integer counts) are kept per direction. A plain JSON summary (fio's
 // --output-format=json, the file fio users have most) has no bins: of it, the percentiles it
 // printed are kept, which can be compared but carry no confidence interval; since printed
@@ -49,7 +50,13 @@ struct CompareSide {
   std::vector<RepetitionHistograms> repetitions;
 };
 
-enum class SummaryLatency { kClat, kLat, kOlat };  // clat_ns, lat_ns, iotail_olat_ns
+// clat_ns, lat_ns, iotail_olat_ns of the jobs; kRecorded: a replay's latencies recorded by its
+// trace (iotail_replay -> DIRECTION -> recorded_ns, stats/report/replay_report.h).
+enum class SummaryLatency { kClat, kLat, kOlat, kRecorded };
+
+// Whether `path` holds JSON (a run summary) rather than a histogram log; UsageError naming `label`
+// when it cannot be read or is empty.
+bool IsJsonSummary(const std::string& path, std::string_view label);
 
 // Reads one side; `label` ("A" or "B") names it in messages.
 CompareSide LoadCompareSide(std::string_view input, std::string_view label, SummaryLatency latency);

@@ -57,6 +57,68 @@ constexpr std::string_view kNotWithReplay[] = {
     "iodepth_batch_complete_max",
 };
 
+// fio's ':'-separated list of traces ('\\:' a colon inside a name), one for each clone.
+std::vector<std::string> SplitTraces(const std::string& text) {
+  std::vector<std::string> out(1);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == ':') {
+      out.back() += ':';
+      ++i;
+    } else if (text[i] == ':') {
+      out.emplace_back();
+    } else {
+      out.back() += text[i];
+    }
+  }
+  for (const std::string& name : out) {
+    if (name.empty()) {
+      throw UsageError(fmt::format(
+          "--read_iolog: an empty trace name in '{}' (expected TRACE[:TRACE...], one per clone)",
+          text));
+    }
+  }
+  return out;
+}
+
+// The job's traces read through (each clone its own, ReplaySpec::TraceIndex): their files in order
+// of first appearance (the first trace's first), each trace's indices into them, and the sums the
+// report gives over the clones.
+struct TraceSet {
+  engine::replay::TraceSummary all;  // devices, reads/writes, max_end, max_length; ios: of all
+  std::vector<std::vector<uint32_t>> device_files;
+};
+
+TraceSet ScanTraces(const engine::replay::ReplaySpec& r, uint32_t numjobs) {
+  TraceSet set;
+  std::vector<engine::replay::TraceSummary> scans;
+  for (const std::string& trace : r.traces) {
+    engine::replay::TraceSummary s = engine::replay::ScanTrace(r, trace);
+    if (s.ios == 0) {
+      throw UsageError(fmt::format("--read_iolog: '{}' holds no read, write or trim to replay{}",
+                                   trace, r.skip != 0 ? " (after --replay_skip)" : ""));
+    }
+    std::vector<uint32_t> index;
+    for (const std::string& d : s.devices) {
+      auto it = std::find(set.all.devices.begin(), set.all.devices.end(), d);
+      if (it == set.all.devices.end()) it = set.all.devices.insert(set.all.devices.end(), d);
+      index.push_back(static_cast<uint32_t>(it - set.all.devices.begin()));
+    }
+    set.device_files.push_back(std::move(index));
+    set.all.reads += s.reads;
+    set.all.writes += s.writes;
+    set.all.max_end = std::max(set.all.max_end, s.max_end);
+    set.all.max_length = std::max(set.all.max_length, s.max_length);
+    set.all.span_ns = std::max(set.all.span_ns, s.span_ns);
+    scans.push_back(std::move(s));
+  }
+  for (uint32_t w = 0; w < numjobs; ++w) {  // what the clones replay in all
+    const auto& scan = scans[engine::replay::ReplaySpec::TraceIndex(w, numjobs, scans.size())];
+    set.all.ios += scan.ios;
+    set.all.recorded += scan.recorded;
+  }
+  return set;
+}
+
 }  // namespace
 
 void SettleReplay(RunOptions& job) {
@@ -76,10 +138,12 @@ void SettleReplay(RunOptions& job) {
     }
     return;
   }
-  if (spec.numjobs > 1) {
-    throw UsageError(
-        "--numjobs with --read_iolog: not supported yet (fio gives each clone its own trace of a "
-        "':' list); one job replays one trace, its files in one time order");
+  r.traces = SplitTraces(r.read_iolog);
+  if (r.traces.size() > spec.numjobs) {
+    throw UsageError(fmt::format(
+        "--read_iolog: {} traces for {} clone(s): each clone replays one trace of the list (as "
+        "fio), and fio would leave the rest out; give --numjobs={}",
+        r.traces.size(), spec.numjobs, r.traces.size()));
   }
   for (std::string_view o : kNotWithReplay) {
     if (job.Given(o)) {
@@ -89,12 +153,10 @@ void SettleReplay(RunOptions& job) {
           o, o == "filename" ? "; --replay_redirect puts every I/O onto one target" : ""));
     }
   }
-  const engine::replay::TraceSummary s = engine::replay::ScanTrace(r);
-  if (s.ios == 0) {
-    throw UsageError(fmt::format("--read_iolog: '{}' holds no read, write or trim to replay{}",
-                                 r.read_iolog, r.skip != 0 ? " (after --replay_skip)" : ""));
-  }
+  TraceSet set = ScanTraces(r, spec.numjobs);
+  const engine::replay::TraceSummary& s = set.all;
   r.trace_ios = s.ios;
+  r.trace_recorded = s.recorded;
   r.span_ns = r.no_stall ? 0 : s.span_ns;
   // A blktrace dump names its devices "MAJOR,MINOR" (fio opens the /dev node of that number);
   // iotail takes the target from the user instead.
@@ -115,6 +177,7 @@ void SettleReplay(RunOptions& job) {
   } else {
     spec.filenames = r.redirect.empty() ? s.devices : std::vector<std::string>{r.redirect};
   }
+  if (r.redirect.empty()) r.device_files = std::move(set.device_files);
   if (!r.map.empty()) {
     if (!r.redirect.empty()) {
       throw UsageError("--replay_map with --replay_redirect: give one or the other");

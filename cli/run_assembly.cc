@@ -180,8 +180,10 @@ stats::RunSummary Summarise(const PlannedRun& run, RunResults& results, const Ru
   summary.mode = Mode(run.Specs());
   for (const RunOptions& job : jobs) {
     const engine::replay::ReplaySpec& r = job.spec.replay;
-    if (r.Active() && !summary.replay.on)
-      summary.replay = {true, r.read_iolog, r.trace_ios, r.span_ns};
+    if (r.Active() && !summary.replay.on) {
+      summary.replay = {true,      r.read_iolog,     r.trace_ios,
+                        r.span_ns, r.trace_recorded, job.spec.explain.on};
+    }
   }
   if (results.stopped && signal != 0) summary.interrupted_by = SignalName(signal);
   summary.start_at_ms = results.start_at_ms;

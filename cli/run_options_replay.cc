@@ -76,14 +76,13 @@ std::vector<std::pair<std::string, std::string>> ParseMap(std::string_view text,
 
 const std::vector<OptionDef>& ReplayRows() {
   static const std::vector<OptionDef> table = {
-      Labeled(
-          "FILE",
-          {"read_iolog", kName,
-           [](RunOptions& o, const OptionValue& v) { o.spec.replay.read_iolog = v.text; },
-           "replay this trace (fio iolog v2/v3, blktrace dump; plain, .gz or .zst): each I/O "
-           "issued "
-           "at its trace time (open loop; "
-           "latency from that time, lateness in iotail_replay), the trace's files the targets"}),
+      Labeled("FILE[:FILE...]",
+              {"read_iolog", kName,
+               [](RunOptions& o, const OptionValue& v) { o.spec.replay.read_iolog = v.text; },
+               "replay this trace (fio iolog v2/v3, blktrace dump; plain, .gz or .zst): each I/O "
+               "issued at its trace time (open loop; latency from that time, lateness in "
+               "iotail_replay), the trace's files the targets; a ':' list gives each clone "
+               "(numjobs) its own trace, as fio"}),
       {"read_iolog_chunked", kFlag,
        [](RunOptions& o, const OptionValue& v) { o.spec.replay.chunked = v.number != 0; },
        "read the trace gradually (iotail always streams a trace in bounded memory)", "0"},

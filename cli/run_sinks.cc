@@ -79,6 +79,17 @@ std::unique_ptr<stats::HistLogSink> HistLogs(const engine::JobSpec& spec, size_t
   return std::make_unique<stats::HistLogSink>(std::move(o));
 }
 
+// A replay's PREFIX_recorded_hist.N.log: the latencies its trace recorded (blktrace's dispatch to
+// completion), each in the interval its I/O was issued (nullptr without --write_hist_log, or when
+// the trace records none).
+std::unique_ptr<stats::HistLogSink> RecordedHistLogs(const engine::JobSpec& spec,
+                                                     size_t first_delta, int first_number) {
+  if (spec.logs.write_hist_log.empty() || spec.replay.trace_recorded == 0) return nullptr;
+  stats::HistLogSinkOptions o = JobHistLogOptions(spec, "recorded", first_delta, first_number);
+  o.latency = &stats::DirectionSnapshot::recorded;
+  return std::make_unique<stats::HistLogSink>(std::move(o));
+}
+
 // The cluster's histogram log (RunHooks::cluster_ranks) of `kind` (clat, or a stage of --explain:
 // then over the directions of the jobs that explain, nullptr when none does): one file of the sum
 // of every delta (each job of every rank), the bs column what `iotail merge` of the ranks' logs
@@ -228,7 +239,7 @@ void RunSinks::StartMetrics(int ranks) {
   std::vector<stats::MetricsJob> metric_jobs;
   for (const RunOptions& job : run.plan.jobs) {
     const engine::JobSpec& spec = job.spec;
-    stats::MetricsJob m{spec.name, engine::LoggedDirections(spec), {}, {}};
+    stats::MetricsJob m{spec.name, engine::LoggedDirections(spec), {}, {}, spec.replay.Active()};
     for (int d = 0; d < 2; ++d) {
       // Under iotail-mpi every rank runs the job: the cluster's target is the ranks' sum.
       m.rate_iops[d] = spec.rates.dir[d].iops * spec.numjobs * ranks;
@@ -359,6 +370,11 @@ std::vector<stats::IntervalSink*> RunSinks::OpenBatch(std::span<const size_t> ba
     if (auto sink = HistLogs(spec, first_delta, first_number)) {
       hist_logs_[j] = shared(sink->clat_paths());
       lat_logs_[j] = shared(sink->lat_paths());
+      state_->hist_logs.push_back(sink.get());
+      state_->logs.push_back(std::move(sink));
+    }
+    if (auto sink = RecordedHistLogs(spec, first_delta, first_number)) {
+      for (std::string& p : shared(sink->clat_paths())) hist_logs_[j].push_back(std::move(p));
       state_->hist_logs.push_back(sink.get());
       state_->logs.push_back(std::move(sink));
     }

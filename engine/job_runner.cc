@@ -115,9 +115,11 @@ std::vector<std::unique_ptr<Worker>> BuildWorkers(const JobSpec& spec, const Tar
     PlanRate(spec, plan, jobs);
     if (spec.replay.Active()) {
       plan.bytes_limit = 0;  // the trace's end ends the replay
-      plan.replay = std::make_shared<replay::ReplayFeed>(
-          replay::OpenTrace(spec.replay.read_iolog), spec.replay,
-          static_cast<uint32_t>(plan.fds.size()), spec.replay.read_iolog);
+      // Clone w replays its own trace of read_iolog's list (fio's), on the job's one clock.
+      const std::string& trace = spec.replay.TraceOf(w, jobs);
+      plan.replay = std::make_shared<replay::ReplayFeed>(replay::OpenTrace(trace), spec.replay,
+                                                         static_cast<uint32_t>(plan.fds.size()),
+                                                         trace, spec.replay.DeviceFilesOf(w, jobs));
     }
     if (!spec.replay.write_iolog.empty()) {
       plan.iolog = std::make_shared<replay::IologWriter>(spec.replay.write_iolog, plan.paths);

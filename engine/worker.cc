@@ -39,6 +39,8 @@ Worker::Worker(const JobSpec& spec, WorkerPlan plan, std::unique_ptr<IoEngine> e
     prio_.job_ioprio =
         IoprioValue(std::max(spec.prio.ioprio_class, 0), std::max(spec.prio.ioprio, 0));
   }
+  // A replay of a trace that records each I/O's latency keeps those beside its own.
+  if (plan_.replay && spec.replay.trace_recorded > 0) recorder_->KeepRecorded();
   if (spec.prio.cmdprio.Any()) {
     // Before the run (the interval clock reads the recorder from then on).
     prio_.cmdprio.emplace(spec.prio.cmdprio, prio_.job_ioprio, spec.HasReads(), spec.HasWrites());

@@ -3,7 +3,9 @@
 // whatever the completions; its lateness (issue minus intended) is recorded apart
 // (Recorder::RecordLateness) and its olat counts from the intended time, while clat and lat keep
 // fio's meaning (from the issue). A trace without times (v2, or replay_no_stall) is paced by
-// completions as fio's: each I/O goes when a slot is free (its intended time is its issue). v2's
+// completions as fio's: each I/O goes when a slot is free (its intended time is its issue). The
+// latency the trace recorded for an I/O (blktrace's dispatch to completion) is counted as it is
+// issued (Recorder::RecordRecorded), so in the interval of its trace time on the run's clock. v2's
 // waits hold the next I/O until their instant. A sync or datasync waits for the I/Os in flight,
 // then syncs its file; a trim is done synchronously (as the closed loop's); open and close change
 // nothing (every target is open for the whole replay). Nothing is dropped: an I/O that cannot go
@@ -128,7 +130,12 @@ void Worker::RunReplay(const WorkerTimes& times, const std::atomic<bool>& stop) 
           break;
         }
         ReplaySpecial(*e);
-        if (timed && now >= times.record_from_ns) rec.RecordLateness(now - due);
+        if (now >= times.record_from_ns) {
+          if (timed) rec.RecordLateness(now - due);
+          if (e->op == TraceOp::kTrim && e->recorded_ns != 0) {
+            rec.RecordRecorded(stats::Direction::kTrim, e->recorded_ns);
+          }
+        }
         feed.Pop();
         now = Clock::NowNs();
         continue;
@@ -136,7 +143,10 @@ void Worker::RunReplay(const WorkerTimes& times, const std::atomic<bool>& stop) 
       const IoChoice c{e->op == TraceOp::kRead ? stats::Direction::kRead : stats::Direction::kWrite,
                        e->length, e->device, e->offset};
       QueueNew(c, due);
-      if (timed && now >= times.record_from_ns) rec.RecordLateness(now - due);
+      if (now >= times.record_from_ns) {
+        if (timed) rec.RecordLateness(now - due);
+        if (e->recorded_ns != 0) rec.RecordRecorded(c.dir, e->recorded_ns);
+      }
       ++passes_.issued_ios;
       feed.Pop();
     }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <iostream>
@@ -40,6 +41,16 @@ stats::RankInfo RankSummary(const Cluster& c, int r, const Shared& shared) {
     clat.Add(d.clat);
   }
   info.errors = all.TotalErrors();
+  if (const stats::LatencySnapshot& late = all.schedule.lateness;
+      late.n > 0 && !late.hist.empty()) {
+    const double p99[] = {99.0};
+    info.lateness_n = late.n;
+    info.lateness_max_ns = late.max_ns;
+    info.lateness_p99_ns = std::min<double>(
+        late.max_ns, stats::ComputePercentiles(std::span<const uint64_t>(late.hist),
+                                               stats::HistogramLayout::Recorded(), p99,
+                                               stats::PercentileMethod::kFio)[0]);
+  }
   if (clat.n > 0) {
     const double p99[] = {99.0};
     info.p99_ns = stats::ComputePercentiles(std::span<const uint64_t>(clat.hist),
@@ -82,6 +93,17 @@ void ClusterSummary(stats::RunSummary& summary, const Cluster& c, Shared& shared
   summary.mode.target_bw *= ranks;
   for (double& t : summary.mode.dir_target_iops) t *= ranks;
   for (double& t : summary.mode.dir_target_bw) t *= ranks;
+  // A replay: the cluster's trace is every rank's (each may replay one of its own).
+  if (summary.replay.on && c.size > 1) {
+    summary.replay.trace =
+        fmt::format("{} (rank 0's) and the other ranks' traces", summary.replay.trace);
+  }
+  summary.replay.trace_ios = 0;
+  summary.replay.recorded_ios = 0;
+  for (const RankTotals& t : shared.totals) {
+    summary.replay.trace_ios += t.trace_ios;
+    summary.replay.recorded_ios += t.trace_recorded;
+  }
   for (int r = 0; r < c.size; ++r) summary.ranks.push_back(RankSummary(c, r, shared));
 }
 

@@ -46,6 +46,7 @@ std::vector<uint64_t> EncodeTotals(const stats::RunSummary& s) {
     if (j.explain) EncodeExplain(*j.explain, out);
   }
   out.insert(out.end(), {s.explain.requests_unmatched, s.explain.records_dropped});
+  out.insert(out.end(), {s.replay.trace_ios, s.replay.recorded_ios});
   return out;
 }
 
@@ -67,6 +68,8 @@ RankTotals DecodeTotals(std::span<const uint64_t> in) {
   }
   t.requests_unmatched = stats::DecodeWord(in, pos);
   t.records_dropped = stats::DecodeWord(in, pos);
+  t.trace_ios = stats::DecodeWord(in, pos);
+  t.trace_recorded = stats::DecodeWord(in, pos);
   if (pos != in.size()) throw std::runtime_error("totals: trailing words");
   return t;
 }

@@ -116,6 +116,9 @@ struct RankTotals {
   std::vector<stats::IoDepthCounts> depths;
   std::vector<std::optional<stats::ExplainTotals>> explain;  // --explain: the job's stages
   uint64_t requests_unmatched = 0, records_dropped = 0;      // --explain: the run's (its note)
+  // A replay (read_iolog): the I/Os of this rank's trace, and of them those with a recorded
+  // latency (each rank may replay a trace of its own: --read_iolog=t.{rank}.iolog).
+  uint64_t trace_ios = 0, trace_recorded = 0;
 };
 
 std::vector<uint64_t> EncodeTotals(const stats::RunSummary& s);

@@ -36,8 +36,8 @@ bool IsIo(TraceOp op) {
 
 }  // namespace
 
-TraceSummary ScanTrace(const ReplaySpec& spec) {
-  std::unique_ptr<TraceReader> reader = OpenTrace(spec.read_iolog);
+TraceSummary ScanTrace(const ReplaySpec& spec, const std::string& path) {
+  std::unique_ptr<TraceReader> reader = OpenTrace(path);
   TraceSummary s;
   std::array<TraceEvent, 1024> ev;
   for (size_t n; (n = reader->Next(ev.data(), ev.size())) > 0;) {
@@ -53,6 +53,7 @@ TraceSummary ScanTrace(const ReplaySpec& spec) {
         s.reads += e.op == TraceOp::kRead;
         s.writes += e.op == TraceOp::kWrite;
         s.trims += e.op == TraceOp::kTrim;
+        s.recorded += e.recorded_ns != 0;
         s.max_length = std::max(s.max_length, e.length);
         uint64_t offset = spec.scale > 1 ? e.offset / spec.scale : e.offset;
         if (spec.align > 1) offset &= ~(spec.align - 1);
@@ -67,11 +68,12 @@ TraceSummary ScanTrace(const ReplaySpec& spec) {
 }
 
 ReplayFeed::ReplayFeed(std::unique_ptr<TraceReader> reader, const ReplaySpec& spec, uint32_t files,
-                       std::string trace_name)
+                       std::string trace_name, std::vector<uint32_t> device_files)
     : reader_(std::move(reader)),
       spec_(spec),
       files_(files),
       name_(std::move(trace_name)),
+      device_files_(std::move(device_files)),
       ring_storage_(std::make_unique<std::array<TraceEvent, kRing>>()),
       ring_(ring_storage_->data()) {}
 
@@ -80,7 +82,10 @@ bool ReplayFeed::Transform(TraceEvent& e) const {
   if (e.op == TraceOp::kWait && spec_.no_stall) return false;
   if (!spec_.redirect.empty()) {
     e.device = 0;
-  } else if (e.device >= files_) {
+  } else if (!device_files_.empty() && e.device < device_files_.size()) {
+    e.device = device_files_[e.device];
+  } else if (!device_files_.empty() || e.device >= files_) {
+    // A file the plan did not meet reading the same trace, or beyond the worker's targets.
     throw TraceFormatError(fmt::format("{}: the trace's file '{}' has no target", name_,
                                        reader_->devices().at(e.device)));
   }

@@ -26,6 +26,7 @@ struct TraceSummary {
   std::vector<std::string> devices;
   uint64_t ios = 0;  // reads, writes and trims (after replay_skip)
   uint64_t reads = 0, writes = 0, trims = 0, syncs = 0;
+  uint64_t recorded = 0;    // of the I/Os, those with a latency recorded by the trace
   uint64_t max_end = 0;     // the furthest byte an I/O reaches (after replay_scale and _align)
   uint64_t span_ns = 0;     // the last event's time (scaled by replay_time_scale)
   uint32_t max_length = 0;  // the longest I/O, bytes
@@ -34,15 +35,18 @@ struct TraceSummary {
   double Iops() const { return span_ns > 0 ? static_cast<double>(ios) * 1e9 / span_ns : 0; }
 };
 
-// Reads the whole trace once in bounded memory. Throws as OpenTrace and the readers do.
-TraceSummary ScanTrace(const ReplaySpec& spec);
+// Reads the whole trace (`path`, or spec.read_iolog) once in bounded memory. Throws as OpenTrace
+// and the readers do.
+TraceSummary ScanTrace(const ReplaySpec& spec, const std::string& path);
+inline TraceSummary ScanTrace(const ReplaySpec& spec) { return ScanTrace(spec, spec.read_iolog); }
 
 class ReplayFeed {
  public:
-  // `files`: how many targets the worker has (device d goes to file d, or all to 0 with a
-  // redirect); a device beyond them throws TraceFormatError when it is met.
+  // `files`: how many targets the worker has (device d goes to file device_files[d], or d when
+  // device_files is empty, or all to 0 with a redirect); a device beyond them throws
+  // TraceFormatError when it is met.
   ReplayFeed(std::unique_ptr<TraceReader> reader, const ReplaySpec& spec, uint32_t files,
-             std::string trace_name);
+             std::string trace_name, std::vector<uint32_t> device_files = {});
   static constexpr size_t kRing = 4096;
   static constexpr size_t kBatch = 256;
 
@@ -70,6 +74,7 @@ class ReplayFeed {
   ReplaySpec spec_;
   uint32_t files_;
   std::string name_;
+  std::vector<uint32_t> device_files_;
   std::unique_ptr<std::array<TraceEvent, kRing>> ring_storage_;
   TraceEvent* ring_;
   std::array<TraceEvent, kBatch> scratch_;

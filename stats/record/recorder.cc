@@ -28,6 +28,7 @@ void DirectionSnapshot::Add(const DirectionSnapshot& other) {
   slat.Add(other.slat);
   lat.Add(other.lat);
   olat.Add(other.olat);
+  recorded.Add(other.recorded);
   ios += other.ios;
   bytes += other.bytes;
   // As fio's sum of clat_prio lists: by priority value, new ones appended.
@@ -80,6 +81,7 @@ void RecorderSnapshot::SubtractCounts(const RecorderSnapshot& before) {
     SubtractLatency(s.slat, b.slat);
     SubtractLatency(s.lat, b.lat);
     SubtractLatency(s.olat, b.olat);
+    SubtractLatency(s.recorded, b.recorded);
     for (size_t i = 0; i < s.prios.size() && i < b.prios.size(); ++i) {
       SubtractLatency(s.prios[i].lat, b.prios[i].lat);
     }
@@ -92,7 +94,9 @@ void RecorderSnapshot::SubtractCounts(const RecorderSnapshot& before) {
 
 void RecorderSnapshot::ReserveBuckets() {
   for (DirectionSnapshot& s : dirs) {
-    for (LatencySnapshot* l : {&s.clat, &s.slat, &s.lat, &s.olat}) l->hist.reserve(kRecordBuckets);
+    for (LatencySnapshot* l : {&s.clat, &s.slat, &s.lat, &s.olat, &s.recorded}) {
+      l->hist.reserve(kRecordBuckets);
+    }
     for (PrioLatency& p : s.prios) p.lat.hist.reserve(kRecordBuckets);
   }
 }
@@ -123,6 +127,11 @@ void Recorder::Snapshot(RecorderSnapshot& out) const {
     dir.slat.Snapshot(s.slat);
     dir.lat.Snapshot(s.lat);
     dir.olat.Snapshot(s.olat);
+    if (recorded_) {
+      (*recorded_)[static_cast<size_t>(d)].Snapshot(s.recorded);
+    } else {
+      s.recorded = {};
+    }
     // clat always has its buckets (the logs write every direction, even idle ones).
     if (s.clat.hist.empty()) s.clat.hist.assign(kRecordBuckets, 0);
     const Prios& p = prios_[static_cast<size_t>(d)];
@@ -174,6 +183,7 @@ void RecorderSampler::Next(RecorderSnapshot& delta) {
     Subtract(out.slat, now.slat, before.slat);
     Subtract(out.lat, now.lat, before.lat);
     Subtract(out.olat, now.olat, before.olat);
+    Subtract(out.recorded, now.recorded, before.recorded);
     out.ios = now.ios - before.ios;
     out.bytes = now.bytes - before.bytes;
   }

@@ -69,8 +69,11 @@ struct PrioLatency {
 // to completion (fio's lat), recorded by asynchronous engines (a synchronous engine's lat is its
 // clat: n == 0); olat is the intended start to completion, recorded in the open loop only (the
 // rate-limited mode: iotail's measure without coordinated omission; n == 0 otherwise).
+// recorded, in a replay only: the latency the trace itself recorded for the I/Os replayed
+// (blktrace's dispatch to completion, device time), counted when each I/O is issued, that is at its
+// trace time on the run's clock (n == 0 when the trace records none).
 struct DirectionSnapshot {
-  LatencySnapshot clat, slat, lat, olat;
+  LatencySnapshot clat, slat, lat, olat, recorded;
   uint64_t ios = 0;
   uint64_t bytes = 0;
   // Per I/O priority (fio's cmdprio): the latency of each priority's I/Os, the job's own first;
@@ -152,6 +155,16 @@ class Recorder {
   void RecordLat(Direction d, uint64_t lat_ns) { dirs_[DirectionIndex(d)].lat.Record(lat_ns); }
   // Writer only. Open-loop latency of the same I/O: from its intended start to its completion.
   void RecordOlat(Direction d, uint64_t ns) { dirs_[DirectionIndex(d)].olat.Record(ns); }
+  // Before the run (not thread-safe): the recorder keeps a replay's recorded latencies (their
+  // histograms are allocated here, so that a recorder that never replays carries none).
+  void KeepRecorded() {
+    if (!recorded_) recorded_ = std::make_unique<std::array<Latency, kDirectionCount>>();
+  }
+  // Writer only, after KeepRecorded (else nothing is kept). A replayed I/O of direction d whose
+  // trace recorded a latency of ns (blktrace's dispatch to completion), counted when it is issued.
+  void RecordRecorded(Direction d, uint64_t ns) {
+    if (recorded_) (*recorded_)[DirectionIndex(d)].Record(ns);
+  }
   // Before the run (not thread-safe): direction d keeps a latency per I/O priority, for these
   // ioprio values (index 0 the job's own); RecordPrio then records by index.
   void SetPriorities(Direction d, std::span<const uint16_t> ioprios);
@@ -263,6 +276,7 @@ class Recorder {
   alignas(64) std::array<Counter, kMaxCountedErrno> errors_{};
   Counter in_flight_{0};
   std::array<Prios, kDirectionCount> prios_;
+  std::unique_ptr<std::array<Latency, kDirectionCount>> recorded_;  // KeepRecorded's
 };
 
 // The single reader's view of one recorder: each Next() returns what was recorded since the

@@ -60,11 +60,13 @@ void Encode(const RecorderSnapshot& s, std::vector<uint64_t>& out) {
     EncodeLatency(d.slat, out);
     EncodeLatency(d.lat, out);
     EncodeLatency(d.olat, out);
+    EncodeLatency(d.recorded, out);
   }
   out.push_back(s.schedule.issued);
   out.push_back(s.schedule.late);
   out.push_back(s.schedule.max_lag_ns);
   out.push_back(s.schedule.sum_lag_ns);
+  EncodeLatency(s.schedule.lateness, out);
   out.insert(out.end(), s.errors.begin(), s.errors.end());
   out.push_back(s.in_flight);
 }
@@ -77,11 +79,13 @@ void Decode(std::span<const uint64_t> in, size_t& pos, RecorderSnapshot& s) {
     DecodeLatency(in, pos, d.slat);
     DecodeLatency(in, pos, d.lat);
     DecodeLatency(in, pos, d.olat);
+    DecodeLatency(in, pos, d.recorded);
   }
   s.schedule.issued = DecodeWord(in, pos);
   s.schedule.late = DecodeWord(in, pos);
   s.schedule.max_lag_ns = DecodeWord(in, pos);
   s.schedule.sum_lag_ns = DecodeWord(in, pos);
+  DecodeLatency(in, pos, s.schedule.lateness);
   for (uint64_t& e : s.errors) e = DecodeWord(in, pos);
   s.in_flight = DecodeWord(in, pos);
 }

@@ -41,8 +41,11 @@ std::string_view MethodName(const CompareRow& row) {
 
 void WriteCompareText(std::ostream& out, const CompareResult& r, LatencyUnit unit) {
   const std::string u(LatencyUnitName(unit));
-  out << fmt::format("# A: {} ({} repetition(s))\n# B: {} ({} repetition(s))\n", r.a.input,
-                     r.a.repetitions, r.b.input, r.b.repetitions);
+  for (const auto& [name, side] : {std::pair{"A", &r.a}, std::pair{"B", &r.b}}) {
+    out << fmt::format("# {}: {} ({} repetition(s)){}\n", name, side->input, side->repetitions,
+                       side->what.empty() ? "" : ": " + side->what);
+  }
+  for (const std::string& note : r.notes) out << "# note: " << note << "\n";
   out << fmt::format(
       "# latencies in {}; B - A with its {}% confidence interval; verdict for B against A\n", u,
       fmt::format("{}", r.confidence * 100));
@@ -82,11 +85,20 @@ void WriteCompareText(std::ostream& out, const CompareResult& r, LatencyUnit uni
 }
 
 void WriteCompareJson(std::ostream& out, const CompareResult& r, LatencyUnit unit) {
-  std::string s = fmt::format(
-      "{{\"confidence\": {}, \"unit\": {}, \"a\": {{\"input\": {}, \"repetitions\": {}}}, "
-      "\"b\": {{\"input\": {}, \"repetitions\": {}}},\n\"rows\": [",
-      r.confidence * 100, JsonString(LatencyUnitName(unit)), JsonString(r.a.input), r.a.repetitions,
-      JsonString(r.b.input), r.b.repetitions);
+  auto side = [](const CompareSideInfo& info) {
+    return fmt::format("{{\"input\": {}, \"repetitions\": {}{}}}", JsonString(info.input),
+                       info.repetitions,
+                       info.what.empty() ? "" : ", \"what\": " + JsonString(info.what));
+  };
+  std::string s =
+      fmt::format("{{\"confidence\": {}, \"unit\": {}, \"a\": {}, \"b\": {}", r.confidence * 100,
+                  JsonString(LatencyUnitName(unit)), side(r.a), side(r.b));
+  if (!r.notes.empty()) {
+    s += ", \"notes\": [";
+    for (size_t i = 0; i < r.notes.size(); ++i) s += (i ? ", " : "") + JsonString(r.notes[i]);
+    s += "]";
+  }
+  s += ",\n\"rows\": [";
   for (size_t i = 0; i < r.rows.size(); ++i) {
     const CompareRow& row = r.rows[i];
     const PercentileComparison& c = row.comparison;

@@ -6,7 +6,8 @@
 // after the table saying why); then one line per --fail-on check (allowed margin against the
 // interval's lower bound).
 //
-// JSON keys: confidence (percent), unit, a and b ({"input", "repetitions"}), rows[] ({dir,
+// JSON keys: confidence (percent), unit, a and b ({"input", "repetitions", and "what" when the
+// side says what latency it is}), notes[] (when any), rows[] ({dir,
 // percentile, samples_a, samples_b, method, a, b, diff, diff_lower, diff_upper, change_pct,
 // verdict}; latencies in the chosen unit, an open bound null), fail_on[] ({target, dir, allowed,
 // diff_lower, failed}). Pure functions; thread-safe.
@@ -25,6 +26,7 @@ namespace iotail::stats {
 struct CompareSideInfo {
   std::string input;  // as given on the command line
   size_t repetitions = 0;
+  std::string what;  // what latency the side is, when not plain (compare --recorded); "" else
 };
 
 struct CompareRow {
@@ -49,6 +51,7 @@ struct CompareResult {
   CompareSideInfo a, b;
   std::vector<CompareRow> rows;
   std::vector<FailOnCheck> checks;
+  std::vector<std::string> notes;  // said after the sides (text: "# note: ..."; JSON "notes")
 };
 
 void WriteCompareText(std::ostream& out, const CompareResult& result, LatencyUnit unit);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "stats/core/histogram_layout.h"
 #include "stats/core/percentile_ci.h"
 #include "stats/report/summary_figures.h"
 #include "stats/util/json.h"
@@ -127,6 +128,17 @@ void JsonPercentileIntervals(JsonOut o, const std::vector<uint64_t>& clat_hist,
   fmt::format_to(o, ", \"iotail_ci\": {{\"confidence\": 95");
   one("clat_ns", clat_hist);
   if (!olat_hist.empty()) one("olat_ns", olat_hist);
+  fmt::format_to(o, "}}");
+}
+
+void JsonBins(JsonOut o, const std::vector<uint64_t>& hist) {
+  fmt::format_to(o, ", \"bins\": {{");
+  bool first = true;
+  for (uint32_t i = 0; i < hist.size(); ++i) {
+    if (hist[i] == 0) continue;
+    fmt::format_to(o, "{}\"{}\": {}", first ? "" : ", ", FineBucketValue(i), hist[i]);
+    first = false;
+  }
   fmt::format_to(o, "}}");
 }
 

@@ -6,7 +6,8 @@
 // each bucket counted at the value fio prints for it, so a bucket straddling a boundary counts on
 // one side), fio's latency-target fields (not used by iotail: depth = iodepth, target 0,
 // percentile 100, window 0) and sync (the fsync/fdatasync calls of --fsync/--fdatasync), and the
-// run's disk_util. Helpers of run_summary.cc; pure functions, thread-safe.
+// run's disk_util, and json+'s bins of a histogram. Helpers of run_summary.cc (and of the
+// replay report's recorded_ns); pure functions, thread-safe.
 #pragma once
 
 #include <fmt/format.h>
@@ -45,6 +46,10 @@ void JsonSteadyState(JsonOut o, const SteadyStateResult& ss);
 void JsonPercentileIntervals(JsonOut o, const std::vector<uint64_t>& clat_hist,
                              const std::vector<uint64_t>& olat_hist,
                              const std::vector<double>& percentiles);
+
+// `, "bins": {"VALUE": COUNT, ...}`: fio json+'s bins of a histogram in the recorded layout, each
+// non-zero bucket under its value in ns.
+void JsonBins(JsonOut o, const std::vector<uint64_t>& hist);
 
 // `"disk_util": [...]` (no separators).
 void JsonDiskUtil(JsonOut o, const std::vector<DiskUtil>& disks);

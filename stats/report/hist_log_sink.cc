@@ -41,7 +41,7 @@ void HistLogSink::Write(const IntervalInfo& info, std::span<const RecorderSnapsh
       // block sizes (bssplit, bsrange); the job's smallest block size in an idle interval.
       const uint64_t bs =
           dir.ios != 0 ? (dir.bytes + dir.ios / 2) / dir.ios : uint64_t{options_.bs};
-      clat_[w]->Write(info.time_ms, d, bs, dir.clat.hist);
+      clat_[w]->Write(info.time_ms, d, bs, (dir.*options_.latency).hist);
       if (w < lat_.size()) {
         lat_[w]->Write(info.time_ms, d, bs, dir.olat.hist);
       }

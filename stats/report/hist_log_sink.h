@@ -1,13 +1,12 @@
 // HistLogSink: the interval sink that writes a run's fio histogram logs, one file per worker:
 // PREFIX_clat_hist.N.log (issue to completion; N numbers the run's workers from 1 across jobs, as
-// fio numbers threads) and, when asked (the rate-limited mode), also
-// PREFIX_lat_hist.N.log (olat: intended start to completion); a worker that recorded no olat writes
-// zero lines. Each closed interval becomes one line per
-// worker and logged direction, stamped with the interval's log time, so the files of every worker
-// (and host) share their time column and their counts add up to exactly the I/Os completed. The
-// bs column holds the interval's mean bytes per I/O (rounded), so that bytes = I/Os x bs with any
-// mix of block sizes (fio writes the size of one I/O there, which misleads plots of bssplit
-// jobs). Each
+// fio numbers threads; or PREFIX_recorded_hist.N.log, a replay's recorded latencies) and, when
+// asked (the rate-limited mode), also PREFIX_lat_hist.N.log (olat: intended start to completion); a
+// worker that recorded no olat writes zero lines. Each closed interval becomes one line per worker
+// and logged direction, stamped with the interval's log time, so the files of every worker (and
+// host) share their time column and their counts add up to exactly the I/Os completed. The bs
+// column holds the interval's mean bytes per I/O (rounded), so that bytes = I/Os x bs with any mix
+// of block sizes (fio writes the size of one I/O there, which misleads plots of bssplit jobs). Each
 // interval is flushed to the kernel when written, so a killed run loses at most the open interval.
 //
 // The constructor creates (truncates) every file (std::system_error if one cannot be opened);
@@ -29,8 +28,11 @@ namespace iotail::stats {
 struct HistLogSinkOptions {
   std::string prefix;  // PREFIX of PREFIX_clat_hist.N.log
   // KIND of PREFIX_KIND_hist.N.log: "clat", or a stage of --explain ("explain_device"), whose
-  // histogram a delta carries as its clat.
+  // histogram a delta carries as its clat, or "recorded" (a replay's recorded latencies).
   std::string kind = "clat";
+  // Which latency of each delta's directions the logs hold: clat, or a replay's `recorded` (the
+  // trace's own latency of the I/Os issued in the interval).
+  LatencySnapshot DirectionSnapshot::*latency = &DirectionSnapshot::clat;
   int workers = 1;                    // files for this many workers...
   int first_number = 1;               // ...numbered N = first_number .. (fio's thread numbers)
   size_t first_delta = 0;             // the first of them is deltas[first_delta] (several jobs)

@@ -85,6 +85,7 @@ PrometheusMetrics::PrometheusMetrics(std::vector<MetricsJob> jobs, std::string v
     rate_limited_ = rate_limited_ || spec.rate_iops[0] + spec.rate_iops[1] +
                                              spec.rate_bytes_per_s[0] + spec.rate_bytes_per_s[1] >
                                          0;
+    replay_ = replay_ || spec.replay;
     job.spec = std::move(spec);
     jobs_.push_back(std::move(job));
   }
@@ -117,6 +118,7 @@ void PrometheusMetrics::OnInterval(const IntervalInfo& info,
     job.issued += d.schedule.issued;
     job.max_lag_s = std::max(job.max_lag_s, static_cast<double>(d.schedule.max_lag_ns) / 1e9);
     job.in_flight = d.in_flight;  // the workers' levels at the interval's close, summed
+    if (d.schedule.lateness.n > 0) job.lateness.Add(d.schedule.lateness);
     for (int k = 0; k < kDirectionCount; ++k) {
       const DirectionSnapshot& dir = d.dirs[k];
       Series& s = job.dirs[k];
@@ -179,19 +181,22 @@ void PrometheusMetrics::Render(uint64_t end_ns) {
                    job.errors);
   }
 
+  // One histogram series of `name` under labels `l`.
+  auto series = [&](const char* name, const std::string& l, const Latency& h) {
+    uint64_t running = 0;
+    for (size_t e = 0; e < edges.size(); ++e) {
+      running += h.cumulative.empty() ? 0 : h.cumulative[e];
+      fmt::format_to(o, "{}_bucket{{{},le=\"{}\"}} {}\n", name, l,
+                     static_cast<double>(edges[e] - 1) / 1e9, running);
+    }
+    running += h.cumulative.empty() ? 0 : h.cumulative.back();
+    fmt::format_to(o, "{}_bucket{{{},le=\"+Inf\"}} {}\n", name, l, running);
+    fmt::format_to(o, "{}_sum{{{}}} {}\n{}_count{{{}}} {}\n", name, l, h.sum_s, name, l, h.count);
+  };
   auto histogram = [&](const char* name, const char* help, bool lat) {
     Meta(o, name, "histogram", help);
     each([&](const Job&, const Series& s, const std::string& l) {
-      const Latency& h = lat ? s.lat : s.clat;
-      uint64_t running = 0;
-      for (size_t e = 0; e < edges.size(); ++e) {
-        running += h.cumulative.empty() ? 0 : h.cumulative[e];
-        fmt::format_to(o, "{}_bucket{{{},le=\"{}\"}} {}\n", name, l,
-                       static_cast<double>(edges[e] - 1) / 1e9, running);
-      }
-      running += h.cumulative.empty() ? 0 : h.cumulative.back();
-      fmt::format_to(o, "{}_bucket{{{},le=\"+Inf\"}} {}\n", name, l, running);
-      fmt::format_to(o, "{}_sum{{{}}} {}\n{}_count{{{}}} {}\n", name, l, h.sum_s, name, l, h.count);
+      series(name, l, lat ? s.lat : s.clat);
     });
   };
   histogram("iotail_io_latency_seconds",
@@ -203,6 +208,16 @@ void PrometheusMetrics::Render(uint64_t end_ns) {
               "Latency from each I/O's intended start to its completion (rate-limited runs: "
               "includes any wait behind a late schedule).",
               true);
+  }
+
+  if (replay_) {
+    const char* name = "iotail_replay_lateness_seconds";
+    Meta(o, name, "histogram",
+         "A replay's I/Os: how late each was issued after its intended time from the trace.");
+    for (const Job& job : jobs_) {
+      if (job.spec.replay)
+        series(name, fmt::format("jobname=\"{}\"", LabelEscape(job.spec.name)), job.lateness);
+    }
   }
 
   Meta(o, "iotail_interval_latency_seconds", "gauge",
@@ -244,10 +259,11 @@ void PrometheusMetrics::Render(uint64_t end_ns) {
       fmt::format_to(o, "{}{{jobname=\"{}\"}} {}\n", name, LabelEscape(job.spec.name), value(job));
     }
   };
-  per_job("iotail_schedule_issued_total", "counter", "I/Os issued on a rate-limited schedule.",
+  per_job("iotail_schedule_issued_total", "counter",
+          "I/Os issued on a schedule (rate-limited, or a replay's trace times).",
           [](const Job& j) { return j.issued; });
   per_job("iotail_schedule_late_total", "counter",
-          "I/Os issued late on a rate-limited schedule (the target could not keep up).",
+          "I/Os issued late on a schedule (the target could not keep up).",
           [](const Job& j) { return j.late; });
   per_job("iotail_schedule_lag_max_seconds", "gauge",
           "Largest delay of an I/O behind its intended start, over the run.",

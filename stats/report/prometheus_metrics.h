@@ -13,7 +13,10 @@
 // rule (label `percentile`), max, SBK's SLC factors; the rate target; the rate-limited schedule's
 // late I/Os and largest lag; the I/Os in flight at the interval's close (each worker publishes
 // its level with a relaxed store after each submission and batch of completions); build info, and
-// from the first interval on, the run's start and the last interval's end.
+// from the first interval on, the run's start and the last interval's end. A replay (read_iolog)
+// adds per job `iotail_replay_lateness_seconds`, the histogram of its I/Os' lateness (issue minus
+// the intended time from the trace), on the same edges; its issued and late I/Os count in the
+// schedule counters.
 //
 // Threading: OnInterval/Close run on the clock thread (IntervalSink's contract) and rebuild the
 // text there; Exposition() may be called from any thread (the HTTP server's) at any time and
@@ -38,6 +41,7 @@ struct MetricsJob {
   std::vector<Direction> directions;         // directions the job does (a series each)
   std::array<double, 2> rate_iops{};         // rate target per read/write clone sum (0: none)
   std::array<double, 2> rate_bytes_per_s{};  // the same in bytes per second
+  bool replay = false;                       // it replays a trace (read_iolog)
 };
 
 class PrometheusMetrics final : public IntervalSink {
@@ -76,6 +80,7 @@ class PrometheusMetrics final : public IntervalSink {
     uint64_t errors = 0, late = 0, issued = 0;
     double max_lag_s = 0;
     uint64_t in_flight = 0;  // at the last interval's close
+    Latency lateness;        // a replay's: issue minus intended
   };
   void Render(uint64_t end_ns);
 
@@ -84,6 +89,7 @@ class PrometheusMetrics final : public IntervalSink {
   std::string version_;
   uint64_t run_start_ns_ = 0;  // the first interval's start
   bool rate_limited_ = false;
+  bool replay_ = false;
   mutable std::mutex mutex_;
   std::shared_ptr<const std::string> text_;
 };

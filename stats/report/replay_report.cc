@@ -8,6 +8,7 @@
 
 #include "stats/core/histogram_layout.h"
 #include "stats/core/percentiles.h"
+#include "stats/report/fio_json_extras.h"
 #include "stats/util/json.h"
 
 namespace iotail::stats {
@@ -24,6 +25,12 @@ struct ReplayFigures {
   bool behind = false;
 };
 
+std::vector<double> Percentiles(const LatencySnapshot& l, const std::vector<double>& percentiles) {
+  if (l.n == 0 || l.hist.empty()) return {};
+  return ComputePercentiles(std::span<const uint64_t>(l.hist), HistogramLayout::Recorded(),
+                            percentiles, PercentileMethod::kFio);
+}
+
 ReplayFigures Figures(const ReplayInfo& r, const RecorderSnapshot& all, double runtime_s,
                       const std::vector<double>& percentiles) {
   ReplayFigures f;
@@ -31,19 +38,89 @@ ReplayFigures Figures(const ReplayInfo& r, const RecorderSnapshot& all, double r
   if (runtime_s > 0) f.achieved_iops = static_cast<double>(f.ios) / runtime_s;
   if (r.span_ns > 0) f.trace_iops = static_cast<double>(r.trace_ios) * 1e9 / r.span_ns;
   const LatencySnapshot& l = all.schedule.lateness;
-  if (l.n > 0 && !l.hist.empty()) {
-    f.pct = ComputePercentiles(std::span<const uint64_t>(l.hist), HistogramLayout::Recorded(),
-                               percentiles, PercentileMethod::kFio);
-  }
+  f.pct = Percentiles(l, percentiles);
   const double span_s = static_cast<double>(r.span_ns) / 1e9;
   f.behind = (l.n > 0 && l.max_ns > kBehindNs) || (span_s > 0 && runtime_s > span_s * 1.02);
   return f;
 }
 
+bool HasRecorded(const RecorderSnapshot& all) {
+  for (const DirectionSnapshot& d : all.dirs) {
+    if (d.recorded.n > 0) return true;
+  }
+  return false;
+}
+
+// What the replayed latency to set beside the recorded one is.
+std::string LikeForLike(bool explain) {
+  return explain ? "the replay's like-for-like measure is --explain's device stage (dispatch to "
+                   "completion; PREFIX_explain_device_hist.N.log), not clat"
+                 : "the replay's clat is submission to reaping, more than the device's time; "
+                   "--explain measures the device stage alone, the like-for-like measure";
+}
+
+// ", \"recorded\": {...}, \"read\": {\"recorded_ns\": {...}}, ...": the trace's own latencies.
+void JsonRecorded(std::string& out, const ReplayInfo& r, const RecorderSnapshot& all,
+                  const std::vector<double>& percentiles, bool bins) {
+  if (!HasRecorded(all)) return;
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, ", \"recorded\": {{\"what\": \"{}\", \"compare_with\": \"{}\", \"ios\": {}}}",
+                 kRecordedWhat, JsonEscape(LikeForLike(r.explain)), r.recorded_ios);
+  for (int d = 0; d < kDirectionCount; ++d) {
+    const LatencySnapshot& l = all.dirs[d].recorded;
+    if (l.n == 0) continue;
+    fmt::format_to(o,
+                   ", \"{}\": {{\"recorded_ns\": {{\"min\": {}, \"max\": {}, \"mean\": {:.6f}, "
+                   "\"stddev\": {:.6f}, \"N\": {}",
+                   DirectionName(static_cast<Direction>(d)), l.MinOrZero(), l.max_ns, l.MeanNs(),
+                   l.StddevNs(), l.n);
+    const std::vector<double> pct = Percentiles(l, percentiles);
+    if (pct.size() == percentiles.size() && !pct.empty()) {
+      fmt::format_to(o, ", \"percentile\": {{");
+      for (size_t i = 0; i < percentiles.size(); ++i) {
+        fmt::format_to(o, "{}\"{:.6f}\": {}", i ? ", " : "", percentiles[i],
+                       static_cast<uint64_t>(pct[i]));
+      }
+      fmt::format_to(o, "}}");
+    }
+    if (bins) JsonBins(o, l.hist);
+    fmt::format_to(o, "}}}}");
+  }
+}
+
+// The recorded latencies beside the replayed clat, per direction, in the text summary.
+void TextRecorded(std::string& out, const ReplayInfo& r, const RecorderSnapshot& all,
+                  const std::vector<double>& percentiles) {
+  if (!HasRecorded(all)) return;
+  auto o = std::back_inserter(out);
+  fmt::format_to(o,
+                 "  recorded by the trace (dispatch to completion: device time) against replayed "
+                 "clat (submission to reaping), usec:\n");
+  auto line = [&](const LatencySnapshot& l) {
+    std::string text;
+    const std::vector<double> pct = Percentiles(l, percentiles);
+    for (size_t i = 0; i < pct.size() && i < percentiles.size(); ++i) {
+      const double p = percentiles[i];
+      if (p == 50 || p == 90 || p == 99 || p == 99.9) {
+        text += fmt::format("{}p{}={:.1f}", text.empty() ? "" : ", ", p, pct[i] / 1e3);
+      }
+    }
+    return fmt::format("{} (N={})", text, l.n);
+  };
+  for (int d = 0; d < kDirectionCount; ++d) {
+    const DirectionSnapshot& dir = all.dirs[d];
+    if (dir.recorded.n == 0) continue;
+    fmt::format_to(o, "    {:<5}: recorded {}; replayed {}\n",
+                   DirectionName(static_cast<Direction>(d)), line(dir.recorded), line(dir.clat));
+  }
+  fmt::format_to(o, "  note: {} (iotail compare --recorded SUMMARY.json sets them side by side)\n",
+                 LikeForLike(r.explain));
+}
+
 }  // namespace
 
 void AppendReplayJson(std::string& out, const ReplayInfo& r, const RecorderSnapshot& all,
-                      double runtime_s, const std::vector<double>& percentiles) {
+                      double runtime_s, const std::vector<double>& percentiles, bool bins) {
   if (!r.on) return;
   auto o = std::back_inserter(out);
   const ReplayFigures f = Figures(r, all, runtime_s, percentiles);
@@ -68,7 +145,20 @@ void AppendReplayJson(std::string& out, const ReplayInfo& r, const RecorderSnaps
     }
     fmt::format_to(o, "}}");
   }
-  fmt::format_to(o, "}}}}");
+  fmt::format_to(o, "}}");
+  JsonRecorded(out, r, all, percentiles, bins);
+  fmt::format_to(o, "}}");
+}
+
+std::string RankLatenessText(uint64_t n, double p99_ns, uint64_t max_ns) {
+  if (n == 0) return "";
+  return fmt::format(", lateness p99 {:.1f} us max {:.1f} us", p99_ns / 1e3,
+                     static_cast<double>(max_ns) / 1e3);
+}
+
+std::string RankLatenessJson(uint64_t n, double p99_ns, uint64_t max_ns) {
+  if (n == 0) return "";
+  return fmt::format(", \"lateness_p99_ns\": {:.0f}, \"lateness_max_ns\": {}", p99_ns, max_ns);
 }
 
 void AppendReplayText(std::string& out, const ReplayInfo& r, const RecorderSnapshot& all,
@@ -112,6 +202,7 @@ void AppendReplayText(std::string& out, const ReplayInfo& r, const RecorderSnaps
                                             runtime_s, span_s, (runtime_s / span_s - 1) * 100)
                               : std::string());
   }
+  TextRecorded(out, r, all, percentiles);
 }
 
 }  // namespace iotail::stats

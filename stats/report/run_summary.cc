@@ -74,16 +74,7 @@ void JsonLatency(Out o, const LatencyView& v, const RunSummary& s) {
                      static_cast<uint64_t>((*v.pct)[i]));
     }
     fmt::format_to(o, "}}");
-    if (s.json_bins) {
-      fmt::format_to(o, ", \"bins\": {{");
-      bool first = true;
-      for (uint32_t i = 0; i < l.hist.size(); ++i) {
-        if (l.hist[i] == 0) continue;
-        fmt::format_to(o, "{}\"{}\": {}", first ? "" : ", ", FineBucketValue(i), l.hist[i]);
-        first = false;
-      }
-      fmt::format_to(o, "}}");
-    }
+    if (s.json_bins) JsonBins(o, l.hist);
   }
   fmt::format_to(o, "}}");
 }
@@ -314,10 +305,11 @@ void TextRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
       }
       fmt::format_to(o,
                      "    rank {} on {}: {} I/Os, {} bytes, {} errors, p99 {:.1f} us, skew {:.3f} "
-                     "ms, offset {:.3f} ms\n",
+                     "ms, offset {:.3f} ms{}\n",
                      r.rank, r.host, r.ios, r.bytes, r.errors, r.p99_ns / 1e3,
                      static_cast<double>(r.start_skew_ns) / 1e6,
-                     static_cast<double>(r.clock_offset_ns) / 1e6);
+                     static_cast<double>(r.clock_offset_ns) / 1e6,
+                     RankLatenessText(r.lateness_n, r.lateness_p99_ns, r.lateness_max_ns));
     }
   }
   std::string replay;
@@ -383,9 +375,10 @@ void JsonRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
           o,
           "{}{{\"rank\": {}, \"host\": \"{}\", \"start_skew_ns\": {}, "
           "\"clock_offset_ns\": {}, \"ios\": {}, \"bytes\": {}, \"errors\": {}, "
-          "\"p99\": {}{}}}",
+          "\"p99\": {}{}{}}}",
           i ? ", " : "", r.rank, JsonEscape(r.host), r.start_skew_ns, r.clock_offset_ns, r.ios,
           r.bytes, r.errors, std::isfinite(r.p99_ns) ? fmt::format("{:.0f}", r.p99_ns) : "null",
+          RankLatenessJson(r.lateness_n, r.lateness_p99_ns, r.lateness_max_ns),
           r.lost ? fmt::format(", \"lost\": true, \"lost_silence_s\": {:.1f}", r.lost_silence_s)
                  : std::string());
     }
@@ -398,7 +391,7 @@ void JsonRun(Out o, const RunSummary& s, const RecorderSnapshot& all) {
   }
   fmt::format_to(o, "}}");
   std::string replay;
-  AppendReplayJson(replay, s.replay, all, s.runtime_s, s.percentiles);
+  AppendReplayJson(replay, s.replay, all, s.runtime_s, s.percentiles, s.json_bins);
   fmt::format_to(o, "{}", replay);
   if (s.sla != nullptr && !s.sla->empty()) {
     std::ostringstream sla;

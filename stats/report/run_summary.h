@@ -111,6 +111,9 @@ struct RankInfo {
   int64_t clock_offset_ns = 0;  // its clock minus rank 0's (ping-pong estimate)
   uint64_t ios = 0, bytes = 0, errors = 0;
   double p99_ns = 0;  // clat p99 of all its I/Os (fio's rule); NaN without I/Os
+  // A replay (read_iolog): its I/Os' lateness (issue minus intended), p99 and max; n == 0 else.
+  uint64_t lateness_n = 0, lateness_max_ns = 0;
+  double lateness_p99_ns = 0;
   // It stopped answering (SIGSTOP, a hang, a lost link) and the run ended without it: its totals
   // are not in the summary; lost_silence_s is how long it had been silent.
   bool lost = false;

@@ -270,7 +270,6 @@ TEST_F(RunReplayTest, WhatAReplayCannotHonourIsRefused) {
   iotail::testing::ExpectRefused(
       {{"--name=r --read_iolog=" + P("t.iolog") + " --rate_iops=100",
         "--rate_iops with --read_iolog"},
-       {"--name=r --read_iolog=" + P("t.iolog") + " --numjobs=2", "--numjobs with --read_iolog"},
        {"--name=r --read_iolog=" + P("t.iolog") + " --filename=x", "--replay_redirect"},
        {"--name=r --read_iolog=" + P("t.iolog") + " --replay_align=3k", "not a power of 2"},
        {"--name=r --read_iolog=" + P("t.iolog") + " --replay_skip=reads", "'reads' is not"},

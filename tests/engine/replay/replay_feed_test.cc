@@ -88,6 +88,44 @@ TEST_F(ReplayFeedTest, ATraceFileWithoutATargetIsAnError) {
   EXPECT_THROW(feed.Peek(), TraceFormatError);
 }
 
+// A clone's trace of a read_iolog list: its files go to their places among the job's targets
+// (every trace's files), and a file the plan did not map is an error, not a wrong target.
+TEST_F(ReplayFeedTest, DeviceFilesPutATracesFilesAmongTheJobsTargets) {
+  ReplaySpec spec;
+  spec.read_iolog = Write("t.log",
+                          "fio version 2 iolog\nb add\nc add\nc read 0 4096\n"
+                          "b write 4096 4096\n");
+  ReplayFeed feed(OpenTrace(spec.read_iolog), spec, 3, spec.read_iolog, {1, 2});
+  const TraceEvent* e = feed.Peek();
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->device, 2u);  // c: the job's third target
+  feed.Pop();
+  e = feed.Peek();
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->device, 1u);  // b
+  spec.read_iolog = Write("u.log", "fio version 2 iolog\nb add\nd add\nd read 0 4096\n");
+  ReplayFeed unmapped(OpenTrace(spec.read_iolog), spec, 3, spec.read_iolog, {1});
+  EXPECT_THROW(unmapped.Peek(), TraceFormatError);
+}
+
+// fio 3.33's assignment of a list's traces to the clones (measured: fio numbers the clones after
+// the first from the last).
+TEST(ReplaySpecTest, ClonesTakeTheTracesOfTheListAsFio) {
+  ReplaySpec spec;
+  spec.read_iolog = "a:b:c";
+  spec.traces = {"a", "b", "c"};
+  std::string order;
+  for (uint32_t w = 0; w < 5; ++w) order += spec.TraceOf(w, 5);
+  EXPECT_EQ(order, "abacb");
+  order.clear();
+  for (uint32_t w = 0; w < 3; ++w) order += spec.TraceOf(w, 3);
+  EXPECT_EQ(order, "acb");
+  ReplaySpec one;
+  one.read_iolog = "x";
+  EXPECT_EQ(one.TraceOf(3, 4), "x");
+  EXPECT_TRUE(one.DeviceFilesOf(3, 4).empty());
+}
+
 TEST_F(ReplayFeedTest, StreamsMoreEventsThanItsRingHolds) {
   std::string text = "fio version 3 iolog\n0 a add\n";
   const int n = 3 * ReplayFeed::kRing + 17;

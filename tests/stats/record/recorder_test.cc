@@ -207,5 +207,36 @@ TEST(RecorderTest, LatenessIsAHistogramOfItsOwnSampledPerInterval) {
   EXPECT_EQ(all.dirs[0].clat.n, 0u);
 }
 
+// A replay's recorded latencies (the trace's own, blktrace's D to C) are a histogram per direction
+// of their own, sampled per interval and added up across workers, apart from clat.
+TEST(RecorderTest, RecordedLatenciesArePerDirectionAndSampledPerInterval) {
+  Recorder rec;
+  rec.RecordRecorded(Direction::kRead, 1);  // not kept: the recorder was not asked to
+  EXPECT_EQ(rec.Snapshot().dirs[0].recorded.n, 0u);
+  rec.KeepRecorded();
+  RecorderSampler sampler(rec);
+  RecorderSnapshot delta;
+  sampler.Next(delta);
+  EXPECT_EQ(delta.dirs[0].recorded.n, 0u);
+  rec.RecordRecorded(Direction::kRead, 200'000);
+  rec.RecordRecorded(Direction::kWrite, 2'000'000);
+  rec.RecordRecorded(Direction::kWrite, 3'000'000);
+  sampler.Next(delta);
+  EXPECT_EQ(delta.dirs[0].recorded.n, 1u);
+  EXPECT_EQ(delta.dirs[1].recorded.n, 2u);
+  EXPECT_EQ(Sum(delta.dirs[1].recorded.hist), 2u);
+  rec.RecordRecorded(Direction::kRead, 100'000);
+  sampler.Next(delta);
+  EXPECT_EQ(delta.dirs[0].recorded.n, 1u);
+  EXPECT_EQ(Sum(delta.dirs[0].recorded.hist), 1u);
+  EXPECT_EQ(Sum(delta.dirs[1].recorded.hist), 0u);
+  RecorderSnapshot all = rec.Snapshot();
+  all.Add(rec.Snapshot());
+  EXPECT_EQ(all.dirs[1].recorded.n, 4u);
+  EXPECT_EQ(all.dirs[0].recorded.min_ns, 100'000u);
+  EXPECT_EQ(all.dirs[0].clat.n, 0u);
+  EXPECT_EQ(all.dirs[0].ios, 0u);  // a recorded latency is no I/O done
+}
+
 }  // namespace
 }  // namespace iotail::stats

@@ -66,6 +66,31 @@ TEST(SnapshotCodecTest, RoundTripIsExactAndSparse) {
   EXPECT_EQ(depths_back.complete, depths.complete);
 }
 
+// A replay's lateness and its trace's recorded latencies travel too (iotail-mpi's cluster summary
+// and JSON report a replaying rank's lateness).
+TEST(SnapshotCodecTest, ReplayLatenessAndRecordedLatenciesRoundTrip) {
+  Recorder rec;
+  rec.RecordClat(Direction::kRead, 50'000, 4096);
+  rec.RecordLateness(12'345);
+  rec.RecordLateness(250'000);
+  rec.KeepRecorded();
+  rec.RecordRecorded(Direction::kRead, 200'000);
+  rec.RecordRecorded(Direction::kTrim, 3'000'000);
+  const RecorderSnapshot s = rec.Snapshot();
+  std::vector<uint64_t> words;
+  Encode(s, words);
+  size_t pos = 0;
+  RecorderSnapshot back;
+  Decode(words, pos, back);
+  EXPECT_EQ(pos, words.size());
+  ExpectSame(back.schedule.lateness, s.schedule.lateness);
+  EXPECT_EQ(back.schedule.lateness.n, 2u);
+  EXPECT_EQ(back.schedule.lateness.max_ns, 250'000u);
+  for (int d = 0; d < kDirectionCount; ++d) ExpectSame(back.dirs[d].recorded, s.dirs[d].recorded);
+  EXPECT_EQ(back.dirs[DirectionIndex(Direction::kRead)].recorded.n, 1u);
+  EXPECT_EQ(back.dirs[DirectionIndex(Direction::kTrim)].recorded.max_ns, 3'000'000u);
+}
+
 TEST(SnapshotCodecTest, ShortOrDamagedInputThrows) {
   std::vector<uint64_t> words;
   Encode(Sample(), words);
