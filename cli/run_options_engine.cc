@@ -158,7 +158,7 @@ const std::vector<OptionDef>& EngineRows() {
       Labeled("BS/PCT[/CLASS/LEVEL]:...",
               {"cmdprio_bssplit", kText,
                [](RunOptions& o, const OptionValue& v) {
-                 engine::ParseCmdPrioBssplit(v.text, o.spec.prio.cmdprio);
+                 engine::ParseCmdPrioBssplit(v.text, o.spec.prio.cmdprio, SizeReader(v.context));
                },
                EngineOptionHelp(
                    engine::kCmdprioOption,

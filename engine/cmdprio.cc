@@ -54,12 +54,12 @@ bool ReadCmdPrioNumber(std::string_view& s, uint32_t& out) {
 
 // BS[/PERC[/CLASS/LEVEL]]: as fio's sscanf("%m[^/]/%u/%u/%u"): the fields read up to the first
 // that does not match; three is an error, anything after the fourth is ignored.
-CmdPrioSplit ParseCmdPrioEntry(std::string_view entry) {
+CmdPrioSplit ParseCmdPrioEntry(std::string_view entry, const SizeParser& parse_size) {
   const size_t slash = entry.find('/');
   const std::string_view bs = entry.substr(0, slash);
   if (bs.empty()) BadCmdPrioSplit(entry, "expected BS/PERC or BS/PERC/CLASS/LEVEL");
   CmdPrioSplit out;
-  out.bs = ParseCmdPrioBs(entry, bs);
+  out.bs = parse_size ? parse_size(bs, "cmdprio_bssplit") : ParseCmdPrioBs(entry, bs);
   uint32_t fields[3] = {};
   int matched = 0;
   std::string_view rest = slash == std::string_view::npos ? "" : entry.substr(slash);
@@ -78,7 +78,7 @@ CmdPrioSplit ParseCmdPrioEntry(std::string_view entry) {
 
 // One direction's list: its entries with a share, sorted by block size as fio sorts them (equal
 // block sizes keep their order here).
-std::vector<CmdPrioSplit> ParseCmdPrioList(std::string_view text) {
+std::vector<CmdPrioSplit> ParseCmdPrioList(std::string_view text, const SizeParser& parse_size) {
   std::vector<CmdPrioSplit> out;
   size_t count = 0;
   while (!text.empty()) {
@@ -90,7 +90,7 @@ std::vector<CmdPrioSplit> ParseCmdPrioList(std::string_view text) {
     }
     if (entry.empty()) break;  // fio stops at an empty entry
     if (++count > kMaxCmdPrioEntries) BadCmdPrioSplit(entry, "more than 64 entries");
-    const CmdPrioSplit e = ParseCmdPrioEntry(entry);
+    const CmdPrioSplit e = ParseCmdPrioEntry(entry, parse_size);
     if (e.perc != 0) out.push_back(e);
     if (colon == std::string_view::npos) break;
     text.remove_prefix(colon + 1);
@@ -102,7 +102,7 @@ std::vector<CmdPrioSplit> ParseCmdPrioList(std::string_view text) {
 
 }  // namespace
 
-void ParseCmdPrioBssplit(std::string_view text, CmdPrioOptions& out) {
+void ParseCmdPrioBssplit(std::string_view text, CmdPrioOptions& out, const SizeParser& parse_size) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
     text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
@@ -113,12 +113,12 @@ void ParseCmdPrioBssplit(std::string_view text, CmdPrioOptions& out) {
   }
   const size_t comma = text.find(',');
   if (comma == std::string_view::npos) {
-    out.bssplit[0] = out.bssplit[1] = ParseCmdPrioList(text);
+    out.bssplit[0] = out.bssplit[1] = ParseCmdPrioList(text, parse_size);
   } else {
-    out.bssplit[0] = ParseCmdPrioList(text.substr(0, comma));
+    out.bssplit[0] = ParseCmdPrioList(text.substr(0, comma), parse_size);
     std::string_view w = text.substr(comma + 1);
     w = w.substr(0, w.find(','));  // a third part is the trims': fio ignores it for cmdprio
-    out.bssplit[1] = ParseCmdPrioList(w);
+    out.bssplit[1] = ParseCmdPrioList(w, parse_size);
   }
   out.bssplit_given = !text.empty();
   // fio checks each block size's total when it builds its tables: the same error, earlier.

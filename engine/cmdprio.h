@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/size_parser.h"
 #include "stats/core/direction.h"
 
 namespace iotail::engine {
@@ -52,8 +53,11 @@ struct CmdPrioOptions {
 // direction (one list: both). As fio's sscanf: more fields after LEVEL are ignored (3.33 has no
 // priority hints), a share over 100 counts as 100, a class over 3 as 3, a level over 7 as 7.
 // UsageError naming --cmdprio_bssplit on what fio refuses (no block size, BS/PERC/CLASS without a
-// level, more than 64 entries, a block size's shares over 100).
-void ParseCmdPrioBssplit(std::string_view text, CmdPrioOptions& out);
+// level, more than 64 entries, a block size's shares over 100). Each block size is read by
+// `parse_size` as fio reads it (str_to_decimal under the job's kb_base: 4KiB is 4000 bytes under
+// the default 1024); without one, k, m and g as powers of 1024.
+void ParseCmdPrioBssplit(std::string_view text, CmdPrioOptions& out,
+                         const SizeParser& parse_size = {});
 
 class CmdPrio {
  public:

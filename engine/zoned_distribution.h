@@ -14,16 +14,14 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/size_parser.h"
+
 namespace iotail::engine {
 
 struct AccessZone {
   uint32_t access_pct = 0;
   uint64_t size = 0;  // a % of the region (zoned) or bytes (zoned_abs)
 };
-
-// Parses a size as the job's options do (under its kb_base); throws UsageError naming `option`.
-// Parse-time only.
-using SizeParser = std::function<uint64_t(std::string_view text, std::string_view option)>;
 
 // The list after "zoned:" or "zoned_abs:" (parse_size for zoned_abs sizes; without one zoned_abs
 // is refused). Throws UsageError naming --random_distribution.

@@ -188,10 +188,17 @@ TEST(RunOptionsTest, GlobalOptionsApplyToEveryJobAndRunOptionsToTheRun) {
 // without it keeps fio's 1024 whatever the job before it said (the parse keeps no setting of its
 // own between jobs).
 TEST(RunOptionsTest, KbBaseIsTheJobsOwnForEverySizeItsOptionsHold) {
-  const std::vector<std::string> sizes = {
-      "--bs=4k,8k",          "--bssplit=4k/50:8k/50", "--rate=1m,2m", "--rate_min=1k",
-      "--blockalign=4k",     "--bsrange=1k-4k",       "--size=1m",    "--offset=2k",
-      "--steadystate=bw:1k", "--rw=read:1k"};
+  const std::vector<std::string> sizes = {"--bs=4k,8k",
+                                          "--bssplit=4k/50:8k/50",
+                                          "--rate=1m,2m",
+                                          "--rate_min=1k",
+                                          "--blockalign=4k",
+                                          "--bsrange=1k-4k",
+                                          "--size=1m",
+                                          "--offset=2k",
+                                          "--steadystate=bw:1k",
+                                          "--rw=read:1k",
+                                          "--cmdprio_bssplit=4k/50:1KiB/10"};
   std::vector<std::string> args = {"--name=si", "--kb_base=1000"};
   args.insert(args.end(), sizes.begin(), sizes.end());
   args.push_back("--name=iec");
@@ -214,6 +221,11 @@ TEST(RunOptionsTest, KbBaseIsTheJobsOwnForEverySizeItsOptionsHold) {
     EXPECT_EQ(spec.region.offset, 2 * k);
     EXPECT_EQ(spec.steady.criterion.limit, static_cast<double>(k));
     EXPECT_EQ(spec.rw_modifier, static_cast<int64_t>(k));
+    // fio reads cmdprio_bssplit's sizes as its other sizes (str_to_decimal under kb_base): KiB is
+    // the other base. Sorted by size: 1KiB first.
+    ASSERT_EQ(spec.prio.cmdprio.bssplit[0].size(), 2u);
+    EXPECT_EQ(spec.prio.cmdprio.bssplit[0][0].bs, k == 1000 ? 1024u : 1000u);
+    EXPECT_EQ(spec.prio.cmdprio.bssplit[0][1].bs, 4 * k);
   }
 }
 
