@@ -333,13 +333,13 @@ const std::vector<OptionDef>& Table() {
                                  "up to the bs; or Nz)",
                                  "0"}),
           Labeled(
-              "MODE[:N]",
+              "read|write|randread|randwrite|rw|randrw|trim|randtrim[:N]",
               {"rw", kText,
                [](RunOptions& o, const OptionValue& v) { ParseRw(v.text, v.option, v.context, o); },
                "read|write|randread|randwrite|rw|randrw|trim|randtrim; :N as fio (read:4k skips 4k "
-               "after "
-               "each I/O, read:-8k goes backwards, randread:8 takes a new random offset every 8 "
-               "I/Os)",
+               "after each I/O, read:-8k goes backwards, randread:8 takes a new random offset "
+               "every "
+               "8 I/Os)",
                "read", Also("readwrite")}),
           Row<kCount, &JobSpec::rwmixread>("rwmixread", "% reads in rw/randrw", "50"),
           {"rwmixwrite", kCount,

@@ -295,7 +295,14 @@ TEST_F(ExplainRunTest, AnotherDevicesIoIsNotCounted) {
   IOTAIL_SKIP_WITHOUT_KERNEL_VIEW();
   ASSERT_FALSE(j.is_null());
   const json& read = j["jobs"][0]["iotail_explain"]["read"];
-  EXPECT_EQ(read["ios_joined"].get<uint64_t>(), j["jobs"][0]["read"]["total_ios"].get<uint64_t>());
+  const uint64_t total = j["jobs"][0]["read"]["total_ios"].get<uint64_t>();
+  const uint64_t joined = read["ios_joined"].get<uint64_t>();
+  // Every I/O is counted, joined or not; beside another test (the suite's -j2) one of about
+  // 300,000 was once left unjoined: at most a queue's worth, the I/Os in flight as the run ends.
+  EXPECT_EQ(joined + read["ios_not_joined"].get<uint64_t>(), total);
+  EXPECT_LE(total - joined, 8u) << "joined " << joined << " of " << total;
+  EXPECT_GT(joined, 10000u);
+  // Isolation: none of the dd's requests is counted, nor left over as a request of nobody's.
   EXPECT_EQ(j["iotail_run"]["explain"]["requests_unmatched"].get<uint64_t>(), 0u);
 }
 
