@@ -106,28 +106,29 @@ void SweepReport::End(const SweepOutcome& outcome) {
     for (size_t k = 0; k < st.violations.size(); ++k) {
       violations += (k ? ", " : "") + stats::JsonString(st.violations[k]);
     }
+    // --explain: the step's stages, inside its object.
+    std::string explain;
+    if (st.explained) {
+      explain = fmt::format(", \"explain\": {{\"joined\": {}, \"stages_mean_ms\": {{", st.joined);
+      for (size_t k = 0; k < stats::kStageCount; ++k) {
+        explain += fmt::format("{}\"{}\": {:.6f}", k ? ", " : "", stats::kStageNames[k],
+                               st.stage_mean_ns[k] / 1e6);
+      }
+      explain += "}";
+      const StageBlame& b = blames_[i];
+      if (!b.stage.empty()) {
+        explain += fmt::format(", \"{}\": {}", b.grew ? "stage_grew_most" : "stage_largest",
+                               stats::JsonString(b.stage));
+      }
+      explain += "}";
+    }
     s += fmt::format(
         "{}\n{{\"phase\": \"{}\", \"rate\": {:.3f}, \"target_iops\": {:.3f}, \"achieved_iops\": "
         "{:.3f}, \"p50_ms\": {}, \"p99_ms\": {}, \"p99.9_ms\": {}, \"max_ms\": {}, \"ios\": {}, "
-        "\"late_ios\": {}, \"saturated\": {}, \"verdict\": {}, \"violations\": [{}]}}",
+        "\"late_ios\": {}, \"saturated\": {}, \"verdict\": {}, \"violations\": [{}]{}}}",
         i ? "," : "", st.phase, st.rate, st.target_iops, st.achieved_iops, JsonMs(st.p50_ns),
         JsonMs(st.p99_ns), JsonMs(st.p999_ns), JsonMs(st.max_ns), st.ios, st.late_ios,
-        st.saturated ? "true" : "false", stats::JsonString(SweepVerdict(st)), violations);
-    if (st.explained) {
-      s.pop_back();  // the step's closing brace: its stages follow
-      s += fmt::format(", \"explain\": {{\"joined\": {}, \"stages_mean_ms\": {{", st.joined);
-      for (size_t k = 0; k < stats::kStageCount; ++k) {
-        s += fmt::format("{}\"{}\": {:.6f}", k ? ", " : "", stats::kStageNames[k],
-                         st.stage_mean_ns[k] / 1e6);
-      }
-      s += "}";
-      const StageBlame& b = blames_[i];
-      if (!b.stage.empty()) {
-        s += fmt::format(", \"{}\": {}", b.grew ? "stage_grew_most" : "stage_largest",
-                         stats::JsonString(b.stage));
-      }
-      s += "}}";
-    }
+        st.saturated ? "true" : "false", stats::JsonString(SweepVerdict(st)), violations, explain);
   }
   s += fmt::format(
       "\n],\n\"capacity_iops\": {}, \"confirmed\": {}, \"highest_pass_iops\": {}, \"outcome\": "
