@@ -67,13 +67,14 @@ set(bpf_include_flags "")
 foreach(dir ${LIBBPF_INCLUDE_DIRS})
   list(APPEND bpf_include_flags -I${dir})
 endforeach()
+# -mcpu=v3: the fetching atomics (Linux 5.12+) that order the request table's writes (seq).
 # DWARF is not needed to load (BTF and its CO-RE records are kept): stripped, the typed object
 # embedded in iotail is a tenth of its size.
 find_program(IOTAIL_LLVM_STRIP NAMES llvm-strip llvm-strip-16 llvm-strip-15 llvm-strip-14)
 set(skeletons "")
 foreach(program block_trace_btf block_trace_tp)
   add_custom_command(OUTPUT ${bpf_gen}/${program}.bpf.o
-    COMMAND ${IOTAIL_BPF_CLANG} -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_${bpf_arch}
+    COMMAND ${IOTAIL_BPF_CLANG} -O2 -g -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_${bpf_arch}
             -I${bpf_gen} -I${bpf_src} ${bpf_include_flags} -c ${bpf_src}/${program}.bpf.c
             -o ${bpf_gen}/${program}.bpf.o
     COMMAND $<IF:$<BOOL:${IOTAIL_LLVM_STRIP}>,${IOTAIL_LLVM_STRIP},true> -g

@@ -1,7 +1,9 @@
 // IoTrail: a worker's completed I/Os, one record each, handed to the explain session
 // (engine/explain/explain_session.h) for --explain and --explain_slowest: iotail's own stamps of
 // the I/O (intended start, submit, done), where it went (file, offset, length, direction), the
-// depth it was submitted at and the CPU it was reaped on.
+// depth it was submitted at, the CPU it was reaped on and, with --explain on a traced disk, its
+// request's kernel times, which the worker looked up as it reaped it (engine/explain/
+// request_join.h).
 //
 // A single-producer single-consumer ring of fixed capacity (a power of two), allocated when built:
 // the worker (the one producer) pushes with a few stores and one release store, never allocating,
@@ -18,17 +20,28 @@
 
 namespace iotail::engine {
 
+// Whether an I/O was joined to its block request: the only request at its place, in its
+// direction, inside its stamps (kJoined); one of another length there (kSplit: split or merged by
+// the block layer); none, or more than one (kNotJoined).
+enum class JoinOutcome : uint8_t { kNotJoined, kJoined, kSplit };
+
 struct IoTrailRecord {
   uint64_t intended_ns = 0;  // open loop: the intended start; 0 in the closed loop
   uint64_t start_ns = 0;     // the engine's stamp before the submitting call (Clock::NowNs)
   uint64_t issued_ns = 0;    // after it
   uint64_t done_ns = 0;      // when the completion was seen
   uint64_t offset = 0;       // in the worker's file
+  // Its request's, when joined (CLOCK_MONOTONIC): into the block layer, issued to the driver (0:
+  // unseen), completed by it.
+  uint64_t entered_ns = 0;
+  uint64_t request_issue_ns = 0;
+  uint64_t complete_ns = 0;
   uint32_t length = 0;
   uint32_t file = 0;   // the worker's file index
   uint16_t depth = 0;  // in flight once submitted, itself included
   int16_t cpu = -1;    // the CPU it was reaped on
   stats::Direction dir = stats::Direction::kRead;
+  JoinOutcome join = JoinOutcome::kNotJoined;
 };
 
 class IoTrail {

@@ -60,6 +60,8 @@
 
 namespace iotail::engine {
 
+class TrailJoin;
+
 struct WorkerPlan {
   int index = 0;                   // 0-based worker number
   std::vector<int> fds;            // this worker's files
@@ -114,10 +116,11 @@ class Worker {
   // The worker leaves it when its Run returns.
   void JoinFlow(Flow* flow) { flow_ = FlowShare(flow, spec_.flow.weight); }
   // --explain, --explain_slowest: every recorded completion also goes to `trail` (not owned; it
-  // outlives Run), a record per I/O at the completion fixed point; before Run.
+  // outlives Run), a record per I/O at the completion fixed point, joined first to its block
+  // request through `join` when there is one (--explain on a traced disk; not owned); before Run.
   // For the tests of --explain only, the environment's IOTAIL_TEST_REAP_DELAY_US delays each reap
   // of such a worker by that long after its submission (a host that reaps late, on purpose).
-  void SetTrail(IoTrail* trail);
+  void SetTrail(IoTrail* trail, const TrailJoin* join = nullptr);
   // Whether the worker ended with an error (fio's td->error: an I/O or engine error that stopped
   // it, or a rate floor not met); valid once Run has returned.
   bool Failed() const;
@@ -370,10 +373,11 @@ class Worker {
     uint64_t offset;
     uint32_t len;
   };
-  FlowShare flow_;                   // fio's flow control (none unless JoinFlow)
-  IoTrail* trail_ = nullptr;         // --explain: each recorded completion's record (SetTrail)
-  uint64_t test_reap_delay_ns_ = 0;  // IOTAIL_TEST_REAP_DELAY_US (SetTrail)
-  bool flow_held_ = false;           // the last FillBatch stopped because the flow held it back
+  FlowShare flow_;            // fio's flow control (none unless JoinFlow)
+  IoTrail* trail_ = nullptr;  // --explain: each recorded completion's record (SetTrail)
+  const TrailJoin* trail_join_ = nullptr;  // and the way to its block request (SetTrail)
+  uint64_t test_reap_delay_ns_ = 0;        // IOTAIL_TEST_REAP_DELAY_US (SetTrail)
+  bool flow_held_ = false;  // the last FillBatch stopped because the flow held it back
   void SyncFile(uint32_t file);
   void Trim(const IoChoice& c);
   std::vector<bool> is_block_;  // per file: a block device (BLKDISCARD) or a file (punch hole)

@@ -11,12 +11,14 @@
 #include <cstdlib>
 
 #include "engine/clock.h"
+#include "engine/explain/request_join.h"
 #include "engine/worker.h"
 
 namespace iotail::engine {
 
-void Worker::SetTrail(IoTrail* trail) {
+void Worker::SetTrail(IoTrail* trail, const TrailJoin* join) {
   trail_ = trail;
+  trail_join_ = join;
   const char* delay = std::getenv("IOTAIL_TEST_REAP_DELAY_US");
   test_reap_delay_ns_ = delay != nullptr ? std::strtoull(delay, nullptr, 10) * 1000 : 0;
 }
@@ -49,6 +51,7 @@ void Worker::PushTrail(const Slot& slot, uint64_t done_ns) {
   r.depth = slot.depth;
   r.cpu = static_cast<int16_t>(sched_getcpu());
   r.dir = slot.dir;
+  if (trail_join_ != nullptr) trail_join_->Join(r);
   trail_->Push(r);
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <variant>
 
@@ -42,6 +43,13 @@ std::vector<std::vector<std::optional<FilePlace>>> PlacesOf(std::span<const JobS
   return places;
 }
 
+// The request table's entries: 512 per I/O in flight (a request is written over before its I/O is
+// reaped about once in 512 I/Os at most), from 4096 to 1 << 20 (64 MiB).
+uint32_t RequestEntriesFor(uint64_t depth) {
+  const uint64_t wanted = std::clamp<uint64_t>(depth * 512, 4096, uint64_t{1} << 20);
+  return static_cast<uint32_t>(std::bit_ceil(wanted));
+}
+
 }  // namespace
 
 std::unique_ptr<BatchExplain> BatchExplain::Make(std::span<const JobSpec> specs,
@@ -59,6 +67,8 @@ std::unique_ptr<BatchExplain> BatchExplain::Make(std::span<const JobSpec> specs,
       std::any_of(specs.begin(), specs.end(), [](const JobSpec& s) { return s.explain.on; });
   const auto places = PlacesOf(specs, targets, outcome);
   std::vector<dev_t> disks;
+  std::vector<std::vector<std::optional<FilePlace>>> files_of_worker(workers.size());
+  uint64_t depth = 0;  // the explained workers' I/Os in flight at most
   bool own_stages = false;
   std::vector<uint32_t> clone_of_worker(workers.size());
   std::map<size_t, uint32_t> clones;
@@ -75,10 +85,12 @@ std::unique_ptr<BatchExplain> BatchExplain::Make(std::span<const JobSpec> specs,
       ew.own_stages = spec.explain.on && targets[j].nbd;
       workers[w]->SetTrail(ew.trail);
       if (spec.explain.on && !places[j].empty()) {
+        auto& files = files_of_worker[w];
         for (size_t f : FilesOf(spec, targets[j].count, clone)) {
-          ew.files.push_back(f < places[j].size() ? places[j][f] : std::nullopt);
-          if (ew.files.back()) disks.push_back(ew.files.back()->disk);
+          files.push_back(f < places[j].size() ? places[j][f] : std::nullopt);
+          if (files.back()) disks.push_back(files.back()->disk);
         }
+        depth += spec.queue.iodepth;
       }
     }
     own_stages = own_stages || ew.own_stages;
@@ -92,12 +104,21 @@ std::unique_ptr<BatchExplain> BatchExplain::Make(std::span<const JobSpec> specs,
     } else if (disks.empty()) {
       outcome.why_not = "no target of the run issues block requests";
     } else {
-      auto opened = BlockTracer::Open(disks, 0);
+      BlockTracerOptions options;
+      options.request_entries = RequestEntriesFor(depth);
+      auto opened = BlockTracer::Open(disks, 0, options);
       if (auto* none = std::get_if<TracerUnavailable>(&opened)) {
         outcome.why_not = none->reason;
       } else {
         batch->tracer_ = std::move(std::get<std::unique_ptr<BlockTracer>>(opened));
         outcome.attachment = batch->tracer_->Attachment();
+        // Each worker on a traced disk joins its I/Os to their requests as it reaps them.
+        for (size_t w = 0; w < workers.size(); ++w) {
+          if (files_of_worker[w].empty()) continue;
+          batch->joins_.push_back(std::make_unique<TrailJoin>(batch->tracer_->Requests(),
+                                                              std::move(files_of_worker[w])));
+          workers[w]->SetTrail(batch->workers_[w].trail, batch->joins_.back().get());
+        }
       }
     }
   }

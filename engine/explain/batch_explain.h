@@ -1,7 +1,8 @@
 // BatchExplain: what RunJobs (engine/job_runner.h) sets up for --explain and --explain_slowest in
 // one batch: a trail (engine/io_trail.h) for each worker of a job that asks, each target's place on
 // its disk (engine/explain/io_places.h), the kernel's view (BlockTracer on those disks, with
-// --explain) and the ExplainSession that joins them. Make() is the probe: what the machine lacks
+// --explain), each worker's way to its requests (TrailJoin, engine/explain/request_join.h) and the
+// ExplainSession that takes the trails. Make() is the probe: what the machine lacks
 // (no BPF, a tmpfs target) is noted, never thrown, and the run goes on. Owned by RunJobs for the
 // batch; Session() is given to the interval clock as its last sink. One thread.
 #pragma once
@@ -42,6 +43,7 @@ class BatchExplain {
   std::vector<std::unique_ptr<IoTrail>> trails_;
   std::vector<ExplainedWorker> workers_;
   std::unique_ptr<BlockTracer> tracer_;
+  std::vector<std::unique_ptr<TrailJoin>> joins_;  // the workers' (they outlive the workers' runs)
   std::unique_ptr<ExplainSession> session_;
   std::vector<uint32_t> slowest_of_worker_;
   ExplainOutcome outcome_;

@@ -1,8 +1,8 @@
 // The typed-raw-tracepoint programs of BlockTracer (engine/explain/block_tracer.h): CO-RE against
 // the kernel's BTF (vmlinux.h generated at build time). Block requests of the devices in `devices`
 // are followed from insert (when they carry no allocation time) and issue (a slot chosen by the
-// request's name) to completion, where
-// one iotail_block_record is written with the request's own start_time_ns and io_start_time_ns;
+// request's name) to completion, where the request is written into the request table with its own
+// start_time_ns as its entry into the block layer;
 // io_uring submissions of the process `target_tgid` (0: none) and completions on its rings. Every
 // record that the ring buffer cannot take is counted in `counters`, never lost silently.
 // vmlinux.h first (the kernel's types), then libbpf's headers, then ours.
@@ -145,32 +145,21 @@ static __always_inline void slot_requeue(struct request *rq, __u32 dev) {
 }
 
 // As fill_tracked, from the request's slot or else the hash; its final completion frees the slot.
-static __always_inline void slot_fill(struct iotail_block_record *r, struct request *rq, __u32 dev,
-                                      int final) {
+static __always_inline void slot_fill(struct iotail_request_entry *r, struct request *rq,
+                                      __u32 dev, int final) {
   struct inflight_slot *slot = held_slot(request_name(rq, dev));
   if (!slot) {
     __u64 key = (__u64)rq;
     fill_tracked(r, &key, final);
     return;
   }
-  r->insert_ns = slot->times.insert_ns;
   r->issue_ns = slot->times.issue_ns;
+  if (!r->entered_ns) r->entered_ns = slot->times.insert_ns ? slot->times.insert_ns : r->issue_ns;
   if (slot->times.requeued) r->flags |= IOTAIL_BLOCK_REQUEUED;
   if (!r->issue_ns) r->flags |= IOTAIL_BLOCK_ISSUE_UNSEEN;
   if (final) {
     asm volatile("" ::: "memory");  // the times are read before the slot is given up
     slot->name = 0;
-  }
-}
-
-// A request the ring buffer could not take: forgotten all the same once complete.
-static __always_inline void slot_forget(struct request *rq, __u32 dev) {
-  struct inflight_slot *slot = held_slot(request_name(rq, dev));
-  if (slot) {
-    slot->name = 0;
-  } else {
-    __u64 key = (__u64)rq;
-    bpf_map_delete_elem(&inflight, &key);
   }
 }
 
@@ -207,30 +196,22 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(block_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes) {
   __u32 dev = request_dev(rq);
   if (!traced_device(dev)) return 0;
-  __u64 now = bpf_ktime_get_ns();
   // blk_update_request fires this for each part completed: the request ends with the part that
   // covers what remains of it.
   int final = nr_bytes >= rq->__data_len;
-  struct iotail_block_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-  if (!r) {
-    __sync_fetch_and_add(&slice()->block_dropped, 1);
-    if (final) slot_forget(rq, dev);
-    return 0;
-  }
-  r->kind = IOTAIL_TRACE_BLOCK;
-  r->dev = dev;
-  r->sector = rq->__sector;
-  r->nr_sector = nr_bytes >> 9;
-  r->op = request_op(rq->cmd_flags);
-  r->flags = IOTAIL_BLOCK_STATUS | (final ? 0 : IOTAIL_BLOCK_PARTIAL);
-  r->reserved = 0;
-  r->error = error;
-  r->cpu = bpf_get_smp_processor_id();
-  r->complete_ns = now;
-  r->alloc_ns = rq->start_time_ns;
-  r->kernel_issue_ns = rq->io_start_time_ns;
-  slot_fill(r, rq, dev, final);
-  submit_record(r, &slice()->block_records);
+  struct iotail_request_entry r = {};
+  r.dev = dev;
+  r.sector = rq->__sector;
+  r.nr_sector = nr_bytes >> 9;
+  r.op = request_op(rq->cmd_flags);
+  r.flags = IOTAIL_BLOCK_STATUS | (final ? 0 : IOTAIL_BLOCK_PARTIAL);
+  r.error = error;
+  r.cpu = bpf_get_smp_processor_id();
+  r.complete_ns = bpf_ktime_get_ns();
+  // The request's own allocation time, where the kernel set it, is its entry into the block layer.
+  r.entered_ns = rq->start_time_ns;
+  slot_fill(&r, rq, dev, final);
+  publish_request(&r);
   return 0;
 }
 

@@ -88,29 +88,19 @@ SEC("tracepoint/block/block_rq_complete")
 int block_complete(void *ctx) {
   struct inflight_key key;
   if (!key_of(ctx, layout.complete_dev, layout.complete_sector, &key)) return 0;
-  __u64 now = bpf_ktime_get_ns();
-  struct iotail_block_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-  if (!r) {
-    __sync_fetch_and_add(&slice()->block_dropped, 1);
-    bpf_map_delete_elem(&inflight, &key);
-    return 0;
-  }
+  struct iotail_request_entry r = {};
   char rwbs[8] = {};
   bpf_probe_read_kernel(rwbs, sizeof(rwbs), (char *)ctx + layout.complete_rwbs);
-  r->kind = IOTAIL_TRACE_BLOCK;
-  r->dev = key.dev;
-  r->sector = key.sector;
-  r->nr_sector = READ_FIELD(__u32, ctx, layout.complete_nr_sector);
-  r->op = rwbs_op(rwbs);
-  r->flags = 0;  // the tracepoint does not say whether more of the request remains
-  r->reserved = 0;
-  r->error = READ_FIELD(__s32, ctx, layout.complete_error);
-  r->cpu = bpf_get_smp_processor_id();
-  r->complete_ns = now;
-  r->alloc_ns = 0;
-  r->kernel_issue_ns = 0;
-  fill_tracked(r, &key, 1);
-  submit_record(r, &slice()->block_records);
+  r.dev = key.dev;
+  r.sector = key.sector;
+  r.nr_sector = READ_FIELD(__u32, ctx, layout.complete_nr_sector);
+  r.op = rwbs_op(rwbs);
+  r.flags = 0;  // the tracepoint does not say whether more of the request remains
+  r.error = READ_FIELD(__s32, ctx, layout.complete_error);
+  r.cpu = bpf_get_smp_processor_id();
+  r.complete_ns = bpf_ktime_get_ns();
+  fill_tracked(&r, &key, 1);
+  publish_request(&r);
   return 0;
 }
 

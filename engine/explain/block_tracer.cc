@@ -9,6 +9,7 @@
 #if IOTAIL_HAVE_EXPLAIN
 #include <fmt/format.h>
 #include <linux/capability.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -39,68 +40,6 @@ bool MayTrace() {
   return has(CAP_SYS_ADMIN) || (has(kBpf) && has(kPerfmon));
 }
 
-// blk_status_t (include/linux/blk_types.h) -> -errno as blk_status_to_errno gives it.
-int32_t ErrnoOfStatus(int32_t status) {
-  switch (status) {
-    case 0:
-      return 0;
-    case 1:
-      return -EOPNOTSUPP;
-    case 2:
-      return -ETIMEDOUT;
-    case 3:
-      return -ENOSPC;
-    case 4:
-      return -ENOLINK;
-    case 5:
-      return -EREMOTEIO;
-    case 6:
-      return -EBADE;
-    case 7:
-      return -ENODATA;
-    case 8:
-      return -EILSEQ;
-    case 9:
-      return -ENOMEM;
-    case 11:
-      return -EREMCHG;
-    case 12:
-      return -EAGAIN;
-    case 13:
-      return -EBUSY;
-    case 14:
-      return -ETOOMANYREFS;
-    case 15:
-      return -EOVERFLOW;
-    case 16:
-      return -ENODEV;
-    case 17:
-      return -ETIME;
-    case 19:
-      return -EINVAL;
-    default:
-      return -EIO;  // 10 (BLK_STS_IOERR) and any the kernel adds
-  }
-}
-
-BlockRequestEvent Decode(const iotail_block_record& r) {
-  BlockRequestEvent e;
-  e.dev = makedev(r.dev >> 20, r.dev & ((1U << 20) - 1));
-  e.sector = r.sector;
-  e.nr_sector = r.nr_sector;
-  e.op = r.op <= IOTAIL_OP_OTHER ? static_cast<BlockOp>(r.op) : BlockOp::kOther;
-  e.error = (r.flags & IOTAIL_BLOCK_STATUS) ? ErrnoOfStatus(r.error) : r.error;
-  e.cpu = r.cpu;
-  e.insert_ns = r.insert_ns;
-  e.issue_ns = r.issue_ns;
-  e.complete_ns = r.complete_ns;
-  e.alloc_ns = r.alloc_ns;
-  e.kernel_issue_ns = r.kernel_issue_ns;
-  e.partial = (r.flags & IOTAIL_BLOCK_PARTIAL) != 0;
-  e.requeued = (r.flags & IOTAIL_BLOCK_REQUEUED) != 0;
-  return e;
-}
-
 IoUringEvent Decode(const iotail_uring_record& r) {
   IoUringEvent e;
   e.kind = r.kind == IOTAIL_TRACE_URING_SUBMIT ? IoUringEvent::Kind::kSubmit
@@ -123,6 +62,9 @@ uint64_t LoadCounter(const uint64_t& counter) {
 struct BlockTracer::Impl {
   std::unique_ptr<TracePrograms> programs;
   std::optional<RecordRing> ring;
+  void* table = nullptr;  // the request table, mapped
+  size_t table_bytes = 0;
+  uint32_t table_mask = 0;
   const char* attachment = "";
   TraceConsumer* consumer = nullptr;  // during Poll and Drain
   std::atomic<uint64_t> delivered{0};
@@ -130,6 +72,8 @@ struct BlockTracer::Impl {
 
   ~Impl() { Free(); }
   void Free() {
+    if (table != nullptr) ::munmap(table, table_bytes);
+    table = nullptr;
     ring.reset();
     programs.reset();
   }
@@ -139,12 +83,8 @@ struct BlockTracer::Impl {
     uint32_t kind = 0;
     if (size < sizeof(kind)) return;
     std::memcpy(&kind, data, sizeof(kind));
-    if (kind == IOTAIL_TRACE_BLOCK && size >= sizeof(iotail_block_record)) {
-      iotail_block_record record;
-      std::memcpy(&record, data, sizeof(record));
-      consumer->OnBlockRequest(Decode(record));
-    } else if ((kind == IOTAIL_TRACE_URING_SUBMIT || kind == IOTAIL_TRACE_URING_COMPLETE) &&
-               size >= sizeof(iotail_uring_record)) {
+    if ((kind == IOTAIL_TRACE_URING_SUBMIT || kind == IOTAIL_TRACE_URING_COMPLETE) &&
+        size >= sizeof(iotail_uring_record)) {
       iotail_uring_record record;
       std::memcpy(&record, data, sizeof(record));
       consumer->OnIoUring(Decode(record));
@@ -162,11 +102,14 @@ struct BlockTracer::Impl {
 std::variant<std::unique_ptr<BlockTracer>, TracerUnavailable> BlockTracer::Open(
     std::span<const dev_t> devices, pid_t tgid, const BlockTracerOptions& options) {
   if (devices.size() > 4096 || (devices.empty() && tgid <= 0) || tgid < 0 ||
-      options.ring_bytes > (size_t{1} << 30)) {
-    return TracerUnavailable{Cause::kBadInput,
-                             fmt::format("nothing to trace, or too much ({} devices, process {}, a "
-                                         "ring buffer of {} bytes)",
-                                         devices.size(), tgid, options.ring_bytes)};
+      options.ring_bytes > (size_t{1} << 30) || options.request_entries < 64 ||
+      options.request_entries > (uint32_t{1} << 22) ||
+      !std::has_single_bit(options.request_entries)) {
+    return TracerUnavailable{
+        Cause::kBadInput,
+        fmt::format("nothing to trace, or too much ({} devices, process {}, a "
+                    "ring buffer of {} bytes, {} request entries)",
+                    devices.size(), tgid, options.ring_bytes, options.request_entries)};
   }
   // The tracepoints name whole disks: a partition (or what is no block device) would match
   // nothing, silently.
@@ -195,7 +138,7 @@ std::variant<std::unique_ptr<BlockTracer>, TracerUnavailable> BlockTracer::Open(
   for (const dev_t dev : devices) kernel_devices.push_back((major(dev) << 20) | minor(dev));
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   TraceSetup setup{kernel_devices, static_cast<uint32_t>(tgid),
-                   std::bit_ceil(std::max(options.ring_bytes, page))};
+                   std::bit_ceil(std::max(options.ring_bytes, page)), options.request_entries};
 
   auto impl = std::make_unique<Impl>();
   std::string typed_failure;
@@ -225,7 +168,22 @@ std::variant<std::unique_ptr<BlockTracer>, TracerUnavailable> BlockTracer::Open(
     return TracerUnavailable{Cause::kRefused, *why};
   }
   impl->ring.emplace(std::move(std::get<RecordRing>(ring)));
+  impl->table_bytes =
+      (size_t{options.request_entries} * sizeof(iotail_request_entry) + page - 1) / page * page;
+  impl->table = ::mmap(nullptr, impl->table_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                       impl->programs->RequestsFd(), 0);
+  if (impl->table == MAP_FAILED) {
+    impl->table = nullptr;
+    return TracerUnavailable{Cause::kRefused,
+                             fmt::format("cannot map the request table: {}", std::strerror(errno))};
+  }
+  impl->table_mask = options.request_entries - 1;
   return std::unique_ptr<BlockTracer>(new BlockTracer(std::move(impl)));
+}
+
+RequestTable BlockTracer::Requests() const {
+  if (impl_->table == nullptr) return {};
+  return RequestTable(static_cast<iotail_request_entry*>(impl_->table), impl_->table_mask);
 }
 
 size_t BlockTracer::Poll(TraceConsumer& consumer, std::chrono::milliseconds timeout) {
@@ -259,7 +217,7 @@ TraceCounters BlockTracer::Counters() const {
   for (int i = 0; i < IOTAIL_COUNTER_SLICES; ++i) {
     const iotail_trace_counters& c = impl_->programs->Counters()[i];
     counters.block_records += LoadCounter(c.block_records);
-    counters.block_dropped += LoadCounter(c.block_dropped);
+    counters.block_unmatched += LoadCounter(c.block_unmatched);
     counters.uring_records += LoadCounter(c.uring_records);
     counters.uring_dropped += LoadCounter(c.uring_dropped);
     counters.untracked += LoadCounter(c.inflight_full);
@@ -287,6 +245,7 @@ std::variant<std::unique_ptr<BlockTracer>, TracerUnavailable> BlockTracer::Open(
                                std::string(IOTAIL_EXPLAIN_MISSING) +
                                "; scripts/setup.sh installs libbpf-dev, clang and bpftool)"};
 }
+RequestTable BlockTracer::Requests() const { return {}; }
 size_t BlockTracer::Poll(TraceConsumer&, std::chrono::milliseconds) { return 0; }
 size_t BlockTracer::Drain(TraceConsumer&) { return 0; }
 void BlockTracer::Close() {}

@@ -1,10 +1,11 @@
 // BlockTracer: the kernel's view of a run's I/O, from BPF programs on the block and io_uring
-// tracepoints, for `--explain` (issue 34). For each request completed on one of the run's devices
-// it hands over a BlockRequestEvent (device, sector, length, operation, the times of insert, issue
-// and completion, the request's own allocation time, the error); for each io_uring submission and
-// completion of the run's process an IoUringEvent carrying the SQE's user_data, so that a caller
-// can join both to its own I/Os (by device and sector, or by user_data) and split their latency
-// into stages. Other devices' and other processes' events are dropped inside the BPF programs.
+// tracepoints, for `--explain` (issue 34). Each request completed on one of the run's devices is
+// written into the request table (engine/explain/request_table.h: the last request at each place,
+// with its device, sector, length, operation, error, and the times it entered the block layer, was
+// issued to the driver and completed), which the worker that reaps the I/O reads; each io_uring
+// submission and completion of the run's process becomes an IoUringEvent carrying the SQE's
+// user_data, handed over by Poll and Drain. Other devices' and other processes' events are dropped
+// inside the BPF programs.
 //
 // Attaching: typed raw tracepoints (tp_btf, CO-RE against the kernel's BTF) where they load, else
 // plain tracepoints (fields at the offsets of tracefs's format files). Open() is the probe and the
@@ -13,19 +14,19 @@
 // program the kernel refused), which the caller says once.
 //
 // Times are CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns), the clock of iotail's own stamps.
-// Nothing is lost silently: a record the ring buffer cannot take is counted, and so is a hit the
-// kernel did not run a program for (another BPF program was running on that CPU) (Counters()).
-// Costs, per I/O of a traced device: the device compared against a list of up to 8 (more: a hash
-// lookup) per tracepoint; with typed tracepoints an array slot claimed by compare-and-swap at
-// issue (or at insert, for a request without an allocation time: one with it returns after one
-// load) and freed at completion (a hash where two requests want one slot; the plain tracepoints
-// always use the hash: an update, a lookup and a delete); one ring-buffer record, read through
-// RecordRing. Other devices pay the compare.
+// Nothing is lost silently: a request written over an entry no I/O took is counted, and so is a
+// hit the kernel did not run a program for (another BPF program was running on that CPU)
+// (Counters()). Costs, per I/O of a traced device: the device compared against a list of up to 8
+// (more: a hash lookup) per tracepoint; with typed tracepoints an array slot claimed by
+// compare-and-swap at issue (or at insert, for a request without an allocation time: one with it
+// returns after one load) and freed at completion (a hash where two requests want one slot; the
+// plain tracepoints always use the hash: an update, a lookup and a delete); one table entry (a
+// cache line) written at completion. Other devices pay the compare.
 //
-// Threads: thread-compatible. One thread at a time calls Poll, Drain, Close and the destructor
-// (the drain runs on a thread of its own in a run); Counters() may be called from any thread
-// concurrently with Poll and Drain, not with Close. The consumer is called on the polling thread.
-// Not for the I/O hot path: Open loads programs (tens of milliseconds), Poll allocates nothing.
+// Threads: thread-compatible. One thread at a time calls Poll, Drain, Close and the destructor;
+// Counters() and Requests()' lookups may be called from any thread concurrently with Poll and
+// Drain, not with Close. The consumer is called on the polling thread. Not for the I/O hot path:
+// Open loads programs (tens of milliseconds), Poll allocates nothing.
 #pragma once
 
 #include <sys/types.h>
@@ -37,28 +38,9 @@
 #include <string>
 #include <variant>
 
+#include "engine/explain/request_table.h"
+
 namespace iotail::engine {
-
-enum class BlockOp : uint8_t { kRead, kWrite, kTrim, kFlush, kOther };
-
-// A request of a traced device completed (or part of it: `partial`).
-struct BlockRequestEvent {
-  dev_t dev = 0;        // the whole disk (makedev: as st_rdev), even for a partition's I/O
-  uint64_t sector = 0;  // 512-byte sectors from the start of the disk
-  uint32_t nr_sector = 0;
-  BlockOp op = BlockOp::kOther;
-  int32_t error = 0;  // 0 or -errno
-  uint32_t cpu = 0;   // the CPU the completion ran on
-  // Into the scheduler or software queue; 0: issued directly, unseen, or (typed tracepoints) the
-  // request carries alloc_ns, which marks its entry instead.
-  uint64_t insert_ns = 0;
-  uint64_t issue_ns = 0;  // to the driver; 0: not seen (issued before the tracer attached)
-  uint64_t complete_ns = 0;
-  uint64_t alloc_ns = 0;  // the request's start_time_ns (typed tracepoints only), 0 when unset
-  uint64_t kernel_issue_ns = 0;  // its io_start_time_ns (typed only, QUEUE_FLAG_STATS), or 0
-  bool partial = false;          // more of the request completes later (typed tracepoints only)
-  bool requeued = false;         // the driver requeued it: issue_ns is the last issue
-};
 
 struct IoUringEvent {
   enum class Kind : uint8_t { kSubmit, kComplete };
@@ -76,13 +58,12 @@ struct IoUringEvent {
 class TraceConsumer {
  public:
   virtual ~TraceConsumer() = default;
-  virtual void OnBlockRequest(const BlockRequestEvent& event) = 0;
   virtual void OnIoUring(const IoUringEvent& event) = 0;
 };
 
 struct TraceCounters {
-  uint64_t block_records = 0;  // written by the programs
-  uint64_t block_dropped = 0;  // lost: the ring buffer was full
+  uint64_t block_records = 0;    // requests written into the request table
+  uint64_t block_unmatched = 0;  // written over an entry no I/O had taken
   uint64_t uring_records = 0;
   uint64_t uring_dropped = 0;
   uint64_t untracked = 0;   // requests whose insert/issue could not be remembered (map full)
@@ -100,6 +81,9 @@ enum class TracerAttach {
 struct BlockTracerOptions {
   TracerAttach attach = TracerAttach::kAuto;
   size_t ring_bytes = size_t{4} << 20;  // the ring buffer (rounded up to a power of two pages)
+  // The request table's entries (64 bytes each), a power of two from 64 to 1 << 22: many times
+  // the requests in flight, so that a request is rarely written over before its I/O is reaped.
+  uint32_t request_entries = uint32_t{1} << 14;
 };
 
 // Why there is no tracer, in words a user can act on ("built without libbpf's headers...", "no
@@ -122,7 +106,7 @@ class BlockTracer {
   // Traces the requests of `devices`, whole disks as TraceDeviceOf() gives them (a partition's
   // requests are its disk's; a partition or what is no block device is refused, kBadInput), and,
   // when tgid is not 0, the io_uring submissions and completions of process `tgid`. At most 4096
-  // devices, a ring buffer of at most 1 GiB.
+  // devices, a ring buffer of at most 1 GiB; kBadInput for request_entries out of its range.
   static std::variant<std::unique_ptr<BlockTracer>, TracerUnavailable> Open(
       std::span<const dev_t> devices, pid_t tgid, const BlockTracerOptions& options = {});
 
@@ -130,12 +114,15 @@ class BlockTracer {
   BlockTracer(const BlockTracer&) = delete;
   BlockTracer& operator=(const BlockTracer&) = delete;
 
-  // Waits up to `timeout` for records (woken early when a quarter of the ring buffer is waiting),
-  // then hands every waiting one to `consumer`. Returns how many.
+  // The request table (valid until Close: its lookups find nothing after it).
+  RequestTable Requests() const;
+
+  // Waits up to `timeout` for io_uring records (woken early when a quarter of the ring buffer is
+  // waiting), then hands every waiting one to `consumer`. Returns how many.
   size_t Poll(TraceConsumer& consumer, std::chrono::milliseconds timeout);
-  // Hands every waiting record to `consumer` without waiting. Returns how many.
+  // Hands every waiting io_uring record to `consumer` without waiting. Returns how many.
   size_t Drain(TraceConsumer& consumer);
-  // Detaches the programs and frees the maps; records not drained are lost (drain first). Also
+  // Detaches the programs and frees the maps and the table; records not drained are lost. Also
   // done by the destructor; after it, Poll and Drain return 0.
   void Close();
 

@@ -21,16 +21,6 @@ struct ExplainSession::Interval {
 
 namespace {
 
-class JoinerFeed final : public TraceConsumer {
- public:
-  explicit JoinerFeed(RequestJoiner& joiner) : joiner_(joiner) {}
-  void OnBlockRequest(const BlockRequestEvent& event) override { joiner_.AddRequest(event); }
-  void OnIoUring(const IoUringEvent&) override {}
-
- private:
-  RequestJoiner& joiner_;
-};
-
 bool Slower(const stats::SlowIo& a, const stats::SlowIo& b) { return a.latency_ns > b.latency_ns; }
 
 // Adds `row` to `heap` (a min-heap by latency) and keeps its `slowest` largest.
@@ -113,7 +103,10 @@ void ExplainSession::Close() {
     for (auto* sink : stage) close(sink);
   }
   for (auto* sink : sinks_.slowest) close(sink);
-  if (tracer_) tracer_->Close();  // its counters stay readable (records_dropped)
+  if (tracer_) {
+    requests_unmatched_ = tracer_->Counters().block_unmatched + tracer_->Requests().Untaken();
+    tracer_->Close();  // its counters stay readable (records_dropped)
+  }
 }
 
 uint64_t ExplainSession::records_dropped() const {
@@ -121,7 +114,7 @@ uint64_t ExplainSession::records_dropped() const {
   for (const ExplainedWorker& w : workers_) n += w.trail != nullptr ? w.trail->dropped() : 0;
   if (tracer_) {
     const TraceCounters c = tracer_->Counters();
-    n += c.block_dropped + c.missed;
+    n += c.missed;
   }
   return n;
 }
@@ -133,7 +126,7 @@ void ExplainSession::Loop() {
       std::unique_lock lock(mutex_);
       if (quit_) return;
       final_due = !boundaries_.empty() && boundaries_.back().info.final;
-      if (!tracer_ && !final_due) {
+      if (!final_due) {
         cv_.wait_for(lock, std::chrono::milliseconds(5), [&] { return quit_; });
         if (quit_) return;
       }
@@ -149,26 +142,13 @@ void ExplainSession::Loop() {
   }
 }
 
-// One round: the I/Os completed so far, then every request (written before those I/Os could be
-// reaped), then the joins and the intervals due. True once the final interval is written.
+// One round: the I/Os completed so far (joined by their workers), then the intervals due. True once
+// the final interval is written.
 bool ExplainSession::Round(bool final_round) {
-  JoinerFeed feed(joiner_);
-  if (tracer_ && !final_round) tracer_->Poll(feed, std::chrono::milliseconds(5));
-  // Each trail's mark first, then the requests: every request of an I/O before the mark is in.
-  for (size_t w = 0; w < workers_.size(); ++w) {
-    if (workers_[w].trail != nullptr) marks_[w] = workers_[w].trail->Mark();
-  }
-  if (tracer_) tracer_->Drain(feed);
   for (size_t w = 0; w < workers_.size(); ++w) {
     if (workers_[w].trail == nullptr) continue;
-    workers_[w].trail->Consume(marks_[w], [&](const IoTrailRecord& io) { Account(w, io); });
-  }
-  if (final_round || latest_done_ns_ > last_expire_ns_ + 200'000'000u) {
-    const uint64_t cutoff = final_round                        ? UINT64_MAX
-                            : latest_done_ns_ > 1'000'000'000u ? latest_done_ns_ - 1'000'000'000u
-                                                               : 0;
-    requests_unmatched_ += joiner_.Expire(cutoff);
-    last_expire_ns_ = latest_done_ns_;
+    workers_[w].trail->Consume(workers_[w].trail->Mark(),
+                               [&](const IoTrailRecord& io) { Account(w, io); });
   }
   const uint64_t now = Clock::NowNs();
   for (;;) {
@@ -217,33 +197,28 @@ ExplainSession::Interval& ExplainSession::IntervalOf(uint64_t done_ns) {
 
 void ExplainSession::Account(size_t w, const IoTrailRecord& io) {
   const ExplainedWorker& worker = workers_[w];
-  JoinResult result;
-  std::optional<DevicePlace> place;
-  if (tracer_ && io.file < worker.files.size() && worker.files[io.file]) {
-    place = worker.files[io.file]->Of(io.offset, io.dir);
-  }
+  JoinOutcome outcome = io.join;
+  std::array<uint64_t, stats::kStageCount> stages{};
   if (worker.own_stages) {
-    result.outcome = JoinOutcome::kJoined;
-    result.stages = OwnStagesOf(io);
-  } else if (place) {
-    result = joiner_.Join(io, *place);
+    outcome = JoinOutcome::kJoined;
+    stages = OwnStagesOf(io);
+  } else if (outcome == JoinOutcome::kJoined) {
+    stages = StagesOf(io);
   } else if (io.intended_ns != 0 && io.start_ns > io.intended_ns) {
-    result.stages[static_cast<size_t>(stats::Stage::kSchedule)] = io.start_ns - io.intended_ns;
+    stages[static_cast<size_t>(stats::Stage::kSchedule)] = io.start_ns - io.intended_ns;
   }
-  latest_done_ns_ = std::max(latest_done_ns_, io.done_ns);
   const uint64_t latency = LatencyOf(io);
   Interval::PerWorker& mine = IntervalOf(io.done_ns).workers[w];
   const int d = stats::DirectionIndex(io.dir);
   stats::ExplainDirection& dir = mine.dirs[d];
-  if (result.outcome == JoinOutcome::kJoined) {
-    for (size_t s = 0; s < stats::kStageCount; ++s)
-      stats::AddSample(dir.stages[s], result.stages[s]);
+  if (outcome == JoinOutcome::kJoined) {
+    for (size_t s = 0; s < stats::kStageCount; ++s) stats::AddSample(dir.stages[s], stages[s]);
     ++dir.joined;
     dir.latency_sum_ns += latency;
     mine.bytes[d] += io.length;
   } else {
     ++dir.not_joined;
-    if (result.outcome == JoinOutcome::kSplit) ++dir.split;
+    if (outcome == JoinOutcome::kSplit) ++dir.split;
   }
   if (worker.slowest == 0) return;
   if (mine.slow.size() == worker.slowest && mine.slow.front().latency_ns >= latency) return;
@@ -256,8 +231,8 @@ void ExplainSession::Account(size_t w, const IoTrailRecord& io) {
   row.depth = io.depth;
   row.cpu = io.cpu;
   row.latency_ns = latency;
-  row.joined = result.outcome == JoinOutcome::kJoined;
-  row.stages = result.stages;
+  row.joined = outcome == JoinOutcome::kJoined;
+  row.stages = stages;
   KeepSlowest(mine.slow, row, worker.slowest);
 }
 

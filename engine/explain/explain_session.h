@@ -1,10 +1,11 @@
 // ExplainSession: --explain and --explain_slowest for one batch of a run. A thread of its own takes
-// every explained worker's completed I/Os (their IoTrail), the kernel's block requests
-// (BlockTracer, when there is one) and joins them (RequestJoiner), splitting each joined I/O's
-// latency into the five stages (stats::Stage); it keeps, per interval, each stage's histogram per
-// worker and direction and each worker's slowest I/Os, and hands every closed interval to the
-// run's explain sinks (stats::ExplainSinks: the stage logs, the slow-I/O logs), with the log time
-// of the interval clock's interval it belongs to.
+// every explained worker's completed I/Os (their IoTrail; each already joined to its block request
+// by its worker, engine/explain/request_join.h: TrailJoin), splits each joined I/O's latency into
+// the five stages (stats::Stage), keeps, per interval, each stage's histogram per worker and
+// direction and each worker's slowest I/Os, and hands every closed interval to the run's explain
+// sinks (stats::ExplainSinks: the stage logs, the slow-I/O logs), with the log time of the
+// interval clock's interval it belongs to. It owns the batch's BlockTracer (when there is one)
+// and closes it last.
 //
 // Intervals: an I/O belongs to the interval whose (start, end] holds the wall-clock instant it was
 // seen done (its monotonic stamp plus the offset between the clocks measured at Start), on the
@@ -32,7 +33,6 @@
 #include <vector>
 
 #include "engine/explain/block_tracer.h"
-#include "engine/explain/io_places.h"
 #include "engine/explain/request_join.h"
 #include "engine/io_trail.h"
 #include "stats/record/explain_sink.h"
@@ -47,8 +47,6 @@ struct ExplainedWorker {
   uint32_t slowest = 0;      // its slowest I/Os kept per interval (0: none)
   // An nbd job's: no block layer; its stages are iotail's own (OwnStages).
   bool own_stages = false;
-  // Per file index of the worker: its place on a traced disk, or none (not joined).
-  std::vector<std::optional<FilePlace>> files;
 };
 
 struct ExplainSessionOptions {
@@ -60,7 +58,8 @@ class ExplainSession final : public stats::IntervalSink {
  public:
   static constexpr uint64_t kGraceMs = 50;
 
-  // tracer: null when there is no kernel view (the stages beyond schedule stay unknown).
+  // tracer: null when there is no kernel view (the stages beyond schedule stay unknown); the
+  // workers read its request table until they stop, and Close() closes it.
   ExplainSession(std::vector<ExplainedWorker> workers, std::unique_ptr<BlockTracer> tracer,
                  stats::ExplainSinks sinks, ExplainSessionOptions options);
   ~ExplainSession() override;
@@ -77,7 +76,8 @@ class ExplainSession final : public stats::IntervalSink {
   bool Explains(size_t w) const { return workers_[w].trail != nullptr; }
   // Every closed interval's stage sums, in time order (after Close).
   const std::vector<stats::ExplainIntervalSums>& history() const { return history_; }
-  // Requests of the traced devices that no I/O took, and records lost on the way (full rings).
+  // Requests of the traced devices that no I/O took (after Close), and records lost on the way
+  // (full trails, tracepoint hits the kernel ran no program for).
   uint64_t requests_unmatched() const { return requests_unmatched_; }
   uint64_t records_dropped() const;
 
@@ -94,13 +94,10 @@ class ExplainSession final : public stats::IntervalSink {
   std::unique_ptr<BlockTracer> tracer_;
   stats::ExplainSinks sinks_;
   ExplainSessionOptions options_;
-  RequestJoiner joiner_;
   int64_t mono_to_real_ = 0;
   uint64_t period_ns_ = 0;
   uint64_t origin_ns_ = 0;
-  uint64_t last_emitted_end_ = 0;  // epoch ns of the last interval handed over
-  uint64_t latest_done_ns_ = 0;    // the latest I/O seen done (monotonic)
-  uint64_t last_expire_ns_ = 0;
+  uint64_t last_emitted_end_ = 0;                // epoch ns of the last interval handed over
   std::vector<std::unique_ptr<Interval>> open_;  // by end, ascending
   std::vector<uint64_t> marks_;                  // per worker: its trail's mark this round
   std::vector<stats::ExplainTotals> totals_;

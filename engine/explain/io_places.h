@@ -12,10 +12,15 @@
 #include <variant>
 
 #include "engine/explain/file_extents.h"
-#include "engine/explain/request_join.h"
 #include "stats/core/direction.h"
 
 namespace iotail::engine {
+
+// Where an I/O lies on a traced disk.
+struct DevicePlace {
+  dev_t dev = 0;
+  uint64_t sector = 0;  // 512-byte sectors from the start of the whole disk
+};
 
 struct FilePlace {
   dev_t disk = 0;

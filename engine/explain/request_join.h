@@ -1,28 +1,26 @@
-// RequestJoiner: joins the block requests BlockTracer saw (engine/explain/block_tracer.h) to the
-// I/Os iotail completed (engine/io_trail.h), and splits each joined I/O's latency into the five
-// stages of stats::Stage.
+// Joining an I/O to its block request, and the five stages of its latency (stats::Stage).
 //
-// A request joins an I/O when it is on the I/O's device at the I/O's first sector, in its
-// direction, entered the block layer no earlier than iotail's stamp before the submitting call and
-// completed no later than iotail saw the completion (the same clock: kClockToleranceNs), and is the
-// only such request. A request of
-// another length at that place is the I/O's request split or merged by the block layer: the I/O is
-// counted as split, never joined; two candidates are never guessed between (not joined). Requests
-// no I/O took are forgotten by Expire() and counted there (other processes' I/O on the traced
-// devices, readahead, writeback, metadata).
+// A request joins an I/O when it is on the I/O's disk at the I/O's first sector, in its direction,
+// entered the block layer no earlier than iotail's stamp before the submitting call and completed
+// no later than iotail saw the completion (the same clock: kClockToleranceNs), and no rival
+// request no I/O took completed at that place just before it (RequestTable: ambiguous). A request
+// of another length there, or only part of one, is the I/O's request split or merged by the block
+// layer: the I/O is counted as split, never joined.
 //
-// The caller feeds every request before the I/Os that completed after it (a request's record is
-// written before iotail can reap its I/O: drain the I/Os first, then the tracer, then join).
-// Not thread-safe: one thread (the explain session's).
+// TrailJoin does it on the worker's thread as the worker reaps the I/O (Worker::PushTrail): the
+// request's completion is in the table by then (it is written before the I/O can be reaped), so
+// it is found before another request at a place with the same hash can write over it. That costs
+// the worker a place lookup (a FIEMAP extent search for a file) and one cache line the
+// completion's CPU wrote; nothing allocates, locks or calls the kernel.
 #pragma once
-
-#include <sys/types.h>
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
-#include "engine/explain/block_tracer.h"
+#include "engine/explain/io_places.h"
+#include "engine/explain/request_table.h"
 #include "engine/io_trail.h"
 #include "stats/record/explain_sink.h"
 
@@ -32,26 +30,13 @@ namespace iotail::engine {
 // bpf_ktime_get_ns, so a request's times fall inside its I/O's stamps exactly.
 inline constexpr uint64_t kClockToleranceNs = 0;
 
-// Where an I/O lies on a traced disk.
-struct DevicePlace {
-  dev_t dev = 0;
-  uint64_t sector = 0;  // 512-byte sectors from the start of the whole disk
-};
+// Whether `request`, found at `io`'s place, is io's; kJoined sets io's kernel times.
+JoinOutcome JoinRequest(IoTrailRecord& io, const BlockRequestEvent& request);
 
-enum class JoinOutcome : uint8_t { kJoined, kNotJoined, kSplit };
-
-struct JoinResult {
-  JoinOutcome outcome = JoinOutcome::kNotJoined;
-  // Each stage in ns (stats::Stage order); with kJoined they add up to the I/O's latency
-  // (done - intended start, or done - start in the closed loop). Otherwise only schedule is set.
-  std::array<uint64_t, stats::kStageCount> stages{};
-};
-
-// The stages of an I/O from iotail's stamps and its request's kernel times; every boundary is
-// clamped between its neighbours, so the stages are never negative and always add up to the
-// latency.
-std::array<uint64_t, stats::kStageCount> StagesOf(const IoTrailRecord& io,
-                                                  const BlockRequestEvent& request);
+// The stages of a joined I/O from iotail's stamps and its request's kernel times; every boundary
+// is clamped between its neighbours, so the stages are never negative and always add up to the
+// latency (done - intended start, or done - start in the closed loop).
+std::array<uint64_t, stats::kStageCount> StagesOf(const IoTrailRecord& io);
 
 // The stages of an I/O of the nbd engine, which has no block layer, from iotail's own stamps in the
 // same form: schedule (intended start to the send), submit (the send: start to issued), device
@@ -65,40 +50,18 @@ inline uint64_t LatencyOf(const IoTrailRecord& io) {
   return io.done_ns > from ? io.done_ns - from : 0;
 }
 
-class RequestJoiner {
+// One worker's way to its requests: the request table and the place of each of its files (by the
+// worker's file index; none: not on a traced disk). Immutable once built; read by its worker only.
+class TrailJoin {
  public:
-  RequestJoiner();
-  void AddRequest(const BlockRequestEvent& request);
-  JoinResult Join(const IoTrailRecord& io, const DevicePlace& place);
-  // Forgets the requests that completed before completed_before_ns; returns how many.
-  uint64_t Expire(uint64_t completed_before_ns);
-  size_t pending() const { return size_; }
+  TrailJoin(RequestTable table, std::vector<std::optional<FilePlace>> files)
+      : table_(table), files_(std::move(files)) {}
+  // Joins the reaped `io` to its request, if it can: sets io.join and, joined, its kernel times.
+  void Join(IoTrailRecord& io) const;
 
  private:
-  // An open-addressing table (linear probing, backward-shift deletion) keyed by device and
-  // sector, at most half full and shrunk back when the waiting requests are few: a join is a probe
-  // or two in a table that stays in the cache (48-byte slots holding what a join needs), and
-  // nothing allocates once the table has its size.
-  struct Slot {
-    uint64_t sector = 0;
-    uint64_t entered_ns = 0;  // EnteredNs
-    uint64_t issue_ns = 0;    // issue_ns, else kernel_issue_ns
-    uint64_t complete_ns = 0;
-    dev_t dev = 0;
-    uint32_t nr_sector = 0;
-    BlockOp op = BlockOp::kOther;
-    bool partial = false;
-    bool used = false;
-  };
-  static_assert(sizeof(Slot) == 48, "48-byte slots, as said above");
-  static Slot SlotOf(const BlockRequestEvent& request);
-  size_t Home(dev_t dev, uint64_t sector) const;
-  void Insert(const Slot& slot);
-  void Erase(size_t at);
-  void Resize(size_t slots);
-  std::vector<Slot> table_;
-  std::vector<Slot> scratch_;  // Resize's and Expire's survivors
-  size_t size_ = 0;
+  RequestTable table_;
+  std::vector<std::optional<FilePlace>> files_;
 };
 
 }  // namespace iotail::engine

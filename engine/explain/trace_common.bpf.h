@@ -1,8 +1,9 @@
 // What both BPF objects of BlockTracer share (included by block_trace_btf.bpf.c and
 // block_trace_tp.bpf.c after vmlinux.h and trace_record.h): the maps, the counters, the settings
-// user space writes before loading (.rodata), and the request tracking from insert/issue to
-// completion. IOTAIL_INFLIGHT_KEY, the key of a request in flight, may be defined first (the typed
-// programs key by the request's address, the plain ones by device and sector).
+// user space writes before loading (.rodata), the request tracking from insert/issue to
+// completion, and the request table each completion is written into. IOTAIL_INFLIGHT_KEY, the key
+// of a request in flight, may be defined first (the typed programs key by the request's address,
+// the plain ones by device and sector).
 #pragma once
 
 #ifndef IOTAIL_INFLIGHT_KEY
@@ -53,7 +54,73 @@ struct {
   __type(value, __u8);
 } rings SEC(".maps");
 
-// The records; its size is set by user space (a power of two, a multiple of the page size).
+// The last request completed at each (device, sector) hash (trace_record.h), memory-mapped by
+// iotail: the worker that reaps an I/O reads its request there. Sized by user space (a power of
+// two: request_mask + 1 entries).
+const volatile __u32 request_mask = 0;
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct iotail_request_entry);
+} requests SEC(".maps");
+
+// An earlier request at the same place that no I/O took is a rival for a second; an entry no I/O
+// took for longer is free again.
+#define IOTAIL_RIVAL_NS 1000000000ull
+
+// Writes the completed request `r` into the request table: into the entry of its place's
+// IOTAIL_REQUEST_PROBES entries (trace_record.h) that holds the same place (a rival when no I/O took
+// it), else into the first that is free (taken, empty or stale), else over the first (counted: no
+// I/O took what it held). So a place is held by one entry at most, which the reader's first match
+// finds. The entry is written between two increments of its seq (locked adds: they order the
+// stores for the reader on x86 and arm64 alike).
+static __always_inline void publish_request(const struct iotail_request_entry *r) {
+  __u32 home = iotail_request_index(r->dev, r->sector, request_mask);
+  struct iotail_request_entry *first = 0, *free = 0, *same = 0;
+#pragma unroll
+  for (__u32 k = 0; k < IOTAIL_REQUEST_PROBES; ++k) {
+    __u32 index = home + k;
+    struct iotail_request_entry *at = bpf_map_lookup_elem(&requests, &index);
+    if (!at) return;
+    if (k == 0) first = at;
+    if (at->dev == r->dev && at->sector == r->sector) {
+      same = at;
+      break;
+    }
+    int held = at->complete_ns != 0 && !at->taken &&
+               r->complete_ns - at->complete_ns < IOTAIL_RIVAL_NS;
+    if (!held && !free) free = at;
+  }
+  struct iotail_request_entry *e = same ? same : free ? free : first;
+  if (!e) return;
+  __u8 flags = r->flags;
+  if (!e->taken && e->complete_ns != 0) {
+    if (e == same && r->complete_ns - e->complete_ns < IOTAIL_RIVAL_NS)
+      flags |= IOTAIL_BLOCK_AMBIGUOUS;
+    __sync_fetch_and_add(&slice()->block_unmatched, 1);
+  }
+  __u32 seq = __sync_fetch_and_add(&e->seq, 1);
+  e->taken = 0;
+  e->dev = r->dev;
+  e->nr_sector = r->nr_sector;
+  e->sector = r->sector;
+  e->entered_ns = r->entered_ns;
+  e->issue_ns = r->issue_ns;
+  e->complete_ns = r->complete_ns;
+  e->error = r->error;
+  e->cpu = r->cpu;
+  e->op = r->op;
+  e->flags = flags;
+  // seq + 2: even again (the fetched value keeps the add a fetching, ordered one; another program
+  // writing the same entry at once makes the request ambiguous rather than half another's).
+  if (__sync_fetch_and_add(&e->seq, 1) != seq + 1) e->flags |= IOTAIL_BLOCK_AMBIGUOUS;
+  __sync_fetch_and_add(&slice()->block_records, 1);
+}
+
+// The io_uring records; its size is set by user space (a power of two, a multiple of the page
+// size).
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
   __uint(max_entries, 1 << 22);
@@ -102,19 +169,20 @@ static __always_inline void track_requeue(IOTAIL_INFLIGHT_KEY *key) {
   if (tracked) tracked->requeued = 1;
 }
 
-// Copies the insert and issue times into `r` and forgets the request once it is complete.
-static __always_inline void fill_tracked(struct iotail_block_record *r, IOTAIL_INFLIGHT_KEY *key,
+// Sets the issue time of `r` (and its entry, when it has none yet: the insert, else the issue)
+// and forgets the request once it is complete.
+static __always_inline void fill_tracked(struct iotail_request_entry *r, IOTAIL_INFLIGHT_KEY *key,
                                          int final) {
   struct inflight_request *tracked = bpf_map_lookup_elem(&inflight, key);
+  __u64 insert_ns = 0;
+  r->issue_ns = 0;
   if (tracked) {
-    r->insert_ns = tracked->insert_ns;
+    insert_ns = tracked->insert_ns;
     r->issue_ns = tracked->issue_ns;
     if (tracked->requeued) r->flags |= IOTAIL_BLOCK_REQUEUED;
     if (final) bpf_map_delete_elem(&inflight, key);
-  } else {
-    r->insert_ns = 0;
-    r->issue_ns = 0;
   }
+  if (!r->entered_ns) r->entered_ns = insert_ns ? insert_ns : r->issue_ns;
   if (!r->issue_ns) r->flags |= IOTAIL_BLOCK_ISSUE_UNSEEN;
 }
 

@@ -97,6 +97,7 @@ class LoadedPrograms : public TracePrograms {
 
   Skeleton* skeleton() const { return skeleton_; }
   int EventsFd() const override { return Bpf().map_fd(skeleton_->maps.events); }
+  int RequestsFd() const override { return Bpf().map_fd(skeleton_->maps.requests); }
   const iotail_trace_counters* Counters() const override { return skeleton_->bss->counters; }
   uint64_t Missed() const override {
     const auto& p = skeleton_->progs;
@@ -132,6 +133,9 @@ class LoadedPrograms : public TracePrograms {
     Check(bpf.map_set_max_entries(skeleton_->maps.devices, devices), "sizing the device map");
     Check(bpf.map_set_max_entries(skeleton_->maps.events, static_cast<uint32_t>(setup.ring_bytes)),
           "sizing the ring buffer");
+    Check(bpf.map_set_max_entries(skeleton_->maps.requests, setup.request_entries),
+          "sizing the request table");
+    skeleton_->rodata->request_mask = setup.request_entries - 1;
     if (setup.tgid == 0) {
       Check(bpf.program_set_autoload(skeleton_->progs.uring_submit, false), "io_uring programs");
       Check(bpf.program_set_autoload(skeleton_->progs.uring_complete, false), "io_uring programs");

@@ -20,6 +20,7 @@ struct TraceSetup {
   std::span<const uint32_t> kernel_devices;  // major << 20 | minor
   uint32_t tgid = 0;                         // 0: no io_uring programs
   size_t ring_bytes = 0;                     // a power of two, a multiple of the page size
+  uint32_t request_entries = 0;              // the request table's, a power of two
 };
 
 // A refusal while loading or attaching, with its cause.
@@ -36,7 +37,8 @@ class TraceLoadError : public std::runtime_error {
 class TracePrograms {
  public:
   virtual ~TracePrograms() = default;
-  virtual int EventsFd() const = 0;  // the ring buffer map
+  virtual int EventsFd() const = 0;    // the ring buffer map
+  virtual int RequestsFd() const = 0;  // the request table (an mmapable array)
   // The programs' .bss (mapped): IOTAIL_COUNTER_SLICES slices, to be summed.
   virtual const iotail_trace_counters* Counters() const = 0;
   // Runs the kernel skipped: a tracepoint that fired while a BPF program was already running on

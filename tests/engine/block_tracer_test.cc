@@ -1,12 +1,14 @@
-// BlockTracer on loop devices: it sees exactly the requests of its devices (count, sectors,
-// direction, times within the reads' CLOCK_MONOTONIC stamps), nothing of another busy device, the
-// same through plain tracepoints, and a device of known latency as that latency. Root, BTF and
+// BlockTracer on loop devices: its request table holds exactly the requests of its devices (count,
+// sectors, direction, times within the reads' CLOCK_MONOTONIC stamps), nothing of another busy
+// device, the same through plain tracepoints, a device of known latency as that latency, and every
+// request either taken or counted as no I/O's. Root, BTF and
 // the right to load BPF are needed: without them each test is skipped with the tracer's reason.
 #include "engine/explain/block_tracer.h"
 
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <set>
 #include <thread>
@@ -39,48 +41,40 @@ void ExpectExactlyOwnReads(TracerAttach attach) {
   std::thread other(
       [&] { dd = RunShell("dd if=" + b.path() + " of=/dev/null bs=4k count=2000 iflag=direct"); });
   const std::vector<uint64_t> offsets = {4096, 1 << 20, 12288, 8 << 20, 15 << 20};
-  std::vector<StampedRead> reads;
+  std::vector<TracedRead> reads;
   for (int pass = 0; pass < 20; ++pass) {  // spread over dd's run
-    const auto some = DirectReads(a.path(), {offsets[pass % offsets.size()]});
+    const auto some = TracedReads(*tracer_a, a.path(), dev_a, {offsets[pass % offsets.size()]});
     reads.insert(reads.end(), some.begin(), some.end());
   }
   other.join();
   ASSERT_EQ(dd.first, 0) << dd.second;
   ASSERT_NE(dd.second.find("2000+0 records in"), std::string::npos) << dd.second;
-
-  Collector seen_a;
-  PollUntil(*tracer_a, seen_a, [&] { return seen_a.block.size() >= reads.size(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  tracer_a->Drain(seen_a);
   EXPECT_EQ(tracer_a->Counters().missed, 0u);
 
-  ASSERT_EQ(seen_a.block.size(), reads.size()) << "A's tracer: exactly A's reads";
+  ASSERT_EQ(reads.size(), 20u);
   for (size_t i = 0; i < reads.size(); ++i) {
-    const engine::BlockRequestEvent& e = seen_a.block[i];
-    SCOPED_TRACE("read " + std::to_string(i) + " at " + std::to_string(reads[i].offset));
+    const StampedRead& read = reads[i].read;
+    SCOPED_TRACE("read " + std::to_string(i) + " at " + std::to_string(read.offset));
+    ASSERT_TRUE(reads[i].request.has_value());
+    const engine::BlockRequestEvent& e = *reads[i].request;
     EXPECT_EQ(e.dev, dev_a);
-    EXPECT_EQ(e.sector, reads[i].offset / 512);
+    EXPECT_EQ(e.sector, read.offset / 512);
     EXPECT_EQ(e.nr_sector, 8u);
     EXPECT_EQ(e.op, BlockOp::kRead);
     EXPECT_EQ(e.error, 0);
     EXPECT_FALSE(e.partial);
+    EXPECT_FALSE(e.ambiguous);
     EXPECT_GT(e.issue_ns, 0u);
-    EXPECT_LE(reads[i].before_ns, e.issue_ns);
+    EXPECT_LE(read.before_ns, e.entered_ns);
+    EXPECT_LE(e.entered_ns, e.issue_ns);
     EXPECT_LE(e.issue_ns, e.complete_ns);
-    EXPECT_LE(e.complete_ns, reads[i].after_ns);
-    if (e.insert_ns != 0) {
-      EXPECT_LE(e.insert_ns, e.issue_ns);
-    }
-    if (attach == TracerAttach::kTyped) {
-      EXPECT_GT(e.alloc_ns, 0u);  // the loop device keeps I/O statistics
-      EXPECT_LE(reads[i].before_ns, e.alloc_ns);
-      EXPECT_LE(e.alloc_ns, e.issue_ns);
-    }
+    EXPECT_LE(e.complete_ns, read.after_ns);
   }
+  // Exactly A's 20 requests were written, each taken by its read: dd's 2000 left nothing.
   const engine::TraceCounters counters = tracer_a->Counters();
   EXPECT_EQ(counters.block_records, reads.size());
-  EXPECT_EQ(counters.block_dropped, 0u);
-  EXPECT_EQ(counters.delivered, reads.size());
+  EXPECT_EQ(counters.block_unmatched, 0u);
+  EXPECT_EQ(tracer_a->Requests().Untaken(), 0u);
 }
 
 TEST(BlockTracerTest, TypedSeesExactlyItsDevicesReadsWhileAnotherDeviceIsBusy) {
@@ -117,19 +111,18 @@ std::pair<std::vector<double>, std::vector<double>> DeviceStageMs(LoopDevice& lo
   for (int i = 0; i < reads; ++i) {
     offsets.push_back((static_cast<uint64_t>(i) * 7919 * 4096) % span_bytes);
   }
-  const std::vector<StampedRead> stamped = DirectReads(loop.path(), offsets);
-  Collector seen;
-  PollUntil(*tracer, seen, [&] { return seen.block.size() >= offsets.size(); });
-  EXPECT_EQ(seen.block.size(), offsets.size());
+  const std::vector<TracedRead> traced = TracedReads(*tracer, loop.path(), dev, offsets);
   std::vector<double> device, total;
-  for (size_t i = 0; i < seen.block.size() && i < stamped.size(); ++i) {
-    const auto& e = seen.block[i];
-    EXPECT_EQ(e.sector, stamped[i].offset / 512);
-    EXPECT_LE(stamped[i].before_ns, e.issue_ns);
-    EXPECT_LE(e.complete_ns, stamped[i].after_ns);
+  for (const TracedRead& t : traced) {
+    EXPECT_TRUE(t.request.has_value()) << t.read.offset;
+    if (!t.request) continue;
+    const auto& e = *t.request;
+    EXPECT_LE(t.read.before_ns, e.issue_ns);
+    EXPECT_LE(e.complete_ns, t.read.after_ns);
     device.push_back((e.complete_ns - e.issue_ns) / 1e6);
-    total.push_back((stamped[i].after_ns - stamped[i].before_ns) / 1e6);
+    total.push_back((t.read.after_ns - t.read.before_ns) / 1e6);
   }
+  EXPECT_EQ(device.size(), offsets.size());
   return {device, total};
 }
 
@@ -163,52 +156,71 @@ TEST(BlockTracerTest, DeviceStageIsTheBackingFilesLatency) {
   EXPECT_LT(fast_p50, 0.1);
 }
 
-// A ring buffer of one page, not drained during 300 reads: what it cannot take is counted, and
-// what was delivered plus what was dropped is every read.
-TEST(BlockTracerTest, RecordsTheRingCannotTakeAreCounted) {
+// A table of 64 entries and 300 reads none takes: each request written over an entry no I/O took
+// is counted, and the entries still untaken at the end hold the rest: every request is counted.
+// Then 100 reads, each taken as it completes: nothing more is counted as no I/O's.
+TEST(BlockTracerTest, EveryRequestIsTakenOrCountedAsNoIos) {
   LoopDevice loop;
   if (std::string why = loop.AttachNewFile(16 << 20); !why.empty()) GTEST_SKIP() << why;
   const dev_t dev = loop.rdev();
   std::unique_ptr<BlockTracer> tracer;
-  IOTAIL_OPEN_TRACER_OR_SKIP(tracer, std::span(&dev, 1), 0, {.ring_bytes = 4096});
+  IOTAIL_OPEN_TRACER_OR_SKIP(tracer, std::span(&dev, 1), 0, {.request_entries = 64});
   std::vector<uint64_t> offsets;
   for (uint64_t i = 0; i < 300; ++i) offsets.push_back(i * 3 * 4096);
   DirectReads(loop.path(), offsets);
-  Collector seen;
-  tracer->Drain(seen);
-  const engine::TraceCounters counters = tracer->Counters();
-  EXPECT_GT(counters.block_dropped, 0u);
-  EXPECT_LT(seen.block.size(), offsets.size());
-  EXPECT_EQ(seen.block.size() + counters.block_dropped, offsets.size());
-  EXPECT_EQ(counters.block_records, seen.block.size());
-  EXPECT_EQ(counters.delivered, seen.block.size());
+  engine::TraceCounters counters = tracer->Counters();
+  const uint64_t untaken = tracer->Requests().Untaken();
+  EXPECT_EQ(counters.block_records, offsets.size());
+  EXPECT_GT(counters.block_unmatched, 0u);
+  EXPECT_LE(untaken, 64u);
+  EXPECT_EQ(counters.block_unmatched + untaken, offsets.size());
+
+  std::vector<uint64_t> more;
+  for (uint64_t i = 0; i < 100; ++i) more.push_back((1000 + i * 5) * 4096);
+  const std::vector<TracedRead> traced = TracedReads(*tracer, loop.path(), dev, more);
+  size_t found = 0;
+  for (const TracedRead& t : traced) found += t.request.has_value() ? 1 : 0;
+  EXPECT_EQ(found, more.size());
+  counters = tracer->Counters();
+  EXPECT_EQ(counters.block_records, offsets.size() + more.size());
+  // The entries these reads wrote over held the first round's untaken requests, counted now.
+  EXPECT_EQ(counters.block_unmatched + tracer->Requests().Untaken(), offsets.size());
 }
 
-// A ring buffer of one page (51 records) drained after every few reads: 600 records pass through
-// it, so its positions wrap a dozen times and records straddle its end; each arrives once, in
-// order, with its own sector.
-TEST(BlockTracerTest, RecordsWrapAroundASmallRingDrainedAsTheyCome) {
+// A small table: requests no I/O took yet, at places of one hash, fill its entries (each still
+// found at its place); one more is written over the first of them (counted as no I/O's), which is
+// then not found, and never mistaken for another.
+TEST(BlockTracerTest, ARequestWrittenOverIsNotFound) {
   LoopDevice loop;
   if (std::string why = loop.AttachNewFile(16 << 20); !why.empty()) GTEST_SKIP() << why;
   const dev_t dev = loop.rdev();
   std::unique_ptr<BlockTracer> tracer;
-  IOTAIL_OPEN_TRACER_OR_SKIP(tracer, std::span(&dev, 1), 0, {.ring_bytes = 4096});
-  Collector seen;
-  std::vector<uint64_t> offsets;
-  for (uint64_t i = 0; i < 600; ++i) offsets.push_back((i * 7 % 4000) * 4096);
-  for (size_t i = 0; i < offsets.size(); i += 10) {
-    DirectReads(loop.path(), std::vector<uint64_t>(offsets.begin() + static_cast<long>(i),
-                                                   offsets.begin() + static_cast<long>(i + 10)));
-    tracer->Drain(seen);
+  IOTAIL_OPEN_TRACER_OR_SKIP(tracer, std::span(&dev, 1), 0, {.request_entries = 64});
+  const uint32_t kdev = (major(dev) << 20) | minor(dev);
+  // IOTAIL_REQUEST_PROBES + 1 places whose first entry is the same.
+  std::vector<uint64_t> places = {8};
+  for (uint64_t sector = 16; places.size() <= IOTAIL_REQUEST_PROBES; sector += 8) {
+    if (iotail_request_index(kdev, sector, 63) == iotail_request_index(kdev, places[0], 63)) {
+      places.push_back(sector);
+    }
   }
-  const engine::TraceCounters counters = tracer->Counters();
-  EXPECT_EQ(counters.block_dropped, 0u);
-  ASSERT_EQ(seen.block.size(), offsets.size());
-  for (size_t i = 0; i < offsets.size(); ++i) {
-    EXPECT_EQ(seen.block[i].sector, offsets[i] / 512) << "record " << i;
+  const engine::RequestTable table = tracer->Requests();
+  for (size_t i = 0; i < IOTAIL_REQUEST_PROBES; ++i) {
+    DirectReads(loop.path(), {places[i] * 512});
+    ASSERT_TRUE(table.Find(dev, places[i]).has_value()) << places[i];
   }
-  EXPECT_EQ(counters.block_records, offsets.size());
-  EXPECT_EQ(counters.delivered, offsets.size());
+  for (size_t i = 0; i < IOTAIL_REQUEST_PROBES; ++i) {
+    EXPECT_TRUE(table.Find(dev, places[i]).has_value()) << "still there: " << places[i];
+  }
+  EXPECT_EQ(tracer->Counters().block_unmatched, 0u);
+  DirectReads(loop.path(), {places.back() * 512});
+  EXPECT_FALSE(table.Find(dev, places[0]).has_value()) << "written over";
+  for (size_t i = 1; i < places.size(); ++i) {
+    const auto request = table.Find(dev, places[i]);
+    ASSERT_TRUE(request.has_value()) << places[i];
+    EXPECT_EQ(request->sector, places[i]);
+  }
+  EXPECT_EQ(tracer->Counters().block_unmatched, 1u);
 }
 
 TEST(BlockTracerTest, NothingToTraceOrNoDiskIsRefusedWithAReason) {

@@ -1,6 +1,7 @@
 // What the tests of engine/explain/ share: a loop device over a temporary file (created with
 // `losetup --find --show --direct-io=on`, detached and the file removed by the destructor), an
-// event collector, direct 4 KiB reads stamped with CLOCK_MONOTONIC, and the tracer opened or the
+// io_uring event collector, direct 4 KiB reads stamped with CLOCK_MONOTONIC (and the requests the
+// tracer's table held for them), and the tracer opened or the
 // test skipped with the tracer's own reason (never passed without running). One owner each.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -84,9 +86,7 @@ class LoopDevice {
 
 class Collector : public engine::TraceConsumer {
  public:
-  void OnBlockRequest(const engine::BlockRequestEvent& event) override { block.push_back(event); }
   void OnIoUring(const engine::IoUringEvent& event) override { uring.push_back(event); }
-  std::vector<engine::BlockRequestEvent> block;
   std::vector<engine::IoUringEvent> uring;
 };
 
@@ -125,6 +125,35 @@ inline std::vector<StampedRead> DirectReads(const std::string& path,
   std::free(buffer);
   ::close(fd);
   return reads;
+}
+
+// A direct read and the request the tracer's table held at its place right after it (none: not
+// found).
+struct TracedRead {
+  StampedRead read;
+  std::optional<engine::BlockRequestEvent> request;
+};
+
+// Direct 4 KiB reads of `path` at `offsets`, each followed by a lookup (Take) of the request at its
+// place on `disk`: `sector_of(offset)` (by default offset / 512, a whole disk's own offsets).
+template <typename SectorOf>
+std::vector<TracedRead> TracedReads(const engine::BlockTracer& tracer, const std::string& path,
+                                    dev_t disk, const std::vector<uint64_t>& offsets,
+                                    SectorOf sector_of) {
+  std::vector<TracedRead> traced;
+  const engine::RequestTable table = tracer.Requests();
+  for (const uint64_t offset : offsets) {
+    const std::vector<StampedRead> read = DirectReads(path, {offset});
+    if (read.empty()) break;
+    traced.push_back({read.front(), table.Take(disk, sector_of(offset))});
+  }
+  return traced;
+}
+
+inline std::vector<TracedRead> TracedReads(const engine::BlockTracer& tracer,
+                                           const std::string& path, dev_t disk,
+                                           const std::vector<uint64_t>& offsets) {
+  return TracedReads(tracer, path, disk, offsets, [](uint64_t offset) { return offset / 512; });
 }
 
 // The median of `values` (sorted copy).

@@ -7,9 +7,7 @@
 #include <linux/fiemap.h>
 #include <sys/mount.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <iterator>
 
 #include "engine/explain/block_tracer.h"
 #include "engine/explain/file_extents.h"
@@ -150,27 +148,20 @@ TEST(BlockTracerTest, FileOffsetsMapToTheSectorsTracedOnItsDevice) {
   std::unique_ptr<engine::BlockTracer> tracer;
   IOTAIL_OPEN_TRACER_OR_SKIP(tracer, std::span(&d.disk, 1), 0);
   const std::vector<uint64_t> offsets = {0, 256 << 10, 768 << 10, (1 << 20) - 4096};
-  DirectReads(file, offsets);
-  // The filesystem's own requests (its journal, metadata) may share the disk: only requests on the
-  // file's extents are the test's reads, and nothing else touches the file.
-  const auto in_file = [&](const engine::BlockRequestEvent& event) {
-    for (const FileExtent& extent : extents.extents()) {
-      const uint64_t first = extent.physical / 512 + d.start_sector;
-      if (event.sector >= first && event.sector < first + extent.length / 512) return true;
-    }
-    return false;
-  };
-  Collector seen;
-  std::vector<engine::BlockRequestEvent> reads;
-  PollUntil(*tracer, seen,
-            [&] { return std::ranges::count_if(seen.block, in_file) >= std::ssize(offsets); });
-  std::ranges::copy_if(seen.block, std::back_inserter(reads), in_file);
+  // Each read's request at the sector its extent names (the filesystem's own requests, its
+  // journal and metadata, are elsewhere on the disk).
+  const std::vector<TracedRead> reads =
+      TracedReads(*tracer, file, d.disk, offsets, [&](uint64_t offset) {
+        return extents.PhysicalByte(offset).value_or(0) / 512 + d.start_sector;
+      });
   ASSERT_EQ(reads.size(), offsets.size());
-  for (size_t i = 0; i < offsets.size(); ++i) {
-    const auto physical = extents.PhysicalByte(offsets[i]);
-    ASSERT_TRUE(physical.has_value()) << offsets[i];
-    EXPECT_EQ(reads[i].sector, *physical / 512 + d.start_sector) << offsets[i];
-    EXPECT_EQ(reads[i].op, engine::BlockOp::kRead);
+  for (const TracedRead& read : reads) {
+    ASSERT_TRUE(extents.PhysicalByte(read.read.offset).has_value()) << read.read.offset;
+    ASSERT_TRUE(read.request.has_value()) << read.read.offset;
+    EXPECT_EQ(read.request->op, engine::BlockOp::kRead);
+    EXPECT_EQ(read.request->nr_sector, 8u);
+    EXPECT_LE(read.read.before_ns, read.request->entered_ns);
+    EXPECT_LE(read.request->complete_ns, read.read.after_ns);
   }
 }
 
@@ -206,12 +197,15 @@ TEST(BlockTracerTest, PartitionIsTracedOnItsDiskFromItsFirstSector) {
   }
   std::unique_ptr<engine::BlockTracer> tracer;
   IOTAIL_OPEN_TRACER_OR_SKIP(tracer, std::span(&disk_dev, 1), 0);
-  DirectReads(part, {4096, 1 << 20});
-  Collector seen;
-  PollUntil(*tracer, seen, [&] { return seen.block.size() >= 2; });
-  ASSERT_EQ(seen.block.size(), 2u);
-  EXPECT_EQ(seen.block[0].sector, start + 4096 / 512);
-  EXPECT_EQ(seen.block[1].sector, start + (1 << 20) / 512);
+  const std::vector<TracedRead> reads =
+      TracedReads(*tracer, part, disk_dev, {4096, 1 << 20},
+                  [&](uint64_t offset) { return start + offset / 512; });
+  ASSERT_EQ(reads.size(), 2u);
+  for (const TracedRead& read : reads) {
+    ASSERT_TRUE(read.request.has_value()) << read.read.offset;
+    EXPECT_EQ(read.request->sector, start + read.read.offset / 512);
+    EXPECT_EQ(read.request->dev, disk_dev);
+  }
 }
 
 }  // namespace
