@@ -116,8 +116,7 @@ class Worker {
   // The worker leaves it when its Run returns.
   void JoinFlow(Flow* flow) { flow_ = FlowShare(flow, spec_.flow.weight); }
   // --explain, --explain_slowest: every recorded completion also goes to `trail` (not owned; it
-  // outlives Run), a record per I/O at the completion fixed point, joined first to its block
-  // request through `join` when there is one (--explain on a traced disk; not owned); before Run.
+  // outlives Run), joined first to its block request through `join` if any (not owned); before Run.
   // For the tests of --explain only, the environment's IOTAIL_TEST_REAP_DELAY_US delays each reap
   // of such a worker by that long after its submission (a host that reaps late, on purpose).
   void SetTrail(IoTrail* trail, const TrailJoin* join = nullptr);
