@@ -163,13 +163,15 @@ static __always_inline void slot_fill(struct iotail_request_entry *r, struct req
   }
 }
 
-// A request that carries its allocation time (start_time_ns: set whenever it is inserted into a
-// scheduler, or the queue keeps I/O statistics) entered the block layer then, which is what the
-// stages use (request_join.cc: EnteredNs); its insert time would be read by no one, so the
-// program returns after one load, before the device's three.
+// Whether the requests' allocation time (start_time_ns) marks their entry into the block layer:
+// set by user space when every traced disk's requests carry it (queue/iostats, or a scheduler:
+// blk_mq_need_time_stamp). Otherwise the kernel leaves a reused request's old value in place, so
+// it is not read at all, and this insert hook (attached only then) marks the entry instead.
+const volatile __u32 use_alloc_time = 0;
+
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(block_insert, struct request *rq) {
-  if (rq->start_time_ns != 0) return 0;
+  if (use_alloc_time) return 0;
   __u32 dev = request_dev(rq);
   if (!traced_device(dev)) return 0;
   slot_insert(rq, dev, bpf_ktime_get_ns());
@@ -208,8 +210,8 @@ int BPF_PROG(block_complete, struct request *rq, blk_status_t error, unsigned in
   r.error = error;
   r.cpu = bpf_get_smp_processor_id();
   r.complete_ns = bpf_ktime_get_ns();
-  // The request's own allocation time, where the kernel set it, is its entry into the block layer.
-  r.entered_ns = rq->start_time_ns;
+  // The request's own allocation time, where the kernel sets it, is its entry into the block layer.
+  r.entered_ns = use_alloc_time ? rq->start_time_ns : 0;
   slot_fill(&r, rq, dev, final);
   publish_request(&r);
   return 0;

@@ -13,7 +13,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <fstream>
 #include <optional>
 #include <vector>
 
@@ -51,6 +53,25 @@ IoUringEvent Decode(const iotail_uring_record& r) {
   e.opcode = r.opcode;
   e.tid = static_cast<pid_t>(r.tid);
   return e;
+}
+
+// Whether the requests of whole disk `dev` all carry their allocation time (start_time_ns), which
+// marks their entry into the block layer: the kernel sets it when the queue keeps I/O statistics
+// (queue/iostats, on by default) or has a scheduler (blk_mq_need_time_stamp), and otherwise leaves
+// a reused request's old value. When every traced disk's do, the typed programs read it and need
+// no insert hook (one tracepoint less per request); when one's do not, or it cannot be read, they
+// mark the entry at insert.
+bool CarriesAllocationTime(dev_t dev) {
+  const std::string queue = fmt::format("/sys/dev/block/{}:{}/queue/", major(dev), minor(dev));
+  auto read = [&](const char* name) {
+    std::ifstream in(queue + name);
+    std::string text;
+    std::getline(in, text);
+    return in || in.eof() ? text : std::string();
+  };
+  const std::string scheduler = read("scheduler");
+  return read("iostats") == "1" ||
+         (!scheduler.empty() && scheduler.find("[none]") == std::string::npos);
 }
 
 uint64_t LoadCounter(const uint64_t& counter) {
@@ -139,6 +160,7 @@ std::variant<std::unique_ptr<BlockTracer>, TracerUnavailable> BlockTracer::Open(
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   TraceSetup setup{kernel_devices, static_cast<uint32_t>(tgid),
                    std::bit_ceil(std::max(options.ring_bytes, page)), options.request_entries};
+  setup.typed_insert = !std::all_of(devices.begin(), devices.end(), CarriesAllocationTime);
 
   auto impl = std::make_unique<Impl>();
   std::string typed_failure;

@@ -3,6 +3,7 @@
 #include <sys/sysmacros.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <iterator>
 
@@ -80,6 +81,22 @@ std::optional<iotail_request_entry> RequestTable::Read(const iotail_request_entr
   return copy;
 }
 
+// Marks `entry` taken if it still holds `copy`: seq and taken are its first eight bytes, swapped
+// as one (a program that began writing another request there meanwhile moved seq: that request
+// stays untaken, its own I/O's to take).
+void RequestTable::MarkTaken(iotail_request_entry& entry, const iotail_request_entry& copy) {
+  static_assert(offsetof(iotail_request_entry, seq) == 0 &&
+                offsetof(iotail_request_entry, taken) == 4);
+  auto* word = reinterpret_cast<uint64_t*>(&entry);
+  uint64_t expected;
+  const uint32_t untaken[2] = {copy.seq, 0};
+  std::memcpy(&expected, untaken, sizeof(expected));
+  const uint32_t taken[2] = {copy.seq, 1};
+  uint64_t desired;
+  std::memcpy(&desired, taken, sizeof(desired));
+  __atomic_compare_exchange_n(word, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 std::optional<BlockRequestEvent> RequestTable::Lookup(dev_t dev, uint64_t sector, bool take) const {
   if (entries_ == nullptr) return std::nullopt;
   const uint32_t kdev = (major(dev) << 20) | minor(dev);
@@ -93,7 +110,7 @@ std::optional<BlockRequestEvent> RequestTable::Lookup(dev_t dev, uint64_t sector
     if (!copy || copy->dev != kdev || copy->sector != sector || copy->complete_ns == 0) {
       return std::nullopt;
     }
-    if (take) __atomic_store_n(&entry.taken, 1u, __ATOMIC_RELAXED);
+    if (take) MarkTaken(entry, *copy);
     return Decode(*copy, dev);
   }
   return std::nullopt;

@@ -13,8 +13,8 @@
 // rival of this one (trace_record.h: IOTAIL_BLOCK_AMBIGUOUS).
 //
 // A view: copyable, owning nothing (BlockTracer owns the mapping; a default one finds nothing).
-// Lookups are safe from any thread while the tracer is open: a few loads and, for Take, one store;
-// no allocation, lock or system call (the worker's completion path calls Take).
+// Lookups are safe from any thread while the tracer is open: a few loads and, for Take, one
+// compare-and-swap; no allocation, lock or system call (the worker's completion path calls Take).
 #pragma once
 
 #include <sys/types.h>
@@ -68,6 +68,7 @@ class RequestTable {
  private:
   std::optional<BlockRequestEvent> Lookup(dev_t dev, uint64_t sector, bool take) const;
   static std::optional<iotail_request_entry> Read(const iotail_request_entry& entry);
+  static void MarkTaken(iotail_request_entry& entry, const iotail_request_entry& copy);
   static BlockRequestEvent Decode(const iotail_request_entry& copy, dev_t dev);
   iotail_request_entry* entries_ = nullptr;
   uint32_t mask_ = 0;

@@ -71,10 +71,10 @@ struct {
 #define IOTAIL_RIVAL_NS 1000000000ull
 
 // Writes the completed request `r` into the request table: into the entry of its place's
-// IOTAIL_REQUEST_PROBES entries (trace_record.h) that holds the same place (a rival when no I/O took
-// it), else into the first that is free (taken, empty or stale), else over the first (counted: no
-// I/O took what it held). So a place is held by one entry at most, which the reader's first match
-// finds. The entry is written between two increments of its seq (locked adds: they order the
+// IOTAIL_REQUEST_PROBES entries (trace_record.h) that holds the same place (a rival when no I/O
+// took it), else into the first that is free (taken, empty or stale), else over the first (counted:
+// no I/O took what it held). So a place is held by one entry at most, which the reader's first
+// match finds. The entry is written between two increments of its seq (locked adds: they order the
 // stores for the reader on x86 and arm64 alike).
 static __always_inline void publish_request(const struct iotail_request_entry *r) {
   __u32 home = iotail_request_index(r->dev, r->sector, request_mask);
@@ -89,8 +89,8 @@ static __always_inline void publish_request(const struct iotail_request_entry *r
       same = at;
       break;
     }
-    int held = at->complete_ns != 0 && !at->taken &&
-               r->complete_ns - at->complete_ns < IOTAIL_RIVAL_NS;
+    int held =
+        at->complete_ns != 0 && !at->taken && r->complete_ns - at->complete_ns < IOTAIL_RIVAL_NS;
     if (!held && !free) free = at;
   }
   struct iotail_request_entry *e = same ? same : free ? free : first;

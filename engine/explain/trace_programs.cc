@@ -7,6 +7,7 @@
 #include <cstdarg>
 #include <cstring>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "engine/explain/libbpf_loader.h"
@@ -136,6 +137,13 @@ class LoadedPrograms : public TracePrograms {
     Check(bpf.map_set_max_entries(skeleton_->maps.requests, setup.request_entries),
           "sizing the request table");
     skeleton_->rodata->request_mask = setup.request_entries - 1;
+    if constexpr (std::is_same_v<Skeleton, block_trace_btf>) {
+      skeleton_->rodata->use_alloc_time = setup.typed_insert ? 0 : 1;
+      if (!setup.typed_insert) {
+        Check(bpf.program_set_autoload(skeleton_->progs.block_insert, false),
+              "the insert program");
+      }
+    }
     if (setup.tgid == 0) {
       Check(bpf.program_set_autoload(skeleton_->progs.uring_submit, false), "io_uring programs");
       Check(bpf.program_set_autoload(skeleton_->progs.uring_complete, false), "io_uring programs");
@@ -157,6 +165,10 @@ class LoadedPrograms : public TracePrograms {
     auto attach = [&](bpf_program* program, bpf_link** link) {
       if (setup.tgid == 0 && (program == skeleton_->progs.uring_submit ||
                               program == skeleton_->progs.uring_complete)) {
+        return;
+      }
+      if (!setup.typed_insert && std::is_same_v<Skeleton, block_trace_btf> &&
+          program == skeleton_->progs.block_insert) {
         return;
       }
       *link = bpf.program_attach(program);

@@ -21,6 +21,8 @@ struct TraceSetup {
   uint32_t tgid = 0;                         // 0: no io_uring programs
   size_t ring_bytes = 0;                     // a power of two, a multiple of the page size
   uint32_t request_entries = 0;              // the request table's, a power of two
+  // The typed programs' insert hook: needed only where a request may lack its allocation time.
+  bool typed_insert = true;
 };
 
 // A refusal while loading or attaching, with its cause.

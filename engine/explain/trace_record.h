@@ -41,9 +41,10 @@ enum iotail_block_flags {
 // The request table: entries holding the last requests completed, each in one of the
 // IOTAIL_REQUEST_PROBES entries of its (device, sector) hash's aligned group (128 bytes: the pair
 // of cache lines a CPU fetches together), the first free one (a request its I/O has not yet taken
-// is not written over while another entry of the group is free). A program writes an entry between two increments of `seq` (odd while it writes); a reader
-// copies it and checks `seq` did not move. iotail sets `taken` when an I/O took the request. One
-// cache line an entry: the completion's CPU writes it, the worker that reaps the I/O reads it.
+// is not written over while another entry of the group is free). A program writes an entry between
+// two increments of `seq` (odd while it writes); a reader copies it and checks `seq` did not move.
+// iotail sets `taken` when an I/O took the request. One cache line an entry: the completion's CPU
+// writes it, the worker that reaps the I/O reads it.
 struct iotail_request_entry {
   __u32 seq;
   __u32 taken;
@@ -62,8 +63,8 @@ struct iotail_request_entry {
 
 #define IOTAIL_REQUEST_PROBES 2
 
-// The group of (dev, sector) (its first entry) in a table of mask + 1 entries (a power of two): murmur3's finalizer,
-// so that a job's offsets (a permutation of its blocks) spread over the table.
+// The group of (dev, sector) (its first entry) in a table of mask + 1 entries (a power of two):
+// murmur3's finalizer, so that a job's offsets (a permutation of its blocks) spread over the table.
 static inline __u32 iotail_request_index(__u32 dev, __u64 sector, __u32 mask) {
   __u64 key = sector ^ ((__u64)dev << 40);
   key ^= key >> 33;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <filesystem>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -80,6 +81,29 @@ void ExpectExactlyOwnReads(TracerAttach attach) {
 
 TEST(BlockTracerTest, TypedSeesExactlyItsDevicesReadsWhileAnotherDeviceIsBusy) {
   ExpectExactlyOwnReads(TracerAttach::kTyped);
+}
+
+// A disk that keeps no I/O statistics and has no scheduler: its requests carry no allocation time,
+// so the typed programs attach their insert hook and each request's entry is its insert, else its
+// issue: still inside the read's stamps, before the issue.
+TEST(BlockTracerTest, WithoutIoStatisticsTheEntryIsTheInsertOrTheIssue) {
+  LoopDevice loop;
+  if (std::string why = loop.AttachNewFile(16 << 20); !why.empty()) GTEST_SKIP() << why;
+  const std::string iostats =
+      "/sys/block/" + std::filesystem::path(loop.path()).filename().string() + "/queue/iostats";
+  if (RunShell("echo 0 > " + iostats).first != 0) GTEST_SKIP() << "cannot write " << iostats;
+  const dev_t dev = loop.rdev();
+  std::unique_ptr<BlockTracer> tracer;
+  IOTAIL_OPEN_TRACER_OR_SKIP(tracer, std::span(&dev, 1), 0, {.attach = TracerAttach::kTyped});
+  const std::vector<TracedRead> reads = TracedReads(*tracer, loop.path(), dev, {0, 8192, 1 << 20});
+  ASSERT_EQ(reads.size(), 3u);
+  for (const TracedRead& read : reads) {
+    ASSERT_TRUE(read.request.has_value()) << read.read.offset;
+    EXPECT_LE(read.read.before_ns, read.request->entered_ns);
+    EXPECT_LE(read.request->entered_ns, read.request->issue_ns);
+    EXPECT_LE(read.request->complete_ns, read.read.after_ns);
+  }
+  RunShell("echo 1 > " + iostats);
 }
 
 // The plain tracepoints need tracefs: mounted for the test when it is not (and unmounted after).
