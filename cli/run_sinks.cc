@@ -93,7 +93,8 @@ std::unique_ptr<stats::HistLogSink> RecordedHistLogs(const engine::JobSpec& spec
 // The cluster's histogram log (RunHooks::cluster_ranks) of `kind` (clat, or a stage of --explain:
 // then over the directions of the jobs that explain, nullptr when none does): one file of the sum
 // of every delta (each job of every rank), the bs column what `iotail merge` of the ranks' logs
-// writes (the mean bytes per I/O; 0 in an interval without I/O). nullptr without a prefix.
+// writes (the mean bytes per I/O; in an interval without I/O, the jobs' smallest block size, as
+// the ranks' own logs write it there). nullptr without a prefix.
 std::unique_ptr<stats::HistLogSink> ClusterHistLog(const PlannedRun& run,
                                                    const std::string& kind = "clat") {
   const std::string& prefix = run.plan.run.driver.cluster.hist_prefix;
@@ -109,6 +110,8 @@ std::unique_ptr<stats::HistLogSink> ClusterHistLog(const PlannedRun& run,
   for (const RunOptions& job : run.plan.jobs) {
     const engine::JobSpec& spec = job.spec;
     if (stage && !spec.explain.on) continue;
+    const auto bs = static_cast<uint32_t>(spec.MinBlockSize());
+    o.bs = o.bs == 0 ? bs : std::min(o.bs, bs);
     o.lat_logs = o.lat_logs || (!stage && spec.rates.Limited());
     for (stats::Direction d : engine::LoggedDirections(spec)) {
       if (std::find(o.directions.begin(), o.directions.end(), d) == o.directions.end())

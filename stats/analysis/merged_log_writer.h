@@ -3,9 +3,10 @@
 //
 // One line per quantum and direction present in the input, stamped with the quantum's end (the
 // logs' own time base: ms since job start or Unix-epoch ms), bs the quantum's mean bytes per I/O
-// (from the inputs' bs columns, see MergedQuantum::bytes; 0 without I/O), one column per bucket of
-// the merger's layout, in the line format of stats/logs/hist_log_writer.h. With
-// MergedDirections::kCombined, one line per quantum adds all directions up, written as ddir 0.
+// (from the inputs' bs columns, see MergedQuantum::bytes; without I/O, the smallest bs of the
+// quantum's lines, MergedQuantum::smallest_bs, as iotail's logs write an idle interval's), one
+// column per bucket of the merger's layout, in the line format of stats/logs/hist_log_writer.h.
+// With MergedDirections::kCombined, one line per quantum adds all directions up, written as ddir 0.
 // The merger emits every quantum a record covers, empty ones included, so each line covers exactly
 // (previous line, this line]; after a gap (quanta no record covers, not emitted) the line's
 // interval is longer than a quantum and a reader takes it as a gap again (RecordStart). Counts
@@ -46,7 +47,8 @@ class MergedLogWriter {
   void Flush();
 
  private:
-  void WriteLine(int64_t time_ms, Direction dir, std::span<const double> counts, double bytes);
+  void WriteLine(int64_t time_ms, Direction dir, std::span<const double> counts, double bytes,
+                 double smallest_bs);
 
   std::FILE* out_;
   std::string name_;

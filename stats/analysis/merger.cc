@@ -385,6 +385,7 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
       for (int d = 0; d < kDirectionCount; ++d) {
         batch[b].counts[d] = empty;
         batch[b].bytes[d] = 0;
+        batch[b].smallest_bs[d] = 0;
         if (!has_direction_[d]) continue;
         const size_t slot = Slot(batch_slot[b], d);
         double* out = nullptr;
@@ -395,11 +396,13 @@ void Merger::RunWindows(const std::function<void(std::span<const MergedQuantum>)
             out = in;
             continue;
           }
-          for (size_t i = 0; i < stride; ++i) out[i] += in[i];
+          for (size_t i = 0; i <= buckets; ++i) out[i] += in[i];  // the counts and the bytes
+          out[buckets + 1] = SmallestBs(out[buckets + 1], in[buckets + 1]);
         }
         if (out == nullptr) continue;  // no record of this direction covers the quantum
         batch[b].counts[d] = std::span<const double>(out, buckets);
         batch[b].bytes[d] = out[buckets];
+        batch[b].smallest_bs[d] = out[buckets + 1];
       }
     });
     sink(batch);

@@ -86,6 +86,9 @@ struct MergedQuantum {
   // mean bytes per I/O there; fio the size of one I/O), split as its counts are. Meaningful when
   // Merger::bytes_known().
   std::array<double, kDirectionCount> bytes{};
+  // Per direction, the smallest non-zero bs column of the records in the quantum (0: none): the bs
+  // of a quantum without I/O, as iotail's own logs write the job's smallest block size there.
+  std::array<double, kDirectionCount> smallest_bs{};
 };
 
 class Merger {
@@ -123,6 +126,9 @@ class Merger {
   const Histogram& Total(Direction d) const { return totals_[DirectionIndex(d)]; }
   // After Run(): records read, and recoverable damage seen (torn last lines), one message each.
   uint64_t records() const { return records_; }
+  // The smaller of two bs columns, 0 being none.
+  static double SmallestBs(double a, double b) { return a == 0 || (b != 0 && b < a) ? b : a; }
+
   // After Run(): whether every record had a non-zero bs column, so that MergedQuantum::bytes
   // holds every I/O's bytes (merged logs of older iotail versions wrote 0 there).
   bool bytes_known() const { return bytes_known_; }
@@ -161,8 +167,8 @@ class Merger {
   };
   void BuildSources(bool guess);
   int64_t WindowQuanta() const;
-  // Doubles per window slot: the layout's buckets, then the slot's bytes.
-  size_t SlotStride() const { return layout_->size() + 1; }
+  // Doubles per window slot: the layout's buckets, then the slot's bytes, then its smallest bs.
+  size_t SlotStride() const { return layout_->size() + 2; }
   // The window's quantum k has a slot per direction the input has, not per direction there is (a
   // trim slot for logs without trims was a third of the window's pages, faulted in for nothing):
   // its first slot, and that of direction d (one the input has).

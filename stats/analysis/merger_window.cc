@@ -36,6 +36,7 @@ void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState*
   s.counted = true;
   if (count && r.block_size == 0) thread.unknown_bytes = true;
   const auto bs = static_cast<double>(r.block_size);
+  auto note_bs = [&](double* out) { out[buckets + 1] = SmallestBs(out[buckets + 1], bs); };
   const int64_t first = aligner.FirstQuantum(s.start, s.end);
   const int64_t last = aligner.LastQuantum(s.start, s.end);
   s.last_quantum = std::max(s.last_quantum, last);
@@ -72,6 +73,7 @@ void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState*
       }
     }
     out[buckets] += static_cast<double>(ios) * bs;
+    note_bs(out);
     return;
   }
   thread.Take(r, s.shift, s.direction, count);
@@ -89,6 +91,7 @@ void Merger::Place(Source& s, int64_t w0, int64_t w1, double* buffer, SlotState*
       for (size_t j = 0; j < n; ++j) out[index[j]] += in[j] * weight;
     }
     out[buckets] += ios * bs * weight;
+    note_bs(out);
   });
 }
 

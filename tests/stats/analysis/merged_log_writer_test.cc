@@ -92,8 +92,9 @@ TEST_F(MergedLogWriterTest, OneLinePerQuantumAndDirectionStampedWithTheQuantumEn
   EXPECT_EQ(lines[2].time, 2000);
   EXPECT_EQ(lines[2].counts[7], 6u);
   for (const auto& l : lines) {
-    // The quantum's mean bytes per I/O; 0 without I/O.
-    EXPECT_EQ(l.bs, &l == &lines[3] ? 0u : 4096u);
+    // The quantum's mean bytes per I/O; without I/O (lines[3]), the bs its input line carried (the
+    // job's block size, as iotail's logs write an idle interval's).
+    EXPECT_EQ(l.bs, 4096u);
     EXPECT_EQ(l.counts.size(), kFio3Buckets);
   }
 }
@@ -105,6 +106,16 @@ TEST_F(MergedLogWriterTest, BsIsTheQuantumsMeanBytesPerIo) {
       Merge(Line(1000, 0, 7, 3, 4096) + Line(2000, 0, 7, 1, 65536), 2000, MergedDirections::kEach));
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0].bs, 19456u);
+}
+
+TEST_F(MergedLogWriterTest, AQuantumWithoutIoHasItsLinesSmallestBs) {
+  // Two idle lines (8 KiB and 4 KiB jobs) in one quantum: 4 KiB; an idle line without a bs: 0.
+  auto lines =
+      Parse(Merge(Line(500, 0, 7, 0, 8192) + Line(1000, 0, 7, 0, 4096) + Line(2000, 0, 7, 0, 0),
+                  1000, MergedDirections::kEach));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].bs, 4096u);
+  EXPECT_EQ(lines[1].bs, 0u);
 }
 
 TEST_F(MergedLogWriterTest, CombinedAddsAllDirectionsIntoDdirZero) {
