@@ -249,8 +249,8 @@ class Worker {
   // target, fill_device) and after (verify's written list, syncs); false when the worker stops.
   [[gnu::noinline]] bool CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t done_ns,
                                          uint64_t record_from_ns);
-  // The explain trail's record of a recorded completion.
-  void PushTrail(const Slot& slot, uint64_t done_ns);
+  // A completion's explain record: joined to its request, pushed to the trail when `recorded`.
+  void PushTrail(const Slot& slot, uint64_t done_ns, bool recorded);
   // With a trail: the depth each I/O of the batch was submitted at (and the tests' delay).
   [[gnu::noinline, gnu::cold]] void TrailSubmitted(size_t at, size_t count, uint32_t in_flight);
   void SleepAfterSubmit();

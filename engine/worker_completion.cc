@@ -39,7 +39,7 @@ void Worker::SleepAfterSubmit() {
   }
 }
 
-void Worker::PushTrail(const Slot& slot, uint64_t done_ns) {
+void Worker::PushTrail(const Slot& slot, uint64_t done_ns, bool recorded) {
   IoTrailRecord r;
   r.intended_ns = slot.intended_ns;
   r.start_ns = slot.stamps.start_ns;
@@ -52,28 +52,16 @@ void Worker::PushTrail(const Slot& slot, uint64_t done_ns) {
   r.cpu = static_cast<int16_t>(sched_getcpu());
   r.dir = slot.dir;
   if (trail_join_ != nullptr) trail_join_->Join(r);
-  trail_->Push(r);
+  if (recorded) trail_->Push(r);
 }
 
 bool Worker::CompletedBefore(uint32_t slot_index, const Slot& slot, uint64_t done_ns,
                              uint64_t record_from_ns) {
   bool ok = true;
-  if (trail_ != nullptr && !fileops_.on) [[unlikely]] {
-    if (done_ns >= record_from_ns) {
-      PushTrail(slot, done_ns);
-    } else if (trail_join_ != nullptr) {
-      // Ramp time: not recorded, but its request taken, so that it is neither counted as no I/O's
-      // nor a rival of the next request at its place.
-      IoTrailRecord r;
-      r.start_ns = slot.stamps.start_ns;
-      r.done_ns = done_ns;
-      r.offset = slot.offset;
-      r.length = slot.len;
-      r.file = slot.file;
-      r.dir = slot.dir;
-      trail_join_->Join(r);
-    }
-  }
+  // Ramp time: not recorded, but its request taken all the same, so that it is neither counted as
+  // no I/O's nor a rival of the next request at its place.
+  if (trail_ != nullptr && !fileops_.on && (done_ns >= record_from_ns || trail_join_ != nullptr))
+    PushTrail(slot, done_ns, done_ns >= record_from_ns);
   // A mixed job's own reads are not checked (fio checks only what its verify list reads, here
   // through the engine: verify_.reading_back).
   if (spec_.verify.kind != VerifyKind::kNone && slot.dir == stats::Direction::kRead &&
