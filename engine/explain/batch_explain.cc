@@ -70,7 +70,6 @@ std::unique_ptr<BatchExplain> BatchExplain::Make(std::span<const JobSpec> specs,
   std::vector<std::vector<std::optional<FilePlace>>> files_of_worker(workers.size());
   uint64_t depth = 0;  // the explained workers' I/Os in flight at most
   bool own_stages = false;
-  std::vector<uint32_t> clone_of_worker(workers.size());
   std::map<size_t, uint32_t> clones;
   for (size_t w = 0; w < workers.size(); ++w) {
     const size_t j = job_of_worker[w];
@@ -83,7 +82,6 @@ std::unique_ptr<BatchExplain> BatchExplain::Make(std::span<const JobSpec> specs,
       ew.trail = batch->trails_.back().get();
       ew.slowest = spec.explain.SlowestKept();
       ew.own_stages = spec.explain.on && targets[j].nbd;
-      workers[w]->SetTrail(ew.trail);
       if (spec.explain.on && !places[j].empty()) {
         auto& files = files_of_worker[w];
         for (size_t f : FilesOf(spec, targets[j].count, clone)) {
@@ -112,15 +110,20 @@ std::unique_ptr<BatchExplain> BatchExplain::Make(std::span<const JobSpec> specs,
       } else {
         batch->tracer_ = std::move(std::get<std::unique_ptr<BlockTracer>>(opened));
         outcome.attachment = batch->tracer_->Attachment();
-        // Each worker on a traced disk joins its I/Os to their requests as it reaps them.
-        for (size_t w = 0; w < workers.size(); ++w) {
-          if (files_of_worker[w].empty()) continue;
-          batch->joins_.push_back(std::make_unique<TrailJoin>(batch->tracer_->Requests(),
-                                                              std::move(files_of_worker[w])));
-          workers[w]->SetTrail(batch->workers_[w].trail, batch->joins_.back().get());
-        }
       }
     }
+  }
+  // Each explained worker's trail; a worker on a traced disk also joins its I/Os to their
+  // requests as it reaps them.
+  for (size_t w = 0; w < workers.size(); ++w) {
+    if (batch->workers_[w].trail == nullptr) continue;
+    const TrailJoin* join = nullptr;
+    if (batch->tracer_ && !files_of_worker[w].empty()) {
+      batch->joins_.push_back(
+          std::make_unique<TrailJoin>(batch->tracer_->Requests(), std::move(files_of_worker[w])));
+      join = batch->joins_.back().get();
+    }
+    workers[w]->SetTrail(batch->workers_[w].trail, join);
   }
   return batch;
 }

@@ -45,7 +45,6 @@ class BatchExplain {
   std::unique_ptr<BlockTracer> tracer_;
   std::vector<std::unique_ptr<TrailJoin>> joins_;  // the workers' (they outlive the workers' runs)
   std::unique_ptr<ExplainSession> session_;
-  std::vector<uint32_t> slowest_of_worker_;
   ExplainOutcome outcome_;
 };
 

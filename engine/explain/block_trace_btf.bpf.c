@@ -171,7 +171,6 @@ const volatile __u32 use_alloc_time = 0;
 
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(block_insert, struct request *rq) {
-  if (use_alloc_time) return 0;
   __u32 dev = request_dev(rq);
   if (!traced_device(dev)) return 0;
   slot_insert(rq, dev, bpf_ktime_get_ns());

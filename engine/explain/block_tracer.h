@@ -18,10 +18,10 @@
 // hit the kernel did not run a program for (another BPF program was running on that CPU)
 // (Counters()). Costs, per I/O of a traced device: the device compared against a list of up to 8
 // (more: a hash lookup) per tracepoint; with typed tracepoints an array slot claimed by
-// compare-and-swap at issue (or at insert, for a request without an allocation time: one with it
-// returns after one load) and freed at completion (a hash where two requests want one slot; the
-// plain tracepoints always use the hash: an update, a lookup and a delete); one table entry (a
-// cache line) written at completion. Other devices pay the compare.
+// compare-and-swap at issue (or at insert, on disks whose requests carry no allocation time: only
+// there is the insert program attached) and freed at completion (a hash where two requests want one
+// slot; the plain tracepoints always use the hash: an update, a lookup and a delete); one table
+// entry (a cache line) written at completion. Other devices pay the compare.
 //
 // Threads: thread-compatible. One thread at a time calls Poll, Drain, Close and the destructor;
 // Counters() and Requests()' lookups may be called from any thread concurrently with Poll and

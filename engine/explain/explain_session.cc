@@ -57,7 +57,6 @@ ExplainSession::ExplainSession(std::vector<ExplainedWorker> workers,
       sinks_(std::move(sinks)),
       options_(std::move(options)),
       period_ns_(uint64_t{options_.period_ms} * 1'000'000u),
-      marks_(workers_.size()),
       totals_(workers_.size()) {
   for (size_t w = 0; w < workers_.size(); ++w) totals_[w].own_stages = workers_[w].own_stages;
 }

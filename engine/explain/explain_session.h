@@ -99,7 +99,6 @@ class ExplainSession final : public stats::IntervalSink {
   uint64_t origin_ns_ = 0;
   uint64_t last_emitted_end_ = 0;                // epoch ns of the last interval handed over
   std::vector<std::unique_ptr<Interval>> open_;  // by end, ascending
-  std::vector<uint64_t> marks_;                  // per worker: its trail's mark this round
   std::vector<stats::ExplainTotals> totals_;
   std::vector<stats::ExplainIntervalSums> history_;
   uint64_t requests_unmatched_ = 0;

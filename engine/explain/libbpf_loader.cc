@@ -34,6 +34,7 @@ LibBpf LoadLibbpf() {
   find(l.object_detach_skeleton, "bpf_object__detach_skeleton");
   find(l.object_destroy_skeleton, "bpf_object__destroy_skeleton");
   find(l.program_set_autoload, "bpf_program__set_autoload");
+  find(l.program_autoload, "bpf_program__autoload");
   find(l.program_attach, "bpf_program__attach");
   find(l.program_name, "bpf_program__name");
   find(l.program_fd, "bpf_program__fd");

@@ -19,6 +19,7 @@ struct LibBpf {
   decltype(&::bpf_object__detach_skeleton) object_detach_skeleton;
   decltype(&::bpf_object__destroy_skeleton) object_destroy_skeleton;
   decltype(&::bpf_program__set_autoload) program_set_autoload;
+  decltype(&::bpf_program__autoload) program_autoload;
   decltype(&::bpf_program__attach) program_attach;
   decltype(&::bpf_program__name) program_name;
   decltype(&::bpf_program__fd) program_fd;

@@ -140,8 +140,7 @@ class LoadedPrograms : public TracePrograms {
     if constexpr (std::is_same_v<Skeleton, block_trace_btf>) {
       skeleton_->rodata->use_alloc_time = setup.typed_insert ? 0 : 1;
       if (!setup.typed_insert) {
-        Check(bpf.program_set_autoload(skeleton_->progs.block_insert, false),
-              "the insert program");
+        Check(bpf.program_set_autoload(skeleton_->progs.block_insert, false), "the insert program");
       }
     }
     if (setup.tgid == 0) {
@@ -162,15 +161,9 @@ class LoadedPrograms : public TracePrograms {
       const uint8_t one = 1;
       Check(bpf.map_update_elem(devices_fd, &dev, &one, BPF_ANY), "filling the device map");
     }
+    // Configure decided which programs load (the io_uring ones, the typed insert): the others.
     auto attach = [&](bpf_program* program, bpf_link** link) {
-      if (setup.tgid == 0 && (program == skeleton_->progs.uring_submit ||
-                              program == skeleton_->progs.uring_complete)) {
-        return;
-      }
-      if (!setup.typed_insert && std::is_same_v<Skeleton, block_trace_btf> &&
-          program == skeleton_->progs.block_insert) {
-        return;
-      }
+      if (!bpf.program_autoload(program)) return;
       *link = bpf.program_attach(program);
       if (*link == nullptr) {
         const int error = errno;
