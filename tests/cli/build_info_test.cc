@@ -13,7 +13,7 @@
 #include "cli/option_table.h"
 #include "cli_test_util.h"
 
-namespace {
+namespace build_info_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
@@ -118,4 +118,4 @@ TEST_F(BuildInfoTest, HelpManPrintsEachPageItsBinaryDocuments) {
   }
 }
 
-}  // namespace
+}  // namespace build_info_test

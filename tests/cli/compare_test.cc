@@ -14,7 +14,7 @@
 #include "nbd_fixture.h"
 #include "synthetic_logs.h"
 
-namespace {
+namespace compare_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
@@ -248,4 +248,4 @@ TEST_F(CompareTest, JsonPlusSummariesOfTwoRunsAgainstNbdkit) {
   }
 }
 
-}  // namespace
+}  // namespace compare_test

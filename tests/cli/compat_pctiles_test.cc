@@ -15,7 +15,7 @@
 
 #include "tests/test_util.h"
 
-namespace {
+namespace compat_pctiles_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::Lines;
@@ -253,9 +253,9 @@ TEST(CompatPctilesTest, TimeQuantumZeroIsAUsageError) {
   EXPECT_EQ(r.out, "");
 }
 
-}  // namespace
+}  // namespace compat_pctiles_test
 
-namespace {
+namespace compat_pctiles_test {
 
 // A scratch directory with small synthetic logs (4-bucket lines are written with
 // --bucket-groups 1 --bucket-bits 2, as the script's own unit tests do).
@@ -377,4 +377,4 @@ TEST_F(CompatScratch, AcceptsArgparseSpellings) {
   EXPECT_NE(help.out.find("--time-quantum"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace compat_pctiles_test

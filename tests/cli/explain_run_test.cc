@@ -23,7 +23,7 @@
 #include "tests/engine/explain_fixture.h"
 
 namespace iotail::testing {
-namespace {
+namespace explain_run_test {
 
 using json = nlohmann::json;
 
@@ -379,5 +379,5 @@ TEST_F(ExplainRunTest, WithoutABlockDeviceTheRunGoesOnAndSaysWhy) {
   EXPECT_NE(slow.find(",0,0,,,,\n"), std::string::npos) << slow;
 }
 
-}  // namespace
+}  // namespace explain_run_test
 }  // namespace iotail::testing

@@ -15,7 +15,7 @@
 #include "job_file_fixture.h"
 #include "stats/core/errors.h"
 
-namespace {
+namespace job_file_limits_test {
 
 using iotail::cli::EvaluateArithmetic;
 using iotail::stats::UsageError;
@@ -367,4 +367,4 @@ TEST_F(JobFileLimitsTest, ShowcmdOutputIsBounded) {
   }
 }
 
-}  // namespace
+}  // namespace job_file_limits_test

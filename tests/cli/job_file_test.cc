@@ -19,7 +19,7 @@
 #include "job_file_fixture.h"
 #include "stats/core/errors.h"
 
-namespace {
+namespace job_file_test {
 
 namespace fs = std::filesystem;
 using iotail::cli::EvaluateArithmetic;
@@ -261,4 +261,4 @@ TEST_F(JobFileCorpusTest, ParseOnlyChecksWithoutRunning) {
   EXPECT_FALSE(fs::exists(dir_ / "iotail" / "a.0.0"));  // nothing created
 }
 
-}  // namespace
+}  // namespace job_file_test

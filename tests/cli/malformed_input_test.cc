@@ -14,7 +14,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace malformed_input_test {
 
 namespace fs = std::filesystem;
 
@@ -345,4 +345,4 @@ TEST_F(MalformedInputTest, ATimeThatGoesBackInsideALogIsDamage) {
   EXPECT_EQ(Run("pctiles " + Write(two_jobs)), 0) << err_;
 }
 
-}  // namespace
+}  // namespace malformed_input_test

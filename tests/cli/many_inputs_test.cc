@@ -13,7 +13,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace many_inputs_test {
 
 namespace fs = std::filesystem;
 
@@ -123,4 +123,4 @@ TEST_F(ManyInputsTest, ThousandsOfFilesUnderAThousandOpenFilesMatchBatches) {
   EXPECT_EQ(pctiles.out, batched_pctiles.out);
 }
 
-}  // namespace
+}  // namespace many_inputs_test

@@ -14,7 +14,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace merge_test {
 
 namespace fs = std::filesystem;
 
@@ -154,4 +154,4 @@ TEST_F(MergeTest, UnwritableOutputIsASystemError) {
   EXPECT_NE(r.err.find("/nonexistent/dir/out.log"), std::string::npos) << r.err;
 }
 
-}  // namespace
+}  // namespace merge_test

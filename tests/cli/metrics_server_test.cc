@@ -13,7 +13,7 @@
 #include "http_get.h"
 #include "stats/core/errors.h"
 
-namespace {
+namespace metrics_server_test {
 
 using iotail::cli::MetricsServer;
 using iotail::testing::HttpGet;
@@ -112,4 +112,4 @@ TEST(MetricsServerTest, AClientThatDoesNotReadIsDropped) {
   ::close(lazy);
 }
 
-}  // namespace
+}  // namespace metrics_server_test

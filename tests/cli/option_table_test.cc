@@ -13,7 +13,7 @@
 #include "tests/test_util.h"
 
 namespace iotail::cli {
-namespace {
+namespace option_table_test {
 
 // iotail's own options: not fio's, and documented as iotail's.
 const std::set<std::string_view> kIotailOwn = {
@@ -164,11 +164,11 @@ TEST(OptionTableTest, RateHelpSaysPerCloneAndDirection) {
   }
 }
 
-}  // namespace
+}  // namespace option_table_test
 }  // namespace iotail::cli
 
 namespace iotail::cli {
-namespace {
+namespace option_table_test {
 
 // fio's command-line switches for job files are rows of the run's like any other (in --help, the
 // man page and completion), and --section without a job file is refused rather than running the
@@ -195,5 +195,5 @@ TEST(OptionTableTest, JobFileSwitchesAreRowsOfTheRun) {
   }
 }
 
-}  // namespace
+}  // namespace option_table_test
 }  // namespace iotail::cli

@@ -11,7 +11,7 @@
 #include "cli_test_util.h"
 #include "synthetic_logs.h"
 
-namespace {
+namespace pctiles_ci_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
@@ -89,4 +89,4 @@ TEST_F(PctilesCiTest, BadLevelsAreRefused) {
   }
 }
 
-}  // namespace
+}  // namespace pctiles_ci_test

@@ -17,7 +17,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace pctiles_test {
 
 namespace fs = std::filesystem;
 
@@ -280,9 +280,9 @@ TEST(PctilesTest, ReadsEveryGoldenCase) {
   }
 }
 
-}  // namespace
+}  // namespace pctiles_test
 
-namespace {
+namespace pctiles_test {
 
 // Multi-value options stop at the first word that is not theirs, so the forms users type work.
 TEST(PctilesOptionsTest, MultiValueOptionsStopAtTheFiles) {
@@ -382,4 +382,4 @@ TEST(PctilesTest, CountsInFiosTopBucketAreNotedAsAtLeast17Seconds) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace pctiles_test

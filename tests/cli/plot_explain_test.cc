@@ -15,7 +15,7 @@
 #include "cli_test_util.h"
 #include "stats/core/histogram_layout.h"
 
-namespace {
+namespace plot_explain_test {
 
 namespace fs = std::filesystem;
 using iotail::stats::HistogramLayout;
@@ -176,4 +176,4 @@ TEST_F(PlotExplainTest, DifferentMeasuresOfTheSameIosAreNotMergedTogether) {
   }
 }
 
-}  // namespace
+}  // namespace plot_explain_test

@@ -12,7 +12,7 @@
 #include "nbd_fixture.h"
 #include "stats/core/histogram_layout.h"
 
-namespace {
+namespace plot_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::FindInPath;
@@ -200,4 +200,4 @@ TEST_F(PlotTest, HeadlessChromiumRendersTheReport) {
   EXPECT_EQ(check.status, 0) << check.out << check.err;
 }
 
-}  // namespace
+}  // namespace plot_test

@@ -21,7 +21,7 @@
 #include "cli_test_util.h"
 #include "fio_semantics_fixture.h"
 
-namespace {
+namespace run_cmdprio_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
@@ -202,4 +202,4 @@ TEST_F(FioSemanticsTest, CmdprioIsRefusedWhereFioRefusesIt) {
   EXPECT_EQ(Run("iotail", job + "--ioengine=libaio --cmdprio_class=4").status, 2);
 }
 
-}  // namespace
+}  // namespace run_cmdprio_test

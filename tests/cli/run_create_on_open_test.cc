@@ -12,7 +12,7 @@
 #include "fio_semantics_fixture.h"
 
 namespace iotail::testing {
-namespace {
+namespace run_create_on_open_test {
 
 namespace fs = std::filesystem;
 
@@ -59,5 +59,5 @@ TEST_F(FioSemanticsTest, CreateOnOpenReadJobFailsPastTheEndAsFio) {
   });
 }
 
-}  // namespace
+}  // namespace run_create_on_open_test
 }  // namespace iotail::testing

@@ -15,7 +15,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace run_e2e_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::ReadFile;
@@ -341,4 +341,4 @@ TEST_F(RunE2eTest, WholeRunPercentilesEqualPctilesOverTheLogs) {
   EXPECT_EQ(std::stod(t[2]), std::stod(m[2]));
 }
 
-}  // namespace
+}  // namespace run_e2e_test

@@ -13,7 +13,7 @@
 #include "fio_semantics_fixture.h"
 
 namespace iotail::testing {
-namespace {
+namespace run_e4defrag_test {
 
 namespace fs = std::filesystem;
 
@@ -124,5 +124,5 @@ TEST_F(E4defragTest, NoDonorIsAnErrorNamingTheOption) {
   EXPECT_NE(r.err.find("--donorname"), std::string::npos) << r.err;
 }
 
-}  // namespace
+}  // namespace run_e4defrag_test
 }  // namespace iotail::testing

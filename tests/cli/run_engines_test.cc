@@ -16,7 +16,7 @@
 #include "cli_test_util.h"
 #include "engine/io/io_engine.h"
 
-namespace {
+namespace run_engines_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
@@ -265,4 +265,4 @@ TEST_F(RunEnginesTest, Pvsync2NowaitFailsAnIoThatWouldBlockAsFio) {
       << theirs.out;
 }
 
-}  // namespace
+}  // namespace run_engines_test

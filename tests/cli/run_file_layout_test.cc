@@ -16,7 +16,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace run_file_layout_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
@@ -261,4 +261,4 @@ TEST_F(RunFileLayoutTest, DedupePercentageRepeatsThatShareOfBlocksAsFio) {
   EXPECT_EQ(Run("iotail", base + "--dedupe_percentage=101").status, 2);
 }
 
-}  // namespace
+}  // namespace run_file_layout_test

@@ -18,7 +18,7 @@
 #include "fio_semantics_fixture.h"
 
 namespace iotail::testing {
-namespace {
+namespace run_fileop_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -250,5 +250,5 @@ TEST_F(RunFileOpTest, OpenOptionsOtherEnginesCannotHonourAreRefused) {
   ExpectSameCounts("--name=t --rw=write --nrfiles=2 --size=64k --create_on_open=0 --openfiles=2");
 }
 
-}  // namespace
+}  // namespace run_fileop_test
 }  // namespace iotail::testing

@@ -13,7 +13,7 @@
 #include "fio_semantics_fixture.h"
 
 namespace iotail::testing {
-namespace {
+namespace run_fio_meaning_test {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
@@ -263,5 +263,5 @@ TEST_F(FioMeaningTest, FileOperationJobsHaveNoTotalLatencyAsFio) {
   }
 }
 
-}  // namespace
+}  // namespace run_fio_meaning_test
 }  // namespace iotail::testing

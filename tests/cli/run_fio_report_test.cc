@@ -16,7 +16,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace run_fio_report_test {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -225,4 +225,4 @@ TEST_F(RunFioReportTest, VerifyReadBackIsReportedAsReadsWithTheirOwnRuntime) {
   EXPECT_NEAR(sum, 100.0, 0.1);
 }
 
-}  // namespace
+}  // namespace run_fio_report_test

@@ -15,7 +15,7 @@
 #include "fio_semantics_fixture.h"
 
 namespace iotail::testing {
-namespace {
+namespace run_fio_round3_test {
 
 namespace fs = std::filesystem;
 
@@ -178,5 +178,5 @@ TEST_F(FioRound3Test, AJobsFilenameAddsToTheFilesItHasAsFio) {
   EXPECT_EQ(FilesLeft("iotail"), FilesLeft("fio"));
 }
 
-}  // namespace
+}  // namespace run_fio_round3_test
 }  // namespace iotail::testing

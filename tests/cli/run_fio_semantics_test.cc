@@ -21,7 +21,7 @@
 #include "cli_test_util.h"
 #include "fio_semantics_fixture.h"
 
-namespace {
+namespace run_fio_semantics_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
@@ -346,4 +346,4 @@ TEST_F(FioSemanticsTest, TimeBasedWithoutARuntimeRunsToTheSizeAsFio) {
   EXPECT_NE(r.err.find("--time_based needs a --runtime"), std::string::npos) << r.err;
 }
 
-}  // namespace
+}  // namespace run_fio_semantics_test

@@ -13,7 +13,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace run_fio_tools_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::RunIotail;
@@ -103,9 +103,9 @@ TEST_F(RunFioToolsTest, FioScriptsReadOurLogsAndCountEveryIo) {
   EXPECT_GE(std::count(parser.out.begin(), parser.out.end(), '\n'), 6) << parser.out;
 }
 
-}  // namespace
+}  // namespace run_fio_tools_test
 
-namespace {
+namespace run_fio_tools_test {
 
 TEST(RunFioJsonplusTest, FioJsonplusClat2csvReadsAndValidatesOurJsonPlus) {
   if (iotail::testing::Capture("command -v fio_jsonplus_clat2csv").status != 0) {
@@ -129,4 +129,4 @@ TEST(RunFioJsonplusTest, FioJsonplusClat2csvReadsAndValidatesOurJsonPlus) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace run_fio_tools_test

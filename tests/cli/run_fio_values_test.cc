@@ -16,7 +16,7 @@
 #include "fio_semantics_fixture.h"
 
 namespace iotail::testing {
-namespace {
+namespace run_fio_values_test {
 
 namespace fs = std::filesystem;
 
@@ -243,5 +243,5 @@ TEST_F(FioValuesTest, VerifyWithNorandommapReadsBackEachWrittenBlockOnceAsFio) {
       << ours.err;
 }
 
-}  // namespace
+}  // namespace run_fio_values_test
 }  // namespace iotail::testing

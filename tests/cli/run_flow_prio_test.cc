@@ -14,7 +14,7 @@
 #include "cli_test_util.h"
 #include "fio_semantics_fixture.h"
 
-namespace {
+namespace run_flow_prio_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::FioSemanticsTest;
@@ -103,4 +103,4 @@ TEST_F(FioSemanticsTest, PrioAndPrioclassSetEachClonesThreadAsFio) {
   }
 }
 
-}  // namespace
+}  // namespace run_flow_prio_test

@@ -18,7 +18,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace run_jobs_test {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -401,4 +401,4 @@ TEST_F(RunJobsTest, JobsThatRunTogetherMustShareTheLogPeriod) {
       0);
 }
 
-}  // namespace
+}  // namespace run_jobs_test

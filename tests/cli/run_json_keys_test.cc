@@ -12,7 +12,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace run_json_keys_test {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -209,4 +209,4 @@ TEST_F(RunJsonKeysTest, TextSummaryHasTheSectionsFioPrints) {
   EXPECT_NE(ours.out.find("how far the tail stretches beyond the median"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace run_json_keys_test

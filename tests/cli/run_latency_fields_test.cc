@@ -11,7 +11,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace run_latency_fields_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -131,4 +131,4 @@ TEST_F(RunLatencyFieldsTest, BatchOptionsAreCheckedAgainstTheDepth) {
   }
 }
 
-}  // namespace
+}  // namespace run_latency_fields_test

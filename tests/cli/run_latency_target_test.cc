@@ -19,7 +19,7 @@
 #include "nbd_fixture.h"
 
 namespace iotail::testing {
-namespace {
+namespace run_latency_target_test {
 
 using nlohmann::json;
 
@@ -133,5 +133,5 @@ TEST_F(RunLatencyTargetTest, BadValuesAndARateAreRefusedNamingTheOption) {
   }
 }
 
-}  // namespace
+}  // namespace run_latency_target_test
 }  // namespace iotail::testing

@@ -15,7 +15,7 @@
 #include "cli_test_util.h"
 #include "nbd_fixture.h"
 
-namespace {
+namespace run_live_view_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::FindInPath;
@@ -75,4 +75,4 @@ TEST(RunLiveViewTest, StatusLineRedrawsOnATerminalAndIsGoneAfterTheRun) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace run_live_view_test

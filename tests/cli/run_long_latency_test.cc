@@ -16,7 +16,7 @@
 #include "cli_test_util.h"
 #include "nbd_fixture.h"
 
-namespace {
+namespace run_long_latency_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::NbdServer;
@@ -123,4 +123,4 @@ TEST(RunLongLatencyTest, EighteenSecondReadsAreEighteenSecondsInTheSummaryAndThe
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace run_long_latency_test

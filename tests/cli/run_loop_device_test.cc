@@ -11,7 +11,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace run_loop_device_test {
 
 struct Result {
   int status;
@@ -83,9 +83,9 @@ TEST_F(RunLoopDeviceTest, RefusesAGptSignatureFoundInTheFirstSectors) {
   EXPECT_NE(refused.output.find("refusing to write"), std::string::npos) << refused.output;
 }
 
-}  // namespace
+}  // namespace run_loop_device_test
 
-namespace {
+namespace run_loop_device_test {
 
 // The guard that --allow-destructive cannot override: devices in use.
 class RunDeviceGuardTest : public RunLoopDeviceTest {
@@ -249,7 +249,6 @@ TEST_F(RunLoopDeviceTest, TrimsDiscardTheDeviceAsFio) {
   }
 }
 
-}  // namespace
 
 // zonemode=zbd on a block device that is not zoned: fio's emulated zones, as on a file. A
 // sequential writer of 3 zones and a reader of the whole device, in two groups: the reader reads
@@ -270,3 +269,5 @@ TEST_F(RunLoopDeviceTest, ZbdEmulatesZonesOnANonZonedDeviceAsFio) {
     EXPECT_NE(r.output.find("issued rwts: total=48,0,0,0"), std::string::npos) << r.output;
   }
 }
+
+}  // namespace run_loop_device_test

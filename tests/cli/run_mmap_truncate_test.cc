@@ -10,7 +10,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace run_mmap_truncate_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::ScratchDirTest;
@@ -46,4 +46,4 @@ TEST_F(RunMmapTruncateTest, ATruncatedFileIsAnIoErrorWithASummaryNotSigbus) {
   }
 }
 
-}  // namespace
+}  // namespace run_mmap_truncate_test

@@ -24,7 +24,7 @@
 #include "nbd_fixture.h"
 #include "nbd_misbehaving_server.h"
 
-namespace {
+namespace run_nbd_misbehaving_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::ChildProcess;
@@ -232,4 +232,4 @@ TEST_P(RunNbdProtocolErrorTest, DuplicatedAndUnknownHandlesAreProtocolErrorsNotA
 
 INSTANTIATE_TEST_SUITE_P(Direct, RunNbdProtocolErrorTest, ::testing::Values("direct"));
 
-}  // namespace
+}  // namespace run_nbd_misbehaving_test

@@ -36,7 +36,7 @@
 #include "http_get.h"
 #include "nbd_fixture.h"
 
-namespace {
+namespace run_nbd_stall_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::ChildProcess;
@@ -357,4 +357,4 @@ TEST_F(RunNbdStallTest, HipriOnAFileTheKernelCannotPollSaysWhy) {
   EXPECT_NE(r.err.find("block device with poll queues"), std::string::npos) << r.err;
 }
 
-}  // namespace
+}  // namespace run_nbd_stall_test

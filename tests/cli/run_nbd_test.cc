@@ -13,7 +13,7 @@
 #include "cli_test_util.h"
 #include "nbd_fixture.h"
 
-namespace {
+namespace run_nbd_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::NbdServer;
@@ -171,4 +171,4 @@ TEST(RunNbdPathTest, AutoFallsBackToLibnbdWhereDirectCannotServe) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace run_nbd_test

@@ -7,7 +7,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace run_numjobs_test {
 
 namespace fs = std::filesystem;
 
@@ -30,4 +30,4 @@ TEST(RunNumjobsTest, ManyLibaioJobsStartAndStopPromptly) {
   EXPECT_LT(seconds, 5.0) << "200 libaio jobs took " << seconds << " s";
 }
 
-}  // namespace
+}  // namespace run_numjobs_test

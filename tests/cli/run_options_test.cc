@@ -11,7 +11,7 @@
 #include "stats/core/errors.h"
 
 namespace iotail::cli {
-namespace {
+namespace run_options_test {
 
 RunOptions Parse(std::vector<std::string> args) {
   args.insert(args.begin(), "run");
@@ -149,10 +149,10 @@ TEST(RunOptionsTest, WorkloadShapeOptionsWithFiosMeanings) {
   EXPECT_EQ(Parse({"--ratecycle=250"}).spec.rates.cycle_ms, 250u);
 }
 
-}  // namespace
+}  // namespace run_options_test
 }  // namespace iotail::cli
 
-namespace {
+namespace run_options_test {
 
 iotail::cli::RunPlan Plan(std::vector<std::string> args) {
   args.insert(args.begin(), "run");
@@ -161,7 +161,6 @@ iotail::cli::RunPlan Plan(std::vector<std::string> args) {
   return iotail::cli::ParseRunPlan(argv);
 }
 
-}  // namespace
 
 TEST(RunOptionsTest, GlobalOptionsApplyToEveryJobAndRunOptionsToTheRun) {
   const auto plan = Plan({"--bs=8k", "--name=a", "--iodepth=4", "--output-format=json", "--name=b",
@@ -241,3 +240,5 @@ TEST(RunOptionsTest, BareArithmeticNotesBelongToTheJobThatGaveThem) {
   EXPECT_NE(plan.jobs[0].value_notes[1].find("--rate: '1k*2'"), std::string::npos);
   EXPECT_TRUE(plan.jobs[1].value_notes.empty());
 }
+
+}  // namespace run_options_test

@@ -25,7 +25,7 @@
 #include "cli_test_util.h"
 #include "nbd_fixture.h"
 
-namespace {
+namespace run_oracle_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::NbdFuseMount;
@@ -306,4 +306,4 @@ TEST_P(RunOracleNbdTest, ServerDyingMidRunEndsTheRunWithItsLogs) {
 
 INSTANTIATE_TEST_SUITE_P(Paths, RunOracleNbdTest, ::testing::Values("libnbd", "direct"));
 
-}  // namespace
+}  // namespace run_oracle_test

@@ -12,7 +12,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace run_outputs_test {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -166,4 +166,4 @@ TEST_F(RunOutputsTest, FilenameTakesFiosColonEscape) {
   EXPECT_TRUE(fs::exists(colon));
 }
 
-}  // namespace
+}  // namespace run_outputs_test

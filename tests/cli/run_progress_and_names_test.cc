@@ -13,7 +13,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace run_progress_and_names_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
@@ -85,4 +85,4 @@ TEST_F(RunProgressTest, AFileNameFormatTooLongForAFileNameIsRefusedNamingIt) {
   EXPECT_NE(named.err.find("--name: the file name it gives"), std::string::npos) << named.err;
 }
 
-}  // namespace
+}  // namespace run_progress_and_names_test

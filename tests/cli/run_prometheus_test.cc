@@ -19,7 +19,7 @@
 #include "http_get.h"
 #include "nbd_fixture.h"
 
-namespace {
+namespace run_prometheus_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::ChildProcess;
@@ -193,4 +193,4 @@ TEST(RunPrometheusTest, InFlightIsTheDepthAgainstASlowTargetAndZeroAfterTheRun) 
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace run_prometheus_test

@@ -19,7 +19,7 @@
 
 #include "tests/cli/cli_test_util.h"
 
-namespace {
+namespace run_rate_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::ReadFile;
@@ -429,4 +429,4 @@ TEST_F(RunRateTest, JobsThatNeverRanAreNotReported) {
   EXPECT_GT(j["jobs"][1]["read"]["total_ios"].get<uint64_t>(), 0u);
 }
 
-}  // namespace
+}  // namespace run_rate_test

@@ -16,7 +16,7 @@
 #include "cli_test_util.h"
 #include "fio_semantics_fixture.h"
 
-namespace {
+namespace run_realworld_options_test {
 
 using iotail::testing::FioSemanticsTest;
 using iotail::testing::HaveFio;
@@ -273,4 +273,4 @@ TEST_F(RealWorldOptionsTest, WhatAJobsOptionsMeanTogetherIsNamedByItsSection) {
       << r.err;
 }
 
-}  // namespace
+}  // namespace run_realworld_options_test

@@ -13,7 +13,7 @@
 #include "tests/cli/cli_test_util.h"
 #include "tests/cli/fio_semantics_fixture.h"
 
-namespace {
+namespace run_replay_clones_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
@@ -110,4 +110,4 @@ TEST_F(ReplayClonesTest, OneTraceForSeveralClonesAndListsThatCannotBeAreSaid) {
       dir_);
 }
 
-}  // namespace
+}  // namespace run_replay_clones_test

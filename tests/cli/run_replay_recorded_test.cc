@@ -15,7 +15,7 @@
 #include "tests/cli/cli_test_util.h"
 #include "tests/engine/replay/blktrace_dump.h"
 
-namespace {
+namespace run_replay_recorded_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
@@ -147,4 +147,4 @@ TEST_F(ReplayRecordedTest, CompareRecordedRefusesWhatHoldsNoRecordedLatency) {
   EXPECT_NE(one_log.err.find("give both"), std::string::npos) << one_log.err;
 }
 
-}  // namespace
+}  // namespace run_replay_recorded_test

@@ -16,7 +16,7 @@
 #include "tests/cli/nbd_fixture.h"
 #include "tests/engine/replay/blktrace_dump.h"
 
-namespace {
+namespace run_replay_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
@@ -295,4 +295,4 @@ TEST_F(RunReplayTest, WriteIologRefusesASymlink) {
   EXPECT_FALSE(fs::exists(P("elsewhere")));
 }
 
-}  // namespace
+}  // namespace run_replay_test

@@ -12,7 +12,7 @@
 #include "cli_test_util.h"
 #include "fio_semantics_fixture.h"
 
-namespace {
+namespace run_steady_state_test {
 
 using iotail::testing::FioSemanticsTest;
 using iotail::testing::HaveFio;
@@ -123,4 +123,4 @@ TEST_F(SteadyStateTest, TextLineAndBadValues) {
   }
 }
 
-}  // namespace
+}  // namespace run_steady_state_test

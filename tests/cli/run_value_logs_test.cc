@@ -15,7 +15,7 @@
 
 #include "cli_test_util.h"
 
-namespace {
+namespace run_value_logs_test {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -193,4 +193,4 @@ TEST_F(RunValueLogsTest, FiologparserTreatsThemAsFiosOwn) {
   EXPECT_EQ(ours, theirs);
 }
 
-}  // namespace
+}  // namespace run_value_logs_test

@@ -12,7 +12,7 @@
 #include "fio_semantics_fixture.h"
 
 namespace iotail::testing {
-namespace {
+namespace run_verify_mixed_test {
 
 constexpr uint64_t kBlocks = 256;  // --size=1m --bs=4k
 const std::string kJob = "--name=m --filename=f --size=1m --bs=4k --verify=md5 ";
@@ -107,5 +107,5 @@ TEST_F(FioSemanticsTest, MixedVerifyWritingABlockTwiceIsRefused) {
   EXPECT_NE(r.err.find("norandommap"), std::string::npos) << r.err;
 }
 
-}  // namespace
+}  // namespace run_verify_mixed_test
 }  // namespace iotail::testing

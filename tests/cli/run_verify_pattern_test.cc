@@ -20,7 +20,7 @@
 #include "cli_test_util.h"
 #include "fio_semantics_fixture.h"
 
-namespace {
+namespace run_verify_pattern_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::CommandResult;
@@ -255,4 +255,4 @@ TEST_F(FioSemanticsTest, ErrorDumpPrintsEachFailedIoAsFio) {
   }
 }
 
-}  // namespace
+}  // namespace run_verify_pattern_test

@@ -16,7 +16,7 @@
 #include "cli_test_util.h"
 #include "fio_semantics_fixture.h"
 
-namespace {
+namespace run_zbd_test {
 
 using iotail::testing::FioSemanticsTest;
 using iotail::testing::HaveFio;
@@ -204,4 +204,4 @@ TEST_F(ZbdTest, FiosChecksAreKept) {
   EXPECT_NE(r.err.find("'missing' does not exist"), std::string::npos) << r.err;
 }
 
-}  // namespace
+}  // namespace run_zbd_test

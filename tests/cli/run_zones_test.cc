@@ -13,7 +13,7 @@
 #include "cli_test_util.h"
 #include "fio_semantics_fixture.h"
 
-namespace {
+namespace run_zones_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::FioSemanticsTest;
@@ -109,4 +109,4 @@ TEST_F(ZonesTest, ZbdOnTheNullEngineIsRefusedByName) {
       << r.err;
 }
 
-}  // namespace
+}  // namespace run_zones_test

@@ -10,7 +10,7 @@
 #include <string>
 
 namespace iotail::cli {
-namespace {
+namespace sweep_report_test {
 
 SweepStep Explained(double rate, std::array<double, stats::kStageCount> means_us, bool pass) {
   SweepStep s;
@@ -79,5 +79,5 @@ TEST(SweepReportTest, WithoutExplainTheStepsCarryNoStages) {
   EXPECT_FALSE(j["steps"][0].contains("explain"));
 }
 
-}  // namespace
+}  // namespace sweep_report_test
 }  // namespace iotail::cli

@@ -12,7 +12,7 @@
 #include "cli_test_util.h"
 #include "nbd_fixture.h"
 
-namespace {
+namespace sweep_test {
 
 using iotail::testing::CommandResult;
 using iotail::testing::NbdServer;
@@ -172,4 +172,4 @@ TEST_F(SweepNbdTest, CapacityAgainstFourThreadsOfTwoMillisecondReads) {
   EXPECT_LT(seconds, 60);
 }
 
-}  // namespace
+}  // namespace sweep_test

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace iotail::engine {
-namespace {
+namespace block_map_test {
 
 TEST(BlockMapTest, SetRunStopsAtTheFirstDoneBlockAndAtTheEnd) {
   BlockMap map(200);
@@ -55,5 +55,5 @@ TEST(BlockMapTest, FillsUpInRandomOrderAcrossLevels) {
   for (uint8_t m : mirror) ASSERT_EQ(m, 1);
 }
 
-}  // namespace
+}  // namespace block_map_test
 }  // namespace iotail::engine

@@ -20,7 +20,7 @@
 #include "tests/engine/explain_fixture.h"
 
 namespace iotail::testing {
-namespace {
+namespace block_tracer_test {
 
 using engine::BlockOp;
 using engine::BlockTracer;
@@ -267,5 +267,5 @@ TEST(BlockTracerTest, NothingToTraceOrNoDiskIsRefusedWithAReason) {
   EXPECT_NE(refused(std::span(&tmpfs, 1), 0).find("not a block device"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace block_tracer_test
 }  // namespace iotail::testing

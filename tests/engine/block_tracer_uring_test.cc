@@ -16,7 +16,7 @@
 #endif
 
 namespace iotail::testing {
-namespace {
+namespace block_tracer_uring_test {
 
 #if IOTAIL_TEST_HAVE_LIBURING
 // Reads 4 KiB at each of `offsets` of `path` (O_DIRECT) through one ring, all in flight at once,
@@ -109,5 +109,5 @@ TEST(BlockTracerTest, IoUringEventsCarryUserDataOfThisProcessOnly) {
 #endif
 }
 
-}  // namespace
+}  // namespace block_tracer_uring_test
 }  // namespace iotail::testing

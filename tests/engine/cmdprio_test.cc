@@ -10,7 +10,7 @@
 #include "stats/core/errors.h"
 
 namespace iotail::engine {
-namespace {
+namespace cmdprio_test {
 
 using stats::Direction;
 
@@ -78,5 +78,5 @@ TEST(CmdPrioTest, ChoosesPrioritiesByShare) {
   EXPECT_FALSE(CmdPrio(b, 0, false, true).Active());  // a write job: the reads' list unused
 }
 
-}  // namespace
+}  // namespace cmdprio_test
 }  // namespace iotail::engine

@@ -12,7 +12,7 @@
 #include "stats/core/errors.h"
 
 namespace iotail::engine {
-namespace {
+namespace engine_table_test {
 
 TEST(EngineTableTest, EveryRowsNameAndAliasParseToIt) {
   ASSERT_EQ(EngineTable().size(), 20u);
@@ -116,5 +116,5 @@ TEST(EngineTableTest, AnEngineLeftOutOfTheBuildSaysWhichLibraryItLacks) {
   }
 }
 
-}  // namespace
+}  // namespace engine_table_test
 }  // namespace iotail::engine

@@ -16,7 +16,7 @@
 #include "tests/engine/explain_fixture.h"
 
 namespace iotail::testing {
-namespace {
+namespace explain_mapping_test {
 
 using engine::FileExtent;
 using engine::FileExtents;
@@ -208,5 +208,5 @@ TEST(BlockTracerTest, PartitionIsTracedOnItsDiskFromItsFirstSector) {
   }
 }
 
-}  // namespace
+}  // namespace explain_mapping_test
 }  // namespace iotail::testing

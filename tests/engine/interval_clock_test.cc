@@ -9,7 +9,7 @@
 #include "engine/clock.h"
 
 namespace iotail::engine {
-namespace {
+namespace interval_clock_test {
 
 TEST(IntervalClockTest, BoundariesAreEpochMultiplesStrictlyAfterNow) {
   EXPECT_EQ(NextBoundaryNs(0, 1000), 1'000'000'000u);
@@ -163,5 +163,5 @@ TEST(IntervalClockTest, ARunEndingJustAfterAnUnclosedBoundaryEndsWithThatBoundar
   EXPECT_EQ(late.calls.begin()->first, 1'795'408'932'640u);
 }
 
-}  // namespace
+}  // namespace interval_clock_test
 }  // namespace iotail::engine

@@ -19,7 +19,7 @@
 #include "tests/test_util.h"
 
 namespace iotail::engine {
-namespace {
+namespace io_engine_test {
 
 namespace fs = std::filesystem;
 
@@ -295,5 +295,5 @@ TEST(EngineKindTest, EngineOptionsBelongToTheirEngines) {
   EXPECT_THROW(mmap.Validate(), stats::UsageError);
 }
 
-}  // namespace
+}  // namespace io_engine_test
 }  // namespace iotail::engine

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace iotail::engine {
-namespace {
+namespace io_pattern_test {
 
 TEST(BlockPermutationTest, EveryBlockExactlyOncePerPass) {
   for (uint64_t n : {1ull, 2ull, 3ull, 5ull, 64ull, 1000ull, 4097ull, 65536ull, 100003ull}) {
@@ -388,5 +388,5 @@ TEST(IoPatternTest, SplitSizesAreAlignedDownToTheSmallestAsFio) {
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(p.Next().bs, 4096u);
 }
 
-}  // namespace
+}  // namespace io_pattern_test
 }  // namespace iotail::engine

@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace iotail::engine {
-namespace {
+namespace latency_target_test {
 
 using Step = LatencySearch::Step;
 
@@ -121,5 +121,5 @@ TEST(LatencySearchTest, OffKeepsIodepth) {
   EXPECT_EQ(s.OnCompletion(UINT64_MAX), Step::kNone);
 }
 
-}  // namespace
+}  // namespace latency_target_test
 }  // namespace iotail::engine

@@ -17,7 +17,7 @@
 #include "stats/core/errors.h"
 #include "tests/cli/nbd_fixture.h"
 
-namespace {
+namespace nbd_handshake_test {
 
 using iotail::engine::ConnectNbdDirect;
 using iotail::engine::NbdLimits;
@@ -89,4 +89,4 @@ TEST(NbdHandshakeTest, RefusedConnectionNamesTheUri) {
   }
 }
 
-}  // namespace
+}  // namespace nbd_handshake_test

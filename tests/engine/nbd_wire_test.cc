@@ -11,7 +11,7 @@
 
 #include "engine/io/nbd_handshake.h"
 
-namespace {
+namespace nbd_wire_test {
 
 namespace wire = iotail::engine::nbd_wire;
 using iotail::engine::ParsePlainNbdUri;
@@ -136,4 +136,4 @@ TEST(NbdHandshakeTest, OnlyPlainUrisAreServedDirectly) {
   }
 }
 
-}  // namespace
+}  // namespace nbd_wire_test

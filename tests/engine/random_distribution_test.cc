@@ -15,7 +15,7 @@
 #include "stats/core/errors.h"
 
 namespace iotail::engine {
-namespace {
+namespace random_distribution_test {
 
 constexpr uint64_t kBlocks = 10'000;
 constexpr int kDraws = 400'000;
@@ -134,5 +134,5 @@ TEST(RandomDistributionTest, ZonedAbsTakesSizesInEachFile) {
                stats::UsageError);
 }
 
-}  // namespace
+}  // namespace random_distribution_test
 }  // namespace iotail::engine

@@ -9,7 +9,7 @@
 #include <vector>
 
 namespace iotail::engine {
-namespace {
+namespace rate_schedule_test {
 
 std::vector<double> Gaps(RateSchedule& s, int n, uint32_t bytes = 4096) {
   std::vector<double> gaps;
@@ -102,5 +102,5 @@ TEST(RateScheduleTest, SameSeedSameScheduleOtherSeedOther) {
   EXPECT_NE(Gaps(a, 100), Gaps(c, 100));
 }
 
-}  // namespace
+}  // namespace rate_schedule_test
 }  // namespace iotail::engine

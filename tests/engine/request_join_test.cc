@@ -11,7 +11,7 @@
 #include <vector>
 
 namespace iotail::engine {
-namespace {
+namespace request_join_test {
 
 const dev_t kDisk = makedev(7, 1);
 const uint32_t kKernelDisk = (7u << 20) | 1u;
@@ -213,5 +213,5 @@ TEST(IoTrailTest, ConsumeVisitsUpToTheMarkInPlaceAndFreesTheRoom) {
   for (uint64_t i = 0; i < 64; ++i) EXPECT_TRUE(trail.Push(Io(i, i + 1)));  // all room is free
 }
 
-}  // namespace
+}  // namespace request_join_test
 }  // namespace iotail::engine

@@ -11,7 +11,7 @@
 #include "stats/core/errors.h"
 
 namespace iotail::engine {
-namespace {
+namespace verify_test {
 
 std::string Hex(const uint8_t* d, size_t n) {
   std::string out;
@@ -240,5 +240,5 @@ TEST(VerifyPatternTest, BlocksCarryThePatternAndIntervalsOfHeaders) {
   EXPECT_NE(std::string(bad.why).find("crc32c mismatch"), std::string::npos) << bad.why;
 }
 
-}  // namespace
+}  // namespace verify_test
 }  // namespace iotail::engine

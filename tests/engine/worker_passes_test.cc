@@ -12,7 +12,7 @@
 #include "tests/engine/worker_fixture.h"
 
 namespace iotail::engine::testing {
-namespace {
+namespace worker_passes_test {
 
 using stats::Direction;
 using Outcome = FakeEngine::Outcome;
@@ -200,5 +200,5 @@ TEST_F(WorkerPassesTest, LoopsRepeatThePass) {
   EXPECT_EQ(Bytes(Direction::kWrite), 3 * 64u * kBs);
 }
 
-}  // namespace
+}  // namespace worker_passes_test
 }  // namespace iotail::engine::testing

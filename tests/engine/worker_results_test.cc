@@ -10,7 +10,7 @@
 #include "tests/engine/worker_fixture.h"
 
 namespace iotail::engine::testing {
-namespace {
+namespace worker_results_test {
 
 using stats::Direction;
 using Outcome = FakeEngine::Outcome;
@@ -262,5 +262,5 @@ TEST_F(WorkerResultsTest, SlatAndLatOnlyFromAsynchronousEngines) {
   EXPECT_GE(async.clat.min_ns, 1000u);  // the fake's latency
 }
 
-}  // namespace
+}  // namespace worker_results_test
 }  // namespace iotail::engine::testing

@@ -11,7 +11,7 @@
 #include "mpi/rank_messages.h"
 
 namespace iotail::mpi {
-namespace {
+namespace cluster_reducer_test {
 
 ClusterInterval Interval(uint64_t time_ms, uint64_t ios, bool final = false) {
   ClusterInterval i;
@@ -188,5 +188,5 @@ TEST(ClusterReducerTest, TotalsCarryTheExplainStages) {
   EXPECT_EQ(t.requests_unmatched, 9u);
 }
 
-}  // namespace
+}  // namespace cluster_reducer_test
 }  // namespace iotail::mpi

@@ -13,7 +13,7 @@
 #include "mpi/rank_messages.h"
 
 namespace iotail::mpi {
-namespace {
+namespace cluster_view_test {
 
 // Keeps what it is given: one delta per call.
 struct Kept final : stats::IntervalSink {
@@ -89,5 +89,5 @@ TEST(ClusterViewTest, AStageOutOfRangeIsRefused) {
   EXPECT_THROW(view.explain(stats::kStageCount), std::runtime_error);
 }
 
-}  // namespace
+}  // namespace cluster_view_test
 }  // namespace iotail::mpi

@@ -15,7 +15,7 @@
 #include "mpi_fixture.h"
 #include "tests/engine/explain_fixture.h"
 
-namespace {
+namespace mpi_explain_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::LoopDevice;
@@ -121,4 +121,4 @@ TEST_F(MpiExplainTest, ClusterStageLogsWithoutRankLogs) {
   }
 }
 
-}  // namespace
+}  // namespace mpi_explain_test

@@ -12,7 +12,7 @@
 
 #include "mpi_fixture.h"
 
-namespace {
+namespace mpi_outputs_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::mpi::MpiRunTest;
@@ -139,4 +139,4 @@ TEST_F(MpiOutputsTest, CtrlCDuringTheLingerEndsRankZeroAsARun) {
   EXPECT_NE(out_text.find("\"ranks\""), std::string::npos) << out_text;
 }
 
-}  // namespace
+}  // namespace mpi_outputs_test

@@ -10,7 +10,7 @@
 
 #include "mpi_fixture.h"
 
-namespace {
+namespace mpi_replay_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::mpi::MpiRunTest;
@@ -61,4 +61,4 @@ TEST_F(MpiRunTest, EachRanksReplayLatenessReachesTheClusterSummary) {
   EXPECT_EQ(lines, 2u) << text.out;  // one per rank
 }
 
-}  // namespace
+}  // namespace mpi_replay_test

@@ -20,7 +20,7 @@
 #include "mpi_fixture.h"
 #include "nbd_fixture.h"
 
-namespace {
+namespace mpi_run_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::mpi::MpiRunTest;
@@ -344,4 +344,4 @@ TEST_F(MpiNetnsTest, TwoHostsOverVethMergeExactly) {
   EXPECT_GT(RxBytes(), 1000u);  // the ranks really talked over the veth pair
 }
 
-}  // namespace
+}  // namespace mpi_run_test

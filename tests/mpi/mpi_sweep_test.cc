@@ -13,7 +13,7 @@
 #include "mpi_fixture.h"
 #include "nbd_fixture.h"
 
-namespace {
+namespace mpi_sweep_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::NbdServer;
@@ -121,4 +121,4 @@ TEST_F(MpiSweepTest, CtrlCOnTheRanksEndsTheSweepWithItsFinishedSteps) {
       << out_text;
 }
 
-}  // namespace
+}  // namespace mpi_sweep_test

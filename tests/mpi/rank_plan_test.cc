@@ -21,7 +21,7 @@
 #include "stats/core/errors.h"
 
 namespace iotail::mpi {
-namespace {
+namespace rank_plan_test {
 
 namespace fs = std::filesystem;
 
@@ -160,5 +160,5 @@ TEST_F(RankPlanTest, RefusesWhatTheClusterDecides) {
   EXPECT_THROW(cli::ParseRunPlan(argv), stats::UsageError);
 }
 
-}  // namespace
+}  // namespace rank_plan_test
 }  // namespace iotail::mpi

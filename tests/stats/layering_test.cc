@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace {
+namespace layering_test {
 
 namespace fs = std::filesystem;
 
@@ -84,4 +84,4 @@ TEST(LayeringTest, IncludesPointDownTheLayers) {
   EXPECT_GT(checked, 100u);  // the scan found the sources
 }
 
-}  // namespace
+}  // namespace layering_test

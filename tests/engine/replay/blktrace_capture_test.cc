@@ -26,7 +26,7 @@
 #include "tests/engine/replay/replay_counts.h"
 
 namespace iotail::engine::replay {
-namespace {
+namespace blktrace_capture_test {
 
 namespace fs = std::filesystem;
 namespace tc = iotail::testing;
@@ -150,5 +150,5 @@ TEST_F(BlktraceCaptureTest, LoopDeviceTraceYieldsItsIosAndFioReplaysTheSame) {
   EXPECT_EQ(tc::FioReplayCounts(dir_ / "dump.bin", replay_target.path(), dir_), ours);
 }
 
-}  // namespace
+}  // namespace blktrace_capture_test
 }  // namespace iotail::engine::replay

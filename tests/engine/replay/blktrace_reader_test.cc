@@ -16,7 +16,7 @@
 #include "tests/engine/replay/replay_counts.h"
 
 namespace iotail::engine::replay {
-namespace {
+namespace blktrace_reader_test {
 
 using iotail::testing::Act;
 using iotail::testing::BtRecord;
@@ -288,5 +288,5 @@ TEST(BlktraceReaderTest, LooksLikeBlktraceInEitherByteOrder) {
   EXPECT_FALSE(LooksLikeBlktrace(little.substr(0, 3)));
 }
 
-}  // namespace
+}  // namespace blktrace_reader_test
 }  // namespace iotail::engine::replay

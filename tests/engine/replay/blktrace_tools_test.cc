@@ -15,7 +15,7 @@
 #include "tests/engine/replay/replay_counts.h"
 
 namespace iotail::engine::replay {
-namespace {
+namespace blktrace_tools_test {
 
 namespace fs = std::filesystem;
 namespace tc = iotail::testing;
@@ -133,5 +133,5 @@ INSTANTIATE_TEST_SUITE_P(ByteOrders, BlktraceToolsTest,
                            return info.param == ByteOrder::kLittle ? "Little" : "Big";
                          });
 
-}  // namespace
+}  // namespace blktrace_tools_test
 }  // namespace iotail::engine::replay

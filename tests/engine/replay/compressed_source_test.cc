@@ -18,7 +18,7 @@
 #include "tests/engine/replay/blktrace_dump.h"
 
 namespace iotail::engine::replay {
-namespace {
+namespace compressed_source_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::ReadFile;
@@ -224,5 +224,5 @@ TEST_F(CompressedSourceTest, MissingFileIsASystemErrorNamingIt) {
   }
 }
 
-}  // namespace
+}  // namespace compressed_source_test
 }  // namespace iotail::engine::replay

@@ -12,7 +12,7 @@
 #include "tests/test_util.h"
 
 namespace iotail::engine::replay {
-namespace {
+namespace iolog_reader_test {
 
 // A ByteSource over a string, handing out at most `chunk` bytes per Read (so lines straddle
 // reads).
@@ -169,5 +169,5 @@ TEST(OpenTraceTest, AMissingFileIsASystemErrorNamingIt) {
   }
 }
 
-}  // namespace
+}  // namespace iolog_reader_test
 }  // namespace iotail::engine::replay

@@ -12,7 +12,7 @@
 #include "tests/test_util.h"
 
 namespace iotail::engine::replay {
-namespace {
+namespace replay_feed_test {
 
 namespace fs = std::filesystem;
 
@@ -172,5 +172,5 @@ TEST_F(ReplayFeedTest, IologWriterWritesWhatTheReaderReadsBack) {
   EXPECT_EQ(r.devices(), (std::vector<std::string>{"/x/f0", "/x/f1"}));
 }
 
-}  // namespace
+}  // namespace replay_feed_test
 }  // namespace iotail::engine::replay

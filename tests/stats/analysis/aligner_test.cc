@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 namespace iotail::stats {
-namespace {
+namespace aligner_test {
 
 std::map<int64_t, double> SplitAll(const Aligner& a, int64_t start, int64_t end) {
   std::map<int64_t, double> out;
@@ -105,5 +105,5 @@ TEST(AlignerTest, InfersTheJobStart) {
   EXPECT_EQ(InferJobStart(t, std::nullopt, std::nullopt), t);
 }
 
-}  // namespace
+}  // namespace aligner_test
 }  // namespace iotail::stats

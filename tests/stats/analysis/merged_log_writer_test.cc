@@ -16,7 +16,7 @@
 #include "tests/test_util.h"
 
 namespace iotail::stats {
-namespace {
+namespace merged_log_writer_test {
 
 namespace fs = std::filesystem;
 
@@ -145,5 +145,5 @@ TEST_F(MergedLogWriterTest, RoundingKeepsEveryBucketsWholeRunSumExact) {
   EXPECT_EQ(total, 50u);
 }
 
-}  // namespace
+}  // namespace merged_log_writer_test
 }  // namespace iotail::stats

@@ -15,7 +15,7 @@
 #include "tests/test_util.h"
 
 namespace iotail::stats {
-namespace {
+namespace merger_guess_test {
 
 namespace fs = std::filesystem;
 
@@ -165,5 +165,5 @@ TEST_F(MergerGuessTest, ErrorsInAGuessedFileAreTheScansWithFileAndLine) {
   }
 }
 
-}  // namespace
+}  // namespace merger_guess_test
 }  // namespace iotail::stats

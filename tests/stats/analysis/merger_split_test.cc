@@ -15,7 +15,7 @@
 #include "tests/stats/analysis/merger_test_util.h"
 
 namespace iotail::stats {
-namespace {
+namespace merger_split_test {
 
 class MergerSplitTest : public LogFilesTest {
  protected:
@@ -208,5 +208,5 @@ TEST_F(MergerSplitTest, ErrorsAreReportedAsOneThreadReportsThem) {
   }
 }
 
-}  // namespace
+}  // namespace merger_split_test
 }  // namespace iotail::stats

@@ -18,7 +18,7 @@
 #include "tests/test_util.h"
 
 namespace iotail::stats {
-namespace {
+namespace merger_test {
 
 namespace fs = std::filesystem;
 
@@ -488,5 +488,5 @@ TEST_F(MergerTest, GoldenLogTotalsEqualTheSumOfAllLines) {
   }
 }
 
-}  // namespace
+}  // namespace merger_test
 }  // namespace iotail::stats

@@ -11,7 +11,7 @@
 #include "tests/stats/analysis/merger_test_util.h"
 
 namespace iotail::stats {
-namespace {
+namespace merger_threads_test {
 
 using MergerThreadsTest = LogFilesTest;
 
@@ -138,5 +138,5 @@ TEST_F(MergerThreadsTest, EverySetOfDirectionsKeepsEachItsOwnCounts) {
   }
 }
 
-}  // namespace
+}  // namespace merger_threads_test
 }  // namespace iotail::stats

@@ -11,7 +11,7 @@
 #include "stats/compat/fio_pctiles_compat.h"
 
 namespace iotail::stats {
-namespace {
+namespace golden_fio_pctiles_compat_test {
 
 namespace fs = std::filesystem;
 
@@ -94,5 +94,5 @@ TEST(FioPctilesCompatTest, MissingFileIsASystemError) {
   EXPECT_THROW(RunFioPctilesCompat(options, out, err), std::system_error);
 }
 
-}  // namespace
+}  // namespace golden_fio_pctiles_compat_test
 }  // namespace iotail::stats

@@ -9,7 +9,7 @@
 #include <cmath>
 
 namespace iotail::stats {
-namespace {
+namespace fio_numbers_test {
 
 TEST(FioNumberTest, RatesAsFioPrintsThem) {
   struct Case {
@@ -57,5 +57,5 @@ TEST(FioWholeNumberTest, LatencyBoundsAsFioPrintsThem) {
   EXPECT_EQ(FioWholeNumber(123456789012), "123457M");
 }
 
-}  // namespace
+}  // namespace fio_numbers_test
 }  // namespace iotail::stats

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 namespace iotail::stats {
-namespace {
+namespace histogram_layout_test {
 
 // An independent, deliberately naive re-statement of fio's plat_val_to_idx (fio-format.md §1).
 uint32_t ReferenceIndex(uint64_t v, int groups) {
@@ -204,5 +204,5 @@ TEST(LayoutTest, WideLayoutCoversEverySixtyFourBitValueWithoutClamping) {
   EXPECT_THROW(HistogramLayout::Fio3(0, 40), std::invalid_argument);
 }
 
-}  // namespace
+}  // namespace histogram_layout_test
 }  // namespace iotail::stats

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace iotail::stats {
-namespace {
+namespace histogram_test {
 
 TEST(HistogramTest, AddAndTotal) {
   Histogram h(8);
@@ -62,5 +62,5 @@ TEST(HistogramTest, ResizeClearsCounts) {
   EXPECT_TRUE(h.Empty());
 }
 
-}  // namespace
+}  // namespace histogram_test
 }  // namespace iotail::stats

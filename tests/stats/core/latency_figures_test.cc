@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace iotail::stats {
-namespace {
+namespace latency_figures_test {
 
 std::vector<uint64_t> SkewedHistogram() {
   std::vector<uint64_t> counts(kFio3Buckets, 0);
@@ -56,5 +56,5 @@ TEST(LatencyFiguresTest, EmptyHistogramHasNoSlc) {
   EXPECT_TRUE(std::isnan(f.percentiles[0]));
 }
 
-}  // namespace
+}  // namespace latency_figures_test
 }  // namespace iotail::stats

@@ -10,7 +10,7 @@
 #include <vector>
 
 namespace iotail::stats {
-namespace {
+namespace percentile_ci_test {
 
 const HistogramLayout kFio3 = HistogramLayout::Fio3();
 
@@ -136,5 +136,5 @@ TEST(PercentileCiTest, QuantileFunctionsMatchTables) {
   EXPECT_NEAR(StudentTQuantile(0.025, 30), -2.0422725, 1e-6);
 }
 
-}  // namespace
+}  // namespace percentile_ci_test
 }  // namespace iotail::stats

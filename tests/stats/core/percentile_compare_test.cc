@@ -9,7 +9,7 @@
 #include <vector>
 
 namespace iotail::stats {
-namespace {
+namespace percentile_compare_test {
 
 const HistogramLayout kFio3 = HistogramLayout::Fio3();
 
@@ -113,5 +113,5 @@ TEST(PercentileCompareTest, PrintedValuesHaveADifferenceButNoInterval) {
   EXPECT_EQ(CompareVerdictName(c.verdict), "no interval");
 }
 
-}  // namespace
+}  // namespace percentile_compare_test
 }  // namespace iotail::stats

@@ -12,7 +12,7 @@
 #include "stats/core/errors.h"
 
 namespace iotail::stats {
-namespace {
+namespace percentiles_test {
 
 const HistogramLayout kFio3 = HistogramLayout::Fio3();
 
@@ -226,5 +226,5 @@ TEST(PercentileMethodTest, ParsesNamesAndRejectsOthers) {
                                  99.95, 99.99}));
 }
 
-}  // namespace
+}  // namespace percentiles_test
 }  // namespace iotail::stats

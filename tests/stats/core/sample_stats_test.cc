@@ -6,7 +6,7 @@
 #include <cmath>
 
 namespace iotail::stats {
-namespace {
+namespace sample_stats_test {
 
 TEST(SampleStatsTest, EmptySeriesHasZeroMeanAndStddev) {
   const SampleStats s;
@@ -66,5 +66,5 @@ TEST(SampleStatsTest, MergeIntoEmptyTakesTheOthersMinAndMax) {
   EXPECT_EQ(unchanged.min, -4);
 }
 
-}  // namespace
+}  // namespace sample_stats_test
 }  // namespace iotail::stats

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace iotail::stats {
-namespace {
+namespace slc_test {
 
 TEST(SlcTest, SbkPublishedOutputExampleA) {
   const std::vector<double> x = {4, 4, 4, 5, 5,  5,  5,  5,  5,  5,  6,
@@ -94,5 +94,5 @@ TEST(SlcTest, Lists) {
   }
 }
 
-}  // namespace
+}  // namespace slc_test
 }  // namespace iotail::stats

@@ -8,7 +8,7 @@
 #include "stats/core/errors.h"
 
 namespace iotail::stats {
-namespace {
+namespace steady_state_test {
 
 uint64_t Bytes(std::string_view text, std::string_view) { return text == "1m" ? 1 << 20 : 7; }
 
@@ -105,5 +105,5 @@ TEST(SteadyStateWindowTest, RisingSlopeAsAPercentageOfTheMean) {
   EXPECT_EQ(lat.result().LatMean(), 110u);
 }
 
-}  // namespace
+}  // namespace steady_state_test
 }  // namespace iotail::stats

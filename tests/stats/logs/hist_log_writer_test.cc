@@ -13,7 +13,7 @@
 #include "tests/test_util.h"
 
 namespace iotail::stats {
-namespace {
+namespace hist_log_writer_test {
 
 // The fields of a log line (without its newline).
 std::vector<std::string> Split(std::string_view line) {
@@ -153,5 +153,5 @@ TEST(HistLogWriterTest, CountsWhatItClampsIntoTheLastBucket) {
   rmdir(dir);
 }
 
-}  // namespace
+}  // namespace hist_log_writer_test
 }  // namespace iotail::stats

@@ -18,7 +18,7 @@
 #include "tests/stats/logs/log_test_util.h"
 
 namespace iotail::stats {
-namespace {
+namespace log_line_test {
 
 TEST(LogLineTest, EveryRecordHoldsOnlyItsOwnCountsWhateverPathParsedTheOneBefore) {
   // The fast parse writes only non-zero counts over the previous record's cleared ones; lines
@@ -306,5 +306,5 @@ TEST(LogLineParserTest, FastParseAgreesWithTheCarefulOneOnAnyDamage) {
   }
 }
 
-}  // namespace
+}  // namespace log_line_test
 }  // namespace iotail::stats

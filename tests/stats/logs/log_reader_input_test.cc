@@ -17,7 +17,7 @@
 #include "tests/stats/logs/log_test_util.h"
 
 namespace iotail::stats {
-namespace {
+namespace log_reader_input_test {
 
 TEST(LogReaderTest, ReadsAPipeFromItsStartOnlyAndReopensTheSameFileCheaply) {
   const std::string data = Line(100, 0, {{1, 1}}) + Line(200, 1, {{2, 2}});
@@ -104,5 +104,5 @@ TEST(LogReaderTest, MissingFileIsASystemError) {
   EXPECT_THROW(LogReader("/nonexistent/iotail/x.log"), std::system_error);
 }
 
-}  // namespace
+}  // namespace log_reader_input_test
 }  // namespace iotail::stats

@@ -18,7 +18,7 @@
 #include "tests/stats/logs/log_test_util.h"
 
 namespace iotail::stats {
-namespace {
+namespace log_reader_test {
 
 TEST(LogReaderTest, ReadsFio3Records) {
   const std::string data =
@@ -255,7 +255,7 @@ TEST(LogReaderTest, BeginInsideALineStartsAtTheNextLineAndRecordsCarryTheirOffse
   for (uint64_t begin = 0; begin <= data.size(); ++begin) {
     for (bool hint : {false, true}) {
       for (bool from_file : {true, false}) {
-        SCOPED_TRACE(testing::Message()
+        SCOPED_TRACE(::testing::Message()
                      << "begin " << begin << " hint " << hint << " file " << from_file);
         LogReaderOptions options;
         options.begin_offset = begin;
@@ -347,7 +347,7 @@ TEST(LogReaderTest, OpenAtAPositionCarriesOnExactly) {
   };
   for (const Variant v : {Variant{std::nullopt, false}, Variant{Direction::kRead, false},
                           Variant{Direction::kRead, true}, Variant{Direction::kWrite, true}}) {
-    SCOPED_TRACE(testing::Message()
+    SCOPED_TRACE(::testing::Message()
                  << "only " << (v.only ? DirectionIndex(*v.only) : -1) << " undo " << v.undo);
     LogReaderOptions options;
     options.only_direction = v.only;
@@ -409,5 +409,5 @@ TEST(LogReaderTest, ReadsEveryGoldenFioLog) {
   EXPECT_GT(files, 5);
 }
 
-}  // namespace
+}  // namespace log_reader_test
 }  // namespace iotail::stats

@@ -12,7 +12,7 @@
 #include "stats/logs/log_reader.h"
 
 namespace iotail::stats {
-namespace {
+namespace log_scan_test {
 
 std::string Line(int64_t time, int ddir) {
   std::string line = std::to_string(time) + ", " + std::to_string(ddir) + ", 4096";
@@ -133,5 +133,5 @@ TEST_F(LogScanTest, MissingFileIsASystemError) {
   EXPECT_THROW(ScanLogSegments("/nonexistent/iotail/scan.log"), std::system_error);
 }
 
-}  // namespace
+}  // namespace log_scan_test
 }  // namespace iotail::stats

@@ -10,7 +10,7 @@
 #include <thread>
 
 namespace iotail::stats {
-namespace {
+namespace recorder_test {
 
 uint64_t Sum(const std::vector<uint64_t>& v) {
   uint64_t s = 0;
@@ -238,5 +238,5 @@ TEST(RecorderTest, RecordedLatenciesArePerDirectionAndSampledPerInterval) {
   EXPECT_EQ(all.dirs[0].ios, 0u);  // a recorded latency is no I/O done
 }
 
-}  // namespace
+}  // namespace recorder_test
 }  // namespace iotail::stats

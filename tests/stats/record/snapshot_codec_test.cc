@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 namespace iotail::stats {
-namespace {
+namespace snapshot_codec_test {
 
 RecorderSnapshot Sample() {
   Recorder rec;
@@ -108,5 +108,5 @@ TEST(SnapshotCodecTest, ShortOrDamagedInputThrows) {
   EXPECT_THROW(Decode(bad, pos, s), std::runtime_error);
 }
 
-}  // namespace
+}  // namespace snapshot_codec_test
 }  // namespace iotail::stats

@@ -9,7 +9,7 @@
 #include "stats/core/histogram_layout.h"
 
 namespace iotail::stats {
-namespace {
+namespace explain_report_test {
 
 // An interval of `ios` reads, each with these stage times (ns).
 ExplainIntervalSums Interval(uint64_t start_ms, std::array<uint64_t, kStageCount> stages,
@@ -103,5 +103,5 @@ TEST(ExplainReportTest, TheTableSaysWhatWasJoinedAndEachStagesShare) {
       << json;
 }
 
-}  // namespace
+}  // namespace explain_report_test
 }  // namespace iotail::stats

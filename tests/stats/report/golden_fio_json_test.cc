@@ -18,7 +18,7 @@
 #include "stats/core/percentiles.h"
 
 namespace iotail::stats {
-namespace {
+namespace golden_fio_json_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -186,5 +186,5 @@ TEST(GoldenFioJsonTest, HistogramLogsHoldAtMostTheJobsCompletions) {
   }
 }
 
-}  // namespace
+}  // namespace golden_fio_json_test
 }  // namespace iotail::stats

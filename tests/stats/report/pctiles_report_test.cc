@@ -13,7 +13,7 @@
 #include "tests/test_util.h"
 
 namespace iotail::stats {
-namespace {
+namespace pctiles_report_test {
 
 using testing::Lines;
 
@@ -197,5 +197,5 @@ TEST(PctilesReportTest, ParsesFormatsAndUnits) {
   EXPECT_EQ(LatencyUnitName(LatencyUnit::kUs), "us");
 }
 
-}  // namespace
+}  // namespace pctiles_report_test
 }  // namespace iotail::stats

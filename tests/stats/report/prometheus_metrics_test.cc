@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace iotail::stats {
-namespace {
+namespace prometheus_metrics_test {
 
 // The value of the first sample line starting with `prefix`, or -1.
 double Sample(const std::string& text, const std::string& prefix) {
@@ -51,5 +51,5 @@ TEST(PrometheusMetricsTest, AReplaysLatenessIsAHistogramPerJob) {
   EXPECT_EQ(none.Exposition()->find("iotail_replay_lateness_seconds"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace prometheus_metrics_test
 }  // namespace iotail::stats

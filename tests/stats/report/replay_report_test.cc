@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace iotail::stats {
-namespace {
+namespace replay_report_test {
 
 const std::vector<double> kPercentiles = {50, 99};
 
@@ -75,5 +75,5 @@ TEST(ReplayReportTest, TheTextSaysWhatIsLikeForLike) {
       << explained;
 }
 
-}  // namespace
+}  // namespace replay_report_test
 }  // namespace iotail::stats

@@ -10,7 +10,7 @@
 #include "stats/report/plot_report.h"
 
 namespace iotail::stats {
-namespace {
+namespace svg_chart_test {
 
 TEST(SvgChartTest, AxisValuesReadAsAPersonWritesThem) {
   EXPECT_EQ(FormatAxisValue(250e-6, AxisUnit::kLatency), "250 µs");
@@ -129,5 +129,5 @@ TEST(PlotReportTest, APartialLastQuantumIsRatedOverTheTimeItCovers) {
   EXPECT_NE(report.Html().find("the data ends 500 ms into it"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace svg_chart_test
 }  // namespace iotail::stats

@@ -6,7 +6,7 @@
 #include "stats/core/direction.h"
 
 namespace iotail::stats {
-namespace {
+namespace enum_names_test {
 
 enum class Color { kRed, kGreen, kBlue };
 constexpr EnumName<Color> kColorNames[] = {
@@ -34,5 +34,5 @@ TEST(EnumNamesTest, DirectionsUseFiosNames) {
   EXPECT_EQ(DirectionNamed("all"), std::nullopt);
 }
 
-}  // namespace
+}  // namespace enum_names_test
 }  // namespace iotail::stats

@@ -6,7 +6,7 @@
 #include <string>
 
 namespace iotail::stats {
-namespace {
+namespace json_test {
 
 TEST(JsonTest, PlainTextIsCopied) {
   EXPECT_EQ(JsonEscape("read:p99<=2ms"), "read:p99<=2ms");
@@ -25,5 +25,5 @@ TEST(JsonTest, JsonStringAddsTheQuotes) {
   EXPECT_EQ(JsonString(""), "\"\"");
 }
 
-}  // namespace
+}  // namespace json_test
 }  // namespace iotail::stats

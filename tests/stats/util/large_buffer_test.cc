@@ -7,7 +7,7 @@
 #include <utility>
 
 namespace iotail::stats {
-namespace {
+namespace large_buffer_test {
 
 TEST(LargeBufferTest, StartsZeroIsWritableAndMoves) {
   constexpr size_t kDoubles = size_t{3} << 20;  // 24 MiB: huge pages where the kernel gives them
@@ -45,5 +45,5 @@ TEST(LargeBufferTest, BytesFromSixtyFourKibAreWholeHugePages) {
   }
 }
 
-}  // namespace
+}  // namespace large_buffer_test
 }  // namespace iotail::stats

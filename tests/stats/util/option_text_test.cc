@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace iotail::stats {
-namespace {
+namespace option_text_test {
 
 std::vector<std::pair<std::string, std::string>> Items(const std::vector<std::string>& args,
                                                        std::string_view separators) {
@@ -46,5 +46,5 @@ TEST(OptionTextTest, FiniteDoublesOnlyAndTheWholeText) {
   EXPECT_EQ(ParseFiniteDouble("nan"), std::nullopt);
 }
 
-}  // namespace
+}  // namespace option_text_test
 }  // namespace iotail::stats

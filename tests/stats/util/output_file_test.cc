@@ -8,7 +8,7 @@
 #include "tests/test_util.h"
 
 namespace iotail::stats {
-namespace {
+namespace output_file_test {
 
 namespace fs = std::filesystem;
 
@@ -58,5 +58,5 @@ TEST_F(OutputFileTest, RemoveOutputTemporariesRemovesTheLiveOnes) {
   EXPECT_FALSE(fs::exists(dir_ / "a"));
 }
 
-}  // namespace
+}  // namespace output_file_test
 }  // namespace iotail::stats

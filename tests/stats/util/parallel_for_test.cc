@@ -13,7 +13,7 @@
 #include <vector>
 
 namespace iotail::stats {
-namespace {
+namespace parallel_for_test {
 
 TEST(ParallelForTest, EveryIndexOnceOnItsFixedThread) {
   std::vector<std::atomic<int>> seen(1000);
@@ -146,5 +146,5 @@ TEST(ParallelForTest, ThreadsThatCannotBeCreatedRunOnTheCaller) {
   EXPECT_EQ(WEXITSTATUS(st), 0);
 }
 
-}  // namespace
+}  // namespace parallel_for_test
 }  // namespace iotail::stats
