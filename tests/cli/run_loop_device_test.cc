@@ -249,7 +249,6 @@ TEST_F(RunLoopDeviceTest, TrimsDiscardTheDeviceAsFio) {
   }
 }
 
-
 // zonemode=zbd on a block device that is not zoned: fio's emulated zones, as on a file. A
 // sequential writer of 3 zones and a reader of the whole device, in two groups: the reader reads
 // only what was written, in both tools.

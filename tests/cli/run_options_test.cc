@@ -161,7 +161,6 @@ iotail::cli::RunPlan Plan(std::vector<std::string> args) {
   return iotail::cli::ParseRunPlan(argv);
 }
 
-
 TEST(RunOptionsTest, GlobalOptionsApplyToEveryJobAndRunOptionsToTheRun) {
   const auto plan = Plan({"--bs=8k", "--name=a", "--iodepth=4", "--output-format=json", "--name=b",
                           "--bs=16k", "--eta", "never", "--eta_newline=250ms"});
