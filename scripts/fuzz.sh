@@ -10,8 +10,13 @@ set -eu
 seconds=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-fuzz
-CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIOTAIL_FUZZ=ON \
-  -DIOTAIL_TESTS=OFF -DIOTAIL_SANITIZE=address,undefined >/dev/null
+# A new build directory (CI's) gets Ninja and the quick build (each library one unit: 201 s
+# instead of 495 s on two cores, measured without ccache); an existing one keeps its choice.
+configure=""
+if [ ! -e "$build/CMakeCache.txt" ]; then configure="-G Ninja -DIOTAIL_QUICK_BUILD=ON"; fi
+# shellcheck disable=SC2086 # $configure is two words or none
+CXX=clang++ cmake -S "$root" -B "$build" $configure -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DIOTAIL_FUZZ=ON -DIOTAIL_TESTS=OFF -DIOTAIL_SANITIZE=address,undefined >/dev/null
 cmake --build "$build" --target log_reader_fuzz merge_fuzz job_file_fuzz job_options_fuzz \
   -j"$(nproc)"
 mkdir -p "$build/corpus" "$build/corpus-merge" "$build/corpus-job-file" "$build/corpus-job-options" \
