@@ -37,7 +37,8 @@ TEST_F(MpiSweepTest, ClusterCapacityAgainstFourThreadsOfTwoMillisecondReads) {
   const auto r = Mpi(2,
                      "--ioengine=nbd --uri='" + server.uri() +
                          "' --rw=randread --bs=4k --iodepth=16 --sla 'p50<=5ms' "
-                         "--step_time=1s --ramp_time=200ms --resolution=5% --output-format=json",
+                         "--step_time=1s --ramp_time=200ms --start_rate=500 --resolution=10% "
+                         "--output-format=json",
                      "sweep");
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
