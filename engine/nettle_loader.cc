@@ -1,12 +1,13 @@
 #include "engine/nettle_loader.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <array>
 #include <atomic>
 #include <mutex>
+#include <string>
 
+#include "engine/shared_library.h"
 #include "engine/verify.h"
 #include "stats/core/errors.h"
 
@@ -16,8 +17,6 @@
 
 namespace iotail::engine {
 namespace {
-
-constexpr const char* kNettleLibrary = "libnettle.so.8";
 
 struct ShaKind {
   VerifyKind kind;
@@ -52,22 +51,15 @@ void LoadNettleHash(VerifyKind kind) {
 #if IOTAIL_HAVE_NETTLE
   std::lock_guard lock(loading);
   if (ready[i].load(std::memory_order_relaxed)) return;
-  auto fail = [&](const std::string& why) {
-    throw stats::UsageError(fmt::format("--verify={}: {}", VerifyKindName(kind), why));
-  };
-  // Kept loaded for the life of the process.
-  void* library = ::dlopen(kNettleLibrary, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    const char* why = ::dlerror();
-    fail(fmt::format("needs {} (Debian package libnettle8): {}", kNettleLibrary,
-                     why ? why : "not found"));
-  }
-  const auto* hash = static_cast<const nettle_hash*>(::dlsym(library, kShaKinds[i].symbol));
-  if (hash == nullptr)
-    fail(fmt::format("{} has no {}: too old a Nettle?", kNettleLibrary, kShaKinds[i].symbol));
+  const std::string needs = fmt::format("--verify={}", VerifyKindName(kind));
+  const SharedLibrary<stats::UsageError> library({"libnettle.so.8", "libnettle8", "Nettle"}, needs);
+  const nettle_hash* hash = nullptr;
+  library.Bind(hash, kShaKinds[i].symbol);
   if (hash->context_size > kMaxHashContext) {
-    fail(fmt::format("{}'s {} needs a context of {} bytes, more than iotail's {}", kNettleLibrary,
-                     kShaKinds[i].symbol, hash->context_size, kMaxHashContext));
+    throw stats::UsageError(
+        fmt::format("{}: libnettle.so.8's {} needs a context of {} bytes, more "
+                    "than iotail's {}",
+                    needs, kShaKinds[i].symbol, hash->context_size, kMaxHashContext));
   }
   loaded[i] =
       HashFunctions{hash->context_size, hash->digest_size, hash->init, hash->update, hash->digest};

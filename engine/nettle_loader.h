@@ -1,7 +1,7 @@
 // NettleHash(kind): the hash of fio's verify=sha1, sha256, sha512 and sha3-224/256/384/512, from
 // GNU Nettle (libnettle.so.8, Debian package libnettle8), looked up with dlopen the first time a
 // job names one: linked, one more library would make every iotail command start later (see
-// engine/libnbd_loader.h), and few runs verify with a SHA. Built with Nettle's headers only
+// engine/shared_library.h), and few runs verify with a SHA. Built with Nettle's headers only
 // (IOTAIL_HAVE_NETTLE). LoadNettleHash throws stats::UsageError naming --verify and the reason when
 // the library or the hash is not there; NettleHash then returns the loaded hash without a lock or
 // a system call (for the I/O path), nullptr for a kind never loaded. Thread-safe.

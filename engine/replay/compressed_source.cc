@@ -1,6 +1,5 @@
 #include "engine/replay/compressed_source.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -19,6 +18,8 @@
 #include <zstd.h>
 #endif
 
+#include "engine/shared_library.h"
+
 namespace iotail::engine::replay {
 namespace {
 
@@ -36,28 +37,9 @@ constexpr bool kHaveZstd = false;
 constexpr size_t kInputBufferBytes = 64 * 1024;
 
 // zlib and libzstd are looked up with dlopen the first time a trace needs one and kept loaded
-// (as engine/libnbd_loader.h: linked, every iotail command would load them; preloading both made
+// (engine/shared_library.h: linked, every iotail command would load them; preloading both made
 // `iotail --version` 0.1 to 1.6 ms slower in 4 runs of 1000 on a busy 2-core VM; few runs replay
 // a compressed trace). Built with their headers only.
-void* OpenLibrary(const char* soname, const char* package, const std::string& path,
-                  const char* format) {
-  void* library = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    const char* why = ::dlerror();
-    throw TraceFormatError(
-        fmt::format("{}: {}-compressed; reading it needs {} (Debian package {}): {}", path, format,
-                    soname, package, why ? why : "not found"));
-  }
-  return library;
-}
-template <typename Function>
-void Bind(void* library, const char* soname, const char* symbol, Function* out) {
-  *out = reinterpret_cast<Function>(::dlsym(library, symbol));
-  if (*out == nullptr) {
-    throw TraceFormatError(fmt::format("{} has no {}: too old a version?", soname, symbol));
-  }
-}
-
 #if IOTAIL_HAVE_ZLIB
 struct Zlib {
   decltype(&::inflateInit2_) init;
@@ -70,12 +52,12 @@ const Zlib& LoadZlib(const std::string& path) {
   static Zlib zlib;
   static std::once_flag once;  // not set if loading throws: the next trace tries again
   std::call_once(once, [&] {
-    constexpr const char* kSoname = "libz.so.1";
-    void* library = OpenLibrary(kSoname, "zlib1g", path, "gzip");
-    Bind(library, kSoname, "inflateInit2_", &zlib.init);
-    Bind(library, kSoname, "inflate", &zlib.inflate);
-    Bind(library, kSoname, "inflateReset", &zlib.reset);
-    Bind(library, kSoname, "inflateEnd", &zlib.end);
+    const SharedLibrary<TraceFormatError> library({"libz.so.1", "zlib1g", "zlib"},
+                                                  path + ": reading gzip-compressed data");
+    library.Bind(zlib.init, "inflateInit2_");
+    library.Bind(zlib.inflate, "inflate");
+    library.Bind(zlib.reset, "inflateReset");
+    library.Bind(zlib.end, "inflateEnd");
   });
   return zlib;
 }
@@ -93,13 +75,13 @@ const Zstd& LoadZstd(const std::string& path) {
   static Zstd zstd;
   static std::once_flag once;
   std::call_once(once, [&] {
-    constexpr const char* kSoname = "libzstd.so.1";
-    void* library = OpenLibrary(kSoname, "libzstd1", path, "zstd");
-    Bind(library, kSoname, "ZSTD_createDCtx", &zstd.create);
-    Bind(library, kSoname, "ZSTD_freeDCtx", &zstd.free);
-    Bind(library, kSoname, "ZSTD_decompressStream", &zstd.decompress);
-    Bind(library, kSoname, "ZSTD_isError", &zstd.is_error);
-    Bind(library, kSoname, "ZSTD_getErrorName", &zstd.error_name);
+    const SharedLibrary<TraceFormatError> library({"libzstd.so.1", "libzstd1", "libzstd"},
+                                                  path + ": reading zstd-compressed data");
+    library.Bind(zstd.create, "ZSTD_createDCtx");
+    library.Bind(zstd.free, "ZSTD_freeDCtx");
+    library.Bind(zstd.decompress, "ZSTD_decompressStream");
+    library.Bind(zstd.is_error, "ZSTD_isError");
+    library.Bind(zstd.error_name, "ZSTD_getErrorName");
   });
   return zstd;
 }
