@@ -8,6 +8,7 @@
 
 #include "stats/core/histogram_layout.h"
 #include "stats/core/percentiles.h"
+#include "stats/report/fio_json_extras.h"
 #include "stats/util/json.h"
 
 namespace iotail::stats {
@@ -22,7 +23,7 @@ std::vector<double> Percentiles(const LatencySnapshot& l, std::span<const double
                             PercentileMethod::kFio);
 }
 
-void JsonStage(Out o, const LatencySnapshot& l, std::span<const double> percentiles) {
+void JsonStage(Out o, const LatencySnapshot& l, std::span<const double> percentiles, bool bins) {
   fmt::format_to(o, "{{\"min\": {}, \"max\": {}, \"mean\": {:.6f}, \"stddev\": {:.6f}, \"N\": {}",
                  l.MinOrZero(), l.max_ns, l.MeanNs(), l.StddevNs(), l.n);
   const std::vector<double> pct = Percentiles(l, percentiles);
@@ -34,6 +35,7 @@ void JsonStage(Out o, const LatencySnapshot& l, std::span<const double> percenti
     }
     fmt::format_to(o, "}}");
   }
+  if (bins && l.n != 0) JsonBins(o, l.hist);
   fmt::format_to(o, "}}");
 }
 
@@ -100,7 +102,7 @@ std::vector<SlaStageNote> SlaStageGrowth(std::span<const ExplainIntervalSums> hi
 }
 
 void AppendExplainJson(std::string& out, const ExplainTotals& totals,
-                       std::span<const double> percentiles) {
+                       std::span<const double> percentiles, bool bins) {
   Out o(out);
   fmt::format_to(o, "\"iotail_explain\": {{");
   bool first = true;
@@ -115,7 +117,7 @@ void AppendExplainJson(std::string& out, const ExplainTotals& totals,
     first = false;
     for (size_t s = 0; s < kStageCount; ++s) {
       fmt::format_to(o, "{}\"{}\": ", s ? ", " : "", kStageNames[s]);
-      JsonStage(o, dir.stages[s], percentiles);
+      JsonStage(o, dir.stages[s], percentiles, bins);
     }
     fmt::format_to(o, "}}}}");
   }

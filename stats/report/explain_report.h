@@ -1,8 +1,9 @@
 // The reports of --explain (stats/record/explain_sink.h): per job and direction, "where the time
 // went" in the text summary (each stage's mean, p50 and p99 by fio's rule and its share of the mean
 // latency), and in the JSON each job's "iotail_explain" -> direction -> "stages" -> stage, with
-// fio's keys of a latency ("min", "max", "mean", "stddev", "N" and the "percentile" map, in ns),
-// plus the I/Os joined, not joined and split. Pure functions of their arguments; thread-safe.
+// fio's keys of a latency ("min", "max", "mean", "stddev", "N", the "percentile" map, in ns, and
+// in json+ the "bins"), plus the I/Os joined, not joined and split. Pure functions of their
+// arguments; thread-safe.
 #pragma once
 
 #include <span>
@@ -40,9 +41,10 @@ struct ExplainNote {
 std::vector<SlaStageNote> SlaStageGrowth(std::span<const ExplainIntervalSums> history,
                                          const SlaChecker& sla);
 
-// `"iotail_explain": {...}` (no separators) for a job.
+// `"iotail_explain": {...}` (no separators) for a job; with `bins` (json+), each stage's nonzero
+// buckets as fio's json+ "bins" of a latency (bucket value in ns: count).
 void AppendExplainJson(std::string& out, const ExplainTotals& totals,
-                       std::span<const double> percentiles);
+                       std::span<const double> percentiles, bool bins = false);
 // `"explain": {...}` (no separators) for iotail_run.
 void AppendExplainNoteJson(std::string& out, const ExplainNote& note);
 // "SLA TARGET: the stage that grew most is ..." lines, one per note.

@@ -190,7 +190,7 @@ void JsonJob(Out o, const JobTotals& job, const RunSummary& s) {
   fmt::format_to(o, "}}}}");
   if (job.explain) {
     std::string explain;
-    AppendExplainJson(explain, *job.explain, s.percentiles);
+    AppendExplainJson(explain, *job.explain, s.percentiles, s.json_bins);
     fmt::format_to(o, ", {}", explain);
   }
   fmt::format_to(o, "}}");

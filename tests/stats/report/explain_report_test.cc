@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "stats/core/histogram_layout.h"
@@ -101,6 +102,23 @@ TEST(ExplainReportTest, TheTableSaysWhatWasJoinedAndEachStagesShare) {
   EXPECT_NE(json.find("\"device\": {\"min\": 30000, \"max\": 30000, \"mean\": 30000.000000"),
             std::string::npos)
       << json;
+  EXPECT_EQ(json.find("\"bins\""), std::string::npos) << json;  // json+ only
+  // json+: each stage's buckets as fio's "bins", which add up to its N at the bucket of its value.
+  std::string plus;
+  AppendExplainJson(plus, totals, p, /*bins=*/true);
+  const nlohmann::json doc = nlohmann::json::parse("{" + plus + "}");
+  const nlohmann::json& stages = doc["iotail_explain"]["read"]["stages"];
+  for (const auto& [name, stage] : stages.items()) {
+    ASSERT_TRUE(stage.contains("bins")) << name << ": " << stage;
+    uint64_t n = 0;
+    for (const auto& [value, count] : stage["bins"].items()) {
+      n += count.get<uint64_t>();
+      // One value per stage here: its bucket holds it (fio's buckets are within 1/64 of a value).
+      EXPECT_NEAR(std::stod(value), stage["mean"].get<double>(), stage["mean"].get<double>() / 32)
+          << name;
+    }
+    EXPECT_EQ(n, stage["N"].get<uint64_t>()) << name;
+  }
 }
 
 }  // namespace explain_report_test
