@@ -41,12 +41,13 @@ namespace iotail::cli {
 // cluster's interval summed over its ranks), per_entry one per summary entry.
 struct ViewSinks {
   std::vector<stats::IntervalSink*> per_job;
-  // The cluster's histogram log (a HistLogSink in its sum mode): one delta, the cluster's, whose
-  // bytes are those of the ranks' logs (the driver's to say; see mpi/cluster_reducer.h).
-  stats::IntervalSink* hist_log = nullptr;
+  // The cluster's histogram logs (HistLogSinks in their sum mode: clat's, and a replay's recorded
+  // latencies'): each fed one delta, the cluster's, whose bytes are those of the ranks' logs (the
+  // driver's to say; see mpi/cluster_reducer.h).
+  std::vector<stats::IntervalSink*> hist_logs;
   stats::RateSampleSink* per_entry = nullptr;  // its samples() go into the cluster's summary
   // --explain: the cluster's stage logs (PREFIX_explain_STAGE_hist.1.log, sum mode), fed like
-  // hist_log with one delta per interval whose clat is the stage's histogram (null: none).
+  // hist_logs with one delta per interval whose clat is the stage's histogram (null: none).
   std::array<stats::IntervalSink*, stats::kStageCount> explain_logs{};
 };
 

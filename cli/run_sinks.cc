@@ -90,16 +90,19 @@ std::unique_ptr<stats::HistLogSink> RecordedHistLogs(const engine::JobSpec& spec
   return std::make_unique<stats::HistLogSink>(std::move(o));
 }
 
-// The cluster's histogram log (RunHooks::cluster_ranks) of `kind` (clat, or a stage of --explain:
-// then over the directions of the jobs that explain, nullptr when none does): one file of the sum
-// of every delta (each job of every rank), the bs column what `iotail merge` of the ranks' logs
-// writes (the mean bytes per I/O; in an interval without I/O, the jobs' smallest block size, as
-// the ranks' own logs write it there). nullptr without a prefix.
+// The cluster's histogram log (RunHooks::cluster_ranks) of `kind`: clat; a stage of --explain
+// ("explain_STAGE", over the directions of the jobs that explain, nullptr when none does); or
+// "recorded", a replay's trace-recorded latencies (over the jobs whose trace, as this rank planned
+// it, records any; nullptr when none does). One file of the sum of every delta (each job of every
+// rank), the bs column what `iotail merge` of the ranks' logs writes (the mean bytes per I/O; in
+// an interval without I/O, the jobs' smallest block size, as the ranks' own logs write it there).
+// nullptr without a prefix.
 std::unique_ptr<stats::HistLogSink> ClusterHistLog(const PlannedRun& run,
                                                    const std::string& kind = "clat") {
   const std::string& prefix = run.plan.run.driver.cluster.hist_prefix;
   if (prefix.empty()) return nullptr;
-  const bool stage = kind != "clat";
+  const bool stage = kind.starts_with("explain_");
+  const bool recorded = kind == "recorded";
   stats::HistLogSinkOptions o;
   o.prefix = prefix;
   o.kind = kind;
@@ -109,16 +112,17 @@ std::unique_ptr<stats::HistLogSink> ClusterHistLog(const PlannedRun& run,
   o.groups = run.spec(0).logs.hist_groups;
   for (const RunOptions& job : run.plan.jobs) {
     const engine::JobSpec& spec = job.spec;
-    if (stage && !spec.explain.on) continue;
+    if ((stage && !spec.explain.on) || (recorded && spec.replay.trace_recorded == 0)) continue;
     const auto bs = static_cast<uint32_t>(spec.MinBlockSize());
     o.bs = o.bs == 0 ? bs : std::min(o.bs, bs);
-    o.lat_logs = o.lat_logs || (!stage && spec.rates.Limited());
+    o.lat_logs = o.lat_logs || (kind == "clat" && spec.rates.Limited());
     for (stats::Direction d : engine::LoggedDirections(spec)) {
       if (std::find(o.directions.begin(), o.directions.end(), d) == o.directions.end())
         o.directions.push_back(d);
     }
   }
-  if (stage && o.directions.empty()) return nullptr;  // no job explains
+  if ((stage || recorded) && o.directions.empty()) return nullptr;  // no job explains, or records
+  if (recorded) o.latency = &stats::DirectionSnapshot::recorded;
   std::sort(o.directions.begin(), o.directions.end());
   return std::make_unique<stats::HistLogSink>(std::move(o));
 }
@@ -176,6 +180,7 @@ void AppendLog(const std::string& from, const std::string& to) {
 }  // namespace
 
 struct RunSinks::State {
+  explicit State(stats::RateSampleSink s) : samples(std::move(s)) {}
   stats::RateSampleSink samples;
   std::unique_ptr<stats::PrometheusMetrics> metrics;
   std::unique_ptr<MetricsServer> metrics_server;
@@ -189,6 +194,7 @@ struct RunSinks::State {
   // A cluster's view (RunHooks::cluster_ranks), for the whole run: fed by the driver.
   std::unique_ptr<stats::LiveReport> cluster_live;
   std::unique_ptr<stats::HistLogSink> cluster_hist;
+  std::unique_ptr<stats::HistLogSink> cluster_recorded;  // a replay's, or none
   std::unique_ptr<stats::RateSampleSink> cluster_samples;
   std::vector<std::unique_ptr<stats::HistLogSink>> cluster_explain;  // per stage, or none
   // --explain: the batch's stage logs and slow-I/O logs (driven by engine::ExplainSession).
@@ -204,21 +210,7 @@ RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<boo
       stop_(stop),
       err_(err),
       sla_(stats::ParseSlaTargets(run.plan.run.sla, "--sla"), stats::PercentileMethod::kFio),
-      state_(new State{stats::RateSampleSink({}, run.entries.count, run.spec(0).logs.hist_msec),
-                       nullptr,
-                       nullptr,
-                       nullptr,
-                       {},
-                       {},
-                       0,
-                       {},
-                       nullptr,
-                       nullptr,
-                       nullptr,
-                       {},
-                       {},
-                       {},
-                       false}),
+      state_(new State(stats::RateSampleSink({}, run.entries.count, run.spec(0).logs.hist_msec))),
       hist_logs_(run.jobs()),
       lat_logs_(run.jobs()),
       value_logs_(run.jobs()) {
@@ -265,13 +257,16 @@ void RunSinks::StartClusterView() {
   live.scope = fmt::format("{} ranks", hooks_.cluster_ranks);
   state_->cluster_live = std::make_unique<stats::LiveReport>(live, err_, &sla_);
   state_->cluster_hist = ClusterHistLog(run_);
+  if (state_->cluster_hist) state_->cluster_recorded = ClusterHistLog(run_, "recorded");
   std::vector<size_t> entry_of(run_.entries.count);
   for (size_t e = 0; e < entry_of.size(); ++e) entry_of[e] = e;
   state_->cluster_samples = std::make_unique<stats::RateSampleSink>(
       std::move(entry_of), run_.entries.count, run_.spec(0).logs.hist_msec);
   ViewSinks view;
   view.per_job.push_back(state_->cluster_live.get());
-  view.hist_log = state_->cluster_hist.get();
+  for (stats::HistLogSink* log : {state_->cluster_hist.get(), state_->cluster_recorded.get()}) {
+    if (log != nullptr) view.hist_logs.push_back(log);
+  }
   if (state_->metrics) {
     std::vector<size_t> identity(run_.jobs());
     for (size_t j = 0; j < identity.size(); ++j) identity[j] = j;
@@ -292,6 +287,9 @@ std::vector<std::string> RunSinks::cluster_logs() const {
   if (!state_->cluster_hist) return {};
   std::vector<std::string> paths = state_->cluster_hist->clat_paths();
   for (const std::string& p : state_->cluster_hist->lat_paths()) paths.push_back(p);
+  if (state_->cluster_recorded) {
+    for (const std::string& p : state_->cluster_recorded->clat_paths()) paths.push_back(p);
+  }
   for (const auto& log : state_->cluster_explain) {
     for (const std::string& p : log->clat_paths()) paths.push_back(p);
   }

@@ -67,9 +67,11 @@ void ClusterView::Emit(const ClusterInterval& i) {
   std::lock_guard lock(mu_);
   const stats::IntervalInfo info{i.time_ms, i.start_ns, i.end_ns, i.final, i.planned_bytes};
   for (stats::IntervalSink* sink : view_.per_job) sink->OnInterval(info, i.jobs);
-  if (view_.hist_log != nullptr) {
+  if (!view_.hist_logs.empty()) {
     const stats::RecorderSnapshot all = LoggedSum(i);
-    view_.hist_log->OnInterval(info, std::span<const stats::RecorderSnapshot>(&all, 1));
+    for (stats::IntervalSink* log : view_.hist_logs) {
+      log->OnInterval(info, std::span<const stats::RecorderSnapshot>(&all, 1));
+    }
   }
   if (view_.per_entry != nullptr) {
     // Each entry's counts, as the deltas of as many workers (all a rate sample needs).
@@ -87,7 +89,7 @@ void ClusterView::Emit(const ClusterInterval& i) {
   // The last interval: the sinks close (the log's file, the live report's last line), as a
   // run's interval clock closes them.
   for (stats::IntervalSink* sink : view_.per_job) sink->Close();
-  if (view_.hist_log != nullptr) view_.hist_log->Close();
+  for (stats::IntervalSink* log : view_.hist_logs) log->Close();
   if (view_.per_entry != nullptr) view_.per_entry->Close();
 }
 

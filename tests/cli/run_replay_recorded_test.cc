@@ -31,24 +31,10 @@ class ReplayRecordedTest : public iotail::testing::ScratchDirTest {
   std::string P(const std::string& name) const { return (dir_ / name).string(); }
   json Json(const std::string& path) { return json::parse(ReadFile(path)); }
 
-  // A dump of kEach reads and kEach writes on 8,16, each queued, dispatched 10 us later and
-  // completed its device time after that.
+  // A dump of kEach reads and kEach writes, each with its device time (DeviceTimedDump).
   void WriteDump(const std::string& name) {
-    using namespace iotail::testing;  // NOLINT: the dump builders
-    std::vector<BtRecord> recs;
-    for (int i = 0; i < kEach; ++i) {
-      const uint64_t t = i * 200'000ull;
-      const uint64_t rs = i * 8ull, ws = 8192 + i * 8ull;
-      recs.push_back(Rec(t, Act(kQueue, kTcQueue | kTcRead), rs, 4096));
-      recs.push_back(Rec(t + 10'000, Act(kIssue, kTcRead), rs, 4096));
-      recs.push_back(Rec(t + 10'000 + kReadDeviceNs, Act(kComplete, kTcRead), rs, 4096));
-      recs.push_back(Rec(t + 50'000, Act(kQueue, kTcQueue | kTcWrite), ws, 4096));
-      recs.push_back(Rec(t + 60'000, Act(kIssue, kTcWrite), ws, 4096));
-      recs.push_back(Rec(t + 60'000 + kWriteDeviceNs, Act(kComplete, kTcWrite), ws, 4096));
-    }
-    std::stable_sort(recs.begin(), recs.end(),
-                     [](const BtRecord& a, const BtRecord& b) { return a.time < b.time; });
-    std::ofstream(P(name), std::ios::binary) << EncodeAll(recs, ByteOrder::kLittle);
+    std::ofstream(P(name), std::ios::binary)
+        << iotail::testing::DeviceTimedDump(kEach, kReadDeviceNs, kWriteDeviceNs);
   }
 };
 

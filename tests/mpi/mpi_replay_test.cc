@@ -9,11 +9,14 @@
 #include <string>
 
 #include "mpi_fixture.h"
+#include "stats/core/histogram_layout.h"
+#include "tests/engine/replay/blktrace_dump.h"
 
 namespace mpi_replay_test {
 
 namespace fs = std::filesystem;
 using iotail::testing::mpi::MpiRunTest;
+using iotail::testing::mpi::ReadLog;
 using nlohmann::json;
 
 // A v3 trace of `n` reads of `file`, 2 ms apart.
@@ -59,6 +62,37 @@ TEST_F(MpiRunTest, EachRanksReplayLatenessReachesTheClusterSummary) {
   size_t lines = 0;
   for (size_t at = 0; (at = text.out.find("lateness p99", at)) != std::string::npos; ++at) ++lines;
   EXPECT_EQ(lines, 2u) << text.out;  // one per rank
+}
+
+// A blktrace dump records each I/O's device time: every rank replays it, and the cluster's
+// PREFIX_recorded_hist.1.log sums the ranks' recorded latencies, each direction at its own time.
+TEST_F(MpiRunTest, TheClustersRecordedLatencyLogSumsEveryRanks) {
+  constexpr int kEach = 30;
+  constexpr uint64_t kReadNs = 300'000, kWriteNs = 3'000'000;
+  std::ofstream(dir_ / "d.bin", std::ios::binary)
+      << iotail::testing::DeviceTimedDump(kEach, kReadNs, kWriteNs);
+  const auto r = Mpi(2, "--name=r --read_iolog=" + (dir_ / "d.bin").string() +
+                            " --replay_redirect=" + (dir_ / "t.{rank}").string() +
+                            " --write_hist_log=" + (dir_ / "h").string() +
+                            " --output-format=json --live_format=none");
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_TRUE(fs::exists(dir_ / "h_recorded_hist.1.log")) << r.err;
+  // Per direction, the count, each in the bucket of the one time the dump recorded for it.
+  uint64_t count[2] = {0, 0};
+  for (const auto& line : ReadLog(dir_ / "h_recorded_hist.1.log")) {
+    ASSERT_LT(line.ddir, 2) << "a trim in a dump of reads and writes";
+    const auto layout = iotail::stats::HistogramLayout::FromColumnCount(line.counts.size());
+    ASSERT_TRUE(layout.has_value()) << line.counts.size();
+    for (size_t b = 0; b < line.counts.size(); ++b) {
+      if (line.counts[b] == 0) continue;
+      count[line.ddir] += line.counts[b];
+      const double want = line.ddir == 0 ? kReadNs : kWriteNs;
+      EXPECT_NEAR(layout->ValueNs(static_cast<uint32_t>(b)), want, want / 32) << line.ddir;
+    }
+  }
+  EXPECT_EQ(count[0], 2u * kEach);  // both ranks' reads
+  EXPECT_EQ(count[1], 2u * kEach);
+  EXPECT_TRUE(fs::exists(dir_ / "h_clat_hist.1.log"));
 }
 
 }  // namespace mpi_replay_test

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/replay/trace_event.h"
 
@@ -88,6 +89,26 @@ std::string EncodeAll(const Records& records, ByteOrder order) {
   std::string out;
   for (const BtRecord& r : records) out += Encode(r, order);
   return out;
+}
+
+// A little-endian dump of `each` reads and `each` writes on one device (8,16), 200 us apart: each
+// queued, dispatched 10 us later and completed `read_ns` (`write_ns`) after its dispatch, so the
+// trace records those device times. Reads at sectors 0, 8, ..., writes from sector 8192.
+inline std::string DeviceTimedDump(int each, uint64_t read_ns, uint64_t write_ns) {
+  std::vector<BtRecord> recs;
+  for (int i = 0; i < each; ++i) {
+    const uint64_t t = i * 200'000ull;
+    const uint64_t rs = i * 8ull, ws = 8192 + i * 8ull;
+    recs.push_back(Rec(t, Act(kQueue, kTcQueue | kTcRead), rs, 4096));
+    recs.push_back(Rec(t + 10'000, Act(kIssue, kTcRead), rs, 4096));
+    recs.push_back(Rec(t + 10'000 + read_ns, Act(kComplete, kTcRead), rs, 4096));
+    recs.push_back(Rec(t + 50'000, Act(kQueue, kTcQueue | kTcWrite), ws, 4096));
+    recs.push_back(Rec(t + 60'000, Act(kIssue, kTcWrite), ws, 4096));
+    recs.push_back(Rec(t + 60'000 + write_ns, Act(kComplete, kTcWrite), ws, 4096));
+  }
+  std::stable_sort(recs.begin(), recs.end(),
+                   [](const BtRecord& a, const BtRecord& b) { return a.time < b.time; });
+  return EncodeAll(recs, ByteOrder::kLittle);
 }
 
 // Bytes in memory, read in pieces of at most `piece` (records straddle the reads).
