@@ -76,8 +76,8 @@ TEST_F(ExplainRunTest, KnownDeviceDelayIsTheDeviceStage) {
   }
   const double backing_p50 = Median(backing_ms);
   const json s = Explain(slow_loop.path(),
-                         "--rw=randread --bs=4k --ioengine=io_uring --iodepth=1 --runtime=10 "
-                         "--time_based");
+                         "--rw=randread --bs=4k --ioengine=io_uring --iodepth=1 --runtime=5 "
+                         "--time_based");  // about 2,000 reads
   IOTAIL_SKIP_WITHOUT_KERNEL_VIEW();
   ASSERT_FALSE(s.is_null());
   const json& slow_read = s["jobs"][0]["iotail_explain"]["read"];
