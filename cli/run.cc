@@ -58,7 +58,7 @@ int ExecuteRun(PlannedRun& run, RunHooks& hooks, std::ostream& out, std::ostream
   if (!run.plan.run.output.empty() && hooks.print_summary) {
     summary_file = std::make_unique<stats::OutputFile>(run.plan.run.output, "--output");
   }
-  RunSinks sinks(run, hooks, &StopSignals::flag(), err);
+  RunSinks sinks(run, hooks, err);
   RunResults results;
   try {
     results = RunBatches(run, sinks, hooks, StopSignals::flag(), err);

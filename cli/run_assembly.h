@@ -70,8 +70,7 @@ class RunSinks {
  public:
   // The run-wide sinks; with --prometheus the server starts listening now (its address on err).
   // The live lines go to `err`.
-  RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<bool>* stop,
-           std::ostream& err);
+  RunSinks(const PlannedRun& run, const RunHooks& hooks, std::ostream& err);
   ~RunSinks();
   RunSinks(const RunSinks&) = delete;
   RunSinks& operator=(const RunSinks&) = delete;
@@ -110,7 +109,6 @@ class RunSinks {
   struct State;
   const PlannedRun& run_;
   const RunHooks& hooks_;
-  std::atomic<bool>* stop_;
   std::ostream& err_;
   stats::SlaChecker sla_;
   std::unique_ptr<State> state_;

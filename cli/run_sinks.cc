@@ -203,11 +203,9 @@ struct RunSinks::State {
   bool explain_said = false;  // why there is no kernel view, said once
 };
 
-RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::atomic<bool>* stop,
-                   std::ostream& err)
+RunSinks::RunSinks(const PlannedRun& run, const RunHooks& hooks, std::ostream& err)
     : run_(run),
       hooks_(hooks),
-      stop_(stop),
       err_(err),
       sla_(stats::ParseSlaTargets(run.plan.run.sla, "--sla"), stats::PercentileMethod::kFio),
       state_(new State(stats::RateSampleSink({}, run.entries.count, run.spec(0).logs.hist_msec))),
