@@ -18,6 +18,10 @@
 namespace iotail::engine {
 namespace {
 
+#if IOTAIL_HAVE_NETTLE
+constexpr LibraryName kNettle{"libnettle.so.8", "libnettle8", "Nettle"};
+#endif
+
 struct ShaKind {
   VerifyKind kind;
   const char* symbol;  // Nettle's struct nettle_hash of it
@@ -52,14 +56,13 @@ void LoadNettleHash(VerifyKind kind) {
   std::lock_guard lock(loading);
   if (ready[i].load(std::memory_order_relaxed)) return;
   const std::string needs = fmt::format("--verify={}", VerifyKindName(kind));
-  const SharedLibrary<stats::UsageError> library({"libnettle.so.8", "libnettle8", "Nettle"}, needs);
+  const SharedLibrary<stats::UsageError> library(kNettle, needs);
   const nettle_hash* hash = nullptr;
   library.Bind(hash, kShaKinds[i].symbol);
   if (hash->context_size > kMaxHashContext) {
     throw stats::UsageError(
-        fmt::format("{}: libnettle.so.8's {} needs a context of {} bytes, more "
-                    "than iotail's {}",
-                    needs, kShaKinds[i].symbol, hash->context_size, kMaxHashContext));
+        fmt::format("{}: {}'s {} needs a context of {} bytes, more than iotail's {}", needs,
+                    kNettle.soname, kShaKinds[i].symbol, hash->context_size, kMaxHashContext));
   }
   loaded[i] =
       HashFunctions{hash->context_size, hash->digest_size, hash->init, hash->update, hash->digest};
