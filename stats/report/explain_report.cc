@@ -6,8 +6,6 @@
 #include <array>
 #include <iterator>
 
-#include "stats/core/histogram_layout.h"
-#include "stats/core/percentiles.h"
 #include "stats/report/fio_json_extras.h"
 #include "stats/util/json.h"
 
@@ -17,26 +15,9 @@ namespace {
 
 using Out = std::back_insert_iterator<std::string>;
 
-std::vector<double> Percentiles(const LatencySnapshot& l, std::span<const double> which) {
-  if (l.n == 0 || l.hist.empty()) return {};
-  return ComputePercentiles(std::span<const uint64_t>(l.hist), HistogramLayout::Recorded(), which,
-                            PercentileMethod::kFio);
-}
-
 void JsonStage(Out o, const LatencySnapshot& l, std::span<const double> percentiles, bool bins) {
-  fmt::format_to(o, "{{\"min\": {}, \"max\": {}, \"mean\": {:.6f}, \"stddev\": {:.6f}, \"N\": {}",
-                 l.MinOrZero(), l.max_ns, l.MeanNs(), l.StddevNs(), l.n);
-  const std::vector<double> pct = Percentiles(l, percentiles);
-  if (!pct.empty()) {
-    fmt::format_to(o, ", \"percentile\": {{");
-    for (size_t i = 0; i < percentiles.size(); ++i) {
-      fmt::format_to(o, "{}\"{:.6f}\": {}", i ? ", " : "", percentiles[i],
-                     static_cast<uint64_t>(pct[i]));
-    }
-    fmt::format_to(o, "}}");
-  }
-  if (bins && l.n != 0) JsonBins(o, l.hist);
-  fmt::format_to(o, "}}");
+  const std::vector<double> pct = RecordedPercentiles(l, percentiles);
+  JsonLatencyObject(o, l, percentiles, pct.empty() ? nullptr : &pct, bins);
 }
 
 // "12.3 us" in the unit that suits the value.
@@ -178,7 +159,7 @@ void AppendExplainText(std::string& out, const ExplainTotals& totals) {
                    "share");
     for (size_t s = 0; s < kStageCount; ++s) {
       const LatencySnapshot& l = dir.stages[s];
-      const std::vector<double> pct = Percentiles(l, kMedianAndTail);
+      const std::vector<double> pct = RecordedPercentiles(l, kMedianAndTail);
       const double share = mean_latency > 0 ? 100.0 * l.MeanNs() / mean_latency : 0;
       fmt::format_to(o, "    {:<10}{:>12}{:>12}{:>12}{:>7.1f}%\n", kStageNames[s],
                      Duration(l.MeanNs()), pct.empty() ? "-" : Duration(pct[0]),

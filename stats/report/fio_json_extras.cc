@@ -4,6 +4,7 @@
 
 #include "stats/core/histogram_layout.h"
 #include "stats/core/percentile_ci.h"
+#include "stats/core/percentiles.h"
 #include "stats/report/summary_figures.h"
 #include "stats/util/json.h"
 
@@ -138,6 +139,28 @@ void JsonBins(JsonOut o, const std::vector<uint64_t>& hist) {
     if (hist[i] == 0) continue;
     fmt::format_to(o, "{}\"{}\": {}", first ? "" : ", ", FineBucketValue(i), hist[i]);
     first = false;
+  }
+  fmt::format_to(o, "}}");
+}
+
+std::vector<double> RecordedPercentiles(const LatencySnapshot& l, std::span<const double> which) {
+  if (l.n == 0 || l.hist.empty()) return {};
+  return ComputePercentiles(std::span<const uint64_t>(l.hist), HistogramLayout::Recorded(), which,
+                            PercentileMethod::kFio);
+}
+
+void JsonLatencyObject(JsonOut o, const LatencySnapshot& l, std::span<const double> percentiles,
+                       const std::vector<double>* values, bool bins) {
+  fmt::format_to(o, "{{\"min\": {}, \"max\": {}, \"mean\": {:.6f}, \"stddev\": {:.6f}, \"N\": {}",
+                 l.MinOrZero(), l.max_ns, l.MeanNs(), l.StddevNs(), l.n);
+  if (values != nullptr && l.n > 0 && values->size() == percentiles.size()) {
+    fmt::format_to(o, ", \"percentile\": {{");
+    for (size_t i = 0; i < percentiles.size(); ++i) {
+      fmt::format_to(o, "{}\"{:.6f}\": {}", i ? ", " : "", percentiles[i],
+                     static_cast<uint64_t>((*values)[i]));
+    }
+    fmt::format_to(o, "}}");
+    if (bins) JsonBins(o, l.hist);
   }
   fmt::format_to(o, "}}");
 }

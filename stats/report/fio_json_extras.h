@@ -6,13 +6,14 @@
 // each bucket counted at the value fio prints for it, so a bucket straddling a boundary counts on
 // one side), fio's latency-target fields (not used by iotail: depth = iodepth, target 0,
 // percentile 100, window 0) and sync (the fsync/fdatasync calls of --fsync/--fdatasync), and the
-// run's disk_util, and json+'s bins of a histogram. Helpers of run_summary.cc (and of the
-// replay report's recorded_ns); pure functions, thread-safe.
+// run's disk_util, and json+'s bins of a histogram; and fio's object of one latency. Helpers of
+// run_summary.cc (and of the replay and explain reports); pure functions, thread-safe.
 #pragma once
 
 #include <fmt/format.h>
 
 #include <iterator>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,15 @@ void JsonPercentileIntervals(JsonOut o, const std::vector<uint64_t>& clat_hist,
 // `, "bins": {"VALUE": COUNT, ...}`: fio json+'s bins of a histogram in the recorded layout, each
 // non-zero bucket under its value in ns.
 void JsonBins(JsonOut o, const std::vector<uint64_t>& hist);
+
+// The percentiles `which` of a recorded latency by fio's rule; empty when none was recorded.
+std::vector<double> RecordedPercentiles(const LatencySnapshot& l, std::span<const double> which);
+
+// `{"min": .., "max": .., "mean": .., "stddev": .., "N": ..}`, fio's object of a latency in ns;
+// with `values` (one per entry of `percentiles`) and samples, also fio's "percentile" map and,
+// with `bins` (json+), the bins.
+void JsonLatencyObject(JsonOut o, const LatencySnapshot& l, std::span<const double> percentiles,
+                       const std::vector<double>* values, bool bins);
 
 // `"disk_util": [...]` (no separators).
 void JsonDiskUtil(JsonOut o, const std::vector<DiskUtil>& disks);

@@ -6,8 +6,6 @@
 #include <iterator>
 #include <span>
 
-#include "stats/core/histogram_layout.h"
-#include "stats/core/percentiles.h"
 #include "stats/report/fio_json_extras.h"
 #include "stats/util/json.h"
 
@@ -25,12 +23,6 @@ struct ReplayFigures {
   bool behind = false;
 };
 
-std::vector<double> Percentiles(const LatencySnapshot& l, const std::vector<double>& percentiles) {
-  if (l.n == 0 || l.hist.empty()) return {};
-  return ComputePercentiles(std::span<const uint64_t>(l.hist), HistogramLayout::Recorded(),
-                            percentiles, PercentileMethod::kFio);
-}
-
 ReplayFigures Figures(const ReplayInfo& r, const RecorderSnapshot& all, double runtime_s,
                       const std::vector<double>& percentiles) {
   ReplayFigures f;
@@ -38,7 +30,7 @@ ReplayFigures Figures(const ReplayInfo& r, const RecorderSnapshot& all, double r
   if (runtime_s > 0) f.achieved_iops = static_cast<double>(f.ios) / runtime_s;
   if (r.span_ns > 0) f.trace_iops = static_cast<double>(r.trace_ios) * 1e9 / r.span_ns;
   const LatencySnapshot& l = all.schedule.lateness;
-  f.pct = Percentiles(l, percentiles);
+  f.pct = RecordedPercentiles(l, percentiles);
   const double span_s = static_cast<double>(r.span_ns) / 1e9;
   f.behind = (l.n > 0 && l.max_ns > kBehindNs) || (span_s > 0 && runtime_s > span_s * 1.02);
   return f;
@@ -69,22 +61,10 @@ void JsonRecorded(std::string& out, const ReplayInfo& r, const RecorderSnapshot&
   for (int d = 0; d < kDirectionCount; ++d) {
     const LatencySnapshot& l = all.dirs[d].recorded;
     if (l.n == 0) continue;
-    fmt::format_to(o,
-                   ", \"{}\": {{\"recorded_ns\": {{\"min\": {}, \"max\": {}, \"mean\": {:.6f}, "
-                   "\"stddev\": {:.6f}, \"N\": {}",
-                   DirectionName(static_cast<Direction>(d)), l.MinOrZero(), l.max_ns, l.MeanNs(),
-                   l.StddevNs(), l.n);
-    const std::vector<double> pct = Percentiles(l, percentiles);
-    if (pct.size() == percentiles.size() && !pct.empty()) {
-      fmt::format_to(o, ", \"percentile\": {{");
-      for (size_t i = 0; i < percentiles.size(); ++i) {
-        fmt::format_to(o, "{}\"{:.6f}\": {}", i ? ", " : "", percentiles[i],
-                       static_cast<uint64_t>(pct[i]));
-      }
-      fmt::format_to(o, "}}");
-    }
-    if (bins) JsonBins(o, l.hist);
-    fmt::format_to(o, "}}}}");
+    fmt::format_to(o, ", \"{}\": {{\"recorded_ns\": ", DirectionName(static_cast<Direction>(d)));
+    const std::vector<double> pct = RecordedPercentiles(l, percentiles);
+    JsonLatencyObject(o, l, percentiles, &pct, bins);
+    fmt::format_to(o, "}}");
   }
 }
 
@@ -98,7 +78,7 @@ void TextRecorded(std::string& out, const ReplayInfo& r, const RecorderSnapshot&
                  "clat (submission to reaping), usec:\n");
   auto line = [&](const LatencySnapshot& l) {
     std::string text;
-    const std::vector<double> pct = Percentiles(l, percentiles);
+    const std::vector<double> pct = RecordedPercentiles(l, percentiles);
     for (size_t i = 0; i < pct.size() && i < percentiles.size(); ++i) {
       const double p = percentiles[i];
       if (p == 50 || p == 90 || p == 99 || p == 99.9) {
@@ -133,19 +113,8 @@ void AppendReplayJson(std::string& out, const ReplayInfo& r, const RecorderSnaps
                  JsonEscape(r.trace), r.trace_ios, r.span_ns, f.trace_iops, f.ios, f.achieved_iops,
                  all.schedule.issued, all.schedule.late, Recorder::kLateNoticeNs,
                  l.n > 0 ? l.max_ns : 0, f.behind ? "true" : "false");
-  fmt::format_to(o,
-                 ", \"lateness_ns\": {{\"min\": {}, \"max\": {}, \"mean\": {:.6f}, "
-                 "\"stddev\": {:.6f}, \"N\": {}",
-                 l.MinOrZero(), l.max_ns, l.MeanNs(), l.StddevNs(), l.n);
-  if (f.pct.size() == percentiles.size() && !f.pct.empty()) {
-    fmt::format_to(o, ", \"percentile\": {{");
-    for (size_t i = 0; i < percentiles.size(); ++i) {
-      fmt::format_to(o, "{}\"{:.6f}\": {}", i ? ", " : "", percentiles[i],
-                     static_cast<uint64_t>(f.pct[i]));
-    }
-    fmt::format_to(o, "}}");
-  }
-  fmt::format_to(o, "}}");
+  fmt::format_to(o, ", \"lateness_ns\": ");
+  JsonLatencyObject(o, l, percentiles, f.pct.empty() ? nullptr : &f.pct, /*bins=*/false);
   JsonRecorded(out, r, all, percentiles, bins);
   fmt::format_to(o, "}}");
 }

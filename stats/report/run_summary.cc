@@ -64,19 +64,7 @@ DirFigures Figures(const DirectionSnapshot& d, const RunSummary& s, double runti
 }
 
 void JsonLatency(Out o, const LatencyView& v, const RunSummary& s) {
-  const LatencySnapshot& l = *v.lat;
-  fmt::format_to(o, "{{\"min\": {}, \"max\": {}, \"mean\": {:.6f}, \"stddev\": {:.6f}, \"N\": {}",
-                 l.MinOrZero(), l.max_ns, l.MeanNs(), l.StddevNs(), l.n);
-  if (v.pct != nullptr && l.n > 0 && v.pct->size() == s.percentiles.size()) {
-    fmt::format_to(o, ", \"percentile\": {{");
-    for (size_t i = 0; i < s.percentiles.size(); ++i) {
-      fmt::format_to(o, "{}\"{:.6f}\": {}", i ? ", " : "", s.percentiles[i],
-                     static_cast<uint64_t>((*v.pct)[i]));
-    }
-    fmt::format_to(o, "}}");
-    if (s.json_bins) JsonBins(o, l.hist);
-  }
-  fmt::format_to(o, "}}");
+  JsonLatencyObject(o, *v.lat, s.percentiles, v.pct, s.json_bins);
 }
 
 // `"prios": [{"prioclass": C, "prio": L, "clat_ns": {...}}, ...]`, as fio 3.33's JSON.
